@@ -1,0 +1,109 @@
+# SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+OUTPUT := .output
+CC ?= cc
+CLANG ?= clang
+BPFTOOL ?= bpftool
+
+ARCH_RAW := $(shell uname -m)
+ARCH := $(shell echo $(ARCH_RAW) | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')
+ifeq ($(filter x86,$(ARCH)),)
+$(error unsupported architecture $(ARCH_RAW): argument reading is written for x86-64)
+endif
+VMLINUX := vmlinux/$(ARCH_RAW)/vmlinux.h
+
+WARN := -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers
+CFLAGS ?= -g -O2
+CFLAGS += $(WARN) -std=gnu11 -D_GNU_SOURCE
+INCLUDES := -I$(OUTPUT) -Ibpf -Iuser
+LDLIBS := -lbpf -lelf -lz
+STATIC_LDLIBS := -l:libbpf.a -l:libelf.a -l:libz.a -l:libzstd.a
+
+BPF_SRCS := $(wildcard bpf/*.bpf.c)
+BPF_SKELS := $(patsubst bpf/%.bpf.c,$(OUTPUT)/%.skel.h,$(BPF_SRCS))
+USER_SRCS := $(wildcard user/*.c)
+USER_OBJS := $(patsubst user/%.c,$(OUTPUT)/user/%.o,$(USER_SRCS))
+LIB_OBJS := $(filter-out $(OUTPUT)/user/main.o,$(USER_OBJS))
+
+UNIT_SRCS := $(wildcard tests/unit/test_*.c)
+UNIT_BINS := $(patsubst tests/unit/%.c,$(OUTPUT)/tests/%,$(UNIT_SRCS))
+
+DEB_PACKAGES := clang llvm bpftool libbpf-dev libelf-dev zlib1g-dev libzstd-dev \
+	libncurses-dev libcmocka-dev make gcc tmux python3
+
+ifeq ($(V),1)
+	Q =
+	msg =
+else
+	Q = @
+	msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
+endif
+
+.PHONY: all static test unit-test integration-test deps vmlinux clean tools example
+
+all: specprobe tools
+
+specprobe: $(USER_OBJS) | $(OUTPUT)
+	$(call msg,BINARY,$@)
+	$(Q)$(CC) $(CFLAGS) $^ $(LDLIBS) -o $@
+
+# One self-contained binary for GPU hosts.
+static: $(USER_OBJS)
+	$(call msg,STATIC,specprobe-static)
+	$(Q)$(CC) $(CFLAGS) -static $^ $(STATIC_LDLIBS) -lpthread -o specprobe-static
+
+$(OUTPUT) $(OUTPUT)/user $(OUTPUT)/tests:
+	$(Q)mkdir -p $@
+
+$(OUTPUT)/%.bpf.o: bpf/%.bpf.c bpf/*.h $(VMLINUX) | $(OUTPUT)
+	$(call msg,BPF,$@)
+	$(Q)$(CLANG) -g -O2 -Wall -target bpf -D__TARGET_ARCH_$(ARCH) -Ivmlinux/$(ARCH_RAW) -Ibpf \
+		-c $< -o $(@:.o=.tmp.o)
+	$(Q)$(BPFTOOL) gen object $@ $(@:.o=.tmp.o)
+	$(Q)rm -f $(@:.o=.tmp.o)
+
+$(OUTPUT)/%.skel.h: $(OUTPUT)/%.bpf.o | $(OUTPUT)
+	$(call msg,GEN-SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< > $@
+
+$(OUTPUT)/user/%.o: user/%.c user/*.h bpf/*.h $(BPF_SKELS) | $(OUTPUT)/user
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) $(INCLUDES) -c $< -o $@
+
+include tools/tools.mk
+
+$(OUTPUT)/tests/%: tests/unit/%.c $(LIB_OBJS) | $(OUTPUT)/tests
+	$(call msg,TEST-CC,$@)
+	$(Q)$(CC) $(CFLAGS) $(INCLUDES) $< $(LIB_OBJS) $(LDLIBS) -lcmocka -o $@
+
+unit-test: $(UNIT_BINS)
+	$(Q)set -e; for t in $(UNIT_BINS); do echo "== $$t"; $$t; done
+
+integration-test: specprobe tools
+	$(Q)tests/integration/run.sh
+
+test: unit-test integration-test
+
+# Trace the bundled look-alike program (root).
+example: all
+	$(Q)tools/example.sh
+
+deps:
+	$(Q)if [ "$$(id -u)" != 0 ]; then echo "make deps: run as root (apt-get)" >&2; exit 1; fi
+	$(Q)missing=$$(for p in $(DEB_PACKAGES); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null \
+		| grep -q 'ok installed' || echo $$p; done); \
+	if [ -n "$$missing" ]; then \
+		echo "installing:" $$missing; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
+	fi
+
+vmlinux:
+	$(call msg,GEN,$(VMLINUX))
+	$(Q)mkdir -p vmlinux/$(ARCH_RAW)
+	$(Q)$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > $(VMLINUX)
+
+clean:
+	$(call msg,CLEAN)
+	$(Q)rm -rf $(OUTPUT) specprobe specprobe-static
+
+.DELETE_ON_ERROR:
+.SECONDARY:

@@ -1,0 +1,326 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/*
+ * One entry handler and one return handler for every probed entry point:
+ * the attach cookie indexes the per-probe spec that says which stack words,
+ * which pointee and which output pointer to read.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+#include "specprobe.h"
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";
+
+/* Ring data (bytes) above which a submit wakes the reader. */
+const volatile __u64 wake_bytes = 1 << 20;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 1 << 26);	/* resized from user space */
+} events SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);		/* one per probe, resized from user space */
+	__type(key, __u32);
+	__type(value, struct sp_probe_spec);
+} specs SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32);		/* tgid */
+	__type(value, __u8);
+} traced SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, SP_CNT_NR);
+	__type(key, __u32);
+	__type(value, __u64);
+} counters SEC(".maps");
+
+struct frame {
+	__u64 sp;		/* stack pointer at entry: the return address slot */
+	__u64 out_ptr;		/* output pointer argument, read at return */
+	__u32 seq;
+	__u32 probe;
+};
+
+struct thread_state {
+	__u32 next_seq;
+	__u32 depth;
+	struct frame frames[SP_MAX_DEPTH];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__type(key, __u32);		/* tid */
+	__type(value, struct thread_state);
+} threads SEC(".maps");
+
+static const struct thread_state empty_thread;
+
+static __always_inline void count(__u32 idx)
+{
+	__u64 *val = bpf_map_lookup_elem(&counters, &idx);
+
+	if (val)
+		*val += 1;
+}
+
+static __always_inline __u64 submit_flags(bool wake)
+{
+	if (wake || bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) > wake_bytes)
+		return BPF_RB_FORCE_WAKEUP;
+	return BPF_RB_NO_WAKEUP;
+}
+
+static __always_inline struct thread_state *thread_get(__u32 tid)
+{
+	struct thread_state *ts = bpf_map_lookup_elem(&threads, &tid);
+
+	if (ts)
+		return ts;
+	bpf_map_update_elem(&threads, &tid, &empty_thread, BPF_NOEXIST);
+	return bpf_map_lookup_elem(&threads, &tid);
+}
+
+/* Pop frames whose calls have returned: at or below sp nothing of theirs is live. */
+static __always_inline void unwind(struct thread_state *ts, __u64 sp)
+{
+	for (int i = 0; i < SP_MAX_DEPTH; i++) {
+		__u32 top = ts->depth;
+
+		if (top == 0 || top > SP_MAX_DEPTH)
+			break;
+		if (ts->frames[top - 1].sp > sp)
+			break;
+		ts->depth = top - 1;
+	}
+}
+
+static __always_inline __u64 reg_arg(struct pt_regs *ctx, __u8 idx)
+{
+	switch (idx) {
+	case 0: return ctx->di;
+	case 1: return ctx->si;
+	case 2: return ctx->dx;
+	case 3: return ctx->cx;
+	case 4: return ctx->r8;
+	case 5: return ctx->r9;
+	default: return 0;
+	}
+}
+
+static __always_inline void fill_call(struct sp_call_rec *rec, struct pt_regs *ctx,
+				      const struct sp_probe_spec *spec, __u32 probe, __u64 id)
+{
+	rec->type = SP_REC_CALL;
+	rec->probe = probe;
+	rec->ts = bpf_ktime_get_ns();
+	rec->tgid = id >> 32;
+	rec->tid = (__u32)id;
+	rec->flags = spec->flags & SP_SPEC_COMPLETION ? SP_CALL_HAS_RET : 0;
+	rec->faults = 0;
+	rec->pad = 0;
+	rec->args[0] = ctx->di;
+	rec->args[1] = ctx->si;
+	rec->args[2] = ctx->dx;
+	rec->args[3] = ctx->cx;
+	rec->args[4] = ctx->r8;
+	rec->args[5] = ctx->r9;
+	rec->args[6] = rec->args[7] = rec->args[8] = 0;
+	if (spec->stack_args &&
+	    bpf_probe_read_user(&rec->args[SP_REG_ARGS], SP_STACK_ARGS * sizeof(__u64),
+				(void *)(ctx->sp + sizeof(__u64)))) {
+		rec->faults |= 1 << SP_FAULT_STACK;
+		count(SP_CNT_FAULT_BASE + SP_FAULT_STACK);
+	}
+}
+
+static __always_inline void data_fault(struct sp_call_rec *rec)
+{
+	rec->faults |= 1 << SP_FAULT_DATA;
+	count(SP_CNT_FAULT_BASE + SP_FAULT_DATA);
+}
+
+/* Reserve, fill and return the record; data_len is a constant in each branch for the verifier. */
+static __always_inline struct sp_call_rec *emit_call(struct pt_regs *ctx,
+						     const struct sp_probe_spec *spec,
+						     __u32 probe, __u64 id)
+{
+	struct sp_call_rec *rec;
+	void *ptr = (void *)reg_arg(ctx, spec->data_arg);
+	long err;
+
+	if (spec->data_len == SP_DATA_LARGE) {
+		rec = bpf_ringbuf_reserve(&events, sizeof(*rec) + SP_DATA_LARGE, 0);
+		if (!rec)
+			return NULL;
+		fill_call(rec, ctx, spec, probe, id);
+		rec->size = sizeof(*rec) + SP_DATA_LARGE;
+		if (spec->flags & SP_SPEC_DATA_STR)
+			err = bpf_probe_read_user_str(rec + 1, SP_DATA_LARGE, ptr) < 0;
+		else
+			err = bpf_probe_read_user(rec + 1, SP_DATA_LARGE, ptr);
+		if (err) {
+			__builtin_memset(rec + 1, 0, SP_DATA_LARGE);
+			data_fault(rec);
+		}
+	} else if (spec->data_len == SP_DATA_SMALL) {
+		rec = bpf_ringbuf_reserve(&events, sizeof(*rec) + SP_DATA_SMALL, 0);
+		if (!rec)
+			return NULL;
+		fill_call(rec, ctx, spec, probe, id);
+		rec->size = sizeof(*rec) + SP_DATA_SMALL;
+		if (bpf_probe_read_user(rec + 1, SP_DATA_SMALL, ptr)) {
+			__builtin_memset(rec + 1, 0, SP_DATA_SMALL);
+			data_fault(rec);
+		}
+	} else {
+		rec = bpf_ringbuf_reserve(&events, sizeof(*rec), 0);
+		if (!rec)
+			return NULL;
+		fill_call(rec, ctx, spec, probe, id);
+		rec->size = sizeof(*rec);
+	}
+	return rec;
+}
+
+SEC("uprobe")
+int BPF_KPROBE(on_entry)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 tgid = id >> 32, tid = (__u32)id, probe;
+	struct sp_probe_spec *spec;
+	struct thread_state *ts;
+	struct sp_call_rec *rec;
+	__u32 depth;
+
+	if (!bpf_map_lookup_elem(&traced, &tgid))
+		return 0;
+	count(SP_CNT_HITS);
+	probe = bpf_get_attach_cookie(ctx);
+	spec = bpf_map_lookup_elem(&specs, &probe);
+	if (!spec)
+		return 0;
+	ts = thread_get(tid);
+	if (!ts) {
+		count(SP_CNT_NO_THREAD);
+		return 0;
+	}
+	unwind(ts, ctx->sp);
+	depth = ts->depth;
+	rec = emit_call(ctx, spec, probe, id);
+	if (!rec) {
+		count(SP_CNT_DROP_CALL);
+		return 0;
+	}
+	rec->seq = ++ts->next_seq;
+	rec->depth = depth;
+	rec->parent_seq = 0;
+	if (depth > 0 && depth <= SP_MAX_DEPTH)
+		rec->parent_seq = ts->frames[depth - 1].seq;
+	if (depth < SP_MAX_DEPTH) {
+		struct frame *f = &ts->frames[depth];
+
+		f->sp = ctx->sp;
+		f->seq = rec->seq;
+		f->probe = probe;
+		f->out_ptr = reg_arg(ctx, spec->out_arg);
+		ts->depth = depth + 1;
+	} else {
+		count(SP_CNT_DEEP);
+	}
+	bpf_ringbuf_submit(rec, submit_flags(spec->flags & SP_SPEC_WAKE));
+	return 0;
+}
+
+SEC("uretprobe")
+int BPF_KRETPROBE(on_return)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 tgid = id >> 32, tid = (__u32)id, probe, seq = 0, depth = 0;
+	struct sp_probe_spec *spec;
+	struct thread_state *ts;
+	struct sp_ret_rec *rec;
+	__u64 entry_sp = ctx->sp - sizeof(__u64), out_ptr = 0;
+
+	if (!bpf_map_lookup_elem(&traced, &tgid))
+		return 0;
+	probe = bpf_get_attach_cookie(ctx);
+	spec = bpf_map_lookup_elem(&specs, &probe);
+	if (!spec)
+		return 0;
+	ts = bpf_map_lookup_elem(&threads, &tid);
+	if (ts) {
+		/* frames deeper than ours lost their returns (longjmp, exceptions) */
+		unwind(ts, entry_sp - 1);
+		depth = ts->depth;
+		if (depth > 0 && depth <= SP_MAX_DEPTH) {
+			struct frame *f = &ts->frames[depth - 1];
+
+			if (f->sp == entry_sp && f->probe == probe) {
+				seq = f->seq;
+				out_ptr = f->out_ptr;
+				ts->depth = --depth;
+			}
+		}
+	}
+	if (!seq)
+		count(SP_CNT_ORPHAN_RET);
+	rec = bpf_ringbuf_reserve(&events, sizeof(*rec), 0);
+	if (!rec) {
+		count(SP_CNT_DROP_RET);
+		return 0;
+	}
+	rec->type = SP_REC_RET;
+	rec->size = sizeof(*rec);
+	rec->probe = probe;
+	rec->ts = bpf_ktime_get_ns();
+	rec->tgid = tgid;
+	rec->tid = tid;
+	rec->seq = seq;
+	rec->depth = depth;
+	rec->pad = 0;
+	rec->faults = 0;
+	rec->result = ctx->ax;
+	rec->out = 0;
+	if (out_ptr && bpf_probe_read_user(&rec->out, sizeof(rec->out), (void *)out_ptr)) {
+		rec->faults |= 1 << SP_FAULT_OUT;
+		count(SP_CNT_FAULT_BASE + SP_FAULT_OUT);
+	}
+	bpf_ringbuf_submit(rec, submit_flags(false));
+	return 0;
+}
+
+/* Forget exiting threads; tell the reader when a traced process is gone. */
+SEC("tracepoint/sched/sched_process_exit")
+int on_exit(void *ctx)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 tgid = id >> 32, tid = (__u32)id;
+	struct task_struct *task;
+	struct sp_exit_rec *rec;
+
+	if (!bpf_map_lookup_elem(&traced, &tgid))
+		return 0;
+	bpf_map_delete_elem(&threads, &tid);
+	task = bpf_get_current_task_btf();
+	if (BPF_CORE_READ(task, signal, live.counter) != 0)
+		return 0;
+	rec = bpf_ringbuf_reserve(&events, sizeof(*rec), 0);
+	if (!rec) {
+		count(SP_CNT_DROP_CALL);
+		return 0;
+	}
+	rec->type = SP_REC_EXIT;
+	rec->size = sizeof(*rec);
+	rec->tgid = tgid;
+	rec->ts = bpf_ktime_get_ns();
+	bpf_ringbuf_submit(rec, BPF_RB_FORCE_WAKEUP);
+	return 0;
+}

@@ -1,0 +1,118 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/* Records and per-probe specs shared by the BPF side and user space. */
+#ifndef __SPECPROBE_H
+#define __SPECPROBE_H
+
+#define SP_MAX_ARGS	 9	/* six registers, then up to three stack words */
+#define SP_REG_ARGS	 6
+#define SP_STACK_ARGS	 3
+#define SP_DATA_SMALL	 64	/* e.g. a CUlaunchConfig */
+#define SP_DATA_LARGE	 128	/* e.g. a kernel or module name */
+#define SP_MAX_DEPTH	 8	/* frames kept per thread */
+#define SP_NO_ARG	 0xff
+
+enum sp_rec_type {
+	SP_REC_CALL = 1,	/* entry of any probed call */
+	SP_REC_RET = 2,		/* completion of an entry + completion kind */
+	/* written by user space into recordings only */
+	SP_REC_STATS = 16,	/* drop and fault counters so far */
+	SP_REC_END = 17,	/* the recording ended cleanly */
+	SP_REC_EXIT = 18,	/* a traced process exited */
+};
+
+/* How the BPF handler treats a probe (struct sp_probe_spec.flags). */
+enum sp_spec_flags {
+	SP_SPEC_COMPLETION = 1 << 0,	/* has a return probe */
+	SP_SPEC_WAKE = 1 << 1,		/* blocking call: wake the reader at entry */
+	SP_SPEC_DATA_STR = 1 << 2,	/* data is a NUL-terminated string */
+};
+
+/* Fields whose user-memory read failed (record .faults bits and fault counters). */
+enum sp_fault_field {
+	SP_FAULT_STACK = 0,	/* stack words (arguments 7..9) */
+	SP_FAULT_DATA = 1,	/* dereferenced argument at entry */
+	SP_FAULT_OUT = 2,	/* output pointer at return */
+	SP_FAULT_NR,
+};
+
+/* Per-CPU counters (map "counters"). */
+enum sp_counter {
+	SP_CNT_DROP_CALL = 0,	/* ring buffer full at an entry */
+	SP_CNT_DROP_RET = 1,	/* ring buffer full at a return */
+	SP_CNT_NO_THREAD = 2,	/* per-thread state could not be created */
+	SP_CNT_DEEP = 3,	/* nesting deeper than SP_MAX_DEPTH: not pushed */
+	SP_CNT_ORPHAN_RET = 4,	/* return whose entry frame was not found */
+	SP_CNT_HITS = 5,	/* probe hits in traced processes */
+	SP_CNT_FAULT_BASE = 8,	/* + enum sp_fault_field */
+	SP_CNT_NR = SP_CNT_FAULT_BASE + SP_FAULT_NR,
+};
+
+/* What the handler reads for one probe, indexed by the probe's cookie. */
+struct sp_probe_spec {
+	__u8 flags;		/* enum sp_spec_flags */
+	__u8 stack_args;	/* stack words to read: 0..SP_STACK_ARGS */
+	__u8 data_arg;		/* argument whose pointee is copied at entry, or SP_NO_ARG */
+	__u8 data_len;		/* 0, SP_DATA_SMALL or SP_DATA_LARGE */
+	__u8 out_arg;		/* argument holding an output pointer read at return, or SP_NO_ARG */
+	__u8 pad[3];
+};
+
+struct sp_rec_hdr {
+	__u16 type;		/* enum sp_rec_type */
+	__u16 size;		/* bytes, header included */
+};
+
+/* Flags of struct sp_call_rec. */
+enum sp_call_flags {
+	SP_CALL_HAS_RET = 1 << 0,	/* a completion record will follow */
+};
+
+struct sp_call_rec {
+	__u16 type;
+	__u16 size;		/* sizeof(struct sp_call_rec) + data bytes */
+	__u32 probe;		/* cookie: index in the session's probe list */
+	__u64 ts;		/* CLOCK_MONOTONIC ns */
+	__u32 tgid;
+	__u32 tid;
+	__u32 seq;		/* per-thread call number, from 1 */
+	__u32 parent_seq;	/* enclosing probed call on this thread, 0 if none */
+	__u8 depth;		/* enclosing probed calls still on this thread's stack */
+	__u8 flags;		/* enum sp_call_flags */
+	__u16 faults;		/* bits of enum sp_fault_field */
+	__u32 pad;
+	__u64 args[SP_MAX_ARGS];
+	/* followed by data[size - sizeof(struct sp_call_rec)] */
+};
+
+struct sp_ret_rec {
+	__u16 type;
+	__u16 size;
+	__u32 probe;
+	__u64 ts;
+	__u32 tgid;
+	__u32 tid;
+	__u32 seq;		/* seq of the entry this completes; 0 if it was not found */
+	__u16 faults;
+	__u8 depth;
+	__u8 pad;
+	__u64 result;		/* return register */
+	__u64 out;		/* *output pointer, when the spec names one */
+};
+
+/* User-space records in recordings. */
+struct sp_stats_rec {
+	__u16 type;
+	__u16 size;
+	__u32 pad;
+	__u64 ts;
+	__u64 counters[SP_CNT_NR];	/* totals over all CPUs since the start */
+};
+
+struct sp_exit_rec {
+	__u16 type;
+	__u16 size;
+	__u32 tgid;
+	__u64 ts;
+};
+
+#endif /* __SPECPROBE_H */

@@ -1,0 +1,72 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/* The probe catalogue: every entry point specprobe attaches to, and how to read it. */
+#ifndef __CATALOG_H
+#define __CATALOG_H
+
+#include <stdbool.h>
+#include <linux/types.h>
+#include "specprobe.h"
+
+enum sp_lib {
+	SP_LIB_CUDA = 0,	/* libcuda.so* */
+	SP_LIB_NCCL = 1,	/* libnccl.so* */
+	SP_LIB_NR,
+};
+
+enum sp_class {
+	SP_CLASS_LAUNCH,
+	SP_CLASS_GRAPH,
+	SP_CLASS_SYNC,
+	SP_CLASS_POLL,
+	SP_CLASS_COPY,
+	SP_CLASS_PINNED,
+	SP_CLASS_MEMORY,
+	SP_CLASS_EVENT,
+	SP_CLASS_NAMES,
+	SP_CLASS_LIFECYCLE,
+	SP_CLASS_NCCL,
+	SP_CLASS_DRIVER,	/* cuGetProcAddress: where driver pointers come from */
+	SP_CLASS_NR,
+};
+
+/* How a dereferenced argument is decoded. */
+enum sp_data_kind {
+	SP_DATA_NONE,
+	SP_DATA_LAUNCH_CONFIG,	/* CUlaunchConfig */
+	SP_DATA_STRING,
+};
+
+struct catalog_entry {
+	const char *name;	/* base name, without _v2/_ptsz/... */
+	enum sp_lib lib;
+	enum sp_class cls;
+	bool completion;	/* entry + completion kind */
+	bool wake;		/* blocking: wake the reader at entry */
+	/*
+	 * Arguments in call order, comma separated, each "name:fmt" with fmt
+	 * h (hex handle/pointer), u (unsigned), d (signed int), or "-" to skip
+	 * a position. Positions 7..9 are read from the stack.
+	 */
+	const char *args;
+	__u8 data_arg;		/* SP_NO_ARG or argument index (0-based) */
+	enum sp_data_kind data_kind;
+	__u8 out_arg;		/* SP_NO_ARG or argument index of an output pointer */
+	const char *out_name;	/* JSON name of the value read through out_arg */
+};
+
+extern const struct catalog_entry catalog[];
+extern const int catalog_len;
+
+/* Entry for an exported symbol, accepting variants (_v2, _ptsz, pnccl...). NULL if none. */
+const struct catalog_entry *catalog__match(const char *symbol, enum sp_lib lib);
+/* Exact base-name lookup. */
+const struct catalog_entry *catalog__find(const char *base);
+/* Fill the BPF spec for an entry. */
+void catalog__spec(const struct catalog_entry *e, struct sp_probe_spec *spec);
+/* Number of argument positions the entry declares (0..SP_MAX_ARGS). */
+int catalog__nargs(const struct catalog_entry *e);
+/* Name and format of argument i; false if that position is skipped or absent. */
+bool catalog__arg(const struct catalog_entry *e, int i, char *name, size_t name_sz, char *fmt);
+const char *catalog__class_name(enum sp_class cls);
+
+#endif /* __CATALOG_H */

@@ -1,0 +1,26 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/* Exported functions of a shared library and their file offsets (libelf). */
+#ifndef __ELFSYMS_H
+#define __ELFSYMS_H
+
+#include <stddef.h>
+#include <linux/types.h>
+
+struct elf_func {
+	char *name;
+	__u64 vaddr;		/* st_value */
+	__u64 offset;		/* st_value - p_vaddr + p_offset of the containing PT_LOAD */
+};
+
+struct elf_syms {
+	struct elf_func *funcs;	/* defined STT_FUNC/STT_GNU_IFUNC in .dynsym, sorted by name */
+	size_t nr_funcs;
+	char build_id[41];	/* hex from NT_GNU_BUILD_ID, "" if none */
+};
+
+/* Read path; 0 or -errno with a one-line reason in err. */
+int elf_syms__load(const char *path, struct elf_syms *syms, char *err, size_t err_sz);
+const struct elf_func *elf_syms__find(const struct elf_syms *syms, const char *name);
+void elf_syms__free(struct elf_syms *syms);
+
+#endif /* __ELFSYMS_H */
