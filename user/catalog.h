@@ -44,7 +44,7 @@ struct catalog_entry {
 	bool wake;		/* blocking: wake the reader at entry */
 	/*
 	 * Arguments in call order, comma separated, each "name:fmt" with fmt
-	 * h (hex handle/pointer), u (unsigned), d (signed int), or "-" to skip
+	 * h (hex handle or pointer), z (64-bit size), u (32-bit unsigned), d (32-bit signed), or "-" to skip
 	 * a position. Positions 7..9 are read from the stack.
 	 */
 	const char *args;

@@ -1,0 +1,137 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/* The argument table: names, variants, specs the BPF side reads. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <string.h>
+#include <cmocka.h>
+#include "catalog.h"
+
+static void test_variants_match_their_base(void **state)
+{
+	static const char *const cases[][2] = {
+		{ "cuLaunchKernel", "cuLaunchKernel" },
+		{ "cuLaunchKernel_ptsz", "cuLaunchKernel" },
+		{ "cuMemcpyDtoHAsync_v2", "cuMemcpyDtoHAsync" },
+		{ "cuMemcpyDtoHAsync_v2_ptsz", "cuMemcpyDtoHAsync" },
+		{ "cuMemcpyHtoD_v2_ptds", "cuMemcpyHtoD" },
+		{ "cuStreamGetCaptureInfo_v3_ptsz", "cuStreamGetCaptureInfo" },
+		{ "cuCtxSynchronize_v2", "cuCtxSynchronize" },
+		{ "cuGetProcAddress_v2", "cuGetProcAddress" },
+		{ "cuMemcpy_ptds", "cuMemcpy" },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const struct catalog_entry *e = catalog__match(cases[i][0], SP_LIB_CUDA);
+
+		assert_non_null(e);
+		assert_string_equal(e->name, cases[i][1]);
+	}
+}
+
+static void test_non_catalogued_names_do_not_match(void **state)
+{
+	assert_null(catalog__match("cuCtxGetDevice", SP_LIB_CUDA));
+	assert_null(catalog__match("cuLaunchCooperativeKernelMultiDevice", SP_LIB_CUDA));
+	assert_null(catalog__match("cuMemAllocHostX", SP_LIB_CUDA));
+	/* a name in the wrong library is not probed there */
+	assert_null(catalog__match("ncclAllReduce", SP_LIB_CUDA));
+	assert_null(catalog__match("cuLaunchKernel", SP_LIB_NCCL));
+}
+
+static void test_nccl_profiling_alias(void **state)
+{
+	const struct catalog_entry *e = catalog__match("pncclAllReduce", SP_LIB_NCCL);
+
+	assert_non_null(e);
+	assert_ptr_equal(e, catalog__find("ncclAllReduce"));
+}
+
+/* Every row parses, and the indices it names are arguments it has. */
+static void test_every_row_is_consistent(void **state)
+{
+	for (int i = 0; i < catalog_len; i++) {
+		const struct catalog_entry *e = &catalog[i];
+		int nargs = catalog__nargs(e);
+		char name[32], fmt;
+
+		assert_true(nargs <= SP_MAX_ARGS);
+		for (int a = 0; a < nargs; a++) {
+			assert_true(catalog__arg(e, a, name, sizeof(name), &fmt));
+			assert_non_null(strchr("hzud", fmt));
+		}
+		if (e->data_kind != SP_DATA_NONE)
+			assert_true(e->data_arg < nargs && e->data_arg < SP_REG_ARGS);
+		if (e->out_arg != SP_NO_ARG) {
+			assert_true(e->out_arg < nargs && e->out_arg < SP_REG_ARGS);
+			assert_true(e->completion);
+			assert_non_null(e->out_name);
+		}
+		assert_ptr_equal(catalog__find(e->name), e);
+	}
+}
+
+static void test_specs_follow_the_table(void **state)
+{
+	struct sp_probe_spec spec;
+
+	/* cuLaunchKernel: entry only, blockDimZ/shmem/stream on the stack */
+	catalog__spec(catalog__find("cuLaunchKernel"), &spec);
+	assert_int_equal(spec.flags, 0);
+	assert_int_equal(spec.stack_args, 3);
+	assert_int_equal(spec.data_arg, SP_NO_ARG);
+	/* cuLaunchKernelEx: the CUlaunchConfig is read at entry */
+	catalog__spec(catalog__find("cuLaunchKernelEx"), &spec);
+	assert_int_equal(spec.data_arg, 0);
+	assert_int_equal(spec.data_len, SP_DATA_SMALL);
+	assert_int_equal(spec.stack_args, 0);
+	/* ncclAllReduce: stream is argument 7 */
+	catalog__spec(catalog__find("ncclAllReduce"), &spec);
+	assert_int_equal(spec.stack_args, 1);
+	assert_int_equal(spec.flags & SP_SPEC_COMPLETION, 0);
+	/* ncclReduce: comm 7 and stream 8 */
+	catalog__spec(catalog__find("ncclReduce"), &spec);
+	assert_int_equal(spec.stack_args, 2);
+	/* syncs wake the reader and have completions */
+	catalog__spec(catalog__find("cuStreamSynchronize"), &spec);
+	assert_int_equal(spec.flags, SP_SPEC_COMPLETION | SP_SPEC_WAKE);
+	/* capture end reads *phGraph at return */
+	catalog__spec(catalog__find("cuStreamEndCapture"), &spec);
+	assert_int_equal(spec.out_arg, 1);
+	/* names are strings */
+	catalog__spec(catalog__find("cuModuleGetFunction"), &spec);
+	assert_int_equal(spec.data_arg, 2);
+	assert_int_equal(spec.data_len, SP_DATA_LARGE);
+	assert_true(spec.flags & SP_SPEC_DATA_STR);
+}
+
+static void test_argument_names(void **state)
+{
+	const struct catalog_entry *e = catalog__find("cuLaunchKernel");
+	char name[32], fmt;
+
+	assert_int_equal(catalog__nargs(e), 9);
+	assert_true(catalog__arg(e, 8, name, sizeof(name), &fmt));
+	assert_string_equal(name, "stream");
+	assert_int_equal(fmt, 'h');
+	assert_true(catalog__arg(e, 1, name, sizeof(name), &fmt));
+	assert_string_equal(name, "gx");
+	assert_int_equal(fmt, 'u');
+	assert_false(catalog__arg(e, 9, name, sizeof(name), &fmt));
+	assert_int_equal(catalog__nargs(catalog__find("cuCtxSynchronize")), 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_variants_match_their_base),
+		cmocka_unit_test(test_non_catalogued_names_do_not_match),
+		cmocka_unit_test(test_nccl_profiling_alias),
+		cmocka_unit_test(test_every_row_is_consistent),
+		cmocka_unit_test(test_specs_follow_the_table),
+		cmocka_unit_test(test_argument_names),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
