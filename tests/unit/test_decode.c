@@ -1,0 +1,201 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/* Records to calls: pairing, nesting, unreturned marking, entry-time order. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <string.h>
+#include <cmocka.h>
+#include "decode.h"
+
+#define MAX_OUT 64
+
+struct collected {
+	struct sp_call calls[MAX_OUT];
+	int n;
+};
+
+static int collect(void *ctx, const struct sp_call *call)
+{
+	struct collected *c = ctx;
+
+	assert_true(c->n < MAX_OUT);
+	c->calls[c->n++] = *call;
+	return 0;
+}
+
+static void feed_call(struct decoder *d, __u32 tid, __u32 seq, __u64 ts, __u8 depth,
+		      __u32 parent, bool has_ret)
+{
+	struct sp_call_rec rec = {
+		.type = SP_REC_CALL, .size = sizeof(rec), .probe = 7, .ts = ts, .tgid = 100,
+		.tid = tid, .seq = seq, .parent_seq = parent, .depth = depth,
+		.flags = has_ret ? SP_CALL_HAS_RET : 0,
+	};
+
+	rec.args[0] = seq * 10;
+	assert_int_equal(decoder__feed(d, &rec, sizeof(rec)), 0);
+}
+
+static void feed_ret(struct decoder *d, __u32 tid, __u32 seq, __u64 ts, __u8 depth, __u64 result)
+{
+	struct sp_ret_rec rec = {
+		.type = SP_REC_RET, .size = sizeof(rec), .probe = 7, .ts = ts, .tgid = 100,
+		.tid = tid, .seq = seq, .depth = depth, .result = result, .out = 0xabc,
+	};
+
+	assert_int_equal(decoder__feed(d, &rec, sizeof(rec)), 0);
+}
+
+static void test_pairs_entry_and_completion(void **state)
+{
+	struct collected out = { 0 };
+	struct decoder *d = decoder__new(collect, &out, 0);
+
+	feed_call(d, 1, 1, 1000, 0, 0, true);
+	assert_int_equal(out.n, 0);	/* held until it completes */
+	feed_ret(d, 1, 1, 1500, 0, 0);
+	feed_call(d, 1, 2, 2000, 0, 0, false);
+	assert_int_equal(decoder__finish(d), 0);
+	assert_int_equal(out.n, 2);
+	assert_true(out.calls[0].returned);
+	assert_int_equal(out.calls[0].ts_return, 1500);
+	assert_int_equal(out.calls[0].out, 0xabc);
+	assert_int_equal(out.calls[0].entry.args[0], 10);
+	assert_false(out.calls[1].has_ret);
+	assert_false(out.calls[1].unreturned);
+	assert_int_equal(decoder__stats(d)->unreturned, 0);
+	decoder__free(d);
+}
+
+static void test_nested_call_keeps_parent(void **state)
+{
+	struct collected out = { 0 };
+	struct decoder *d = decoder__new(collect, &out, 0);
+
+	feed_call(d, 1, 1, 1000, 0, 0, false);	/* collective, entry only */
+	feed_call(d, 1, 2, 1100, 1, 1, false);	/* its kernel launch */
+	feed_call(d, 1, 3, 1200, 0, 0, true);	/* back at the outer level */
+	feed_ret(d, 1, 3, 1300, 0, 0);
+	decoder__finish(d);
+	assert_int_equal(out.n, 3);
+	assert_int_equal(out.calls[1].entry.depth, 1);
+	assert_int_equal(out.calls[1].entry.parent_seq, 1);
+	assert_false(out.calls[2].unreturned);
+	decoder__free(d);
+}
+
+static void test_lost_return_is_unreturned(void **state)
+{
+	struct collected out = { 0 };
+	struct decoder *d = decoder__new(collect, &out, 0);
+
+	/* a blocking call whose return never came, then a new call at the same depth */
+	feed_call(d, 1, 1, 1000, 0, 0, true);
+	feed_call(d, 1, 2, 2000, 0, 0, false);
+	decoder__finish(d);
+	assert_int_equal(out.n, 2);
+	assert_true(out.calls[0].unreturned);
+	assert_false(out.calls[0].returned);
+	assert_int_equal(decoder__stats(d)->unreturned, 1);
+	decoder__free(d);
+}
+
+static void test_open_calls_at_end_and_exit(void **state)
+{
+	struct collected out = { 0 };
+	struct decoder *d = decoder__new(collect, &out, 0);
+	struct sp_exit_rec ex = { .type = SP_REC_EXIT, .size = sizeof(ex), .tgid = 100, .ts = 5000 };
+
+	feed_call(d, 1, 1, 1000, 0, 0, true);
+	feed_call(d, 2, 1, 1100, 0, 0, true);
+	assert_int_equal(decoder__feed(d, &ex, sizeof(ex)), 0);
+	/* the exit let both go without waiting for the end */
+	assert_int_equal(out.n, 2);
+	assert_true(out.calls[0].unreturned && out.calls[1].unreturned);
+	decoder__finish(d);
+	assert_int_equal(decoder__stats(d)->unreturned, 2);
+	decoder__free(d);
+}
+
+static void test_reorders_within_window(void **state)
+{
+	struct collected out = { 0 };
+	struct decoder *d = decoder__new(collect, &out, 1000);
+
+	/* records of two CPUs arrive slightly out of entry order */
+	feed_call(d, 1, 1, 5000, 0, 0, false);
+	feed_call(d, 2, 1, 4800, 0, 0, false);
+	feed_call(d, 1, 2, 5100, 0, 0, false);
+	assert_int_equal(out.n, 0);	/* all within the window of the newest */
+	feed_call(d, 2, 2, 7000, 0, 0, false);
+	assert_int_equal(out.n, 3);
+	assert_int_equal(out.calls[0].entry.ts, 4800);
+	assert_int_equal(out.calls[1].entry.ts, 5000);
+	assert_int_equal(out.calls[2].entry.ts, 5100);
+	decoder__finish(d);
+	assert_int_equal(out.n, 4);
+	assert_int_equal(decoder__stats(d)->late, 0);
+	decoder__free(d);
+}
+
+static void test_order_waits_for_open_call(void **state)
+{
+	struct collected out = { 0 };
+	struct decoder *d = decoder__new(collect, &out, 0);
+
+	feed_call(d, 1, 1, 1000, 0, 0, true);	/* a sync that blocks */
+	feed_call(d, 2, 1, 1100, 0, 0, false);
+	feed_call(d, 2, 2, 1200, 0, 0, false);
+	assert_int_equal(out.n, 0);
+	feed_ret(d, 1, 1, 1300, 0, 0);
+	assert_int_equal(out.n, 3);
+	assert_int_equal(out.calls[0].entry.tid, 1);
+	decoder__free(d);
+}
+
+static void test_orphan_return_counted(void **state)
+{
+	struct collected out = { 0 };
+	struct decoder *d = decoder__new(collect, &out, 0);
+
+	feed_ret(d, 1, 0, 1000, 0, 0);
+	feed_ret(d, 1, 9, 1000, 0, 0);
+	decoder__finish(d);
+	assert_int_equal(out.n, 0);
+	assert_int_equal(decoder__stats(d)->orphan_returns, 2);
+	decoder__free(d);
+}
+
+static void test_stats_and_end(void **state)
+{
+	struct collected out = { 0 };
+	struct decoder *d = decoder__new(collect, &out, 0);
+	struct sp_stats_rec st = { .type = SP_REC_END, .size = sizeof(st) };
+	struct sp_rec_hdr bad = { .type = 99, .size = sizeof(bad) };
+
+	st.counters[SP_CNT_DROP_CALL] = 3;
+	assert_int_equal(decoder__feed(d, &st, sizeof(st)), 0);
+	assert_true(decoder__stats(d)->ended);
+	assert_int_equal(decoder__stats(d)->counters[SP_CNT_DROP_CALL], 3);
+	assert_int_equal(decoder__feed(d, &bad, sizeof(bad)), -EBADMSG);
+	assert_int_equal(decoder__feed(d, &st, 10), -EBADMSG);
+	decoder__free(d);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_pairs_entry_and_completion),
+		cmocka_unit_test(test_nested_call_keeps_parent),
+		cmocka_unit_test(test_lost_return_is_unreturned),
+		cmocka_unit_test(test_open_calls_at_end_and_exit),
+		cmocka_unit_test(test_reorders_within_window),
+		cmocka_unit_test(test_order_waits_for_open_call),
+		cmocka_unit_test(test_orphan_return_counted),
+		cmocka_unit_test(test_stats_and_end),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

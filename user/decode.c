@@ -1,0 +1,328 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include "decode.h"
+
+#define OPEN_SLOTS (SP_MAX_DEPTH + 1)
+
+/* Calls of one thread still waiting for their completion, by depth. */
+struct dthread {
+	__u32 tid;		/* 0: empty slot */
+	__u32 tgid;
+	struct sp_call *open[OPEN_SLOTS];
+};
+
+struct decoder {
+	decode_call_fn fn;
+	void *ctx;
+	__u64 reorder_ns;
+	__u64 newest_ts;	/* newest timestamp seen in any record */
+	__u64 released_ts;	/* entry time of the last call handed on */
+
+	struct sp_call **heap;	/* pending calls, min-heap by entry time */
+	size_t heap_len, heap_cap;
+	struct sp_call *free_calls;	/* free list, linked through .out */
+
+	struct dthread *threads;	/* open addressing by tid */
+	size_t threads_cap, threads_len;
+
+	struct decode_stats stats;
+};
+
+static int call_cmp(const struct sp_call *a, const struct sp_call *b)
+{
+	if (a->entry.ts != b->entry.ts)
+		return (a->entry.ts > b->entry.ts) - (a->entry.ts < b->entry.ts);
+	if (a->entry.tid != b->entry.tid)
+		return (a->entry.tid > b->entry.tid) - (a->entry.tid < b->entry.tid);
+	return (a->entry.seq > b->entry.seq) - (a->entry.seq < b->entry.seq);
+}
+
+static void heap_swap(struct sp_call **h, size_t i, size_t j)
+{
+	struct sp_call *tmp = h[i];
+
+	h[i] = h[j];
+	h[j] = tmp;
+}
+
+static int heap_push(struct decoder *d, struct sp_call *c)
+{
+	size_t i;
+
+	if (d->heap_len == d->heap_cap) {
+		size_t cap = d->heap_cap ? d->heap_cap * 2 : 1024;
+		struct sp_call **grown = realloc(d->heap, cap * sizeof(*grown));
+
+		if (!grown)
+			return -ENOMEM;
+		d->heap = grown;
+		d->heap_cap = cap;
+	}
+	i = d->heap_len++;
+	d->heap[i] = c;
+	while (i > 0 && call_cmp(d->heap[i], d->heap[(i - 1) / 2]) < 0) {
+		heap_swap(d->heap, i, (i - 1) / 2);
+		i = (i - 1) / 2;
+	}
+	return 0;
+}
+
+static struct sp_call *heap_pop(struct decoder *d)
+{
+	struct sp_call *top = d->heap[0];
+	size_t i = 0;
+
+	d->heap[0] = d->heap[--d->heap_len];
+	for (;;) {
+		size_t l = 2 * i + 1, r = l + 1, m = i;
+
+		if (l < d->heap_len && call_cmp(d->heap[l], d->heap[m]) < 0)
+			m = l;
+		if (r < d->heap_len && call_cmp(d->heap[r], d->heap[m]) < 0)
+			m = r;
+		if (m == i)
+			break;
+		heap_swap(d->heap, i, m);
+		i = m;
+	}
+	return top;
+}
+
+static struct sp_call *call_alloc(struct decoder *d)
+{
+	struct sp_call *c = d->free_calls;
+
+	if (c) {
+		d->free_calls = (struct sp_call *)(unsigned long)c->out;
+		return c;
+	}
+	return malloc(sizeof(*c));
+}
+
+static void call_free(struct decoder *d, struct sp_call *c)
+{
+	c->out = (unsigned long)d->free_calls;
+	d->free_calls = c;
+}
+
+static size_t thread_slot(size_t cap, __u32 tid)
+{
+	return (tid * 2654435761u) & (cap - 1);
+}
+
+static int threads_grow(struct decoder *d)
+{
+	size_t cap = d->threads_cap ? d->threads_cap * 2 : 256;
+	struct dthread *grown = calloc(cap, sizeof(*grown));
+
+	if (!grown)
+		return -ENOMEM;
+	for (size_t i = 0; i < d->threads_cap; i++) {
+		struct dthread *t = &d->threads[i];
+		size_t s;
+
+		if (!t->tid)
+			continue;
+		for (s = thread_slot(cap, t->tid); grown[s].tid; s = (s + 1) & (cap - 1))
+			;
+		grown[s] = *t;
+	}
+	free(d->threads);
+	d->threads = grown;
+	d->threads_cap = cap;
+	return 0;
+}
+
+static struct dthread *thread_get(struct decoder *d, __u32 tid, __u32 tgid)
+{
+	size_t s;
+
+	if ((d->threads_len + 1) * 2 > d->threads_cap && threads_grow(d))
+		return NULL;
+	for (s = thread_slot(d->threads_cap, tid); d->threads[s].tid;
+	     s = (s + 1) & (d->threads_cap - 1))
+		if (d->threads[s].tid == tid)
+			return &d->threads[s];
+	d->threads[s].tid = tid;
+	d->threads[s].tgid = tgid;
+	d->threads_len++;
+	return &d->threads[s];
+}
+
+static void mark_unreturned(struct decoder *d, struct dthread *t, int from_depth)
+{
+	for (int k = from_depth; k < OPEN_SLOTS; k++) {
+		if (!t->open[k])
+			continue;
+		t->open[k]->unreturned = true;
+		t->open[k] = NULL;
+		d->stats.unreturned++;
+	}
+}
+
+/* Hand on complete calls old enough that no earlier entry can still arrive. */
+static int release(struct decoder *d, bool all)
+{
+	while (d->heap_len) {
+		struct sp_call *top = d->heap[0];
+		int ret;
+
+		if (!all && top->has_ret && !top->returned && !top->unreturned)
+			break;
+		if (!all && top->entry.ts + d->reorder_ns > d->newest_ts)
+			break;
+		heap_pop(d);
+		if (top->entry.ts > d->released_ts)
+			d->released_ts = top->entry.ts;
+		ret = d->fn(d->ctx, top);
+		call_free(d, top);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+static int feed_call(struct decoder *d, const struct sp_call_rec *rec, size_t size)
+{
+	struct sp_call *c;
+	struct dthread *t;
+	int depth = rec->depth < OPEN_SLOTS ? rec->depth : OPEN_SLOTS - 1;
+
+	if (size < sizeof(*rec))
+		return -EBADMSG;
+	c = call_alloc(d);
+	t = thread_get(d, rec->tid, rec->tgid);
+	if (!c || !t)
+		return -ENOMEM;
+	memcpy(&c->entry, rec, sizeof(*rec));
+	c->data_len = size - sizeof(*rec) > SP_DATA_LARGE ? SP_DATA_LARGE : size - sizeof(*rec);
+	memcpy(c->data, rec + 1, c->data_len);
+	c->has_ret = rec->flags & SP_CALL_HAS_RET;
+	c->returned = c->unreturned = false;
+	c->ret_faults = 0;
+	c->ts_return = c->result = c->out = 0;
+	d->stats.calls++;
+	if (rec->ts < d->released_ts)
+		d->stats.late++;
+	/* a new call at this depth means the open ones at or below it are gone */
+	mark_unreturned(d, t, depth);
+	if (c->has_ret)
+		t->open[depth] = c;
+	return heap_push(d, c);
+}
+
+static void feed_ret(struct decoder *d, const struct sp_ret_rec *rec)
+{
+	struct dthread *t = thread_get(d, rec->tid, rec->tgid);
+	int depth = rec->depth < OPEN_SLOTS ? rec->depth : OPEN_SLOTS - 1;
+	struct sp_call *c;
+
+	d->stats.returns++;
+	c = t ? t->open[depth] : NULL;
+	if (!c || rec->seq == 0 || c->entry.seq != rec->seq) {
+		d->stats.orphan_returns++;
+		return;
+	}
+	t->open[depth] = NULL;
+	mark_unreturned(d, t, depth + 1);
+	c->returned = true;
+	c->ts_return = rec->ts;
+	c->result = rec->result;
+	c->out = rec->out;
+	c->ret_faults = rec->faults;
+}
+
+static void feed_exit(struct decoder *d, const struct sp_exit_rec *rec)
+{
+	d->stats.exits++;
+	for (size_t i = 0; i < d->threads_cap; i++)
+		if (d->threads[i].tid && d->threads[i].tgid == rec->tgid)
+			mark_unreturned(d, &d->threads[i], 0);
+}
+
+int decoder__feed(struct decoder *d, const void *rec, size_t size)
+{
+	const struct sp_rec_hdr *hdr = rec;
+	int ret = 0;
+
+	if (size < sizeof(*hdr))
+		return -EBADMSG;
+	d->stats.records++;
+	switch (hdr->type) {
+	case SP_REC_CALL:
+		ret = feed_call(d, rec, size);
+		break;
+	case SP_REC_RET:
+		if (size < sizeof(struct sp_ret_rec))
+			return -EBADMSG;
+		feed_ret(d, rec);
+		break;
+	case SP_REC_EXIT:
+		if (size < sizeof(struct sp_exit_rec))
+			return -EBADMSG;
+		feed_exit(d, rec);
+		break;
+	case SP_REC_END:
+		d->stats.ended = true;
+		/* fall through */
+	case SP_REC_STATS:
+		if (size < sizeof(struct sp_stats_rec))
+			return -EBADMSG;
+		memcpy(d->stats.counters, ((const struct sp_stats_rec *)rec)->counters,
+		       sizeof(d->stats.counters));
+		d->stats.have_counters = true;
+		return 0;
+	default:
+		return -EBADMSG;
+	}
+	if (ret)
+		return ret;
+	/* every ring record after the header starts with a timestamp at offset 8 */
+	if (((const struct sp_call_rec *)rec)->ts > d->newest_ts)
+		d->newest_ts = ((const struct sp_call_rec *)rec)->ts;
+	return release(d, false);
+}
+
+int decoder__finish(struct decoder *d)
+{
+	for (size_t i = 0; i < d->threads_cap; i++)
+		if (d->threads[i].tid)
+			mark_unreturned(d, &d->threads[i], 0);
+	return release(d, true);
+}
+
+const struct decode_stats *decoder__stats(const struct decoder *d)
+{
+	return &d->stats;
+}
+
+struct decoder *decoder__new(decode_call_fn fn, void *ctx, __u64 reorder_ns)
+{
+	struct decoder *d = calloc(1, sizeof(*d));
+
+	if (!d)
+		return NULL;
+	d->fn = fn;
+	d->ctx = ctx;
+	d->reorder_ns = reorder_ns;
+	return d;
+}
+
+void decoder__free(struct decoder *d)
+{
+	if (!d)
+		return;
+	for (size_t i = 0; i < d->heap_len; i++)
+		free(d->heap[i]);
+	while (d->free_calls) {
+		struct sp_call *next = (struct sp_call *)(unsigned long)d->free_calls->out;
+
+		free(d->free_calls);
+		d->free_calls = next;
+	}
+	free(d->heap);
+	free(d->threads);
+	free(d);
+}

@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/*
+ * Records to calls: pairs entries with completions, marks calls whose
+ * return never came, and hands calls on in entry-time order.
+ */
+#ifndef __DECODE_H
+#define __DECODE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <linux/types.h>
+#include "specprobe.h"
+
+struct sp_call {
+	struct sp_call_rec entry;	/* the entry record, data not included */
+	__u8 data[SP_DATA_LARGE];
+	__u16 data_len;
+	bool has_ret;			/* kind with a completion record */
+	bool returned;
+	bool unreturned;		/* has_ret, but the return never came */
+	__u16 ret_faults;
+	__u64 ts_return;
+	__u64 result;
+	__u64 out;
+};
+
+struct decode_stats {
+	__u64 records;
+	__u64 calls;
+	__u64 returns;
+	__u64 orphan_returns;	/* completions with no entry seen */
+	__u64 unreturned;
+	__u64 late;		/* entries older than calls already handed on */
+	__u64 exits;
+	__u64 counters[SP_CNT_NR];	/* latest BPF counters seen in the stream */
+	bool have_counters;
+	bool ended;		/* an end record was seen */
+};
+
+typedef int (*decode_call_fn)(void *ctx, const struct sp_call *call);
+
+struct decoder;
+
+/* reorder_ns: how far records of different CPUs may arrive out of order. */
+struct decoder *decoder__new(decode_call_fn fn, void *ctx, __u64 reorder_ns);
+/* Feed one record of any type; returns the callback's non-zero value or 0. */
+int decoder__feed(struct decoder *d, const void *rec, size_t size);
+/* End of input: open calls become unreturned, everything is handed on. */
+int decoder__finish(struct decoder *d);
+const struct decode_stats *decoder__stats(const struct decoder *d);
+void decoder__free(struct decoder *d);
+
+#endif /* __DECODE_H */
