@@ -63,6 +63,9 @@ struct {
 
 static const struct thread_state empty_thread;
 
+/* SP_MAX_DEPTH is a power of two: masking gives the verifier a bound it can see. */
+#define FRAME(ts, i) (&(ts)->frames[(i) & (SP_MAX_DEPTH - 1)])
+
 static __always_inline void count(__u32 idx)
 {
 	__u64 *val = bpf_map_lookup_elem(&counters, &idx);
@@ -96,23 +99,18 @@ static __always_inline void unwind(struct thread_state *ts, __u64 sp)
 
 		if (top == 0 || top > SP_MAX_DEPTH)
 			break;
-		if (ts->frames[top - 1].sp > sp)
+		if (FRAME(ts, top - 1)->sp > sp)
 			break;
 		ts->depth = top - 1;
 	}
 }
 
-static __always_inline __u64 reg_arg(struct pt_regs *ctx, __u8 idx)
+/* Register argument idx (0..5) from the copy in the record; 0 for SP_NO_ARG. */
+static __always_inline __u64 rec_arg(const struct sp_call_rec *rec, __u8 idx)
 {
-	switch (idx) {
-	case 0: return ctx->di;
-	case 1: return ctx->si;
-	case 2: return ctx->dx;
-	case 3: return ctx->cx;
-	case 4: return ctx->r8;
-	case 5: return ctx->r9;
-	default: return 0;
-	}
+	if (idx >= SP_REG_ARGS)
+		return 0;
+	return rec->args[idx & 7];
 }
 
 static __always_inline void fill_call(struct sp_call_rec *rec, struct pt_regs *ctx,
@@ -153,7 +151,7 @@ static __always_inline struct sp_call_rec *emit_call(struct pt_regs *ctx,
 						     __u32 probe, __u64 id)
 {
 	struct sp_call_rec *rec;
-	void *ptr = (void *)reg_arg(ctx, spec->data_arg);
+	void *ptr;
 	long err;
 
 	if (spec->data_len == SP_DATA_LARGE) {
@@ -162,6 +160,7 @@ static __always_inline struct sp_call_rec *emit_call(struct pt_regs *ctx,
 			return NULL;
 		fill_call(rec, ctx, spec, probe, id);
 		rec->size = sizeof(*rec) + SP_DATA_LARGE;
+		ptr = (void *)rec_arg(rec, spec->data_arg);
 		if (spec->flags & SP_SPEC_DATA_STR)
 			err = bpf_probe_read_user_str(rec + 1, SP_DATA_LARGE, ptr) < 0;
 		else
@@ -176,6 +175,7 @@ static __always_inline struct sp_call_rec *emit_call(struct pt_regs *ctx,
 			return NULL;
 		fill_call(rec, ctx, spec, probe, id);
 		rec->size = sizeof(*rec) + SP_DATA_SMALL;
+		ptr = (void *)rec_arg(rec, spec->data_arg);
 		if (bpf_probe_read_user(rec + 1, SP_DATA_SMALL, ptr)) {
 			__builtin_memset(rec + 1, 0, SP_DATA_SMALL);
 			data_fault(rec);
@@ -223,14 +223,14 @@ int BPF_KPROBE(on_entry)
 	rec->depth = depth;
 	rec->parent_seq = 0;
 	if (depth > 0 && depth <= SP_MAX_DEPTH)
-		rec->parent_seq = ts->frames[depth - 1].seq;
+		rec->parent_seq = FRAME(ts, depth - 1)->seq;
 	if (depth < SP_MAX_DEPTH) {
-		struct frame *f = &ts->frames[depth];
+		struct frame *f = FRAME(ts, depth);
 
 		f->sp = ctx->sp;
 		f->seq = rec->seq;
 		f->probe = probe;
-		f->out_ptr = reg_arg(ctx, spec->out_arg);
+		f->out_ptr = rec_arg(rec, spec->out_arg);
 		ts->depth = depth + 1;
 	} else {
 		count(SP_CNT_DEEP);
@@ -261,7 +261,7 @@ int BPF_KRETPROBE(on_return)
 		unwind(ts, entry_sp - 1);
 		depth = ts->depth;
 		if (depth > 0 && depth <= SP_MAX_DEPTH) {
-			struct frame *f = &ts->frames[depth - 1];
+			struct frame *f = FRAME(ts, depth - 1);
 
 			if (f->sp == entry_sp && f->probe == probe) {
 				seq = f->seq;
@@ -298,18 +298,17 @@ int BPF_KRETPROBE(on_return)
 }
 
 /* Forget exiting threads; tell the reader when a traced process is gone. */
-SEC("tracepoint/sched/sched_process_exit")
-int on_exit(void *ctx)
+/* tp_btf needs no tracefs mount */
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(on_exit, struct task_struct *task)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 	__u32 tgid = id >> 32, tid = (__u32)id;
-	struct task_struct *task;
 	struct sp_exit_rec *rec;
 
 	if (!bpf_map_lookup_elem(&traced, &tgid))
 		return 0;
 	bpf_map_delete_elem(&threads, &tid);
-	task = bpf_get_current_task_btf();
 	if (BPF_CORE_READ(task, signal, live.counter) != 0)
 		return 0;
 	rec = bpf_ringbuf_reserve(&events, sizeof(*rec), 0);

@@ -1,0 +1,86 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/resource.h>
+#include <bpf/libbpf.h>
+#include "cli.h"
+#include "log.h"
+
+int cli__parse_ulong(const char *arg, unsigned long *val)
+{
+	char *end;
+
+	errno = 0;
+	*val = strtoul(arg, &end, 10);
+	if (errno || end == arg || *end || arg[0] == '-')
+		return -EINVAL;
+	return 0;
+}
+
+int cli__parse_pids(const char *arg, int *pids, int *nr_pids, int max_pids)
+{
+	char *copy = strdup(arg), *tok, *save = NULL;
+	int ret = 0;
+
+	if (!copy)
+		return -ENOMEM;
+	for (tok = strtok_r(copy, ",", &save); tok && !ret; tok = strtok_r(NULL, ",", &save)) {
+		unsigned long pid;
+
+		if (cli__parse_ulong(tok, &pid) || pid == 0 || pid > 0x7fffffff ||
+		    *nr_pids >= max_pids)
+			ret = -EINVAL;
+		else
+			pids[(*nr_pids)++] = pid;
+	}
+	free(copy);
+	return ret;
+}
+
+int cli__check_bpf(void)
+{
+	if (geteuid() != 0) {
+		log_error("tracing needs root (BPF and uprobes): run specprobe with sudo");
+		return -1;
+	}
+	if (access("/sys/kernel/btf/vmlinux", R_OK)) {
+		log_error("no kernel BTF at /sys/kernel/btf/vmlinux: the kernel needs CONFIG_DEBUG_INFO_BTF=y");
+		return -1;
+	}
+	return 0;
+}
+
+void cli__raise_nofile(void)
+{
+	struct rlimit lim;
+
+	if (getrlimit(RLIMIT_NOFILE, &lim))
+		return;
+	lim.rlim_cur = lim.rlim_max;
+	/* root may raise the hard limit too; an uprobe needs one or two descriptors */
+	if (lim.rlim_max < 65536) {
+		struct rlimit want = { 65536, 65536 };
+
+		if (!setrlimit(RLIMIT_NOFILE, &want))
+			return;
+	}
+	setrlimit(RLIMIT_NOFILE, &lim);
+}
+
+static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	if (level == LIBBPF_DEBUG && !log_verbose)
+		return 0;
+	if (!log_verbose)
+		return 0;
+	return vfprintf(stderr, fmt, ap);
+}
+
+void cli__setup_libbpf(void)
+{
+	libbpf_set_print(libbpf_print);
+}

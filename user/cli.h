@@ -1,0 +1,26 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/* Subcommands and the checks they share. */
+#ifndef __CLI_H
+#define __CLI_H
+
+#include <stddef.h>
+
+#define SPECPROBE_VERSION "0.1.0"
+#define MAX_PIDS 256
+
+int cmd_record(int argc, char **argv);
+int cmd_dump(int argc, char **argv);
+int cmd_list(int argc, char **argv);
+
+/* Append the pids of "1,2,3" to pids; 0 or -EINVAL. */
+int cli__parse_pids(const char *arg, int *pids, int *nr_pids, int max_pids);
+/* Strict non-negative integer parse; 0 or -EINVAL. */
+int cli__parse_ulong(const char *arg, unsigned long *val);
+/* Root, BTF, tracefs-free uprobe prerequisites; 0 or -1 after printing why. */
+int cli__check_bpf(void);
+/* Raise RLIMIT_NOFILE: every uprobe holds file descriptors. */
+void cli__raise_nofile(void);
+/* Let libbpf's messages through only with -v. */
+void cli__setup_libbpf(void);
+
+#endif /* __CLI_H */

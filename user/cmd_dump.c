@@ -1,0 +1,161 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/* specprobe dump: a recording as text lines or one JSON object per call. */
+#include <argp.h>
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include "callfmt.h"
+#include "cli.h"
+#include "decode.h"
+#include "log.h"
+#include "tracefile.h"
+
+/* Cross-CPU arrival order in the ring differs from entry order by less than this. */
+#define REORDER_NS 50000000ull
+
+static struct dump_env {
+	const char *input;
+	bool json;
+	bool header;
+} env;
+
+static const char doc[] =
+	"Print a recording: one line per call, or with --json one JSON object per call.\n\n"
+	"EXAMPLES:\n"
+	"  specprobe dump run.sprb | less\n"
+	"  specprobe dump --json run.sprb | jq 'select(.name == \"cuStreamSynchronize\")'\n";
+
+static const struct argp_option options[] = {
+	{ "json", 'j', NULL, 0, "One JSON object per call, one per line", 0 },
+	{ "header", 'H', NULL, 0, "Print the recording's header (libraries, probes) first", 0 },
+	{},
+};
+
+static error_t parse_arg(int key, char *arg, struct argp_state *state)
+{
+	switch (key) {
+	case 'j':
+		env.json = true;
+		break;
+	case 'H':
+		env.header = true;
+		break;
+	case ARGP_KEY_ARG:
+		if (env.input)
+			argp_error(state, "one recording at a time");
+		env.input = arg;
+		break;
+	case ARGP_KEY_END:
+		if (!env.input)
+			argp_error(state, "which recording? specprobe dump FILE");
+		break;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+	return 0;
+}
+
+struct dumper {
+	const struct tf_header *hdr;
+	FILE *out;
+};
+
+static int print_call(void *ctx, const struct sp_call *call)
+{
+	struct dumper *d = ctx;
+
+	if (env.json)
+		callfmt__json(d->out, d->hdr, call);
+	else
+		callfmt__text(d->out, d->hdr, call);
+	return ferror(d->out) ? -EIO : 0;
+}
+
+static void print_header(FILE *out, const struct tf_header *hdr)
+{
+	const char *c = env.json ? "" : "# ";
+
+	if (env.json)
+		return;	/* JSON lines stay one object per call */
+	fprintf(out, "%shost %s, kernel %s, recording version %u\n", c, hdr->host, hdr->kernel,
+		hdr->version);
+	fprintf(out, "%sattach took %.1f ms, complete at %llu\n", c,
+		(hdr->attach_done_ns - hdr->attach_start_ns) / 1e6,
+		(unsigned long long)hdr->attach_done_ns);
+	for (__u32 i = 0; i < hdr->nr_libs; i++)
+		fprintf(out, "%slib %u: %s build-id %s\n", c, i, hdr->libs[i].path,
+			hdr->libs[i].build_id[0] ? hdr->libs[i].build_id : "none");
+	for (__u32 i = 0; i < hdr->nr_probes; i++)
+		fprintf(out, "%sprobe %u: lib %u %s +0x%llx\n", c, i, hdr->probes[i].lib,
+			hdr->probes[i].symbol, (unsigned long long)hdr->probes[i].offset);
+}
+
+static void print_totals(const struct decode_stats *st)
+{
+	__u64 drops = st->counters[SP_CNT_DROP_CALL] + st->counters[SP_CNT_DROP_RET];
+	__u64 faults = 0;
+
+	for (int f = 0; f < SP_FAULT_NR; f++)
+		faults += st->counters[SP_CNT_FAULT_BASE + f];
+	fprintf(stderr, "specprobe: %llu calls, %llu unreturned, %llu dropped, %llu failed reads%s\n",
+		(unsigned long long)st->calls, (unsigned long long)st->unreturned,
+		(unsigned long long)drops, (unsigned long long)faults,
+		st->ended ? "" : "; the recording did not end cleanly");
+}
+
+static int dump_records(struct tf_reader *r, struct decoder *dec)
+{
+	const void *rec;
+	int ret;
+
+	while ((ret = tf_reader__next(r, &rec)) > 0) {
+		ret = decoder__feed(dec, rec, ((const struct sp_rec_hdr *)rec)->size);
+		if (ret)
+			return ret;
+	}
+	return ret;
+}
+
+int cmd_dump(int argc, char **argv)
+{
+	static const struct argp argp = { options, parse_arg, "FILE", doc, NULL, NULL, NULL };
+	struct dumper d = { .out = stdout };
+	struct decoder *dec = NULL;
+	struct tf_reader *r;
+	char err[512];
+	int ret, status = 0;
+
+	if (argp_parse(&argp, argc, argv, 0, NULL, NULL))
+		return 2;
+	r = tf_reader__open(env.input, err, sizeof(err));
+	if (!r) {
+		log_error("%s", err);
+		return 1;
+	}
+	d.hdr = tf_reader__header(r);
+	if (env.header)
+		print_header(stdout, d.hdr);
+	dec = decoder__new(print_call, &d, REORDER_NS);
+	if (!dec) {
+		log_error("out of memory");
+		tf_reader__free(r);
+		return 1;
+	}
+	ret = dump_records(r, dec);
+	if (ret == -ENODATA || ret == -EBADMSG) {
+		/* keep what was read: the calls before the cut are whole */
+		log_error("%s", tf_reader__error(r));
+		status = 1;
+	} else if (ret < 0) {
+		log_error("%s: %s", env.input, strerror(-ret));
+		status = 1;
+	}
+	if (decoder__finish(dec) == -EIO || fflush(stdout)) {
+		log_error("writing output: %s", strerror(errno));
+		status = 1;
+	}
+	print_totals(decoder__stats(dec));
+	decoder__free(dec);
+	tf_reader__free(r);
+	return status;
+}

@@ -1,0 +1,148 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/* specprobe list: per library, the entry points found, attached and missing. */
+#include <argp.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+#include "cli.h"
+#include "log.h"
+#include "tracer.h"
+
+static struct list_env {
+	int pids[MAX_PIDS];
+	int nr_pids;
+	const char *libs[16];
+	int nr_libs;
+	bool probes;
+	bool no_attach;
+} env;
+
+static const char doc[] =
+	"Show, per CUDA/NCCL library of the processes, which catalogued entry points\n"
+	"were found, attached and missing.\n\n"
+	"EXAMPLES:\n"
+	"  specprobe list -p 4242\n"
+	"  specprobe list --lib /usr/lib/x86_64-linux-gnu/libcuda.so.1 --probes\n";
+
+static const struct argp_option options[] = {
+	{ "pid", 'p', "PID[,PID...]", 0, "Processes (and descendants) whose libraries to list", 0 },
+	{ "lib", 'l', "PATH", 0, "A library file to list", 0 },
+	{ "probes", 'P', NULL, 0, "Also print every probe with its symbol and offset", 0 },
+	{ "no-attach", 'n', NULL, 0, "Resolve only; do not try attaching", 0 },
+	{ "verbose", 'v', NULL, 0, "Debug messages, libbpf's included", 0 },
+	{},
+};
+
+static error_t parse_arg(int key, char *arg, struct argp_state *state)
+{
+	switch (key) {
+	case 'p':
+		if (cli__parse_pids(arg, env.pids, &env.nr_pids, MAX_PIDS))
+			argp_error(state, "invalid pid list '%s'", arg);
+		break;
+	case 'l':
+		if (env.nr_libs == (int)(sizeof(env.libs) / sizeof(env.libs[0])))
+			argp_error(state, "too many --lib");
+		env.libs[env.nr_libs++] = arg;
+		break;
+	case 'P':
+		env.probes = true;
+		break;
+	case 'n':
+		env.no_attach = true;
+		break;
+	case 'v':
+		log_verbose = true;
+		break;
+	case ARGP_KEY_END:
+		if (!env.nr_pids && !env.nr_libs)
+			argp_error(state, "give -p PID or --lib PATH");
+		break;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+	return 0;
+}
+
+static int count_probes(const struct probe_set *ps, int lib, bool attached_only)
+{
+	int n = 0;
+
+	for (int i = 0; i < ps->nr_probes; i++)
+		n += ps->probes[i].lib == lib && (!attached_only || ps->probes[i].attached);
+	return n;
+}
+
+static void print_lib(const struct tracer *tr, int lib, bool attached)
+{
+	const struct target_lib *tl = &tr->targets.libs[lib];
+	const struct probe_set *ps = &tr->probes;
+	int found = 0, expected = 0, missing = 0;
+
+	for (int i = 0; i < catalog_len; i++) {
+		if (catalog[i].lib != tl->kind)
+			continue;
+		expected++;
+		found += probes__has_entry(ps, lib, &catalog[i]);
+	}
+	printf("%s\n  build-id %s\n", tl->path, ps->build_ids[lib][0] ? ps->build_ids[lib] : "none");
+	printf("  found %d of %d catalogued entry points as %d probes; ", found, expected,
+	       count_probes(ps, lib, false));
+	if (attached)
+		printf("attached %d\n", count_probes(ps, lib, true));
+	else
+		printf("not attached\n");
+	for (int i = 0; i < catalog_len; i++) {
+		if (catalog[i].lib != tl->kind || probes__has_entry(ps, lib, &catalog[i]))
+			continue;
+		printf("%s%s", missing++ ? " " : "  missing: ", catalog[i].name);
+	}
+	if (missing)
+		putchar('\n');
+	if (!env.probes)
+		return;
+	for (int i = 0; i < ps->nr_probes; i++) {
+		const struct probe *p = &ps->probes[i];
+
+		if (p->lib != lib)
+			continue;
+		printf("    %-40s +0x%-10llx %-16s %s%s\n", p->symbol, (unsigned long long)p->offset,
+		       p->entry->completion ? "entry+completion" : "entry", p->attached ? "attached" : "-",
+		       p->nr_aliases ? " (aliases share it)" : "");
+	}
+}
+
+static int noop_record(void *ctx, const void *rec, size_t size)
+{
+	return 0;
+}
+
+int cmd_list(int argc, char **argv)
+{
+	static const struct argp argp = { options, parse_arg, NULL, doc, NULL, NULL, NULL };
+	struct tracer_opts topts = { .ring_bytes = 1 << 16, .on_record = noop_record };
+	struct tracer tr;
+	bool attach;
+
+	if (argp_parse(&argp, argc, argv, 0, NULL, NULL))
+		return 2;
+	attach = !env.no_attach && geteuid() == 0;
+	if (!attach && !env.no_attach)
+		log_warn("not root: resolving only, nothing attached");
+	if (attach && cli__check_bpf())
+		return 1;
+	cli__setup_libbpf();
+	cli__raise_nofile();
+	topts.pids = env.pids;
+	topts.nr_pids = env.nr_pids;
+	topts.lib_paths = env.libs;
+	topts.nr_lib_paths = env.nr_libs;
+	if (attach ? tracer__start(&tr, &topts) : tracer__resolve(&tr, &topts))
+		return 1;
+	if (env.nr_pids)
+		printf("%d process(es) traced\n", tr.targets.nr_tgids);
+	for (int i = 0; i < tr.targets.nr_libs; i++)
+		print_lib(&tr, i, attach);
+	tracer__stop(&tr);
+	return 0;
+}

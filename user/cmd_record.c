@@ -1,0 +1,264 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/* specprobe record: calls of running processes into a recording file. */
+#include <argp.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
+#include "cli.h"
+#include "log.h"
+#include "tracer.h"
+
+static struct record_env {
+	const char *output;
+	int pids[MAX_PIDS];
+	int nr_pids;
+	const char *libs[16];
+	int nr_libs;
+	unsigned long duration_s;
+	unsigned long ring_mb;
+	bool force;
+} env = { .ring_mb = 64 };
+
+static volatile sig_atomic_t exiting;
+
+static void on_signal(int sig)
+{
+	/* a second Ctrl-C leaves at once; the file reads up to its last whole record */
+	if (exiting)
+		_exit(128 + sig);
+	exiting = 1;
+}
+
+static const char doc[] =
+	"Record the CUDA driver and NCCL calls of running processes.\n\n"
+	"EXAMPLES:\n"
+	"  specprobe record -o run.sprb -p 4242          # until Ctrl-C or the process exits\n"
+	"  specprobe record -o run.sprb -p 4242,4243 --duration 30\n";
+
+static const struct argp_option options[] = {
+	{ "output", 'o', "FILE", 0, "Recording to write (required)", 0 },
+	{ "pid", 'p', "PID[,PID...]", 0, "Trace these processes and their descendants", 0 },
+	{ "lib", 'l', "PATH", 0, "Attach to this library file as well", 0 },
+	{ "duration", 'd', "SECONDS", 0, "Stop after this long", 0 },
+	{ "force", 'f', NULL, 0, "Overwrite an existing output file", 0 },
+	{ "ring-mb", 'r', "MB", 0, "Ring buffer size in MiB, a power of two (default 64)", 0 },
+	{ "verbose", 'v', NULL, 0, "Debug messages, libbpf's included", 0 },
+	{},
+};
+
+static error_t parse_arg(int key, char *arg, struct argp_state *state)
+{
+	switch (key) {
+	case 'o':
+		env.output = arg;
+		break;
+	case 'p':
+		if (cli__parse_pids(arg, env.pids, &env.nr_pids, MAX_PIDS))
+			argp_error(state, "invalid pid list '%s'", arg);
+		break;
+	case 'l':
+		if (env.nr_libs == (int)(sizeof(env.libs) / sizeof(env.libs[0])))
+			argp_error(state, "too many --lib");
+		env.libs[env.nr_libs++] = arg;
+		break;
+	case 'd':
+		if (cli__parse_ulong(arg, &env.duration_s) || env.duration_s == 0)
+			argp_error(state, "invalid duration '%s'", arg);
+		break;
+	case 'f':
+		env.force = true;
+		break;
+	case 'r':
+		if (cli__parse_ulong(arg, &env.ring_mb) || !env.ring_mb ||
+		    (env.ring_mb & (env.ring_mb - 1)) || env.ring_mb > 4096)
+			argp_error(state, "--ring-mb must be a power of two up to 4096");
+		break;
+	case 'v':
+		log_verbose = true;
+		break;
+	case ARGP_KEY_ARG:
+		argp_error(state, "unexpected argument '%s'", arg);
+		break;
+	case ARGP_KEY_END:
+		if (!env.output)
+			argp_error(state, "-o FILE is required");
+		if (!env.nr_pids)
+			argp_error(state, "-p PID is required");
+		break;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+	return 0;
+}
+
+struct recorder {
+	struct tf_writer *writer;
+	struct tracer tracer;
+	int write_err;
+	__u64 records;
+	__u64 exited;		/* traced processes seen exiting */
+};
+
+static int on_record(void *ctx, const void *rec, size_t size)
+{
+	struct recorder *r = ctx;
+	int ret;
+
+	if (r->write_err)
+		return 0;	/* keep draining; the error ends the loop */
+	ret = tf_writer__write(r->writer, rec, size);
+	if (ret) {
+		r->write_err = ret;
+		return 0;
+	}
+	r->records++;
+	if (((const struct sp_rec_hdr *)rec)->type == SP_REC_EXIT)
+		r->exited++;
+	return 0;
+}
+
+/* The output must not exist (without --force) and must never be a symlink. */
+static int check_output(const char *path, bool force)
+{
+	struct stat st;
+
+	if (lstat(path, &st))
+		return 0;
+	if (S_ISLNK(st.st_mode)) {
+		log_error("%s is a symbolic link: refusing to write through it", path);
+		return -1;
+	}
+	if (!force) {
+		log_error("%s exists: use --force to overwrite", path);
+		return -1;
+	}
+	return 0;
+}
+
+static int write_counters(struct recorder *r, __u16 type)
+{
+	struct sp_stats_rec rec = { .type = type, .size = sizeof(rec) };
+
+	rec.ts = tracer__now_ns();
+	if (session__counters(r->tracer.session, rec.counters))
+		return 0;
+	return tf_writer__write(r->writer, &rec, sizeof(rec));
+}
+
+static bool targets_gone(const struct tracer *tr)
+{
+	for (int i = 0; i < tr->targets.nr_tgids; i++)
+		if (targets__alive(tr->targets.tgids[i]))
+			return false;
+	return true;
+}
+
+static int record_loop(struct recorder *r)
+{
+	__u64 start = tracer__now_ns(), last_stats = start;
+	__u64 deadline = env.duration_s ? start + env.duration_s * 1000000000ull : 0;
+	int ret = 0;
+
+	while (!exiting && !r->write_err) {
+		__u64 now;
+
+		ret = session__poll(r->tracer.session, 100);
+		if (ret == -EINTR) {
+			ret = 0;
+			continue;
+		}
+		if (ret < 0) {
+			log_error("reading the ring buffer: %s", strerror(-ret));
+			break;
+		}
+		now = tracer__now_ns();
+		if (deadline && now >= deadline)
+			break;
+		if (now - last_stats >= 1000000000ull) {
+			r->write_err = write_counters(r, SP_REC_STATS);
+			last_stats = now;
+		}
+		if (targets_gone(&r->tracer)) {
+			log_info("traced processes exited");
+			break;
+		}
+	}
+	/* what the probes wrote before we stopped still belongs in the file */
+	session__drain(r->tracer.session);
+	return ret < 0 ? ret : 0;
+}
+
+static void print_summary(struct recorder *r, const char *path)
+{
+	__u64 counters[SP_CNT_NR] = { 0 };
+	__u64 drops;
+
+	session__counters(r->tracer.session, counters);
+	drops = counters[SP_CNT_DROP_CALL] + counters[SP_CNT_DROP_RET];
+	log_info("%llu records, %llu bytes to %s; %llu dropped%s",
+		 (unsigned long long)r->records, (unsigned long long)tf_writer__bytes(r->writer),
+		 path, (unsigned long long)drops, drops ? " (ring buffer full: try --ring-mb)" : "");
+}
+
+static int record_run(struct recorder *r)
+{
+	struct tracer_opts topts = {
+		.pids = env.pids,
+		.nr_pids = env.nr_pids,
+		.lib_paths = env.libs,
+		.nr_lib_paths = env.nr_libs,
+		.ring_bytes = (__u64)env.ring_mb << 20,
+		.on_record = on_record,
+		.ctx = r,
+	};
+	struct tf_header hdr;
+	char err[512];
+	int ret;
+
+	if (tracer__start(&r->tracer, &topts))
+		return 1;
+	tracer__header(&r->tracer, &hdr);
+	r->writer = tf_writer__create(env.output, env.force, &hdr, err, sizeof(err));
+	tracer__free_header(&hdr);
+	if (!r->writer) {
+		log_error("%s", err);
+		return 1;
+	}
+	log_info("tracing %d process(es), %d probes attached; Ctrl-C to stop",
+		 r->tracer.targets.nr_tgids, r->tracer.nr_attached);
+	ret = record_loop(r);
+	if (!r->write_err)
+		r->write_err = write_counters(r, SP_REC_END);
+	if (!r->write_err)
+		r->write_err = tf_writer__close(r->writer);
+	if (r->write_err) {
+		log_error("%s", tf_writer__error(r->writer));
+		return 1;
+	}
+	print_summary(r, env.output);
+	return ret ? 1 : 0;
+}
+
+int cmd_record(int argc, char **argv)
+{
+	static const struct argp argp = { options, parse_arg, NULL, doc, NULL, NULL, NULL };
+	struct recorder r = { 0 };
+	int ret;
+
+	if (argp_parse(&argp, argc, argv, 0, NULL, NULL))
+		return 2;
+	if (check_output(env.output, env.force) || cli__check_bpf())
+		return 1;
+	cli__setup_libbpf();
+	cli__raise_nofile();
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+	ret = record_run(&r);
+	tf_writer__free(r.writer);
+	tracer__stop(&r.tracer);
+	return ret;
+}

@@ -1,0 +1,368 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/* Exported functions of a shared library and their file offsets (libelf). */
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "elfsyms.h"
+
+#define BUILD_ID_MAX_BYTES ((sizeof(((struct elf_syms *)0)->build_id) - 1) / 2)
+
+/* PT_LOAD headers, to turn a symbol's vaddr into a file offset for uprobes. */
+struct load_segs {
+	GElf_Phdr *phdrs;
+	size_t nr;
+};
+
+/* A function as found, plus what decides which of two same-named copies wins. */
+struct sym_entry {
+	struct elf_func func;
+	bool hidden;		/* non-default version (name@VER, not name@@VER) */
+	size_t index;		/* position in .dynsym, to make qsort stable */
+};
+
+struct sym_list {
+	struct sym_entry *entries;
+	size_t nr;
+};
+
+static void set_err(char *err, size_t err_sz, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!err || !err_sz)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(err, err_sz, fmt, ap);
+	va_end(ap);
+}
+
+static int load_segs__read(struct load_segs *segs, Elf *elf)
+{
+	size_t nr_phdrs, i;
+	GElf_Phdr phdr;
+
+	if (elf_getphdrnum(elf, &nr_phdrs))
+		return -EINVAL;
+	segs->phdrs = calloc(nr_phdrs ? nr_phdrs : 1, sizeof(*segs->phdrs));
+	if (!segs->phdrs)
+		return -ENOMEM;
+	for (i = 0; i < nr_phdrs; i++) {
+		if (!gelf_getphdr(elf, i, &phdr))
+			return -EINVAL;
+		if (phdr.p_type == PT_LOAD)
+			segs->phdrs[segs->nr++] = phdr;
+	}
+	return 0;
+}
+
+static bool load_segs__offset(const struct load_segs *segs, __u64 vaddr, __u64 *offset)
+{
+	size_t i;
+
+	for (i = 0; i < segs->nr; i++) {
+		const GElf_Phdr *ph = &segs->phdrs[i];
+
+		if (vaddr >= ph->p_vaddr && vaddr - ph->p_vaddr < ph->p_memsz) {
+			*offset = vaddr - ph->p_vaddr + ph->p_offset;
+			return true;
+		}
+	}
+	return false;
+}
+
+static Elf_Scn *find_section(Elf *elf, GElf_Word type, GElf_Shdr *shdr)
+{
+	Elf_Scn *scn = NULL;
+
+	while ((scn = elf_nextscn(elf, scn))) {
+		if (gelf_getshdr(scn, shdr) && shdr->sh_type == type)
+			return scn;
+	}
+	return NULL;
+}
+
+/* .gnu.version for the symbols; NULL when the library has no versions. */
+static Elf_Data *find_versyms(Elf *elf)
+{
+	GElf_Shdr shdr;
+	Elf_Scn *scn = find_section(elf, SHT_GNU_versym, &shdr);
+
+	return scn ? elf_getdata(scn, NULL) : NULL;
+}
+
+static bool is_hidden_version(Elf_Data *versyms, size_t index)
+{
+	GElf_Versym ver;
+
+	if (!versyms || !gelf_getversym(versyms, index, &ver))
+		return false;
+	return ver & 0x8000;	/* VERSYM_HIDDEN */
+}
+
+static bool is_defined_func(const GElf_Sym *sym)
+{
+	int type = GELF_ST_TYPE(sym->st_info);
+
+	if (type != STT_FUNC && type != STT_GNU_IFUNC)
+		return false;
+	return sym->st_shndx != SHN_UNDEF && sym->st_value != 0;
+}
+
+static int sym_list__add(struct sym_list *list, const char *name, const GElf_Sym *sym,
+			 __u64 offset, bool hidden, size_t index)
+{
+	struct sym_entry *e = &list->entries[list->nr];
+
+	e->func.name = strdup(name);
+	if (!e->func.name)
+		return -ENOMEM;
+	e->func.vaddr = sym->st_value;
+	e->func.offset = offset;
+	e->hidden = hidden;
+	e->index = index;
+	list->nr++;
+	return 0;
+}
+
+static int sym_list__collect(struct sym_list *list, Elf *elf, Elf_Scn *dynsym,
+			     const GElf_Shdr *shdr, const struct load_segs *segs)
+{
+	Elf_Data *data = elf_getdata(dynsym, NULL);
+	Elf_Data *versyms = find_versyms(elf);
+	size_t nr_syms, i;
+	GElf_Sym sym;
+	__u64 offset;
+	int err;
+
+	if (!data || !shdr->sh_entsize)
+		return -EINVAL;
+	nr_syms = shdr->sh_size / shdr->sh_entsize;
+	list->entries = calloc(nr_syms ? nr_syms : 1, sizeof(*list->entries));
+	if (!list->entries)
+		return -ENOMEM;
+	for (i = 0; i < nr_syms; i++) {
+		const char *name;
+
+		if (!gelf_getsym(data, i, &sym) || !is_defined_func(&sym))
+			continue;
+		name = elf_strptr(elf, shdr->sh_link, sym.st_name);
+		if (!name || !*name || !load_segs__offset(segs, sym.st_value, &offset))
+			continue;
+		err = sym_list__add(list, name, &sym, offset, is_hidden_version(versyms, i), i);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+/* By name; among same-named copies the default version first, then .dynsym order. */
+static int sym_entry__cmp(const void *a, const void *b)
+{
+	const struct sym_entry *x = a, *y = b;
+	int by_name = strcmp(x->func.name, y->func.name);
+
+	if (by_name)
+		return by_name;
+	if (x->hidden != y->hidden)
+		return x->hidden - y->hidden;
+	return (x->index > y->index) - (x->index < y->index);
+}
+
+/* Sort and move the first of each name into syms; the other copies are freed. */
+static int sym_list__move_unique(struct sym_list *list, struct elf_syms *syms)
+{
+	size_t i;
+
+	qsort(list->entries, list->nr, sizeof(*list->entries), sym_entry__cmp);
+	syms->funcs = calloc(list->nr ? list->nr : 1, sizeof(*syms->funcs));
+	if (!syms->funcs)
+		return -ENOMEM;
+	for (i = 0; i < list->nr; i++) {
+		struct elf_func *func = &list->entries[i].func;
+
+		if (syms->nr_funcs && !strcmp(syms->funcs[syms->nr_funcs - 1].name, func->name)) {
+			free(func->name);
+		} else {
+			syms->funcs[syms->nr_funcs++] = *func;
+		}
+		func->name = NULL;
+	}
+	return 0;
+}
+
+static void sym_list__free(struct sym_list *list)
+{
+	size_t i;
+
+	for (i = 0; i < list->nr; i++)
+		free(list->entries[i].func.name);
+	free(list->entries);
+}
+
+static void hex_encode(char *out, const unsigned char *bytes, size_t nr_bytes)
+{
+	static const char digits[] = "0123456789abcdef";
+	size_t i;
+
+	for (i = 0; i < nr_bytes; i++) {
+		out[2 * i] = digits[bytes[i] >> 4];
+		out[2 * i + 1] = digits[bytes[i] & 0xf];
+	}
+	out[2 * nr_bytes] = '\0';
+}
+
+static bool build_id__from_notes(char *out, Elf_Data *data)
+{
+	size_t off = 0, next, name_off, desc_off, nr_bytes;
+	const char *base;
+	GElf_Nhdr nhdr;
+
+	if (!data || !data->d_buf)
+		return false;
+	base = data->d_buf;
+	while ((next = gelf_getnote(data, off, &nhdr, &name_off, &desc_off)) > 0) {
+		if (nhdr.n_type == NT_GNU_BUILD_ID && nhdr.n_namesz == sizeof("GNU") &&
+		    !memcmp(base + name_off, "GNU", sizeof("GNU")) && nhdr.n_descsz) {
+			nr_bytes = nhdr.n_descsz;
+			if (nr_bytes > BUILD_ID_MAX_BYTES)
+				nr_bytes = BUILD_ID_MAX_BYTES;
+			hex_encode(out, (const unsigned char *)base + desc_off, nr_bytes);
+			return true;
+		}
+		off = next;
+	}
+	return false;
+}
+
+/* Sections first; PT_NOTE segments cover files whose section headers were stripped. */
+static void build_id__read(char *out, Elf *elf)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Shdr shdr;
+	GElf_Phdr phdr;
+	size_t nr_phdrs, i;
+	Elf_Type type;
+
+	out[0] = '\0';
+	while ((scn = elf_nextscn(elf, scn))) {
+		if (gelf_getshdr(scn, &shdr) && shdr.sh_type == SHT_NOTE &&
+		    build_id__from_notes(out, elf_getdata(scn, NULL)))
+			return;
+	}
+	if (elf_getphdrnum(elf, &nr_phdrs))
+		return;
+	for (i = 0; i < nr_phdrs; i++) {
+		if (!gelf_getphdr(elf, i, &phdr) || phdr.p_type != PT_NOTE)
+			continue;
+		type = phdr.p_align == 8 ? ELF_T_NHDR8 : ELF_T_NHDR;
+		if (build_id__from_notes(out, elf_getdata_rawchunk(elf, phdr.p_offset,
+								   phdr.p_filesz, type)))
+			return;
+	}
+}
+
+static int check_header(Elf *elf, const char *path, char *err, size_t err_sz)
+{
+	GElf_Ehdr ehdr;
+
+	if (!elf || elf_kind(elf) != ELF_K_ELF) {
+		set_err(err, err_sz, "%s: not an ELF file", path);
+		return -ENOEXEC;
+	}
+	if (gelf_getclass(elf) != ELFCLASS64 || !gelf_getehdr(elf, &ehdr) ||
+	    (ehdr.e_type != ET_DYN && ehdr.e_type != ET_EXEC)) {
+		set_err(err, err_sz, "%s: not a 64-bit shared library", path);
+		return -ENOEXEC;
+	}
+	return 0;
+}
+
+static int read_funcs(Elf *elf, struct elf_syms *syms, const char *path, char *err, size_t err_sz)
+{
+	struct load_segs segs = { 0 };
+	struct sym_list list = { 0 };
+	Elf_Scn *dynsym;
+	GElf_Shdr shdr;
+	int ret;
+
+	dynsym = find_section(elf, SHT_DYNSYM, &shdr);
+	if (!dynsym) {
+		set_err(err, err_sz, "%s: has no .dynsym", path);
+		return -ENODATA;	/* not -ENOENT: the file itself exists */
+	}
+	ret = load_segs__read(&segs, elf);
+	if (!ret)
+		ret = sym_list__collect(&list, elf, dynsym, &shdr, &segs);
+	if (!ret)
+		ret = sym_list__move_unique(&list, syms);
+	if (ret == -EINVAL)
+		set_err(err, err_sz, "%s: malformed ELF: %s", path, elf_errmsg(-1));
+	else if (ret)
+		set_err(err, err_sz, "%s: %s", path, strerror(-ret));
+	sym_list__free(&list);
+	free(segs.phdrs);
+	return ret;
+}
+
+int elf_syms__load(const char *path, struct elf_syms *syms, char *err, size_t err_sz)
+{
+	Elf *elf = NULL;
+	int fd, ret;
+
+	memset(syms, 0, sizeof(*syms));
+	set_err(err, err_sz, "%s", "");
+	if (elf_version(EV_CURRENT) == EV_NONE) {
+		set_err(err, err_sz, "%s: libelf: %s", path, elf_errmsg(-1));
+		return -EINVAL;
+	}
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		ret = -errno;
+		set_err(err, err_sz, "%s: %s", path, strerror(-ret));
+		return ret;
+	}
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	ret = check_header(elf, path, err, err_sz);
+	if (!ret)
+		ret = read_funcs(elf, syms, path, err, err_sz);
+	if (!ret)
+		build_id__read(syms->build_id, elf);
+	else
+		elf_syms__free(syms);
+	elf_end(elf);
+	close(fd);
+	return ret;
+}
+
+static int func_name__cmp(const void *key, const void *elem)
+{
+	const struct elf_func *func = elem;
+
+	return strcmp(key, func->name);
+}
+
+const struct elf_func *elf_syms__find(const struct elf_syms *syms, const char *name)
+{
+	if (!syms || !syms->funcs || !name)
+		return NULL;
+	return bsearch(name, syms->funcs, syms->nr_funcs, sizeof(*syms->funcs), func_name__cmp);
+}
+
+void elf_syms__free(struct elf_syms *syms)
+{
+	size_t i;
+
+	if (!syms)
+		return;
+	for (i = 0; i < syms->nr_funcs; i++)
+		free(syms->funcs[i].name);
+	free(syms->funcs);
+	memset(syms, 0, sizeof(*syms));
+}

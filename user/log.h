@@ -1,0 +1,15 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/* One-line messages to stderr, prefixed with the program name. */
+#ifndef __LOG_H
+#define __LOG_H
+
+#include <stdbool.h>
+
+extern bool log_verbose;
+
+void log_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void log_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void log_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void log_debug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+#endif /* __LOG_H */

@@ -1,0 +1,45 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/* specprobe: trace CUDA driver and NCCL calls of unmodified processes. */
+#include <stdio.h>
+#include <string.h>
+#include "cli.h"
+
+static const struct command {
+	const char *name;
+	int (*run)(int argc, char **argv);
+	const char *summary;
+} commands[] = {
+	{ "record", cmd_record, "record calls of running processes to a file" },
+	{ "dump", cmd_dump, "print a recording as text or JSON lines" },
+	{ "list", cmd_list, "show which entry points were found, attached and missing" },
+};
+
+static void usage(FILE *out)
+{
+	fprintf(out, "usage: specprobe COMMAND [OPTIONS]\n\ncommands:\n");
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		fprintf(out, "  %-8s %s\n", commands[i].name, commands[i].summary);
+	fprintf(out, "\n'specprobe COMMAND --help' describes each command.\n");
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		usage(stderr);
+		return 2;
+	}
+	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "help")) {
+		usage(stdout);
+		return 0;
+	}
+	if (!strcmp(argv[1], "-V") || !strcmp(argv[1], "--version")) {
+		printf("specprobe %s\n", SPECPROBE_VERSION);
+		return 0;
+	}
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		if (!strcmp(argv[1], commands[i].name))
+			return commands[i].run(argc - 1, argv + 1);
+	fprintf(stderr, "specprobe: unknown command '%s'\n", argv[1]);
+	usage(stderr);
+	return 2;
+}

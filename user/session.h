@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/* BPF lifecycle: open, size, load, attach, poll, free. */
+#ifndef __SESSION_H
+#define __SESSION_H
+
+#include <stddef.h>
+#include <linux/types.h>
+#include "probes.h"
+#include "specprobe.h"
+
+struct session;
+
+/* Called for every ring-buffer record; non-zero stops the poll with that value. */
+typedef int (*session_record_fn)(void *ctx, const void *rec, size_t size);
+
+struct session_opts {
+	__u64 ring_bytes;	/* power of two, at least a page */
+	__u64 wake_bytes;	/* ring data that makes a submit wake the reader */
+	session_record_fn on_record;
+	void *ctx;
+};
+
+/* Open and load the BPF object with one spec per probe; NULL with err. */
+struct session *session__open(const struct session_opts *opts, const struct probe_set *ps,
+			      char *err, size_t err_sz);
+int session__trace_tgid(struct session *s, __u32 tgid);
+/*
+ * Attach every probe of ps in the libraries of t (entry, and return where
+ * the kind has a completion). Marks probes attached; returns the number
+ * attached, or -errno when none could be.
+ */
+int session__attach(struct session *s, const struct targets *t, struct probe_set *ps);
+/* Wait up to timeout_ms, then consume everything ready; records consumed or -errno. */
+int session__poll(struct session *s, int timeout_ms);
+/* Consume what is in the ring now, without waiting. */
+int session__drain(struct session *s);
+/* Totals of the per-CPU counters (enum sp_counter). */
+int session__counters(struct session *s, __u64 totals[SP_CNT_NR]);
+int session__nr_links(const struct session *s);
+void session__free(struct session *s);
+
+#endif /* __SESSION_H */

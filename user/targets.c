@@ -1,0 +1,258 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+#include <dirent.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include "targets.h"
+
+int targets__lib_kind(const char *path)
+{
+	const char *base = strrchr(path, '/');
+
+	base = base ? base + 1 : path;
+	if (strncmp(base, "libcuda.so", 10) == 0)
+		return SP_LIB_CUDA;
+	if (strncmp(base, "libnccl.so", 10) == 0)
+		return SP_LIB_NCCL;
+	return -1;
+}
+
+static int read_ppid(int pid)
+{
+	char path[64], buf[512], *close_paren;
+	int ppid = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return -1;
+	if (fgets(buf, sizeof(buf), f)) {
+		/* the command name may hold spaces and parentheses: parse after the last ')' */
+		close_paren = strrchr(buf, ')');
+		if (close_paren && sscanf(close_paren + 1, " %*c %d", &ppid) != 1)
+			ppid = -1;
+	}
+	fclose(f);
+	return ppid;
+}
+
+bool targets__alive(__u32 tgid)
+{
+	char path[64], buf[512], *close_paren, state = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%u/stat", tgid);
+	f = fopen(path, "re");
+	if (!f)
+		return false;
+	if (fgets(buf, sizeof(buf), f)) {
+		close_paren = strrchr(buf, ')');
+		if (close_paren)
+			sscanf(close_paren + 1, " %c", &state);
+	}
+	fclose(f);
+	return state && state != 'Z' && state != 'X';
+}
+
+static bool has_tgid(const struct targets *t, __u32 tgid)
+{
+	for (int i = 0; i < t->nr_tgids; i++)
+		if (t->tgids[i] == tgid)
+			return true;
+	return false;
+}
+
+static int add_tgid(struct targets *t, __u32 tgid)
+{
+	__u32 *grown;
+
+	if (has_tgid(t, tgid))
+		return 0;
+	grown = realloc(t->tgids, (t->nr_tgids + 1) * sizeof(*grown));
+	if (!grown)
+		return -ENOMEM;
+	t->tgids = grown;
+	t->tgids[t->nr_tgids++] = tgid;
+	return 0;
+}
+
+/* Add every live descendant of the tgids already listed. */
+static int add_descendants(struct targets *t)
+{
+	struct dirent *de;
+	bool grew = true;
+	int err = 0;
+
+	while (grew && !err) {
+		DIR *proc = opendir("/proc");
+
+		if (!proc)
+			return -errno;
+		grew = false;
+		while ((de = readdir(proc)) && !err) {
+			int pid = atoi(de->d_name), ppid;
+
+			if (pid <= 0 || has_tgid(t, pid))
+				continue;
+			ppid = read_ppid(pid);
+			if (ppid > 0 && has_tgid(t, ppid)) {
+				err = add_tgid(t, pid);
+				grew = true;
+			}
+		}
+		closedir(proc);
+	}
+	return err;
+}
+
+static int find_lib(const struct targets *t, __u64 dev, __u64 ino)
+{
+	for (int i = 0; i < t->nr_libs; i++)
+		if (t->libs[i].dev == dev && t->libs[i].ino == ino)
+			return i;
+	return -1;
+}
+
+static int add_lib(struct targets *t, const char *path, const char *open_path,
+		   const struct stat *st, int kind)
+{
+	struct target_lib *grown = realloc(t->libs, (t->nr_libs + 1) * sizeof(*grown));
+
+	if (!grown)
+		return -ENOMEM;
+	t->libs = grown;
+	grown[t->nr_libs] = (struct target_lib){
+		.path = strdup(path),
+		.open_path = strdup(open_path),
+		.dev = st->st_dev,
+		.ino = st->st_ino,
+		.kind = kind,
+	};
+	if (!grown[t->nr_libs].path || !grown[t->nr_libs].open_path)
+		return -ENOMEM;
+	return t->nr_libs++;
+}
+
+static int add_map(struct targets *t, __u32 tgid, int lib, __u64 start, __u64 end, __u64 pgoff)
+{
+	struct tf_map *grown = realloc(t->maps, (t->nr_maps + 1) * sizeof(*grown));
+
+	if (!grown)
+		return -ENOMEM;
+	t->maps = grown;
+	grown[t->nr_maps++] = (struct tf_map){ tgid, lib, start, end, pgoff };
+	return 0;
+}
+
+/* One line of /proc/PID/maps naming a CUDA or NCCL library. */
+static int scan_map_line(struct targets *t, __u32 tgid, const char *line)
+{
+	unsigned long long start, end, pgoff;
+	char open_path[PATH_MAX + 64], mapped[PATH_MAX];
+	struct stat st;
+	int kind, lib;
+
+	if (sscanf(line, "%llx-%llx %*s %llx %*s %*s %4095[^\n]", &start, &end, &pgoff,
+		   mapped) != 4)
+		return 0;
+	kind = targets__lib_kind(mapped);
+	if (kind < 0 || mapped[0] != '/')
+		return 0;
+	/* map_files reaches the mapped file even in another mount namespace */
+	snprintf(open_path, sizeof(open_path), "/proc/%u/map_files/%llx-%llx", tgid, start, end);
+	if (stat(open_path, &st)) {
+		snprintf(open_path, sizeof(open_path), "/proc/%u/root%s", tgid, mapped);
+		if (stat(open_path, &st))
+			return 0;
+	}
+	lib = find_lib(t, st.st_dev, st.st_ino);
+	if (lib < 0)
+		lib = add_lib(t, mapped, open_path, &st, kind);
+	if (lib < 0)
+		return lib;
+	return add_map(t, tgid, lib, start, end, pgoff);
+}
+
+static int scan_maps(struct targets *t, __u32 tgid)
+{
+	char path[64], line[PATH_MAX + 128];
+	int err = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%u/maps", tgid);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;	/* exited meanwhile */
+	while (!err && fgets(line, sizeof(line), f))
+		err = scan_map_line(t, tgid, line);
+	fclose(f);
+	return err;
+}
+
+int targets__discover(const int *pids, int nr_pids, struct targets *t, char *err, size_t err_sz)
+{
+	int ret;
+
+	for (int i = 0; i < nr_pids; i++) {
+		char path[64];
+		struct stat st;
+
+		snprintf(path, sizeof(path), "/proc/%d", pids[i]);
+		if (pids[i] <= 0 || stat(path, &st)) {
+			snprintf(err, err_sz, "no process with pid %d", pids[i]);
+			return -ESRCH;
+		}
+		if ((ret = add_tgid(t, pids[i])))
+			goto oom;
+	}
+	if ((ret = add_descendants(t)))
+		goto oom;
+	for (int i = 0; i < t->nr_tgids; i++)
+		if ((ret = scan_maps(t, t->tgids[i])))
+			goto oom;
+	if (t->nr_libs == 0) {
+		snprintf(err, err_sz,
+			 "pid %d%s maps no libcuda.so or libnccl.so: is it a CUDA process?", pids[0],
+			 t->nr_tgids > 1 ? " and its descendants" : "");
+		return -ENOENT;
+	}
+	return 0;
+oom:
+	snprintf(err, err_sz, "reading /proc: %s", strerror(-ret));
+	return ret;
+}
+
+int targets__add_lib_file(struct targets *t, const char *path, char *err, size_t err_sz)
+{
+	struct stat st;
+	int kind = targets__lib_kind(path), lib;
+
+	if (stat(path, &st)) {
+		snprintf(err, err_sz, "%s: %s", path, strerror(errno));
+		return -errno;
+	}
+	if (kind < 0)
+		kind = SP_LIB_CUDA;
+	lib = find_lib(t, st.st_dev, st.st_ino);
+	if (lib < 0)
+		lib = add_lib(t, path, path, &st, kind);
+	return lib < 0 ? lib : 0;
+}
+
+void targets__free(struct targets *t)
+{
+	if (!t)
+		return;
+	for (int i = 0; i < t->nr_libs; i++) {
+		free(t->libs[i].path);
+		free(t->libs[i].open_path);
+	}
+	free(t->libs);
+	free(t->tgids);
+	free(t->maps);
+	*t = (struct targets){ 0 };
+}

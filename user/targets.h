@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/* Traced processes and the CUDA/NCCL libraries they map (from /proc). */
+#ifndef __TARGETS_H
+#define __TARGETS_H
+
+#include <stddef.h>
+#include <linux/types.h>
+#include "catalog.h"
+#include "tracefile.h"
+
+struct target_lib {
+	char *path;		/* as the target's /proc/PID/maps names it */
+	char *open_path;	/* a path that reaches the same file from here */
+	__u64 dev;
+	__u64 ino;
+	enum sp_lib kind;
+};
+
+struct targets {
+	__u32 *tgids;		/* requested pids and their descendants */
+	int nr_tgids;
+	struct target_lib *libs;	/* unique by (dev, ino) */
+	int nr_libs;
+	struct tf_map *maps;	/* every mapping of those libraries, .lib indexes libs */
+	int nr_maps;
+};
+
+/* Library kind from a path's basename, or -1. */
+int targets__lib_kind(const char *path);
+/*
+ * Collect pids, their descendants and the libraries they map. Fails with a
+ * one-line reason when a pid does not exist or nothing maps a CUDA library.
+ */
+int targets__discover(const int *pids, int nr_pids, struct targets *t, char *err, size_t err_sz);
+/* Add one library file given by path (--lib); 0 or -errno. */
+int targets__add_lib_file(struct targets *t, const char *path, char *err, size_t err_sz);
+/* Is tgid still alive (not gone, not a zombie)? */
+bool targets__alive(__u32 tgid);
+void targets__free(struct targets *t);
+
+#endif /* __TARGETS_H */
