@@ -29,7 +29,7 @@ def marker(stream):
 
 def main():
     ready, go, plan_path = sys.argv[1:4]
-    dev = torch.device("cuda")
+    dev = torch.device("cuda:0")
     x = torch.ones(1 << 16, device=dev)
     a = torch.randn(256, 256, device=dev)
     b = torch.randn(256, 256, device=dev)

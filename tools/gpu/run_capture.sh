@@ -12,7 +12,7 @@ nvidia-smi -L >"$OUT/gpu.txt" 2>&1
 PYTHONUNBUFFERED=1 python3 "$TOP/tools/gpu/ops.py" "$W/ready" "$W/go" "$OUT/plan.json" \
 	>"$OUT/ops.log" 2>&1 &
 pid=$!
-for _ in $(seq 1200); do [ -e "$W/ready" ] && break; sleep 0.25; done
+for _ in $(seq 1200); do [ -e "$W/ready" ] && break; kill -0 $pid 2>/dev/null || break; sleep 0.25; done
 [ -e "$W/ready" ] || { echo "ops.py never became ready"; tail "$OUT/ops.log"; exit 1; }
 "$SP" list -p "$pid" --probes >"$OUT/list.txt" 2>&1
 "$SP" record -o "$W/rec.sprb" -p "$pid" 2>"$OUT/record.err" &
