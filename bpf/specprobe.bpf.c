@@ -44,6 +44,7 @@ struct {
 struct frame {
 	__u64 sp;		/* stack pointer at entry: the return address slot */
 	__u64 out_ptr;		/* output pointer argument, read at return */
+	__u64 ret_addr;		/* entry-only kinds: the return address; 0 otherwise */
 	__u32 seq;
 	__u32 probe;
 };
@@ -91,15 +92,34 @@ static __always_inline struct thread_state *thread_get(__u32 tid)
 	return bpf_map_lookup_elem(&threads, &tid);
 }
 
-/* Pop frames whose calls have returned: at or below sp nothing of theirs is live. */
-static __always_inline void unwind(struct thread_state *ts, __u64 sp)
+/*
+ * Is the call of frame f still running when a call is entered at sp? A frame
+ * at or below sp has returned. An entry-only call has no return probe to pop
+ * it, so it counts as running only while its return address still sits in
+ * its slot: once it returns, the next call from its caller reuses the slot.
+ */
+static __always_inline bool frame_live(const struct frame *f, __u64 sp, bool check_slot)
+{
+	__u64 slot;
+
+	if (f->sp <= sp)
+		return false;
+	if (!check_slot || !f->ret_addr)
+		return true;
+	if (bpf_probe_read_user(&slot, sizeof(slot), (void *)f->sp))
+		return false;
+	return slot == f->ret_addr;
+}
+
+/* Pop the frames of calls that are no longer running. */
+static __always_inline void unwind(struct thread_state *ts, __u64 sp, bool check_slots)
 {
 	for (int i = 0; i < SP_MAX_DEPTH; i++) {
 		__u32 top = ts->depth;
 
 		if (top == 0 || top > SP_MAX_DEPTH)
 			break;
-		if (FRAME(ts, top - 1)->sp > sp)
+		if (frame_live(FRAME(ts, top - 1), sp, check_slots))
 			break;
 		ts->depth = top - 1;
 	}
@@ -114,7 +134,8 @@ static __always_inline __u64 rec_arg(const struct sp_call_rec *rec, __u8 idx)
 }
 
 static __always_inline void fill_call(struct sp_call_rec *rec, struct pt_regs *ctx,
-				      const struct sp_probe_spec *spec, __u32 probe, __u64 id)
+				      const struct sp_probe_spec *spec, __u32 probe, __u64 id,
+				      __u64 *ret_addr)
 {
 	rec->type = SP_REC_CALL;
 	rec->probe = probe;
@@ -131,11 +152,25 @@ static __always_inline void fill_call(struct sp_call_rec *rec, struct pt_regs *c
 	rec->args[4] = ctx->r8;
 	rec->args[5] = ctx->r9;
 	rec->args[6] = rec->args[7] = rec->args[8] = 0;
-	if (spec->stack_args &&
-	    bpf_probe_read_user(&rec->args[SP_REG_ARGS], SP_STACK_ARGS * sizeof(__u64),
-				(void *)(ctx->sp + sizeof(__u64)))) {
-		rec->faults |= 1 << SP_FAULT_STACK;
-		count(SP_CNT_FAULT_BASE + SP_FAULT_STACK);
+	*ret_addr = 0;
+	/* [sp] is the return address, arguments 7..9 follow: one read for both */
+	if (spec->stack_args || !(spec->flags & SP_SPEC_COMPLETION)) {
+		__u64 words[1 + SP_STACK_ARGS];
+
+		if (bpf_probe_read_user(words, sizeof(words), (void *)ctx->sp)) {
+			if (spec->stack_args) {
+				rec->faults |= 1 << SP_FAULT_STACK;
+				count(SP_CNT_FAULT_BASE + SP_FAULT_STACK);
+			}
+			return;
+		}
+		if (!(spec->flags & SP_SPEC_COMPLETION))
+			*ret_addr = words[0];
+		if (spec->stack_args) {
+			rec->args[6] = words[1];
+			rec->args[7] = words[2];
+			rec->args[8] = words[3];
+		}
 	}
 }
 
@@ -148,7 +183,7 @@ static __always_inline void data_fault(struct sp_call_rec *rec)
 /* Reserve, fill and return the record; data_len is a constant in each branch for the verifier. */
 static __always_inline struct sp_call_rec *emit_call(struct pt_regs *ctx,
 						     const struct sp_probe_spec *spec,
-						     __u32 probe, __u64 id)
+						     __u32 probe, __u64 id, __u64 *ret_addr)
 {
 	struct sp_call_rec *rec;
 	void *ptr;
@@ -158,7 +193,7 @@ static __always_inline struct sp_call_rec *emit_call(struct pt_regs *ctx,
 		rec = bpf_ringbuf_reserve(&events, sizeof(*rec) + SP_DATA_LARGE, 0);
 		if (!rec)
 			return NULL;
-		fill_call(rec, ctx, spec, probe, id);
+		fill_call(rec, ctx, spec, probe, id, ret_addr);
 		rec->size = sizeof(*rec) + SP_DATA_LARGE;
 		ptr = (void *)rec_arg(rec, spec->data_arg);
 		if (spec->flags & SP_SPEC_DATA_STR)
@@ -173,7 +208,7 @@ static __always_inline struct sp_call_rec *emit_call(struct pt_regs *ctx,
 		rec = bpf_ringbuf_reserve(&events, sizeof(*rec) + SP_DATA_SMALL, 0);
 		if (!rec)
 			return NULL;
-		fill_call(rec, ctx, spec, probe, id);
+		fill_call(rec, ctx, spec, probe, id, ret_addr);
 		rec->size = sizeof(*rec) + SP_DATA_SMALL;
 		ptr = (void *)rec_arg(rec, spec->data_arg);
 		if (bpf_probe_read_user(rec + 1, SP_DATA_SMALL, ptr)) {
@@ -184,7 +219,7 @@ static __always_inline struct sp_call_rec *emit_call(struct pt_regs *ctx,
 		rec = bpf_ringbuf_reserve(&events, sizeof(*rec), 0);
 		if (!rec)
 			return NULL;
-		fill_call(rec, ctx, spec, probe, id);
+		fill_call(rec, ctx, spec, probe, id, ret_addr);
 		rec->size = sizeof(*rec);
 	}
 	return rec;
@@ -198,6 +233,7 @@ int BPF_KPROBE(on_entry)
 	struct sp_probe_spec *spec;
 	struct thread_state *ts;
 	struct sp_call_rec *rec;
+	__u64 ret_addr;
 	__u32 depth;
 
 	if (!bpf_map_lookup_elem(&traced, &tgid))
@@ -212,9 +248,9 @@ int BPF_KPROBE(on_entry)
 		count(SP_CNT_NO_THREAD);
 		return 0;
 	}
-	unwind(ts, ctx->sp);
+	unwind(ts, ctx->sp, true);
 	depth = ts->depth;
-	rec = emit_call(ctx, spec, probe, id);
+	rec = emit_call(ctx, spec, probe, id, &ret_addr);
 	if (!rec) {
 		count(SP_CNT_DROP_CALL);
 		return 0;
@@ -231,6 +267,7 @@ int BPF_KPROBE(on_entry)
 		f->seq = rec->seq;
 		f->probe = probe;
 		f->out_ptr = rec_arg(rec, spec->out_arg);
+		f->ret_addr = ret_addr;
 		ts->depth = depth + 1;
 	} else {
 		count(SP_CNT_DEEP);
@@ -258,7 +295,7 @@ int BPF_KRETPROBE(on_return)
 	ts = bpf_map_lookup_elem(&threads, &tid);
 	if (ts) {
 		/* frames deeper than ours lost their returns (longjmp, exceptions) */
-		unwind(ts, entry_sp - 1);
+		unwind(ts, entry_sp - 1, false);
 		depth = ts->depth;
 		if (depth > 0 && depth <= SP_MAX_DEPTH) {
 			struct frame *f = FRAME(ts, depth - 1);
