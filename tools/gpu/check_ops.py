@@ -74,6 +74,10 @@ def main():
     print(f"info: calls nested under ncclAllReduce: {dict(nested)}")
     for name, c in count.items():
         print(f"info: segment {name}: {dict(c.most_common())}")
+    by_seq = {(c["tid"], c["seq"]): c["name"] for c in calls}
+    pairs = collections.Counter((by_seq.get((c["tid"], c["parent_seq"])), c["name"])
+                                for c in calls if c["depth"] > 0)
+    print(f"info: nested calls (parent, child): {dict(pairs.most_common())}")
 
     # cuGetProcAddress: each pointer handed out for a probed name lands on a probe
     gpa = [c for c in calls if c["name"] == "cuGetProcAddress" and c["tid"] == pid]
