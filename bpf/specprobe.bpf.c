@@ -133,6 +133,12 @@ static __always_inline __u64 rec_arg(const struct sp_call_rec *rec, __u8 idx)
 	return rec->args[idx & 7];
 }
 
+/* A frame that no return probe will pop: liveness is checked through its slot. */
+static __always_inline bool entry_only_frame(const struct sp_probe_spec *spec)
+{
+	return (spec->flags & (SP_SPEC_ENCLOSES | SP_SPEC_COMPLETION)) == SP_SPEC_ENCLOSES;
+}
+
 static __always_inline void fill_call(struct sp_call_rec *rec, struct pt_regs *ctx,
 				      const struct sp_probe_spec *spec, __u32 probe, __u64 id,
 				      __u64 *ret_addr)
@@ -154,7 +160,7 @@ static __always_inline void fill_call(struct sp_call_rec *rec, struct pt_regs *c
 	rec->args[6] = rec->args[7] = rec->args[8] = 0;
 	*ret_addr = 0;
 	/* [sp] is the return address, arguments 7..9 follow: one read for both */
-	if (spec->stack_args || !(spec->flags & SP_SPEC_COMPLETION)) {
+	if (spec->stack_args || entry_only_frame(spec)) {
 		__u64 words[1 + SP_STACK_ARGS];
 
 		if (bpf_probe_read_user(words, sizeof(words), (void *)ctx->sp)) {
@@ -164,7 +170,7 @@ static __always_inline void fill_call(struct sp_call_rec *rec, struct pt_regs *c
 			}
 			return;
 		}
-		if (!(spec->flags & SP_SPEC_COMPLETION))
+		if (entry_only_frame(spec))
 			*ret_addr = words[0];
 		if (spec->stack_args) {
 			rec->args[6] = words[1];
@@ -260,7 +266,9 @@ int BPF_KPROBE(on_entry)
 	rec->parent_seq = 0;
 	if (depth > 0 && depth <= SP_MAX_DEPTH)
 		rec->parent_seq = FRAME(ts, depth - 1)->seq;
-	if (depth < SP_MAX_DEPTH) {
+	if (!(spec->flags & SP_SPEC_ENCLOSES)) {
+		/* a driver call that returns at once encloses nothing */
+	} else if (depth < SP_MAX_DEPTH) {
 		struct frame *f = FRAME(ts, depth);
 
 		f->sp = ctx->sp;

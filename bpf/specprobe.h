@@ -25,6 +25,7 @@ enum sp_spec_flags {
 	SP_SPEC_COMPLETION = 1 << 0,	/* has a return probe */
 	SP_SPEC_WAKE = 1 << 1,		/* blocking call: wake the reader at entry */
 	SP_SPEC_DATA_STR = 1 << 2,	/* data is a NUL-terminated string */
+	SP_SPEC_ENCLOSES = 1 << 3,	/* may call probed entry points: keep a frame */
 };
 
 /* Fields whose user-memory read failed (record .faults bits and fault counters). */

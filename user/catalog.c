@@ -267,6 +267,9 @@ void catalog__spec(const struct catalog_entry *e, struct sp_probe_spec *spec)
 		spec->flags |= SP_SPEC_COMPLETION;
 	if (e->wake)
 		spec->flags |= SP_SPEC_WAKE;
+	/* NCCL calls launch through libcuda; entry-only driver calls call nothing probed */
+	if (e->completion || e->lib == SP_LIB_NCCL)
+		spec->flags |= SP_SPEC_ENCLOSES;
 	spec->stack_args = nargs > SP_REG_ARGS ? nargs - SP_REG_ARGS : 0;
 	spec->data_arg = e->data_arg;
 	spec->out_arg = e->out_arg;

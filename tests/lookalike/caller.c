@@ -125,6 +125,7 @@ static void *worker(void *arg)
 		     ncclAllReduce(host, host, 1024 + i, 7, 0, (void *)0x7000, stream),
 		     "\"count\":%d,\"datatype\":7,\"op\":0,\"comm\":%d,\"stream\":%ld", 1024 + i,
 		     0x7000, 0x50 + idx);
+		deep_sync(t, 2, stream, idx);	/* the collective has returned */
 		CALL(t, "cuStreamEndCapture", cuStreamEndCapture(stream, &graph),
 		     "\"stream\":%ld,\"graph\":%ld", 0x50 + idx, 0x8000 + 0x50 + idx);
 	}

@@ -89,13 +89,14 @@ static void test_specs_follow_the_table(void **state)
 	/* ncclAllReduce: stream is argument 7 */
 	catalog__spec(catalog__find("ncclAllReduce"), &spec);
 	assert_int_equal(spec.stack_args, 1);
+	assert_true(spec.flags & SP_SPEC_ENCLOSES);	/* it launches through libcuda */
 	assert_int_equal(spec.flags & SP_SPEC_COMPLETION, 0);
 	/* ncclReduce: comm 7 and stream 8 */
 	catalog__spec(catalog__find("ncclReduce"), &spec);
 	assert_int_equal(spec.stack_args, 2);
 	/* syncs wake the reader and have completions */
 	catalog__spec(catalog__find("cuStreamSynchronize"), &spec);
-	assert_int_equal(spec.flags, SP_SPEC_COMPLETION | SP_SPEC_WAKE);
+	assert_int_equal(spec.flags, SP_SPEC_COMPLETION | SP_SPEC_WAKE | SP_SPEC_ENCLOSES);
 	/* capture end reads *phGraph at return */
 	catalog__spec(catalog__find("cuStreamEndCapture"), &spec);
 	assert_int_equal(spec.out_arg, 1);

@@ -36,6 +36,12 @@ def segments(calls, pid):
     return seg, nested
 
 
+def captured_launches(calls):
+    names = [c["name"] for c in calls]
+    begin, end = names.index("cuStreamBeginCapture"), names.index("cuStreamEndCapture")
+    return names[begin:end].count("cuLaunchKernel")
+
+
 def main():
     calls = [json.loads(l) for l in open(sys.argv[1])]
     plan = json.load(open(sys.argv[2]))
@@ -61,7 +67,7 @@ def main():
         ("capture: cuStreamEndCapture", count["capture"]["cuStreamEndCapture"], 1),
         ("capture: cuGraphInstantiate*",
          sum(v for k, v in count["capture"].items() if k.startswith("cuGraphInstantiate")), 1),
-        ("capture: kernels launched while capturing", count["capture"]["cuLaunchKernel"],
+        ("capture: kernels launched while capturing", captured_launches(seg["capture"]),
          plan["captured_kernels"]),
         ("all_reduce: ncclAllReduce", count["all_reduce"]["ncclAllReduce"], n["all_reduce"]),
     ]
