@@ -3,8 +3,10 @@
 #include <argp.h>
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include "callfmt.h"
+#include "catalog.h"
 #include "cli.h"
 #include "decode.h"
 #include "log.h"
@@ -17,6 +19,7 @@ static struct dump_env {
 	const char *input;
 	bool json;
 	bool header;
+	bool counts;
 } env;
 
 static const char doc[] =
@@ -28,6 +31,7 @@ static const char doc[] =
 static const struct argp_option options[] = {
 	{ "json", 'j', NULL, 0, "One JSON object per call, one per line", 0 },
 	{ "header", 'H', NULL, 0, "Print the recording's header (libraries, probes) first", 0 },
+	{ "counts", 'c', NULL, 0, "Only count calls per entry point", 0 },
 	{},
 };
 
@@ -39,6 +43,9 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		break;
 	case 'H':
 		env.header = true;
+		break;
+	case 'c':
+		env.counts = true;
 		break;
 	case ARGP_KEY_ARG:
 		if (env.input)
@@ -58,12 +65,18 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 struct dumper {
 	const struct tf_header *hdr;
 	FILE *out;
+	__u64 *per_probe;	/* --counts */
 };
 
 static int print_call(void *ctx, const struct sp_call *call)
 {
 	struct dumper *d = ctx;
 
+	if (d->per_probe) {
+		if (call->entry.probe < d->hdr->nr_probes)
+			d->per_probe[call->entry.probe]++;
+		return 0;
+	}
 	if (env.json)
 		callfmt__json(d->out, d->hdr, call);
 	else
@@ -88,6 +101,20 @@ static void print_header(FILE *out, const struct tf_header *hdr)
 	for (__u32 i = 0; i < hdr->nr_probes; i++)
 		fprintf(out, "%sprobe %u: lib %u %s +0x%llx\n", c, i, hdr->probes[i].lib,
 			hdr->probes[i].symbol, (unsigned long long)hdr->probes[i].offset);
+}
+
+/* Calls per catalogue entry, the variants of one entry point added up. */
+static void print_counts(FILE *out, const struct dumper *d)
+{
+	for (int e = 0; e < catalog_len; e++) {
+		__u64 n = 0;
+
+		for (__u32 p = 0; p < d->hdr->nr_probes; p++)
+			if (d->hdr->probes[p].catalog == (__u32)e)
+				n += d->per_probe[p];
+		if (n)
+			fprintf(out, "%12llu  %s\n", (unsigned long long)n, catalog[e].name);
+	}
 }
 
 static void print_totals(const struct decode_stats *st)
@@ -135,8 +162,10 @@ int cmd_dump(int argc, char **argv)
 	d.hdr = tf_reader__header(r);
 	if (env.header)
 		print_header(stdout, d.hdr);
+	if (env.counts)
+		d.per_probe = calloc(d.hdr->nr_probes ? d.hdr->nr_probes : 1, sizeof(*d.per_probe));
 	dec = decoder__new(print_call, &d, REORDER_NS);
-	if (!dec) {
+	if (!dec || (env.counts && !d.per_probe)) {
 		log_error("out of memory");
 		tf_reader__free(r);
 		return 1;
@@ -154,7 +183,11 @@ int cmd_dump(int argc, char **argv)
 		log_error("writing output: %s", strerror(errno));
 		status = 1;
 	}
+	if (d.per_probe)
+		print_counts(stdout, &d);
+	fflush(stdout);
 	print_totals(decoder__stats(dec));
+	free(d.per_probe);
 	decoder__free(dec);
 	tf_reader__free(r);
 	return status;
