@@ -41,6 +41,38 @@ int cli__parse_pids(const char *arg, int *pids, int *nr_pids, int max_pids)
 	return ret;
 }
 
+static const struct argp_option target_options[] = {
+	{ "pid", 'p', "PID[,PID...]", 0, "Trace these processes and their descendants", 0 },
+	{ "lib", 'l', "PATH", 0, "Attach to this library file as well", 0 },
+	{ "verbose", 'v', NULL, 0, "Debug messages, libbpf's included", 0 },
+	{},
+};
+
+static error_t parse_target_arg(int key, char *arg, struct argp_state *state)
+{
+	struct target_args *targets = state->input;
+
+	switch (key) {
+	case 'p':
+		if (cli__parse_pids(arg, targets->pids, &targets->nr_pids, MAX_PIDS))
+			argp_error(state, "invalid pid list '%s'", arg);
+		break;
+	case 'l':
+		if (targets->nr_libs == MAX_LIBS)
+			argp_error(state, "at most %d --lib", MAX_LIBS);
+		targets->libs[targets->nr_libs++] = arg;
+		break;
+	case 'v':
+		log_verbose = true;
+		break;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+	return 0;
+}
+
+const struct argp target_argp = { target_options, parse_target_arg, NULL, NULL, NULL, NULL, NULL };
+
 int cli__check_bpf(void)
 {
 	if (geteuid() != 0) {

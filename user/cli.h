@@ -3,10 +3,23 @@
 #ifndef __CLI_H
 #define __CLI_H
 
+#include <argp.h>
 #include <stddef.h>
 
 #define SPECPROBE_VERSION "0.1.0"
 #define MAX_PIDS 256
+#define MAX_LIBS 16
+
+/* What to trace: -p and --lib, shared by every tracing command. */
+struct target_args {
+	int pids[MAX_PIDS];
+	int nr_pids;
+	const char *libs[MAX_LIBS];
+	int nr_libs;
+};
+
+/* argp child for -p, --lib and -v; its input is a struct target_args. */
+extern const struct argp target_argp;
 
 int cmd_record(int argc, char **argv);
 int cmd_dump(int argc, char **argv);

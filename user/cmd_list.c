@@ -9,10 +9,7 @@
 #include "tracer.h"
 
 static struct list_env {
-	int pids[MAX_PIDS];
-	int nr_pids;
-	const char *libs[16];
-	int nr_libs;
+	struct target_args targets;
 	bool probes;
 	bool no_attach;
 } env;
@@ -25,37 +22,27 @@ static const char doc[] =
 	"  specprobe list --lib /usr/lib/x86_64-linux-gnu/libcuda.so.1 --probes\n";
 
 static const struct argp_option options[] = {
-	{ "pid", 'p', "PID[,PID...]", 0, "Processes (and descendants) whose libraries to list", 0 },
-	{ "lib", 'l', "PATH", 0, "A library file to list", 0 },
 	{ "probes", 'P', NULL, 0, "Also print every probe with its symbol and offset", 0 },
 	{ "no-attach", 'n', NULL, 0, "Resolve only; do not try attaching", 0 },
-	{ "verbose", 'v', NULL, 0, "Debug messages, libbpf's included", 0 },
 	{},
 };
+
+static const struct argp_child children[] = { { &target_argp, 0, NULL, 0 }, {} };
 
 static error_t parse_arg(int key, char *arg, struct argp_state *state)
 {
 	switch (key) {
-	case 'p':
-		if (cli__parse_pids(arg, env.pids, &env.nr_pids, MAX_PIDS))
-			argp_error(state, "invalid pid list '%s'", arg);
-		break;
-	case 'l':
-		if (env.nr_libs == (int)(sizeof(env.libs) / sizeof(env.libs[0])))
-			argp_error(state, "too many --lib");
-		env.libs[env.nr_libs++] = arg;
-		break;
 	case 'P':
 		env.probes = true;
 		break;
 	case 'n':
 		env.no_attach = true;
 		break;
-	case 'v':
-		log_verbose = true;
+	case ARGP_KEY_INIT:
+		state->child_inputs[0] = &env.targets;
 		break;
 	case ARGP_KEY_END:
-		if (!env.nr_pids && !env.nr_libs)
+		if (!env.targets.nr_pids && !env.targets.nr_libs)
 			argp_error(state, "give -p PID or --lib PATH");
 		break;
 	default:
@@ -119,7 +106,7 @@ static int noop_record(void *ctx, const void *rec, size_t size)
 
 int cmd_list(int argc, char **argv)
 {
-	static const struct argp argp = { options, parse_arg, NULL, doc, NULL, NULL, NULL };
+	static const struct argp argp = { options, parse_arg, NULL, doc, children, NULL, NULL };
 	struct tracer_opts topts = { .ring_bytes = 1 << 16, .on_record = noop_record };
 	struct tracer tr;
 	bool attach;
@@ -133,13 +120,10 @@ int cmd_list(int argc, char **argv)
 		return 1;
 	cli__setup_libbpf();
 	cli__raise_nofile();
-	topts.pids = env.pids;
-	topts.nr_pids = env.nr_pids;
-	topts.lib_paths = env.libs;
-	topts.nr_lib_paths = env.nr_libs;
+	topts.targets = &env.targets;
 	if (attach ? tracer__start(&tr, &topts) : tracer__resolve(&tr, &topts))
 		return 1;
-	if (env.nr_pids)
+	if (env.targets.nr_pids)
 		printf("%d process(es) traced\n", tr.targets.nr_tgids);
 	for (int i = 0; i < tr.targets.nr_libs; i++)
 		print_lib(&tr, i, attach);

@@ -14,10 +14,7 @@
 
 static struct record_env {
 	const char *output;
-	int pids[MAX_PIDS];
-	int nr_pids;
-	const char *libs[16];
-	int nr_libs;
+	struct target_args targets;
 	unsigned long duration_s;
 	unsigned long ring_mb;
 	bool force;
@@ -36,34 +33,24 @@ static void on_signal(int sig)
 static const char doc[] =
 	"Record the CUDA driver and NCCL calls of running processes.\n\n"
 	"EXAMPLES:\n"
-	"  specprobe record -o run.sprb -p 4242          # until Ctrl-C or the process exits\n"
+	"  specprobe record -o run.sprb -p 4242     # until Ctrl-C or the process exits\n"
 	"  specprobe record -o run.sprb -p 4242,4243 --duration 30\n";
 
 static const struct argp_option options[] = {
 	{ "output", 'o', "FILE", 0, "Recording to write (required)", 0 },
-	{ "pid", 'p', "PID[,PID...]", 0, "Trace these processes and their descendants", 0 },
-	{ "lib", 'l', "PATH", 0, "Attach to this library file as well", 0 },
 	{ "duration", 'd', "SECONDS", 0, "Stop after this long", 0 },
 	{ "force", 'f', NULL, 0, "Overwrite an existing output file", 0 },
 	{ "ring-mb", 'r', "MB", 0, "Ring buffer size in MiB, a power of two (default 64)", 0 },
-	{ "verbose", 'v', NULL, 0, "Debug messages, libbpf's included", 0 },
 	{},
 };
+
+static const struct argp_child children[] = { { &target_argp, 0, NULL, 0 }, {} };
 
 static error_t parse_arg(int key, char *arg, struct argp_state *state)
 {
 	switch (key) {
 	case 'o':
 		env.output = arg;
-		break;
-	case 'p':
-		if (cli__parse_pids(arg, env.pids, &env.nr_pids, MAX_PIDS))
-			argp_error(state, "invalid pid list '%s'", arg);
-		break;
-	case 'l':
-		if (env.nr_libs == (int)(sizeof(env.libs) / sizeof(env.libs[0])))
-			argp_error(state, "too many --lib");
-		env.libs[env.nr_libs++] = arg;
 		break;
 	case 'd':
 		if (cli__parse_ulong(arg, &env.duration_s) || env.duration_s == 0)
@@ -77,8 +64,8 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		    (env.ring_mb & (env.ring_mb - 1)) || env.ring_mb > 4096)
 			argp_error(state, "--ring-mb must be a power of two up to 4096");
 		break;
-	case 'v':
-		log_verbose = true;
+	case ARGP_KEY_INIT:
+		state->child_inputs[0] = &env.targets;
 		break;
 	case ARGP_KEY_ARG:
 		argp_error(state, "unexpected argument '%s'", arg);
@@ -86,7 +73,7 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	case ARGP_KEY_END:
 		if (!env.output)
 			argp_error(state, "-o FILE is required");
-		if (!env.nr_pids)
+		if (!env.targets.nr_pids)
 			argp_error(state, "-p PID is required");
 		break;
 	default:
@@ -207,10 +194,7 @@ static void print_summary(struct recorder *r, const char *path)
 static int record_run(struct recorder *r)
 {
 	struct tracer_opts topts = {
-		.pids = env.pids,
-		.nr_pids = env.nr_pids,
-		.lib_paths = env.libs,
-		.nr_lib_paths = env.nr_libs,
+		.targets = &env.targets,
 		.ring_bytes = (__u64)env.ring_mb << 20,
 		.on_record = on_record,
 		.ctx = r,
@@ -245,7 +229,7 @@ static int record_run(struct recorder *r)
 
 int cmd_record(int argc, char **argv)
 {
-	static const struct argp argp = { options, parse_arg, NULL, doc, NULL, NULL, NULL };
+	static const struct argp argp = { options, parse_arg, NULL, doc, children, NULL, NULL };
 	struct recorder r = { 0 };
 	int ret;
 

@@ -36,9 +36,16 @@ int main(int argc, char **argv)
 		printf("specprobe %s\n", SPECPROBE_VERSION);
 		return 0;
 	}
-	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
-		if (!strcmp(argv[1], commands[i].name))
-			return commands[i].run(argc - 1, argv + 1);
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
+		static char name[64];
+
+		if (strcmp(argv[1], commands[i].name))
+			continue;
+		/* argp names the program after argv[0] in usage and errors */
+		snprintf(name, sizeof(name), "specprobe %s", commands[i].name);
+		argv[1] = name;
+		return commands[i].run(argc - 1, argv + 1);
+	}
 	fprintf(stderr, "specprobe: unknown command '%s'\n", argv[1]);
 	usage(stderr);
 	return 2;

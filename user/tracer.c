@@ -32,11 +32,13 @@ static int trace_targets(struct tracer *tr)
 
 static int resolve(struct tracer *tr, const struct tracer_opts *opts, char *err, size_t err_sz)
 {
+	const struct target_args *want = opts->targets;
+
 	memset(tr, 0, sizeof(*tr));
-	if (opts->nr_pids && targets__discover(opts->pids, opts->nr_pids, &tr->targets, err, err_sz))
+	if (want->nr_pids && targets__discover(want->pids, want->nr_pids, &tr->targets, err, err_sz))
 		return -1;
-	for (int i = 0; i < opts->nr_lib_paths; i++)
-		if (targets__add_lib_file(&tr->targets, opts->lib_paths[i], err, err_sz))
+	for (int i = 0; i < want->nr_libs; i++)
+		if (targets__add_lib_file(&tr->targets, want->libs[i], err, err_sz))
 			return -1;
 	if (probes__resolve(&tr->targets, &tr->probes, err, err_sz))
 		return -1;

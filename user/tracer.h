@@ -3,16 +3,14 @@
 #ifndef __TRACER_H
 #define __TRACER_H
 
+#include "cli.h"
 #include "probes.h"
 #include "session.h"
 #include "targets.h"
 #include "tracefile.h"
 
 struct tracer_opts {
-	const int *pids;
-	int nr_pids;
-	const char *const *lib_paths;	/* --lib: library files attached directly */
-	int nr_lib_paths;
+	const struct target_args *targets;	/* -p pids, --lib files */
 	__u64 ring_bytes;
 	session_record_fn on_record;
 	void *ctx;

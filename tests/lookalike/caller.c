@@ -13,28 +13,8 @@
 #include <time.h>
 #include <unistd.h>
 #include <sys/syscall.h>
+#include "lookalike.h"
 
-typedef struct {
-	unsigned int gridDimX, gridDimY, gridDimZ;
-	unsigned int blockDimX, blockDimY, blockDimZ;
-	unsigned int sharedMemBytes;
-	void *hStream;
-	void *attrs;
-	unsigned int numAttrs;
-} CUlaunchConfig;
-
-int cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
-		   unsigned bz, unsigned shmem, void *stream, void **params, void **extra);
-int cuLaunchKernelEx(const CUlaunchConfig *config, void *f, void **params, void **extra);
-int cuGraphLaunch(void *exec, void *stream);
-int cuMemcpyDtoHAsync_v2(void *dst, unsigned long long src, size_t bytes, void *stream);
-int cuStreamSynchronize(void *stream);
-int cuStreamEndCapture(void *stream, void **graph);
-int cuCtxSynchronize(void);
-int cuGetProcAddress_v2(const char *symbol, void **pfn, int version, unsigned long long flags,
-			int *status);
-int ncclAllReduce(const void *send, void *recv, size_t count, int datatype, int op, void *comm,
-		  void *stream);
 
 #define LINE_MAX_LEN 320
 

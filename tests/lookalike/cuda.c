@@ -6,19 +6,8 @@
 #include <pthread.h>
 #include <string.h>
 #include <time.h>
+#include "lookalike.h"
 
-typedef int CUresult;
-typedef void *CUstream;
-typedef unsigned long long CUdeviceptr;
-
-typedef struct {
-	unsigned int gridDimX, gridDimY, gridDimZ;
-	unsigned int blockDimX, blockDimY, blockDimZ;
-	unsigned int sharedMemBytes;
-	CUstream hStream;
-	void *attrs;
-	unsigned int numAttrs;
-} CUlaunchConfig;
 
 static pthread_mutex_t never_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t never_cond = PTHREAD_COND_INITIALIZER;

@@ -11,16 +11,16 @@ TOOLS_TARGETS += $(LOOKALIKE_TARGETS)
 $(LOOKALIKE_DIR):
 	$(Q)mkdir -p $@
 
-$(LOOKALIKE_DIR)/libcuda.so.1: tests/lookalike/cuda.c | $(LOOKALIKE_DIR)
+$(LOOKALIKE_DIR)/libcuda.so.1: tests/lookalike/cuda.c tests/lookalike/lookalike.h | $(LOOKALIKE_DIR)
 	$(call msg,LIB,$@)
 	$(Q)$(CLANG) $(WARN) $(PROLOGUE_CFLAGS) -shared -Wl,-soname,libcuda.so.1 $< -lpthread -o $@
 
-$(LOOKALIKE_DIR)/libnccl.so.2: tests/lookalike/nccl.c $(LOOKALIKE_DIR)/libcuda.so.1
+$(LOOKALIKE_DIR)/libnccl.so.2: tests/lookalike/nccl.c tests/lookalike/lookalike.h $(LOOKALIKE_DIR)/libcuda.so.1
 	$(call msg,LIB,$@)
 	$(Q)$(CLANG) $(WARN) $(PROLOGUE_CFLAGS) -shared -Wl,-soname,libnccl.so.2 $< \
 		-L$(LOOKALIKE_DIR) -l:libcuda.so.1 -o $@
 
-$(LOOKALIKE_DIR)/caller: tests/lookalike/caller.c $(LOOKALIKE_DIR)/libnccl.so.2
+$(LOOKALIKE_DIR)/caller: tests/lookalike/caller.c tests/lookalike/lookalike.h $(LOOKALIKE_DIR)/libnccl.so.2
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(WARN) -O2 -g $< -L$(LOOKALIKE_DIR) -l:libnccl.so.2 -l:libcuda.so.1 \
 		-Wl,-rpath,'$$ORIGIN' -lpthread -o $@

@@ -1,17 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /* Look-alike libnccl.so.2: a collective that launches its kernel through libcuda, like NCCL. */
-#include <stddef.h>
-
-typedef struct {
-	unsigned int gridDimX, gridDimY, gridDimZ;
-	unsigned int blockDimX, blockDimY, blockDimZ;
-	unsigned int sharedMemBytes;
-	void *hStream;
-	void *attrs;
-	unsigned int numAttrs;
-} CUlaunchConfig;
-
-int cuLaunchKernelEx(const CUlaunchConfig *config, void *f, void **params, void **extra);
+#include "lookalike.h"
 
 int ncclAllReduce(const void *send, void *recv, size_t count, int datatype, int op, void *comm,
 		  void *stream)

@@ -7,5 +7,5 @@ $(BENCH_DIR):
 
 $(BENCH_DIR)/callcost: tools/bench/callcost.c $(LOOKALIKE_DIR)/libnccl.so.2 | $(BENCH_DIR)
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(CFLAGS) $< -L$(LOOKALIKE_DIR) -l:libcuda.so.1 \
+	$(Q)$(CC) $(CFLAGS) -Itests/lookalike $< -L$(LOOKALIKE_DIR) -l:libcuda.so.1 \
 		-Wl,-rpath,'$$ORIGIN/../lookalike' -o $@

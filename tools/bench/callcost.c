@@ -9,11 +9,8 @@
 #include <stdlib.h>
 #include <time.h>
 #include <unistd.h>
+#include "lookalike.h"
 
-int cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
-		   unsigned bz, unsigned shmem, void *stream, void **params, void **extra);
-int cuEventQuery(void *event);
-int cuCtxGetDevice(int *device);
 
 static double now_s(void)
 {
