@@ -1,13 +1,19 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/syscall.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "log.h"
 #include "session.h"
 #include "specprobe.skel.h"
+
+/* From the kernel's uapi (6.6+): enum bpf_attach_type and the uprobe_multi flag. */
+#define UPROBE_MULTI_ATTACH 48	/* BPF_TRACE_UPROBE_MULTI */
+#define UPROBE_MULTI_RETURN 1	/* BPF_F_UPROBE_MULTI_RETURN */
 
 struct session {
 	struct specprobe_bpf *skel;
@@ -15,6 +21,9 @@ struct session {
 	struct bpf_link **links;
 	int nr_links;
 	int cap_links;
+	int *multi_fds;		/* uprobe_multi links: one per library and direction */
+	int nr_multi;
+	bool multi;		/* the kernel takes uprobe_multi links */
 	struct bpf_link *exit_link;
 	session_record_fn on_record;
 	void *ctx;
@@ -41,6 +50,25 @@ static int fill_specs(struct session *s, const struct probe_set *ps)
 	return 0;
 }
 
+/* Open and load the object; multi selects uprobe_multi programs. */
+static int load_skel(struct session *s, const struct session_opts *opts,
+		     const struct probe_set *ps, bool multi)
+{
+	s->skel = specprobe_bpf__open();
+	if (!s->skel)
+		return -errno;
+	s->skel->rodata->wake_bytes = opts->wake_bytes;
+	bpf_map__set_max_entries(s->skel->maps.events, opts->ring_bytes);
+	bpf_map__set_max_entries(s->skel->maps.specs, ps->nr_probes ? ps->nr_probes : 1);
+	if (multi) {
+		bpf_program__set_expected_attach_type(s->skel->progs.on_entry,
+						      (enum bpf_attach_type)UPROBE_MULTI_ATTACH);
+		bpf_program__set_expected_attach_type(s->skel->progs.on_return,
+						      (enum bpf_attach_type)UPROBE_MULTI_ATTACH);
+	}
+	return specprobe_bpf__load(s->skel);
+}
+
 struct session *session__open(const struct session_opts *opts, const struct probe_set *ps,
 			      char *err, size_t err_sz)
 {
@@ -53,15 +81,17 @@ struct session *session__open(const struct session_opts *opts, const struct prob
 	}
 	s->on_record = opts->on_record;
 	s->ctx = opts->ctx;
-	s->skel = specprobe_bpf__open();
-	if (!s->skel) {
-		snprintf(err, err_sz, "opening the BPF object: %s", strerror(errno));
-		goto fail;
+	/* SPECPROBE_SINGLE_PROBES=1 takes the path of kernels without uprobe_multi */
+	s->multi = !getenv("SPECPROBE_SINGLE_PROBES");
+	ret = s->multi ? load_skel(s, opts, ps, true) : -EOPNOTSUPP;
+	if (ret) {
+		/* kernels before 6.6 have no uprobe_multi: one perf event per probe */
+		log_debug("no uprobe_multi (%s): attaching probes one by one", strerror(-ret));
+		specprobe_bpf__destroy(s->skel);
+		s->skel = NULL;
+		s->multi = false;
+		ret = load_skel(s, opts, ps, false);
 	}
-	s->skel->rodata->wake_bytes = opts->wake_bytes;
-	bpf_map__set_max_entries(s->skel->maps.events, opts->ring_bytes);
-	bpf_map__set_max_entries(s->skel->maps.specs, ps->nr_probes ? ps->nr_probes : 1);
-	ret = specprobe_bpf__load(s->skel);
 	if (ret) {
 		snprintf(err, err_sz, "loading the BPF programs: %s (run with -v for the verifier log)",
 			 strerror(-ret));
@@ -126,9 +156,109 @@ static int attach_one(struct session *s, const char *path, __u64 offset, __u32 c
 	return keep_link(s, link);
 }
 
+/* BPF_LINK_CREATE for uprobe_multi, laid out as the kernel's bpf_attr (libbpf 1.1 predates it). */
+struct uprobe_multi_attr {
+	__u32 prog_fd;
+	__u32 target_fd;
+	__u32 attach_type;
+	__u32 flags;
+	__u64 path;
+	__u64 offsets;
+	__u64 ref_ctr_offsets;
+	__u64 cookies;
+	__u32 cnt;
+	__u32 multi_flags;
+	__u32 pid;
+	__u32 pad;
+};
+
+static int link_multi(struct session *s, const char *path, const __u64 *offsets,
+		      const __u64 *cookies, __u32 cnt, bool retprobe)
+{
+	struct bpf_program *prog = retprobe ? s->skel->progs.on_return : s->skel->progs.on_entry;
+	struct uprobe_multi_attr attr = {
+		.prog_fd = bpf_program__fd(prog),
+		.attach_type = UPROBE_MULTI_ATTACH,
+		.path = (unsigned long)path,
+		.offsets = (unsigned long)offsets,
+		.cookies = (unsigned long)cookies,
+		.cnt = cnt,
+		.multi_flags = retprobe ? UPROBE_MULTI_RETURN : 0,
+	};
+	int *grown, fd;
+
+	if (!cnt)
+		return 0;
+	fd = syscall(__NR_bpf, BPF_LINK_CREATE, &attr, sizeof(attr));
+	if (fd < 0)
+		return -errno;
+	grown = realloc(s->multi_fds, (s->nr_multi + 1) * sizeof(*grown));
+	if (!grown) {
+		close(fd);
+		return -ENOMEM;
+	}
+	s->multi_fds = grown;
+	s->multi_fds[s->nr_multi++] = fd;
+	return 0;
+}
+
+/* One entry link and one return link per library: attached and removed at once. */
+static int attach_lib_multi(struct session *s, const struct targets *t, struct probe_set *ps,
+			    int lib)
+{
+	__u64 *offsets = calloc(ps->nr_probes, sizeof(*offsets) * 2);
+	__u64 *cookies = calloc(ps->nr_probes, sizeof(*cookies) * 2);
+	__u64 *ret_offsets = offsets + ps->nr_probes, *ret_cookies = cookies + ps->nr_probes;
+	__u32 n = 0, n_ret = 0;
+	int ret = -ENOMEM;
+
+	if (!offsets || !cookies)
+		goto out;
+	for (int i = 0; i < ps->nr_probes; i++) {
+		if (ps->probes[i].lib != lib)
+			continue;
+		offsets[n] = ps->probes[i].offset;
+		cookies[n++] = i;
+		if (ps->probes[i].entry->completion) {
+			ret_offsets[n_ret] = ps->probes[i].offset;
+			ret_cookies[n_ret++] = i;
+		}
+	}
+	ret = link_multi(s, t->libs[lib].open_path, offsets, cookies, n, false);
+	if (!ret)
+		ret = link_multi(s, t->libs[lib].open_path, ret_offsets, ret_cookies, n_ret, true);
+	for (int i = 0; !ret && i < ps->nr_probes; i++)
+		if (ps->probes[i].lib == lib)
+			ps->probes[i].attached = true;
+out:
+	free(offsets);
+	free(cookies);
+	return ret;
+}
+
+static int attach_multi(struct session *s, const struct targets *t, struct probe_set *ps)
+{
+	int attached = 0, last_err = 0;
+
+	for (int lib = 0; lib < t->nr_libs; lib++) {
+		int ret = attach_lib_multi(s, t, ps, lib);
+
+		if (ret) {
+			log_warn("attaching to %s: %s", t->libs[lib].path, strerror(-ret));
+			last_err = ret;
+		}
+	}
+	for (int i = 0; i < ps->nr_probes; i++)
+		attached += ps->probes[i].attached;
+	return attached || !ps->nr_probes ? attached : last_err;
+}
+
 int session__attach(struct session *s, const struct targets *t, struct probe_set *ps)
 {
 	int attached = 0, last_err = 0;
+
+	if (s->multi)
+		return attach_multi(s, t, ps);
 
 	for (int i = 0; i < ps->nr_probes; i++) {
 		struct probe *p = &ps->probes[i];
@@ -194,9 +324,13 @@ void session__free(struct session *s)
 {
 	if (!s)
 		return;
+	/* each removal of a single uprobe waits for a grace period: multi links avoid that */
 	for (int i = 0; i < s->nr_links; i++)
 		bpf_link__destroy(s->links[i]);
 	free(s->links);
+	for (int i = 0; i < s->nr_multi; i++)
+		close(s->multi_fds[i]);
+	free(s->multi_fds);
 	bpf_link__destroy(s->exit_link);
 	ring_buffer__free(s->ring);
 	specprobe_bpf__destroy(s->skel);

@@ -58,7 +58,8 @@ run_traced() {
 
 if check_prologues; then pass "look-alike entry points start with 55 48 89 e5"; else fail "prologues"; fi
 run_traced attach-by-pid
-run_traced ulimit-1024 "ulimit -n 1024;"
+run_traced ulimit-1024 "ulimit -n 1024; SPECPROBE_SINGLE_PROBES=1"
+run_traced multi-ulimit-1024 "ulimit -n 1024;"
 
 # a recording cut short reads up to its last whole record and says where it was cut
 rec="$SCRATCH/attach-by-pid/rec.sprb"
