@@ -49,7 +49,7 @@ run_traced() {
 	if python3 "$TOP/tests/integration/check_capture.py" --truth "$dir/truth.jsonl" \
 		--calls "$dir/calls.jsonl" --dump-stderr "$dir/dump.err" \
 		--threads "$THREADS" --iterations "$ITERATIONS"; then
-		pass "$name: exact counts, arguments, nesting, unreturned call, zero drops"
+		pass "$name: exact counts, arguments, nesting, unreturned call, failed read, zero drops"
 	else
 		fail "$name: recording differs from ground truth ($dir)"
 		trap - EXIT

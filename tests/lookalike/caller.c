@@ -145,6 +145,10 @@ int main(int argc, char **argv)
 	CALL(&truths[nthreads], "cuGetProcAddress",
 	     cuGetProcAddress_v2("cuLaunchKernel", &pfn, 12000, 0, NULL),
 	     "\"symbol_str\":\"cuLaunchKernel\",\"pfn\":%lu", (unsigned long)pfn);
+	/* a config pointer the tracer cannot read: counted as a failed read, shown as null */
+	CALL(&truths[nthreads], "cuLaunchKernelEx",
+	     cuLaunchKernelEx((const CUlaunchConfig *)0x10, (void *)0x2fff, NULL, NULL),
+	     "\"func\":%d", 0x2fff);
 	for (long i = 0; i < nthreads; i++)
 		pthread_create(&threads[i], NULL, worker, (void *)i);
 	for (int i = 0; i < nthreads; i++)
