@@ -1,0 +1,385 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/*
+ * Exported driver entry points: copies, memsets, pinned host memory and device
+ * memory. Host-blocking behaviour follows the driver's documented rules: an
+ * "async" copy to pageable memory returns only when the copy is done, one from
+ * pageable memory first waits for the stream, synchronous copies run on the
+ * legacy stream, and freeing device or pinned memory waits for the device.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include "sim.h"
+
+#define PTR(d) ((void *)(uintptr_t)(d))
+
+static bool capturing(struct specsim_stream *s)
+{
+	bool cap;
+
+	pthread_mutex_lock(&sim_dev.lock);
+	cap = s->cap != NULL;
+	pthread_mutex_unlock(&sim_dev.lock);
+	return cap;
+}
+
+static long long host_gbps(const void *p)
+{
+	return sim_host_kind(p, 0) == HOST_PAGEABLE ? sim_dev.copy.pageable_gbps
+						    : sim_dev.copy.pinned_gbps;
+}
+
+static CUresult copy_submit(struct specsim_stream *s, void *dst, const void *src, size_t bytes,
+			    long long gbps, bool stage, u64 *seq)
+{
+	struct sim_node node = {
+		.kind = NODE_COPY,
+		.dst = dst,
+		.src = src,
+		.bytes = bytes,
+		.dur_ns = sim_copy_ns(bytes, gbps),
+	};
+	CUresult err;
+
+	if (stage) {
+		/* pageable source: the driver copies it to a staging buffer first */
+		void *staged = malloc(bytes ? bytes : 1);
+
+		if (!staged)
+			return CUDA_ERROR_OUT_OF_MEMORY;
+		memcpy(staged, src, bytes);
+		node.src = staged;
+		node.owns_src = true;
+	}
+	err = sim_stream_submit(s, &node, seq);
+	if (err && stage)
+		free((void *)node.src);
+	return err;
+}
+
+static CUresult h2d(struct specsim_stream *s, CUdeviceptr dst, const void *src, size_t bytes,
+		    bool async)
+{
+	bool pageable = sim_host_kind(src, bytes) == HOST_PAGEABLE;
+	u64 seq = 0;
+	CUresult err;
+
+	if (!sim_dev_ok(dst, bytes) || (!src && bytes))
+		return CUDA_ERROR_INVALID_VALUE;
+	/* pageable: the driver syncs the stream, then stages the source */
+	if (pageable && !capturing(s))
+		sim_wait_stream(s);
+	err = copy_submit(s, PTR(dst), src, bytes, host_gbps(src), pageable, &seq);
+	/* synchronous from pinned memory: returns when the copy is done */
+	if (!err && !async && !pageable && seq)
+		sim_wait_seq(s, seq);
+	return err;
+}
+
+static CUresult d2h(struct specsim_stream *s, void *dst, CUdeviceptr src, size_t bytes,
+		    bool async)
+{
+	bool pageable = sim_host_kind(dst, bytes) == HOST_PAGEABLE;
+	u64 seq = 0;
+	CUresult err;
+
+	if (!sim_dev_ok(src, bytes) || (!dst && bytes))
+		return CUDA_ERROR_INVALID_VALUE;
+	err = copy_submit(s, dst, PTR(src), bytes, host_gbps(dst), false, &seq);
+	if (!err && seq && (!async || pageable))
+		sim_wait_seq(s, seq);
+	return err;
+}
+
+CUresult sim_copy_d2d(struct specsim_stream *s, CUdeviceptr dst, CUdeviceptr src, size_t bytes)
+{
+	if (!sim_dev_ok(dst, bytes) || !sim_dev_ok(src, bytes))
+		return CUDA_ERROR_INVALID_VALUE;
+	return copy_submit(s, PTR(dst), PTR(src), bytes, sim_dev.copy.device_gbps, false, NULL);
+}
+
+/* Unified addressing: the pointers say the direction. */
+static CUresult copy_any(struct specsim_stream *s, CUdeviceptr dst, CUdeviceptr src,
+			 size_t bytes, bool async)
+{
+	bool dev_dst = sim_is_device(dst), dev_src = sim_is_device(src);
+	u64 seq = 0;
+	CUresult err;
+
+	if (dev_dst && dev_src)
+		return sim_copy_d2d(s, dst, src, bytes);
+	if (dev_dst)
+		return h2d(s, dst, PTR(src), bytes, async);
+	if (dev_src)
+		return d2h(s, PTR(dst), src, bytes, async);
+	if ((!dst || !src) && bytes)
+		return CUDA_ERROR_INVALID_VALUE;
+	err = copy_submit(s, PTR(dst), PTR(src), bytes, host_gbps(PTR(dst)), false, &seq);
+	if (!err && seq && (!async || sim_host_kind(PTR(dst), bytes) == HOST_PAGEABLE ||
+			    sim_host_kind(PTR(src), bytes) == HOST_PAGEABLE))
+		sim_wait_seq(s, seq);
+	return err;
+}
+
+SIM_EXPORT CUresult cuMemcpy(CUdeviceptr dst, CUdeviceptr src, size_t ByteCount)
+{
+	CHECK_INIT();
+	return copy_any(sim_dev.legacy, dst, src, ByteCount, false);
+}
+
+SIM_EXPORT CUresult cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src, size_t ByteCount,
+				  CUstream hStream)
+{
+	struct specsim_stream *s;
+
+	CHECK_INIT();
+	s = sim_stream_resolve(hStream);
+	if (!s)
+		return CUDA_ERROR_INVALID_HANDLE;
+	return copy_any(s, dst, src, ByteCount, true);
+}
+
+SIM_EXPORT CUresult cuMemcpyHtoD_v2(CUdeviceptr dstDevice, const void *srcHost, size_t ByteCount)
+{
+	CHECK_INIT();
+	return h2d(sim_dev.legacy, dstDevice, srcHost, ByteCount, false);
+}
+
+SIM_EXPORT CUresult cuMemcpyDtoH_v2(void *dstHost, CUdeviceptr srcDevice, size_t ByteCount)
+{
+	CHECK_INIT();
+	return d2h(sim_dev.legacy, dstHost, srcDevice, ByteCount, false);
+}
+
+SIM_EXPORT CUresult cuMemcpyDtoD_v2(CUdeviceptr dstDevice, CUdeviceptr srcDevice,
+				    size_t ByteCount)
+{
+	CHECK_INIT();
+	return sim_copy_d2d(sim_dev.legacy, dstDevice, srcDevice, ByteCount);
+}
+
+SIM_EXPORT CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr dstDevice, const void *srcHost,
+					 size_t ByteCount, CUstream hStream)
+{
+	struct specsim_stream *s;
+
+	CHECK_INIT();
+	s = sim_stream_resolve(hStream);
+	if (!s)
+		return CUDA_ERROR_INVALID_HANDLE;
+	return h2d(s, dstDevice, srcHost, ByteCount, true);
+}
+
+SIM_EXPORT CUresult cuMemcpyDtoHAsync_v2(void *dstHost, CUdeviceptr srcDevice, size_t ByteCount,
+					 CUstream hStream)
+{
+	struct specsim_stream *s;
+
+	CHECK_INIT();
+	s = sim_stream_resolve(hStream);
+	if (!s)
+		return CUDA_ERROR_INVALID_HANDLE;
+	return d2h(s, dstHost, srcDevice, ByteCount, true);
+}
+
+SIM_EXPORT CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr dstDevice, CUdeviceptr srcDevice,
+					 size_t ByteCount, CUstream hStream)
+{
+	struct specsim_stream *s;
+
+	CHECK_INIT();
+	s = sim_stream_resolve(hStream);
+	if (!s)
+		return CUDA_ERROR_INVALID_HANDLE;
+	return sim_copy_d2d(s, dstDevice, srcDevice, ByteCount);
+}
+
+/*
+ * Memsets are async for the host unless they write pinned host memory. count
+ * elements per row; rows > 1 makes it 2D, rows pitch bytes apart.
+ */
+CUresult sim_memset(struct specsim_stream *s, CUdeviceptr dst, unsigned int value, int elem,
+		    size_t count, size_t pitch, size_t rows, bool async)
+{
+	size_t span = rows > 1 ? pitch * (rows - 1) + count * elem : count * elem;
+	struct sim_node node = {
+		.kind = NODE_MEMSET,
+		.dst = PTR(dst),
+		.value = value,
+		.elem = elem,
+		.bytes = count,	/* elements, not bytes */
+		.pitch = pitch,
+		.rows = rows,
+		.dur_ns = sim_copy_ns(count * elem * (rows ? rows : 1), sim_dev.copy.device_gbps),
+	};
+	u64 seq = 0;
+	CUresult err;
+
+	if (!sim_dev_ok(dst, span) || (dst % elem) || (rows > 1 && pitch < count * elem))
+		return CUDA_ERROR_INVALID_VALUE;
+	err = sim_stream_submit(s, &node, &seq);
+	if (!err && seq && !async && !sim_is_device(dst))
+		sim_wait_seq(s, seq);
+	return err;
+}
+
+SIM_EXPORT CUresult cuMemsetD8_v2(CUdeviceptr dstDevice, unsigned char uc, size_t N)
+{
+	CHECK_INIT();
+	return sim_memset(sim_dev.legacy, dstDevice, uc, 1, N, 0, 1, false);
+}
+
+SIM_EXPORT CUresult cuMemsetD32_v2(CUdeviceptr dstDevice, unsigned int ui, size_t N)
+{
+	CHECK_INIT();
+	return sim_memset(sim_dev.legacy, dstDevice, ui, 4, N, 0, 1, false);
+}
+
+SIM_EXPORT CUresult cuMemsetD8Async(CUdeviceptr dstDevice, unsigned char uc, size_t N,
+				    CUstream hStream)
+{
+	struct specsim_stream *s;
+
+	CHECK_INIT();
+	s = sim_stream_resolve(hStream);
+	if (!s)
+		return CUDA_ERROR_INVALID_HANDLE;
+	return sim_memset(s, dstDevice, uc, 1, N, 0, 1, true);
+}
+
+SIM_EXPORT CUresult cuMemsetD32Async(CUdeviceptr dstDevice, unsigned int ui, size_t N,
+				     CUstream hStream)
+{
+	struct specsim_stream *s;
+
+	CHECK_INIT();
+	s = sim_stream_resolve(hStream);
+	if (!s)
+		return CUDA_ERROR_INVALID_HANDLE;
+	return sim_memset(s, dstDevice, ui, 4, N, 0, 1, true);
+}
+
+static CUresult host_alloc(void **pp, size_t bytes)
+{
+	size_t len = (bytes + 4095) & ~(size_t)4095;
+	void *p;
+	CUresult err;
+
+	if (!pp || !bytes)
+		return CUDA_ERROR_INVALID_VALUE;
+	p = aligned_alloc(4096, len);
+	if (!p)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	err = sim_host_add(p, len, HOST_PINNED_ALLOC);
+	if (err) {
+		free(p);
+		return err;
+	}
+	*pp = p;
+	return CUDA_SUCCESS;
+}
+
+SIM_EXPORT CUresult cuMemHostAlloc(void **pp, size_t bytesize, unsigned int flags)
+{
+	CHECK_INIT();
+	return host_alloc(pp, bytesize);
+}
+
+SIM_EXPORT CUresult cuMemAllocHost_v2(void **pp, size_t bytesize)
+{
+	CHECK_INIT();
+	return host_alloc(pp, bytesize);
+}
+
+SIM_EXPORT CUresult cuMemHostRegister_v2(void *p, size_t bytesize, unsigned int flags)
+{
+	CHECK_INIT();
+	if (!p || !bytesize)
+		return CUDA_ERROR_INVALID_VALUE;
+	return sim_host_add(p, bytesize, HOST_REGISTERED);
+}
+
+SIM_EXPORT CUresult cuMemHostUnregister(void *p)
+{
+	CHECK_INIT();
+	return sim_host_remove(p, HOST_REGISTERED);
+}
+
+/* Freeing memory the device may use drains the device first; not while capturing. */
+static CUresult drain_for_free(void)
+{
+	bool capture;
+
+	pthread_mutex_lock(&sim_dev.lock);
+	capture = sim_any_capture_locked(sim_current_ctx());
+	pthread_mutex_unlock(&sim_dev.lock);
+	if (capture)
+		return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+	sim_wait_ctx(sim_current_ctx());
+	return CUDA_SUCCESS;
+}
+
+SIM_EXPORT CUresult cuMemFreeHost(void *p)
+{
+	CUresult err;
+
+	CHECK_INIT();
+	err = drain_for_free();
+	if (err)
+		return err;
+	err = sim_host_remove(p, HOST_PINNED_ALLOC);
+	if (!err)
+		free(p);
+	return err;
+}
+
+SIM_EXPORT CUresult cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize)
+{
+	CHECK_INIT();
+	if (!dptr || !bytesize)
+		return CUDA_ERROR_INVALID_VALUE;
+	return sim_dev_alloc(dptr, bytesize);
+}
+
+SIM_EXPORT CUresult cuMemFree_v2(CUdeviceptr dptr)
+{
+	CUresult err;
+
+	CHECK_INIT();
+	if (!dptr)
+		return CUDA_SUCCESS;
+	err = drain_for_free();
+	if (err)
+		return err;
+	err = sim_dev_forget(dptr);
+	if (!err)
+		free(PTR(dptr));
+	return err;
+}
+
+/* Stream-ordered pools: memory is usable at once here, freed in stream order. */
+SIM_EXPORT CUresult cuMemAllocAsync(CUdeviceptr *dptr, size_t bytesize, CUstream hStream)
+{
+	CHECK_INIT();
+	if (!sim_stream_resolve(hStream))
+		return CUDA_ERROR_INVALID_HANDLE;
+	if (!dptr || !bytesize)
+		return CUDA_ERROR_INVALID_VALUE;
+	return sim_dev_alloc(dptr, bytesize);
+}
+
+SIM_EXPORT CUresult cuMemFreeAsync(CUdeviceptr dptr, CUstream hStream)
+{
+	struct specsim_stream *s;
+	struct sim_node node = { .kind = NODE_FREE, .arg = PTR(dptr) };
+
+	CHECK_INIT();
+	s = sim_stream_resolve(hStream);
+	if (!s)
+		return CUDA_ERROR_INVALID_HANDLE;
+	if (!sim_is_device(dptr))
+		return CUDA_ERROR_INVALID_VALUE;
+	/* a free node would run at every replay: captured frees are dropped */
+	if (capturing(s))
+		return CUDA_SUCCESS;
+	return sim_stream_submit(s, &node, NULL);
+}

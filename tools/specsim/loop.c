@@ -1,0 +1,257 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/*
+ * The decode loop. Per cycle: draft graph launches, the verify launch, accept
+ * (eager kernels, the D2H copy of the accept result, the sync that brings it
+ * to the host), then draft-extend. Phase spans tile the cycle: each phase ends
+ * where the next begins, and each brackets the calls made in it.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+#include "rank.h"
+
+static bool every(int n, int cycle)
+{
+	return n > 0 && (cycle + 1) % n == 0;
+}
+
+/*
+ * Host work that prepares a launch (input tensors, metadata). Slept, not spun:
+ * it overlaps GPU work unless a sync just drained the GPU, and then it is GPU
+ * idle time, which is what makes a planted sync cost something.
+ */
+static void host_prepare(void)
+{
+	struct timespec ts = { env.host_ns / 1000000000, env.host_ns % 1000000000 };
+
+	if (env.host_ns)
+		nanosleep(&ts, NULL);
+}
+
+static int draft_phase(struct rank_state *st, int cycle)
+{
+	struct graph_pair *draft = st->draft[st->batch_index];
+
+	host_prepare();
+	for (int j = 0; j < st->nr_draft_graphs; j++)
+		CU(cuGraphLaunch, (draft[j].exec, st->main), A("exec", draft[j].exec),
+		   A("stream", st->main));
+	if (every(env.plant_sync, cycle)) {
+		/* the anti-pattern: the host waits for the draft before launching verify */
+		truth__set_tag("planted-sync");
+		CU(cuStreamSynchronize, (st->main), A("stream", st->main));
+		truth__set_tag(NULL);
+	}
+	return 0;
+}
+
+static int free_in_loop(struct rank_state *st)
+{
+	CUdeviceptr tmp = 0;
+
+	truth__set_tag("free-in-loop");
+	CU(cuMemAlloc_v2, (&tmp, 1 << 20), A("dptr_out", &tmp), A("bytes", 1 << 20),
+	   A("dptr", tmp));
+	CU(cuMemFree_v2, (tmp), A("dptr", tmp));
+	truth__set_tag(NULL);
+	return 0;
+}
+
+static int accept_sync(struct rank_state *st, int cycle)
+{
+	CUevent ev = st->accept_ev[cycle % 2], prev = st->accept_ev[(cycle + 1) % 2];
+
+	switch (env.accept_mode) {
+	case ACCEPT_SYNC:
+		CU(cuStreamSynchronize, (st->main), A("stream", st->main));
+		break;
+	case ACCEPT_EVENT:
+		CU(cuEventRecord, (ev, st->main), A("event", ev), A("stream", st->main));
+		CU(cuEventSynchronize, (ev), A("event", ev));
+		break;
+	case ACCEPT_DEFERRED:
+		/* spec v2: this cycle's result is read one cycle later */
+		CU(cuEventRecord, (ev, st->main), A("event", ev), A("stream", st->main));
+		if (cycle > 0) {
+			truth__set_tag("deferred");
+			CU(cuEventSynchronize, (prev), A("event", prev), A("for_cycle", cycle - 1));
+			truth__set_tag(NULL);
+		}
+		break;
+	}
+	return 0;
+}
+
+/* This cycle's half of the accept buffer. */
+static char *accept_buf(struct rank_state *st, int cycle)
+{
+	char *base = env.pageable ? st->pageable_buf : st->accept_host;
+
+	return base + (cycle % 2) * st->accept_bytes;
+}
+
+static int accept_phase(struct rank_state *st, int cycle)
+{
+	int bs = env.batch;
+	size_t bytes = (size_t)bs * (env.draft_k + 1) * 4;
+	char *dst = accept_buf(st, cycle);
+
+	if (every(env.free_every, cycle) && free_in_loop(st))
+		return -1;
+	for (int e = 0; e < env.eager; e++)
+		if (graphs__launch(st, st->k.eager, st->main, bs, st->ns.eager))
+			return -1;
+	truth__set_tag(env.pageable ? "pageable-copy" : NULL);
+	CU(cuMemcpyDtoHAsync_v2, (dst, st->accept_dev, bytes, st->main), A("dst_host", dst),
+	   A("src", st->accept_dev), A("bytes", bytes), A("stream", st->main));
+	truth__set_tag(NULL);
+	if (accept_sync(st, cycle))
+		return -1;
+	/* the host's accept decision reads the result that the sync brought in */
+	if (env.accept_mode != ACCEPT_DEFERRED)
+		(void)*(volatile int *)dst;
+	else if (cycle > 0)
+		(void)*(volatile int *)accept_buf(st, cycle - 1);
+	return 0;
+}
+
+/* *mark: where this cycle starts; set to where it ended, so cycles tile too. */
+static int one_cycle(struct rank_state *st, int cycle, unsigned long long *mark)
+{
+	unsigned long long t[5];
+	struct graph_pair *verify = &st->verify[st->batch_index];
+	struct graph_pair *extend = &st->extend[st->batch_index];
+
+	t[0] = *mark;
+	truth__set_phase(PH_DRAFT, cycle);
+	if (draft_phase(st, cycle))
+		return -1;
+	t[1] = gt_now();
+	truth__set_phase(PH_VERIFY, cycle);
+	host_prepare();
+	CU(cuGraphLaunch, (verify->exec, st->main), A("exec", verify->exec), A("stream", st->main));
+	t[2] = gt_now();
+	truth__set_phase(PH_ACCEPT, cycle);
+	if (accept_phase(st, cycle))
+		return -1;
+	t[3] = gt_now();
+	truth__set_phase(PH_EXTEND, cycle);
+	host_prepare();
+	CU(cuGraphLaunch, (extend->exec, st->main), A("exec", extend->exec), A("stream", st->main));
+	t[4] = gt_now();
+	for (int p = 0; p < 4; p++)
+		truth__phase_span(cycle, PH_DRAFT + p, t[p], t[p + 1]);
+	*mark = t[4];
+	return 0;
+}
+
+int loop__run(struct rank_state *st)
+{
+	unsigned long long mark = gt_now();
+
+	st->loop_start = mark;
+	for (int i = 0; i < env.cycles && !stop_requested; i++) {
+		if (one_cycle(st, i, &mark))
+			return -1;
+		st->cycles_run = i + 1;
+	}
+	st->loop_end = gt_now();
+	truth__set_phase(PH_TEARDOWN, -1);
+	if (env.accept_mode == ACCEPT_DEFERRED && st->cycles_run) {
+		CUevent last = st->accept_ev[(st->cycles_run - 1) % 2];
+
+		truth__set_tag("deferred");
+		CU(cuEventSynchronize, (last), A("event", last),
+		   A("for_cycle", st->cycles_run - 1));
+		truth__set_tag(NULL);
+	}
+	return 0;
+}
+
+static int do_rate_call(struct rank_state *st, CUgraphExec tiny)
+{
+	switch (env.rate_call) {
+	case RATE_LAUNCH:
+		return cuLaunchKernel(st->k.nop, 1, 1, 1, 1, 1, 1, 0, st->main, NULL, NULL);
+	case RATE_RECORD:
+		return cuEventRecord(st->fork_ev, st->main);
+	case RATE_QUERY: {
+		int r = cuStreamQuery(st->main);
+
+		return r == CUDA_ERROR_NOT_READY ? 0 : r;
+	}
+	case RATE_GRAPH:
+		return cuGraphLaunch(tiny, st->main);
+	}
+	return 0;
+}
+
+static int do_rate_call_noted(struct rank_state *st, CUgraphExec tiny)
+{
+	switch (env.rate_call) {
+	case RATE_LAUNCH:
+		return CALL(cuLaunchKernel, (st->k.nop, 1, 1, 1, 1, 1, 1, 0, st->main, NULL, NULL),
+			    A("func", st->k.nop), A("gx", 1), A("gy", 1), A("gz", 1), A("bx", 1),
+			    A("by", 1), A("bz", 1), A("shmem", 0), A("stream", st->main));
+	case RATE_RECORD:
+		return CALL(cuEventRecord, (st->fork_ev, st->main), A("event", st->fork_ev),
+			    A("stream", st->main));
+	case RATE_QUERY:
+		CALL(cuStreamQuery, (st->main), A("stream", st->main));
+		return 0;
+	case RATE_GRAPH:
+		return CALL(cuGraphLaunch, (tiny, st->main), A("exec", tiny),
+			    A("stream", st->main));
+	}
+	return 0;
+}
+
+static int tiny_graph(struct rank_state *st, struct graph_pair *p)
+{
+	CU(cuStreamBeginCapture_v2, (st->main, CU_STREAM_CAPTURE_MODE_GLOBAL),
+	   A("stream", st->main), A("mode", CU_STREAM_CAPTURE_MODE_GLOBAL));
+	if (graphs__launch(st, st->k.nop, st->main, 1, 0))
+		return -1;
+	CU(cuStreamEndCapture, (st->main, &p->graph), A("stream", st->main),
+	   A("graph_out", &p->graph), A("graph", p->graph));
+	CU(cuGraphInstantiateWithFlags, (&p->exec, p->graph, 0), A("exec_out", &p->exec),
+	   A("graph", p->graph), A("flags", 0), A("exec", p->exec));
+	return 0;
+}
+
+/* N cheap async calls back to back: what a probe costs per hit, at full rate. */
+int loop__rate_test(struct rank_state *st)
+{
+	struct graph_pair tiny = { 0 };
+	unsigned long long start, end;
+	long long n = env.rate_n;
+	double per_call;
+
+	truth__set_phase(PH_RATE, -1);
+	if (env.rate_call == RATE_GRAPH && tiny_graph(st, &tiny))
+		return -1;
+	start = gt_now();
+	for (long long i = 0; i < n && !stop_requested; i++) {
+		int err = env.rate_truth ? do_rate_call_noted(st, tiny.exec)
+					 : do_rate_call(st, tiny.exec);
+
+		if (err) {
+			fprintf(stderr, "specsim-server: rate test call %lld failed: %d\n", i, err);
+			return -1;
+		}
+	}
+	end = gt_now();
+	CU(cuStreamSynchronize, (st->main), A("stream", st->main));
+	per_call = n ? (double)(end - start) / n : 0.0;
+	truth__line("\"rate_test\":\"%s\",\"n\":%lld,\"start\":%llu,\"end\":%llu,"
+		    "\"ns_per_call\":%.1f",
+		    rate_call_name(env.rate_call), n, start, end, per_call);
+	if (!env.quiet)
+		printf("rank %d: rate test: %lld x %s in %.3f s, %.1f ns per call\n", st->rank, n,
+		       rate_call_name(env.rate_call), (end - start) / 1e9, per_call);
+	if (tiny.exec) {
+		CU(cuGraphExecDestroy, (tiny.exec), A("exec", tiny.exec));
+		CU(cuGraphDestroy, (tiny.graph), A("graph", tiny.graph));
+	}
+	return 0;
+}

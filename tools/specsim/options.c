@@ -1,0 +1,342 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/* specsim-server options: defaults in env, strict numbers, checks at the end. */
+#include <argp.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "server.h"
+
+struct env env = {
+	.cycles = 100,
+	.draft_k = 3,
+	.draft_mode = DRAFT_PER_STEP,
+	.draft_ns = 200000,
+	.verify_ns = 1500000,
+	.accept_ns = 100000,
+	.extend_ns = 300000,
+	.allreduce_ns = 20000,
+	.host_ns = 30000,
+	.ranks = 1,
+	.batch_sizes = { 1, 2, 4, 8 },
+	.nr_batch_sizes = 4,
+	.layers = 4,
+	.draft_kernels = 4,
+	.eager = 3,
+	.accept_mode = ACCEPT_SYNC,
+	.ready_fd = -1,
+	.go_fd = -1,
+};
+
+enum {
+	OPT_DRAFT_MODE = 256, OPT_DRAFT_US, OPT_VERIFY_US, OPT_ACCEPT_US, OPT_EXTEND_US,
+	OPT_ALLREDUCE_US, OPT_HOST_US, OPT_BATCH_SIZES, OPT_BATCH, OPT_LAYERS, OPT_DRAFT_KERNELS,
+	OPT_EAGER, OPT_PLANT_SYNC, OPT_PAGEABLE, OPT_FREE, OPT_ACCEPT_MODE, OPT_GPU_LOG,
+	OPT_EXERCISE, OPT_READY, OPT_GO, OPT_WAIT_SIGNAL, OPT_DELAY, OPT_WAIT_AT, OPT_RATE,
+	OPT_RATE_CALL, OPT_RATE_TRUTH, OPT_WORKER, OPT_READY_FD, OPT_GO_FD, OPT_UID_FILE,
+};
+
+static const char doc[] =
+	"Simulated EAGLE-style speculative decoding server over the look-alike libcuda.so.1 "
+	"and libnccl.so.2.\n\n"
+	"Per cycle: k draft cuGraphLaunch (or one), the verify cuGraphLaunch, the accept "
+	"(eager cuLaunchKernel, cuMemcpyDtoHAsync_v2 to pinned memory, a sync), then the "
+	"draft-extend cuGraphLaunch.\n\n"
+	"EXAMPLES:\n"
+	"  specsim-server --cycles 200 --ground-truth /tmp/gt.jsonl\n"
+	"  specsim-server --ranks 4 --plant-sync 5 --ready-file r --go-file go\n"
+	"  specsim-server --cycles 0 --rate-test 1000000\n";
+
+static const struct argp_option opts[] = {
+	{ NULL, 0, NULL, 0, "Decode loop:", 1 },
+	{ "cycles", 'n', "N", 0, "decode cycles (default 100)", 1 },
+	{ "draft-k", 'k', "K", 0, "draft steps per cycle (default 3)", 1 },
+	{ "draft-mode", OPT_DRAFT_MODE, "MODE", 0,
+	  "per-step (one graph per draft step) or one-graph (default per-step)", 1 },
+	{ "draft-us", OPT_DRAFT_US, "US", 0, "GPU time of one draft step (default 200)", 1 },
+	{ "verify-us", OPT_VERIFY_US, "US", 0, "GPU time of the verify kernels (default 1500)", 1 },
+	{ "accept-us", OPT_ACCEPT_US, "US", 0, "GPU time of the eager accept kernels (100)", 1 },
+	{ "extend-us", OPT_EXTEND_US, "US", 0, "GPU time of draft-extend (default 300)", 1 },
+	{ "allreduce-us", OPT_ALLREDUCE_US, "US", 0, "GPU time of one all-reduce (default 20)", 1 },
+	{ "host-us", OPT_HOST_US, "US", 0,
+	  "host time preparing inputs before each graph launch, slept (default 30)", 1 },
+	{ "batch-sizes", OPT_BATCH_SIZES, "LIST", 0, "batch sizes captured (default 1,2,4,8)", 1 },
+	{ "batch", OPT_BATCH, "B", 0, "batch size replayed (default: the first captured)", 1 },
+	{ "layers", OPT_LAYERS, "L", 0, "target layers, an all-reduce each (default 4)", 1 },
+	{ "draft-kernels", OPT_DRAFT_KERNELS, "N", 0, "kernels per draft step (default 4)", 1 },
+	{ "eager", OPT_EAGER, "N", 0, "eager cuLaunchKernel calls in accept (default 3)", 1 },
+	{ "accept-mode", OPT_ACCEPT_MODE, "MODE", 0,
+	  "sync (cuStreamSynchronize), event (record + cuEventSynchronize) or deferred "
+	  "(the event of the previous cycle) (default sync)", 1 },
+	{ "ranks", 'r', "R", 0, "tensor-parallel ranks, one process each (default 1)", 1 },
+	{ NULL, 0, NULL, 0, "Planted problems:", 2 },
+	{ "plant-sync", OPT_PLANT_SYNC, "N", 0,
+	  "cuStreamSynchronize between draft and verify every N cycles", 2 },
+	{ "pageable-copies", OPT_PAGEABLE, NULL, 0, "the accept copy goes to pageable memory", 2 },
+	{ "free-in-loop", OPT_FREE, "N", OPTION_ARG_OPTIONAL,
+	  "cuMemAlloc_v2 + cuMemFree_v2 after verify every N cycles (default 1)", 2 },
+	{ NULL, 0, NULL, 0, "Output and start:", 3 },
+	{ "ground-truth", 'g', "FILE", 0,
+	  "JSON Lines per rank: FILE.rankN, or FILE with %d replaced by the rank", 3 },
+	{ "gpu-log", OPT_GPU_LOG, NULL, 0, "add one line per simulated GPU work item", 3 },
+	{ "exercise", OPT_EXERCISE, NULL, 0, "call every entry point once before the loop", 3 },
+	{ "ready-file", OPT_READY, "FILE", 0, "created with the pids once set up", 3 },
+	{ "go-file", OPT_GO, "FILE", 0, "start once FILE exists", 3 },
+	{ "wait-start", OPT_GO, "FILE", OPTION_ALIAS, NULL, 3 },
+	{ "wait-signal", OPT_WAIT_SIGNAL, NULL, 0, "start on SIGUSR1 (to the first pid)", 3 },
+	{ "start-delay-ms", OPT_DELAY, "MS", 0, "sleep before starting", 3 },
+	{ "wait-at", OPT_WAIT_AT, "WHERE", 0,
+	  "loop (after capture, default) or init (before cuInit)", 3 },
+	{ "quiet", 'q', NULL, 0, "no summary on stdout", 3 },
+	{ NULL, 0, NULL, 0, "Throughput:", 4 },
+	{ "rate-test", OPT_RATE, "N", 0, "after the loop, N cheap async calls back to back", 4 },
+	{ "rate-call", OPT_RATE_CALL, "CALL", 0, "launch, record, query or graph (default launch)",
+	  4 },
+	{ "rate-truth", OPT_RATE_TRUTH, NULL, 0, "note every rate-test call in the truth", 4 },
+	{ "rank-worker", OPT_WORKER, "R", OPTION_HIDDEN, NULL, 5 },
+	{ "ready-fd", OPT_READY_FD, "FD", OPTION_HIDDEN, NULL, 5 },
+	{ "go-fd", OPT_GO_FD, "FD", OPTION_HIDDEN, NULL, 5 },
+	{ "uid-file", OPT_UID_FILE, "FILE", OPTION_HIDDEN, NULL, 5 },
+	{},
+};
+
+static long long parse_ll(struct argp_state *state, const char *arg, long long min,
+			  long long max)
+{
+	char *end;
+	long long v;
+
+	errno = 0;
+	v = strtoll(arg, &end, 10);
+	if (errno || end == arg || *end || v < min || v > max)
+		argp_error(state, "'%s' is not a number in [%lld, %lld]", arg, min, max);
+	return v;
+}
+
+static long long parse_us(struct argp_state *state, const char *arg)
+{
+	char *end;
+	double us;
+
+	errno = 0;
+	us = strtod(arg, &end);
+	if (errno || end == arg || *end || !isfinite(us) || us < 0 || us > 1e9)
+		argp_error(state, "'%s' is not a duration in microseconds", arg);
+	return llround(us * 1000.0);
+}
+
+static void parse_batch_sizes(struct argp_state *state, const char *arg)
+{
+	char *copy = strdup(arg), *save = NULL, *tok;
+
+	env.nr_batch_sizes = 0;
+	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		if (env.nr_batch_sizes == MAX_BATCH_SIZES)
+			argp_error(state, "at most %d batch sizes", MAX_BATCH_SIZES);
+		env.batch_sizes[env.nr_batch_sizes++] = parse_ll(state, tok, 1, 4096);
+	}
+	free(copy);
+	if (!env.nr_batch_sizes)
+		argp_error(state, "--batch-sizes needs at least one size");
+}
+
+static int pick(struct argp_state *state, const char *arg, const char *const *names, int n,
+		const char *what)
+{
+	for (int i = 0; i < n; i++)
+		if (!strcmp(arg, names[i]))
+			return i;
+	argp_error(state, "unknown %s '%s'", what, arg);
+	return 0;
+}
+
+static const char *const draft_modes[] = { "per-step", "one-graph" };
+static const char *const accept_modes[] = { "sync", "event", "deferred" };
+static const char *const wait_ats[] = { "loop", "init" };
+static const char *const rate_calls[] = { "launch", "record", "query", "graph" };
+
+const char *draft_mode_name(enum draft_mode m)
+{
+	return draft_modes[m];
+}
+
+const char *accept_mode_name(enum accept_mode m)
+{
+	return accept_modes[m];
+}
+
+const char *rate_call_name(enum rate_call c)
+{
+	return rate_calls[c];
+}
+
+static void check_all(struct argp_state *state)
+{
+	bool found = false;
+
+	if (!env.batch)
+		env.batch = env.batch_sizes[0];
+	for (int i = 0; i < env.nr_batch_sizes; i++)
+		found |= env.batch_sizes[i] == env.batch;
+	if (!found)
+		argp_error(state, "--batch %d is not among the captured --batch-sizes", env.batch);
+	if (env.ranks > 1 && !env.worker && env.wait_signal && env.go_file)
+		argp_error(state, "use one of --wait-signal and --go-file");
+}
+
+static error_t parse_timing(int key, char *arg, struct argp_state *state)
+{
+	switch (key) {
+	case OPT_DRAFT_US:
+		env.draft_ns = parse_us(state, arg);
+		break;
+	case OPT_VERIFY_US:
+		env.verify_ns = parse_us(state, arg);
+		break;
+	case OPT_ACCEPT_US:
+		env.accept_ns = parse_us(state, arg);
+		break;
+	case OPT_EXTEND_US:
+		env.extend_ns = parse_us(state, arg);
+		break;
+	case OPT_ALLREDUCE_US:
+		env.allreduce_ns = parse_us(state, arg);
+		break;
+	case OPT_HOST_US:
+		env.host_ns = parse_us(state, arg);
+		break;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+	return 0;
+}
+
+static error_t parse_shape(int key, char *arg, struct argp_state *state)
+{
+	switch (key) {
+	case 'n':
+		env.cycles = parse_ll(state, arg, 0, 100000000);
+		break;
+	case 'k':
+		env.draft_k = parse_ll(state, arg, 1, MAX_DRAFT_K);
+		break;
+	case 'r':
+		env.ranks = parse_ll(state, arg, 1, 64);
+		break;
+	case OPT_DRAFT_MODE:
+		env.draft_mode = pick(state, arg, draft_modes, 2, "--draft-mode");
+		break;
+	case OPT_BATCH_SIZES:
+		parse_batch_sizes(state, arg);
+		break;
+	case OPT_BATCH:
+		env.batch = parse_ll(state, arg, 1, 4096);
+		break;
+	case OPT_LAYERS:
+		env.layers = parse_ll(state, arg, 1, 1024);
+		break;
+	case OPT_DRAFT_KERNELS:
+		env.draft_kernels = parse_ll(state, arg, 1, 1024);
+		break;
+	case OPT_EAGER:
+		env.eager = parse_ll(state, arg, 0, 1024);
+		break;
+	case OPT_ACCEPT_MODE:
+		env.accept_mode = pick(state, arg, accept_modes, 3, "--accept-mode");
+		break;
+	default:
+		return parse_timing(key, arg, state);
+	}
+	return 0;
+}
+
+static error_t parse_rest(int key, char *arg, struct argp_state *state)
+{
+	switch (key) {
+	case OPT_PLANT_SYNC:
+		env.plant_sync = parse_ll(state, arg, 0, 100000000);
+		break;
+	case OPT_PAGEABLE:
+		env.pageable = true;
+		break;
+	case OPT_FREE:
+		env.free_every = arg ? parse_ll(state, arg, 0, 100000000) : 1;
+		break;
+	case 'g':
+		env.truth_path = arg;
+		break;
+	case OPT_GPU_LOG:
+		env.gpu_log = true;
+		break;
+	case OPT_EXERCISE:
+		env.exercise = true;
+		break;
+	case OPT_READY:
+		env.ready_file = arg;
+		break;
+	case OPT_GO:
+		env.go_file = arg;
+		break;
+	case OPT_WAIT_SIGNAL:
+		env.wait_signal = true;
+		break;
+	case OPT_DELAY:
+		env.start_delay_ms = parse_ll(state, arg, 0, 3600000);
+		break;
+	case OPT_WAIT_AT:
+		env.wait_at = pick(state, arg, wait_ats, 2, "--wait-at");
+		break;
+	case 'q':
+		env.quiet = true;
+		break;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+	return 0;
+}
+
+static error_t parse_opt(int key, char *arg, struct argp_state *state)
+{
+	switch (key) {
+	case OPT_RATE:
+		env.rate_n = parse_ll(state, arg, 0, 1000000000000ll);
+		break;
+	case OPT_RATE_CALL:
+		env.rate_call = pick(state, arg, rate_calls, 4, "--rate-call");
+		break;
+	case OPT_RATE_TRUTH:
+		env.rate_truth = true;
+		break;
+	case OPT_WORKER:
+		env.worker = true;
+		env.rank = parse_ll(state, arg, 0, 63);
+		break;
+	case OPT_READY_FD:
+		env.ready_fd = parse_ll(state, arg, 0, 1 << 20);
+		break;
+	case OPT_GO_FD:
+		env.go_fd = parse_ll(state, arg, 0, 1 << 20);
+		break;
+	case OPT_UID_FILE:
+		env.uid_file = arg;
+		break;
+	case ARGP_KEY_ARG:
+		argp_usage(state);
+		break;
+	case ARGP_KEY_END:
+		check_all(state);
+		break;
+	default:
+		if (parse_shape(key, arg, state) == ARGP_ERR_UNKNOWN)
+			return parse_rest(key, arg, state);
+	}
+	return 0;
+}
+
+int options__parse(int argc, char **argv)
+{
+	static const struct argp argp = { .options = opts, .parser = parse_opt, .doc = doc };
+
+	return argp_parse(&argp, argc, argv, 0, NULL, NULL);
+}

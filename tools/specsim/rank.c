@@ -1,0 +1,149 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/*
+ * One rank from start to exit: init, capture, optional exercise, the start
+ * gate, the loop, an optional rate test, teardown, then the ground truth is
+ * written (only now, so writing it never disturbs the timing).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "rank.h"
+
+static int gate(void)
+{
+	int ret;
+	unsigned long long t0 = gt_now();
+
+	truth__set_phase(PH_WAIT, -1);
+	ret = env.worker ? start_gate__rank() : start_gate__single();
+	truth__stage("wait", t0, gt_now());
+	return ret;
+}
+
+static int staged(const char *stage, enum gt_phase phase, int (*fn)(struct rank_state *),
+		  struct rank_state *st)
+{
+	unsigned long long t0 = gt_now();
+	int ret;
+
+	truth__set_phase(phase, -1);
+	ret = fn(st);
+	truth__stage(stage, t0, gt_now());
+	return ret;
+}
+
+static int init_all(struct rank_state *st)
+{
+	if (setup__init(st))
+		return -1;
+	if ((env.ranks > 1 || env.exercise) && setup__nccl(st))
+		return -1;
+	for (int b = 0; b < env.nr_batch_sizes; b++)
+		if (env.batch_sizes[b] == env.batch)
+			st->batch_index = b;
+	return 0;
+}
+
+static void teardown(struct rank_state *st)
+{
+	setup__teardown(st);
+}
+
+static int teardown_staged(struct rank_state *st)
+{
+	teardown(st);
+	return 0;
+}
+
+static void on_span(const struct specsim_gpu_span *s, void *ctx)
+{
+	truth__line("\"gpu\":\"%s\",\"stream\":%llu,\"start\":%llu,\"end\":%llu,\"exec\":%llu,"
+		    "\"kernel\":\"%s\"",
+		    s->kind, (unsigned long long)(uintptr_t)s->stream, s->start_ns, s->end_ns,
+		    (unsigned long long)(uintptr_t)s->exec, s->name ? s->name : "");
+}
+
+static void summary_line(const struct rank_state *st)
+{
+	char sizes[MAX_BATCH_SIZES * 8] = "";
+	size_t len = 0;
+
+	for (int b = 0; b < env.nr_batch_sizes; b++)
+		len += snprintf(sizes + len, sizeof(sizes) - len, "%s%d", b ? "," : "",
+				env.batch_sizes[b]);
+	truth__line("\"summary\":true,\"nranks\":%d,\"cycles\":%d,\"cycles_run\":%d,"
+		    "\"draft_k\":%d,\"draft_mode\":\"%s\",\"draft_graphs_per_cycle\":%d,"
+		    "\"accept_mode\":\"%s\",\"batch\":%d,\"batch_sizes\":[%s],\"layers\":%d,"
+		    "\"plant_sync\":%d,\"pageable_copies\":%s,\"free_in_loop\":%d,"
+		    "\"exercise\":%s,\"rate_test\":%lld,\"loop_start\":%llu,\"loop_end\":%llu,"
+		    "\"stopped\":%s,\"graph_launches\":%lld,\"host_ns\":%lld",
+		    env.ranks, env.cycles, st->cycles_run, env.draft_k,
+		    draft_mode_name(env.draft_mode), st->nr_draft_graphs,
+		    accept_mode_name(env.accept_mode), env.batch, sizes, env.layers, env.plant_sync,
+		    env.pageable ? "true" : "false", env.free_every,
+		    env.exercise ? "true" : "false",
+		    env.rate_n, st->loop_start, st->loop_end, stop_requested ? "true" : "false",
+		    truth__count("cuGraphLaunch"), env.host_ns);
+}
+
+/* FILE with its first %d replaced by the rank, or FILE.rankN. */
+static void truth_path(char *out, size_t size, int rank)
+{
+	const char *mark = strstr(env.truth_path, "%d");
+
+	if (mark)
+		snprintf(out, size, "%.*s%d%s", (int)(mark - env.truth_path), env.truth_path, rank,
+			 mark + 2);
+	else
+		snprintf(out, size, "%s.rank%d", env.truth_path, rank);
+}
+
+static void report(const struct rank_state *st)
+{
+	double secs = (st->loop_end - st->loop_start) / 1e9;
+
+	if (env.quiet || !st->cycles_run)
+		return;
+	printf("rank %d: %d cycles in %.3f s: %.3f ms per cycle (%.1f cycles/s)\n", st->rank,
+	       st->cycles_run, secs, secs * 1e3 / st->cycles_run, st->cycles_run / secs);
+	fflush(stdout);
+}
+
+int rank__run(void)
+{
+	struct rank_state *st = calloc(1, sizeof(*st));
+	char path[4096];
+	int ret = -1;
+
+	if (!st)
+		return -1;
+	st->rank = env.rank;
+	truth__init(env.rank, env.ranks);
+	if (env.wait_at == WAIT_AT_INIT && gate())
+		goto out;
+	if (staged("init", PH_INIT, init_all, st) || staged("capture", PH_CAPTURE,
+							     graphs__capture_all, st))
+		goto out;
+	if (env.exercise && staged("exercise", PH_EXERCISE, exercise__run, st))
+		goto out;
+	if (env.wait_at == WAIT_AT_LOOP && gate())
+		goto out;
+	if (staged("loop", PH_DRAFT, loop__run, st))
+		goto out;
+	if (env.rate_n && staged("rate", PH_RATE, loop__rate_test, st))
+		goto out;
+	ret = 0;
+out:
+	staged("teardown", PH_TEARDOWN, teardown_staged, st);
+	if (env.gpu_log)
+		specsimGpuLogDrain(on_span, NULL);
+	summary_line(st);
+	if (env.truth_path) {
+		truth_path(path, sizeof(path), st->rank);
+		if (truth__write(path))
+			ret = -1;
+	}
+	report(st);
+	free(st);
+	return ret;
+}

@@ -1,0 +1,91 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/* One rank of the simulated server: its handles, graphs and buffers. */
+#ifndef __SPECSIM_RANK_H
+#define __SPECSIM_RANK_H
+
+#include <stdio.h>
+#include "server.h"
+#include "truth.h"
+
+/* CALL, and on failure say which call failed and return -1 */
+#define CU(fn, callargs, ...)                                                     \
+	do {                                                                      \
+		int e_ = CALL(fn, callargs, ##__VA_ARGS__);                       \
+		if (e_) {                                                         \
+			fprintf(stderr, "specsim-server: rank %d: %s failed: %d\n", \
+				env.rank, #fn, e_);                               \
+			return -1;                                                \
+		}                                                                 \
+	} while (0)
+
+struct kernels {
+	CUfunction draft_layer, draft_head;	/* draft_head comes from a CUlibrary */
+	CUfunction attn, mlp, side;		/* target verify; side runs on a side stream */
+	CUfunction extend_layer, extend_head;
+	CUfunction eager, nop;
+};
+
+/* the GPU time each kernel was given */
+struct kernel_ns {
+	long long draft_layer, draft_head, attn, mlp, side, extend_layer, extend_head, eager;
+};
+
+struct graph_pair {
+	CUgraph graph;
+	CUgraphExec exec;
+};
+
+/* What a capture recorded, for the exec line of the ground truth. */
+struct capture_count {
+	int kernels, side_kernels, collectives;
+	long long gpu_ns;
+};
+
+struct rank_state {
+	int rank;
+	CUdevice dev;
+	CUcontext ctx;
+	CUstream main, side;
+	CUstream ex;		/* blocking, for the exercise's memory calls */
+	CUmodule module;
+	CUlibrary library;
+	CUkernel head_kernel;
+	struct kernels k;
+	struct kernel_ns ns;
+	CUevent fork_ev, join_ev, accept_ev[2];
+	CUdeviceptr kv, accept_dev, hidden;
+	size_t accept_bytes, hidden_count;
+	void *accept_host, *ids_host, *pageable_buf;
+	ncclComm_t comm;
+	struct graph_pair verify[MAX_BATCH_SIZES];
+	struct graph_pair draft[MAX_BATCH_SIZES][MAX_DRAFT_K];
+	struct graph_pair extend[MAX_BATCH_SIZES];
+	int nr_draft_graphs;	/* per batch size: k, or 1 for one-graph */
+	int batch_index;
+	struct capture_count count;
+	int cycles_run;
+	unsigned long long loop_start, loop_end;
+};
+
+/* setup.c */
+int setup__init(struct rank_state *st);
+int setup__nccl(struct rank_state *st);
+void setup__teardown(struct rank_state *st);
+int publish_uid(const char *path, const ncclUniqueId *id);
+int fetch_uid(const char *path, ncclUniqueId *id);
+
+/* graphs.c */
+int graphs__launch(struct rank_state *st, CUfunction f, CUstream s, int bs, long long ns);
+int graphs__capture_all(struct rank_state *st);
+
+/* loop.c */
+int loop__run(struct rank_state *st);
+int loop__rate_test(struct rank_state *st);
+
+/* exercise.c */
+int exercise__run(struct rank_state *st);
+
+/* exercise_nccl.c */
+int exercise__nccl(struct rank_state *st);
+
+#endif /* __SPECSIM_RANK_H */

@@ -1,0 +1,211 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+# Builds the simulated GPU and runs specsim-server for 1 and 4 ranks, checking
+# that every ground truth file parses and holds exactly the cuGraphLaunch
+# calls and phases the options ask for, plus the nesting and start gate rules.
+set -euo pipefail
+TOP=$(cd "$(dirname "$0")/../.." && pwd)
+OUT=${SPECSIM_OUTPUT:-$TOP/.output}
+SERVER=$OUT/specsim/specsim-server
+SCRATCH=$(mktemp -d /tmp/specsim-selftest.XXXXXX)
+PASSED=0
+FAILED=0
+trap 'rm -rf "$SCRATCH"' EXIT
+
+pass() { PASSED=$((PASSED + 1)); echo "  ok    $1"; }
+fail() { FAILED=$((FAILED + 1)); echo "  FAIL  $1"; }
+
+echo "== build"
+if make -s -C "$TOP" -f tools/specsim/specsim.mk OUTPUT="$OUT" specsim; then
+	pass "build (libraries pass check-prologue)"
+else
+	fail "build"
+	exit 1
+fi
+
+echo "== simulated GPU semantics"
+if "$OUT/specsim/specsim-simtest" 2>/dev/null; then
+	pass "blocking rules, capture, events, copies, legacy stream, proc address, NCCL rendezvous"
+else
+	fail "specsim-simtest"
+fi
+
+# check TRUTH_PREFIX RANKS CYCLES DRAFT_GRAPHS EXTRA_LAUNCHES [PLANTED] [FREES]
+check() {
+	python3 - "$@" <<'EOF'
+import collections, json, sys
+
+prefix, ranks, cycles, draft_graphs, extra = sys.argv[1], *map(int, sys.argv[2:6])
+planted = int(sys.argv[6]) if len(sys.argv) > 6 else 0
+frees = int(sys.argv[7]) if len(sys.argv) > 7 else 0
+errors = []
+
+def expect(cond, what):
+    if not cond:
+        errors.append(what)
+
+for rank in range(ranks):
+    path = f"{prefix}.rank{rank}"
+    with open(path) as f:
+        lines = [json.loads(l) for l in f]          # every line must parse
+    calls = [l for l in lines if "name" in l]
+    phases = [l for l in lines if "phase" in l and "start" in l]
+    top = [c for c in calls if c["depth"] == 0]
+    launches = [c for c in top if c["name"] == "cuGraphLaunch"]
+    want = cycles * (draft_graphs + 2) + extra
+    expect(len(launches) == want, f"{path}: {len(launches)} cuGraphLaunch, want {want}")
+    expect(len(phases) == 4 * cycles, f"{path}: {len(phases)} phases, want {4 * cycles}")
+    for c in calls:
+        expect(c["before"] <= c["after"], f"{path}: {c['name']} ends before it starts")
+        expect(c["rank"] == rank, f"{path}: {c['name']} has rank {c['rank']}")
+    # phases tile each cycle in order, and every loop call lies in its phase
+    order = ["draft", "verify", "accept", "extend"]
+    span = {}
+    for i, p in enumerate(phases):
+        expect(p["phase"] == order[i % 4] and p["cycle"] == i // 4, f"{path}: phase {i} is {p}")
+        if i:
+            expect(phases[i - 1]["end"] == p["start"], f"{path}: gap before phase {i}")
+        span[(p["cycle"], p["phase"])] = p
+    for c in top:
+        p = span.get((c["cycle"], c["phase"]))
+        if c["cycle"] >= 0 and p:
+            expect(p["start"] <= c["before"] and c["after"] <= p["end"],
+                   f"{path}: {c['name']} outside its {c['phase']} phase")
+    per_cycle = collections.Counter((c["cycle"], c["phase"]) for c in launches if c["cycle"] >= 0)
+    for i in range(cycles):
+        expect(per_cycle[(i, "draft")] == draft_graphs, f"{path}: cycle {i} draft launches")
+        expect(per_cycle[(i, "verify")] == 1 and per_cycle[(i, "extend")] == 1,
+               f"{path}: cycle {i} verify/extend launches")
+    # nested calls sit inside an NCCL call of the same thread
+    nccl = [c for c in top if c["name"].startswith("nccl")]
+    for c in (c for c in calls if c["depth"] == 1):
+        inside = [p for p in nccl if p["name"] == c["parent"] and p["tid"] == c["tid"]
+                  and p["before"] <= c["before"] and c["after"] <= p["after"]]
+        expect(len(inside) == 1, f"{path}: nested {c['name']} not inside one {c['parent']}")
+    captured = sum(1 for c in top if c["name"] == "ncclAllReduce" and c["phase"] == "capture")
+    execs = [l for l in lines if "exec" in l and "role" in l]
+    colls = sum(e["collectives"] for e in execs)
+    expect(captured == colls, f"{path}: {captured} captured all-reduces, exec lines say {colls}")
+    tags = collections.Counter(c.get("tag") for c in top)
+    expect(tags["planted-sync"] == planted, f"{path}: {tags['planted-sync']} planted syncs")
+    expect(tags["free-in-loop"] == 2 * frees, f"{path}: {tags['free-in-loop']} free-in-loop calls")
+    summary = [l for l in lines if l.get("summary")]
+    expect(len(summary) == 1 and summary[0]["cycles_run"] == cycles, f"{path}: summary")
+
+for e in errors[:20]:
+    print("    " + e)
+sys.exit(1 if errors else 0)
+EOF
+}
+
+echo "== one rank: per-step drafts, planted sync, free in loop, every entry point"
+T1=$SCRATCH/one
+if "$SERVER" -q --cycles 7 --draft-k 3 --plant-sync 3 --free-in-loop=2 --exercise --gpu-log \
+	--ground-truth "$T1" && check "$T1" 1 7 3 2 2 3; then
+	pass "1 rank: 7 cycles x (3 + 2) + 2 cuGraphLaunch, 28 phases, 2 planted syncs"
+else
+	fail "1 rank ground truth"
+fi
+if n=$(python3 - "$T1.rank0" <<'EOF'
+import json, sys
+lines = [json.loads(l) for l in open(sys.argv[1])]
+names = {l["name"] for l in lines if "name" in l}
+need = """cuLaunchKernel cuLaunchKernelEx cuLaunchCooperativeKernel cuLaunchHostFunc cuGraphLaunch
+cuStreamBeginCapture cuStreamBeginCapture_v2 cuStreamBeginCaptureToGraph cuStreamEndCapture
+cuGraphInstantiate cuGraphInstantiate_v2 cuGraphInstantiateWithFlags cuGraphInstantiateWithParams
+cuGraphExecDestroy cuGraphExecUpdate cuGraphExecUpdate_v2 cuStreamGetCaptureInfo
+cuStreamGetCaptureInfo_v2 cuStreamGetCaptureInfo_v3 cuStreamIsCapturing cuCtxSynchronize
+cuCtxSynchronize_v2 cuStreamSynchronize cuEventSynchronize cuStreamQuery cuEventQuery cuMemcpy
+cuMemcpyAsync cuMemcpyHtoD_v2 cuMemcpyDtoH_v2 cuMemcpyDtoD_v2 cuMemcpyHtoDAsync_v2
+cuMemcpyDtoHAsync_v2 cuMemcpyDtoDAsync_v2 cuMemsetD8_v2 cuMemsetD32_v2 cuMemsetD8Async
+cuMemsetD32Async cuMemHostAlloc cuMemAllocHost_v2 cuMemHostRegister_v2 cuMemHostUnregister
+cuMemFreeHost cuMemAlloc_v2 cuMemFree_v2 cuMemAllocAsync cuMemFreeAsync cuModuleLoad
+cuModuleLoadData cuLibraryLoadData cuEventRecord cuEventRecordWithFlags cuStreamWaitEvent
+cuEventCreate cuEventDestroy_v2 cuModuleGetFunction cuLibraryGetKernel cuKernelGetFunction cuInit
+cuDeviceGet cuDevicePrimaryCtxRetain cuCtxSetCurrent cuCtxPushCurrent_v2 cuStreamCreate
+cuStreamCreateWithPriority cuStreamDestroy_v2 cuGetProcAddress_v2 ncclAllReduce ncclAllGather
+ncclReduceScatter ncclBroadcast ncclReduce ncclAlltoAll ncclGather ncclScatter ncclSend ncclRecv
+cuMemcpyPeer cuMemcpyPeerAsync cuMemsetD16_v2 cuMemsetD16Async cuMemsetD2D8_v2 cuMemsetD2D16_v2
+cuMemsetD2D32_v2 cuMemsetD2D8Async cuMemsetD2D16Async cuMemsetD2D32Async cuMemAllocFromPoolAsync
+cuMemAllocManaged cuMemAllocPitch_v2 cuModuleLoadDataEx cuModuleLoadFatBinary cuLibraryLoadFromFile
+ncclCommInitRankScalable
+ncclGroupStart ncclGroupEnd ncclGetUniqueId ncclCommInitRank ncclCommInitRankConfig
+ncclCommInitAll ncclCommSplit ncclCommDestroy ncclCommAbort ncclCommFinalize ncclCommCount
+ncclCommUserRank""".split()
+missing = [n for n in need if n not in names]
+bad = [l for l in lines if "name" in l and l["result"] and l.get("tag") != "expected-error"
+       and l["name"] not in ("cuEventQuery", "cuStreamQuery")]
+gpu = [l for l in lines if "gpu" in l]
+if missing or bad or not gpu:
+    print("    missing:", missing, "failed:", [(l["name"], l["result"]) for l in bad],
+          "gpu lines:", len(gpu), file=sys.stderr)
+    sys.exit(1)
+print(len(need))
+EOF
+); then
+	pass "--exercise calls all $n listed entry points, only expected failures"
+else
+	fail "--exercise coverage"
+fi
+
+echo "== four ranks: one-graph drafts, pageable copies, deferred accept, start gate"
+T4=$SCRATCH/four
+"$SERVER" -q --ranks 4 --cycles 5 --draft-mode one-graph --pageable-copies \
+	--accept-mode deferred --batch-sizes 1,4 --batch 4 --layers 2 --ground-truth "$T4" \
+	--ready-file "$SCRATCH/ready" --go-file "$SCRATCH/go" &
+pid=$!
+for _ in $(seq 300); do [ -e "$SCRATCH/ready" ] && break; sleep 0.1; done
+if [ -e "$SCRATCH/ready" ] && [ "$(wc -l <"$SCRATCH/ready")" -eq 5 ] && [ ! -e "$T4.rank0" ]; then
+	pass "ready file lists launcher + 4 ranks; nothing ran before the go file"
+else
+	fail "ready file"
+fi
+touch "$SCRATCH/go"
+if wait "$pid" && check "$T4" 4 5 1 0; then
+	pass "4 ranks: 5 cycles x (1 + 2) cuGraphLaunch each, 20 phases each"
+else
+	fail "4 ranks ground truth"
+fi
+if python3 - "$T4" <<'EOF'; then
+import json, sys
+for r in range(4):
+    lines = [json.loads(l) for l in open(f"{sys.argv[1]}.rank{r}")]
+    calls = [l for l in lines if "name" in l]
+    # 2 layers x 2 batch sizes captured, each with its nested launch, no replay-time calls
+    ar = [c for c in calls if c["name"] == "ncclAllReduce"]
+    nested = [c for c in calls if c.get("parent") == "ncclAllReduce"]
+    copies = [c for c in calls
+              if c["name"] == "cuMemcpyDtoHAsync_v2" and c.get("tag") == "pageable-copy"]
+    deferred = [c for c in calls if c.get("tag") == "deferred"]
+    if len(ar) != 4 or len(nested) != 4 or any(c["phase"] != "capture" for c in ar) \
+            or len(copies) != 5 or len(deferred) != 5:
+        print(f"    rank {r}: {len(ar)} all-reduces, {len(nested)} nested, "
+              f"{len(copies)} pageable copies, {len(deferred)} deferred syncs")
+        sys.exit(1)
+EOF
+	pass "4 ranks: captured all-reduces nest one cuLaunchKernelEx each"
+else
+	fail "4 ranks nesting"
+fi
+
+echo "== rate test, SIGUSR1 start"
+TR=$SCRATCH/rate
+"$SERVER" -q --cycles 0 --rate-test 20000 --wait-signal --ready-file "$SCRATCH/ready1" \
+	--ground-truth "$TR" &
+pid=$!
+for _ in $(seq 300); do [ -e "$SCRATCH/ready1" ] && break; sleep 0.1; done
+kill -USR1 "$(head -1 "$SCRATCH/ready1")"
+if wait "$pid" && grep -q '"rate_test":"launch","n":20000' "$TR.rank0"; then
+	pass "rate test of 20000 launches, started by SIGUSR1"
+else
+	fail "rate test"
+fi
+
+if ls /dev/shm/specsim-nccl.* >/dev/null 2>&1; then
+	fail "shared memory segments left in /dev/shm"
+else
+	pass "no NCCL segments left in /dev/shm"
+fi
+
+echo "specsim selftest: $PASSED passed, $FAILED failed"
+[ "$FAILED" -eq 0 ]

@@ -1,0 +1,71 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/* The simulated EAGLE-style speculative decoding server. */
+#ifndef __SPECSIM_SERVER_H
+#define __SPECSIM_SERVER_H
+
+#include <signal.h>
+#include <stdbool.h>
+#include "specsim.h"
+
+#define MAX_BATCH_SIZES 16
+#define MAX_DRAFT_K 32
+
+enum draft_mode { DRAFT_PER_STEP, DRAFT_ONE_GRAPH };
+enum accept_mode { ACCEPT_SYNC, ACCEPT_EVENT, ACCEPT_DEFERRED };
+enum wait_at { WAIT_AT_LOOP, WAIT_AT_INIT };
+enum rate_call { RATE_LAUNCH, RATE_RECORD, RATE_QUERY, RATE_GRAPH };
+
+struct env {
+	int cycles;
+	int draft_k;
+	enum draft_mode draft_mode;
+	long long draft_ns, verify_ns, accept_ns, extend_ns, allreduce_ns;
+	long long host_ns;	/* host work before each graph launch */
+	int ranks;
+	int batch_sizes[MAX_BATCH_SIZES];
+	int nr_batch_sizes;
+	int batch;		/* the batch size the loop replays */
+	int layers;
+	int draft_kernels;
+	int eager;
+	int plant_sync;		/* every N cycles, 0 = never */
+	bool pageable;
+	int free_every;		/* every N cycles, 0 = never */
+	enum accept_mode accept_mode;
+	const char *truth_path;
+	bool gpu_log;
+	bool exercise;
+	const char *ready_file, *go_file;
+	bool wait_signal;
+	long long start_delay_ms;
+	enum wait_at wait_at;
+	long long rate_n;
+	enum rate_call rate_call;
+	bool rate_truth;
+	bool quiet;
+	/* set for a rank process started by the launcher */
+	int rank;
+	bool worker;
+	int ready_fd, go_fd;
+	const char *uid_file;
+};
+
+extern struct env env;
+extern volatile sig_atomic_t stop_requested;
+
+/* options.c */
+int options__parse(int argc, char **argv);
+const char *draft_mode_name(enum draft_mode m);
+const char *accept_mode_name(enum accept_mode m);
+const char *rate_call_name(enum rate_call c);
+
+/* launcher.c */
+int launcher__run(int argc, char **argv);
+int start_gate__single(void);
+int start_gate__rank(void);
+void stop_signals__install(void);
+
+/* rank.c */
+int rank__run(void);
+
+#endif /* __SPECSIM_SERVER_H */
