@@ -38,7 +38,7 @@ else
 	msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
 endif
 
-.PHONY: all static test unit-test integration-test deps vmlinux clean tools example
+.PHONY: all static test unit-test integration-test deps vmlinux clean tools demo
 
 all: specprobe tools
 
@@ -83,9 +83,9 @@ integration-test: specprobe tools
 
 test: unit-test integration-test
 
-# Trace the bundled look-alike program (root).
-example: all
-	$(Q)tools/example.sh
+# Trace the bundled simulated GPU server (root).
+demo: all
+	$(Q)./specprobe demo
 
 deps:
 	$(Q)if [ "$$(id -u)" != 0 ]; then echo "make deps: run as root (apt-get)" >&2; exit 1; fi

@@ -24,6 +24,7 @@ extern const struct argp target_argp;
 int cmd_record(int argc, char **argv);
 int cmd_dump(int argc, char **argv);
 int cmd_list(int argc, char **argv);
+int cmd_demo(int argc, char **argv);
 
 /* Append the pids of "1,2,3" to pids; 0 or -EINVAL. */
 int cli__parse_pids(const char *arg, int *pids, int *nr_pids, int max_pids);

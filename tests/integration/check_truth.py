@@ -1,0 +1,102 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+"""Compare a recording of specsim-server with the server's own ground truth.
+
+  check_truth.py --calls CALLS.jsonl --header HEADER.txt --dump-stderr ERR TRUTH...
+
+Counts from the attach-complete mark in the header: every call the server made
+to a probed symbol after it must be in the recording exactly once, on the same
+thread, with equal arguments, its entry timestamp inside the server's
+before/after bracket, and the same nesting depth.
+"""
+import argparse
+import collections
+import json
+import re
+import sys
+
+
+def as_int(v):
+    if isinstance(v, str) and v.startswith("0x"):
+        return int(v, 16)
+    return v
+
+
+def recorded_value(call, key):
+    for where in (call.get("args") or {}, call.get("config") or {}, call):
+        if key in where:
+            return as_int(where[key])
+    return None
+
+
+def probed_symbols(header_path):
+    attach_done, symbols = None, set()
+    for line in open(header_path):
+        m = re.match(r"# attach took [0-9.]+ ms, complete at (\d+)", line)
+        if m:
+            attach_done = int(m.group(1))
+        m = re.match(r"# probe \d+: lib \d+ (\S+) ", line)
+        if m:
+            symbols.add(m.group(1))
+    return attach_done, symbols
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--calls", required=True)
+    ap.add_argument("--header", required=True)
+    ap.add_argument("--dump-stderr", required=True)
+    ap.add_argument("truth", nargs="+")
+    a = ap.parse_args()
+    attach_done, symbols = probed_symbols(a.header)
+    calls = [json.loads(l) for l in open(a.calls)]
+    truth = []
+    for path in a.truth:
+        for line in open(path):
+            t = json.loads(line)
+            if "before" not in t or t["before"] < attach_done:
+                continue
+            # pnccl aliases are attached under the ncclX name
+            sym = t["name"][1:] if t["name"].startswith("pnccl") else t["name"]
+            if sym in symbols or t["name"] in symbols:
+                truth.append(t)
+    failures = []
+
+    def expect(cond, what):
+        if not cond:
+            failures.append(what)
+
+    got = collections.defaultdict(list)
+    for c in calls:
+        if c["ts_entry"] >= attach_done:
+            got[(c["name"], c["pid"], c["tid"])].append(c)
+    want = collections.defaultdict(list)
+    for t in sorted(truth, key=lambda t: t["before"]):
+        want[(t["base"], t["pid"], t["tid"])].append(t)
+    for key in sorted(set(got) | set(want), key=str):
+        g, w = got.get(key, []), want.get(key, [])
+        expect(len(g) == len(w), f"{key}: recorded {len(g)}, ground truth {len(w)}")
+        for k, (c, t) in enumerate(zip(g, w)):
+            where = f"{key[0]} #{k} tid {key[2]}"
+            expect(t["before"] <= c["ts_entry"] <= t["after"],
+                   f"{where}: ts_entry outside [{t['before']}, {t['after']}]")
+            expect(c["depth"] == t.get("depth", 0), f"{where}: depth {c['depth']} != {t.get('depth')}")
+            if c["ts_return"] is not None:
+                expect(c["ts_return"] <= t["after"], f"{where}: ts_return after the call ended")
+                expect(c["result"] == t["result"], f"{where}: result {c['result']} != {t['result']}")
+            for arg, val in (t.get("args") or {}).items():
+                if not isinstance(val, int):
+                    continue
+                rec = recorded_value(c, arg)
+                if rec is not None:
+                    expect(rec == val, f"{where}: {arg} {rec} != {val}")
+    m = re.search(r"(\d+) calls, (\d+) unreturned, (\d+) dropped", open(a.dump_stderr).read())
+    expect(m is not None and int(m.group(3)) == 0, f"drops: {m and m.group(3)}")
+    for f in failures[:15]:
+        print("  FAIL:", f)
+    print(f"  {len(truth)} calls since the attach-complete mark compared, {len(failures)} mismatches")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+# Trace the running simulated server by -p; the recording must hold exactly its calls.
+source "$(dirname "$0")/lib.sh"
+SERVER=$TOP/.output/specsim/specsim-server
+
+# trace_server NAME SERVER_ARGS...
+trace_server() {
+	local name=$1 dir="$SCRATCH/$1" server pid rec
+	shift
+	mkdir -p "$dir"
+	"$SERVER" -q --ground-truth "$dir/gt" --ready-file "$dir/ready" --go-file "$dir/go" "$@" \
+		>"$dir/server.out" 2>&1 &
+	server=$!
+	if ! wait_file "$dir/ready" 300; then
+		fail "$name: server never became ready: $(tail -1 "$dir/server.out")"
+		return
+	fi
+	sleep 0.1
+	pid=$(head -1 "$dir/ready")
+	"$SPECPROBE" record -o "$dir/rec.sprb" -p "$pid" --ring-mb 256 2>"$dir/rec.err" &
+	rec=$!
+	wait_file "$dir/rec.sprb" 300
+	touch "$dir/go"
+	wait $server
+	wait $rec
+	"$SPECPROBE" dump --json "$dir/rec.sprb" >"$dir/calls.jsonl" 2>"$dir/dump.err"
+	"$SPECPROBE" dump -H "$dir/rec.sprb" 2>/dev/null | grep '^#' >"$dir/header.txt"
+	if python3 "$TOP/tests/integration/check_truth.py" --calls "$dir/calls.jsonl" \
+		--header "$dir/header.txt" --dump-stderr "$dir/dump.err" "$dir"/gt.rank*; then
+		pass "$name: every call since attach, per thread, arguments and brackets equal"
+	else
+		fail "$name: recording differs from the server's ground truth ($dir)"
+		trap - EXIT
+	fi
+}
+
+trace_server one-rank --cycles 200
+trace_server four-ranks --cycles 100 --ranks 4
+trace_server planted-syncs --cycles 100 --plant-sync 3 --pageable-copies --free-in-loop \
+	--accept-mode deferred --draft-mode one-graph
+# a million calls in one burst: the ring holds them all, the reader drains as they come
+trace_server million --cycles 1 --rate-test 1000000 --rate-truth
+finish
