@@ -31,24 +31,34 @@ SIM_EXPORT CUresult cuInit(unsigned int flags)
 	return sim_init();
 }
 
+static CUresult device_check(const void *out, int dev)
+{
+	if (!out)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (dev < 0 || dev >= sim_dev.nr_devices)
+		return CUDA_ERROR_INVALID_DEVICE;
+	return CUDA_SUCCESS;
+}
+
 SIM_EXPORT CUresult cuDeviceGet(CUdevice *device, int ordinal)
 {
+	CUresult err;
+
 	CHECK_INIT();
-	if (!device)
-		return CUDA_ERROR_INVALID_VALUE;
-	if (ordinal < 0 || ordinal >= sim_dev.nr_devices)
-		return CUDA_ERROR_INVALID_DEVICE;
-	*device = ordinal;
-	return CUDA_SUCCESS;
+	err = device_check(device, ordinal);
+	if (!err)
+		*device = ordinal;
+	return err;
 }
 
 SIM_EXPORT CUresult cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev)
 {
+	CUresult err;
+
 	CHECK_INIT();
-	if (!pctx)
-		return CUDA_ERROR_INVALID_VALUE;
-	if (dev < 0 || dev >= sim_dev.nr_devices)
-		return CUDA_ERROR_INVALID_DEVICE;
+	err = device_check(pctx, dev);
+	if (err)
+		return err;
 	primary_ctx[dev].magic = SIM_MAGIC_CTX;
 	primary_ctx[dev].device = dev;
 	*pctx = &primary_ctx[dev];
@@ -182,43 +192,46 @@ SIM_EXPORT CUresult cuStreamDestroy_v2(CUstream hStream)
 }
 
 /* Syncing or querying a capturing stream fails and invalidates the capture. */
-static bool capturing_spoil(struct specsim_stream *s)
+static CUresult stream_for_sync(CUstream hStream, struct specsim_stream **out)
 {
+	struct specsim_stream *s = sim_stream_resolve(hStream);
 	bool capturing;
 
+	if (!s)
+		return CUDA_ERROR_INVALID_HANDLE;
 	pthread_mutex_lock(&sim_dev.lock);
 	capturing = s->cap != NULL;
 	if (capturing)
 		sim_capture_invalidate_locked(s->cap);
 	pthread_mutex_unlock(&sim_dev.lock);
-	return capturing;
+	if (capturing)
+		return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+	*out = s;
+	return CUDA_SUCCESS;
 }
 
 SIM_EXPORT CUresult cuStreamSynchronize(CUstream hStream)
 {
 	struct specsim_stream *s;
+	CUresult err;
 
 	CHECK_INIT();
-	s = sim_stream_resolve(hStream);
-	if (!s)
-		return CUDA_ERROR_INVALID_HANDLE;
-	if (capturing_spoil(s))
-		return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
-	sim_wait_stream(s);
-	return CUDA_SUCCESS;
+	err = stream_for_sync(hStream, &s);
+	if (!err)
+		sim_wait_stream(s);
+	return err;
 }
 
 SIM_EXPORT CUresult cuStreamQuery(CUstream hStream)
 {
 	struct specsim_stream *s;
+	CUresult err;
 	bool busy;
 
 	CHECK_INIT();
-	s = sim_stream_resolve(hStream);
-	if (!s)
-		return CUDA_ERROR_INVALID_HANDLE;
-	if (capturing_spoil(s))
-		return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+	err = stream_for_sync(hStream, &s);
+	if (err)
+		return err;
 	pthread_mutex_lock(&sim_dev.lock);
 	busy = s->done_seq < s->enq_seq;
 	if (s->legacy)
@@ -332,32 +345,33 @@ static int event_state_locked(const struct specsim_event *ev)
 	return ev->stream->done_seq >= ev->seq;
 }
 
-SIM_EXPORT CUresult cuEventQuery(CUevent hEvent)
+/* Query and synchronize differ only in waiting for a pending event. */
+static CUresult event_done(struct specsim_event *ev, bool wait)
 {
 	int state;
 
-	CHECK_INIT();
-	if (!event_ok(hEvent))
+	if (!event_ok(ev))
 		return CUDA_ERROR_INVALID_HANDLE;
 	pthread_mutex_lock(&sim_dev.lock);
-	state = event_state_locked(hEvent);
+	state = event_state_locked(ev);
+	if (state == 0 && wait) {
+		sim_wait_locked(ev->stream, ev->seq);
+		state = 1;
+	}
 	pthread_mutex_unlock(&sim_dev.lock);
 	if (state < 0)
 		return -state;
 	return state ? CUDA_SUCCESS : CUDA_ERROR_NOT_READY;
 }
 
+SIM_EXPORT CUresult cuEventQuery(CUevent hEvent)
+{
+	CHECK_INIT();
+	return event_done(hEvent, false);
+}
+
 SIM_EXPORT CUresult cuEventSynchronize(CUevent hEvent)
 {
-	int state;
-
 	CHECK_INIT();
-	if (!event_ok(hEvent))
-		return CUDA_ERROR_INVALID_HANDLE;
-	pthread_mutex_lock(&sim_dev.lock);
-	state = event_state_locked(hEvent);
-	if (state == 0)
-		sim_wait_locked(hEvent->stream, hEvent->seq);
-	pthread_mutex_unlock(&sim_dev.lock);
-	return state < 0 ? -state : CUDA_SUCCESS;
+	return event_done(hEvent, true);
 }

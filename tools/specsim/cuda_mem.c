@@ -11,6 +11,7 @@
 #include "sim.h"
 
 #define PTR(d) ((void *)(uintptr_t)(d))
+#define DPTR(p) ((CUdeviceptr)(uintptr_t)(p))
 
 static bool capturing(struct specsim_stream *s)
 {
@@ -120,86 +121,88 @@ static CUresult copy_any(struct specsim_stream *s, CUdeviceptr dst, CUdeviceptr 
 	return err;
 }
 
+enum copy_kind { COPY_ANY, COPY_H2D, COPY_D2H, COPY_D2D };
+
+static CUresult copy(CUstream hStream, bool async, enum copy_kind kind, CUdeviceptr dst,
+		     CUdeviceptr src, size_t bytes)
+{
+	struct specsim_stream *s = sim_stream_for(hStream, async);
+
+	if (!s)
+		return CUDA_ERROR_INVALID_HANDLE;
+	switch (kind) {
+	case COPY_H2D:
+		return h2d(s, dst, PTR(src), bytes, async);
+	case COPY_D2H:
+		return d2h(s, PTR(dst), src, bytes, async);
+	case COPY_D2D:
+		return sim_copy_d2d(s, dst, src, bytes);
+	default:
+		return copy_any(s, dst, src, bytes, async);
+	}
+}
+
 SIM_EXPORT CUresult cuMemcpy(CUdeviceptr dst, CUdeviceptr src, size_t ByteCount)
 {
 	CHECK_INIT();
-	return copy_any(sim_dev.legacy, dst, src, ByteCount, false);
+	return copy(NULL, false, COPY_ANY, dst, src, ByteCount);
 }
 
 SIM_EXPORT CUresult cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src, size_t ByteCount,
 				  CUstream hStream)
 {
-	struct specsim_stream *s;
-
 	CHECK_INIT();
-	s = sim_stream_resolve(hStream);
-	if (!s)
-		return CUDA_ERROR_INVALID_HANDLE;
-	return copy_any(s, dst, src, ByteCount, true);
+	return copy(hStream, true, COPY_ANY, dst, src, ByteCount);
 }
 
 SIM_EXPORT CUresult cuMemcpyHtoD_v2(CUdeviceptr dstDevice, const void *srcHost, size_t ByteCount)
 {
 	CHECK_INIT();
-	return h2d(sim_dev.legacy, dstDevice, srcHost, ByteCount, false);
+	return copy(NULL, false, COPY_H2D, dstDevice, DPTR(srcHost), ByteCount);
 }
 
 SIM_EXPORT CUresult cuMemcpyDtoH_v2(void *dstHost, CUdeviceptr srcDevice, size_t ByteCount)
 {
 	CHECK_INIT();
-	return d2h(sim_dev.legacy, dstHost, srcDevice, ByteCount, false);
+	return copy(NULL, false, COPY_D2H, DPTR(dstHost), srcDevice, ByteCount);
 }
 
 SIM_EXPORT CUresult cuMemcpyDtoD_v2(CUdeviceptr dstDevice, CUdeviceptr srcDevice,
 				    size_t ByteCount)
 {
 	CHECK_INIT();
-	return sim_copy_d2d(sim_dev.legacy, dstDevice, srcDevice, ByteCount);
+	return copy(NULL, false, COPY_D2D, dstDevice, srcDevice, ByteCount);
 }
 
 SIM_EXPORT CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr dstDevice, const void *srcHost,
 					 size_t ByteCount, CUstream hStream)
 {
-	struct specsim_stream *s;
-
 	CHECK_INIT();
-	s = sim_stream_resolve(hStream);
-	if (!s)
-		return CUDA_ERROR_INVALID_HANDLE;
-	return h2d(s, dstDevice, srcHost, ByteCount, true);
+	return copy(hStream, true, COPY_H2D, dstDevice, DPTR(srcHost), ByteCount);
 }
 
 SIM_EXPORT CUresult cuMemcpyDtoHAsync_v2(void *dstHost, CUdeviceptr srcDevice, size_t ByteCount,
 					 CUstream hStream)
 {
-	struct specsim_stream *s;
-
 	CHECK_INIT();
-	s = sim_stream_resolve(hStream);
-	if (!s)
-		return CUDA_ERROR_INVALID_HANDLE;
-	return d2h(s, dstHost, srcDevice, ByteCount, true);
+	return copy(hStream, true, COPY_D2H, DPTR(dstHost), srcDevice, ByteCount);
 }
 
 SIM_EXPORT CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr dstDevice, CUdeviceptr srcDevice,
 					 size_t ByteCount, CUstream hStream)
 {
-	struct specsim_stream *s;
-
 	CHECK_INIT();
-	s = sim_stream_resolve(hStream);
-	if (!s)
-		return CUDA_ERROR_INVALID_HANDLE;
-	return sim_copy_d2d(s, dstDevice, srcDevice, ByteCount);
+	return copy(hStream, true, COPY_D2D, dstDevice, srcDevice, ByteCount);
 }
 
 /*
  * Memsets are async for the host unless they write pinned host memory. count
  * elements per row; rows > 1 makes it 2D, rows pitch bytes apart.
  */
-CUresult sim_memset(struct specsim_stream *s, CUdeviceptr dst, unsigned int value, int elem,
-		    size_t count, size_t pitch, size_t rows, bool async)
+CUresult sim_memset(CUstream hStream, bool async, CUdeviceptr dst, unsigned int value, int elem,
+		    size_t count, size_t pitch, size_t rows)
 {
+	struct specsim_stream *s = sim_stream_for(hStream, async);
 	size_t span = rows > 1 ? pitch * (rows - 1) + count * elem : count * elem;
 	struct sim_node node = {
 		.kind = NODE_MEMSET,
@@ -214,6 +217,8 @@ CUresult sim_memset(struct specsim_stream *s, CUdeviceptr dst, unsigned int valu
 	u64 seq = 0;
 	CUresult err;
 
+	if (!s)
+		return CUDA_ERROR_INVALID_HANDLE;
 	if (!sim_dev_ok(dst, span) || (dst % elem) || (rows > 1 && pitch < count * elem))
 		return CUDA_ERROR_INVALID_VALUE;
 	err = sim_stream_submit(s, &node, &seq);
@@ -225,37 +230,27 @@ CUresult sim_memset(struct specsim_stream *s, CUdeviceptr dst, unsigned int valu
 SIM_EXPORT CUresult cuMemsetD8_v2(CUdeviceptr dstDevice, unsigned char uc, size_t N)
 {
 	CHECK_INIT();
-	return sim_memset(sim_dev.legacy, dstDevice, uc, 1, N, 0, 1, false);
+	return sim_memset(NULL, false, dstDevice, uc, 1, N, 0, 1);
 }
 
 SIM_EXPORT CUresult cuMemsetD32_v2(CUdeviceptr dstDevice, unsigned int ui, size_t N)
 {
 	CHECK_INIT();
-	return sim_memset(sim_dev.legacy, dstDevice, ui, 4, N, 0, 1, false);
+	return sim_memset(NULL, false, dstDevice, ui, 4, N, 0, 1);
 }
 
 SIM_EXPORT CUresult cuMemsetD8Async(CUdeviceptr dstDevice, unsigned char uc, size_t N,
 				    CUstream hStream)
 {
-	struct specsim_stream *s;
-
 	CHECK_INIT();
-	s = sim_stream_resolve(hStream);
-	if (!s)
-		return CUDA_ERROR_INVALID_HANDLE;
-	return sim_memset(s, dstDevice, uc, 1, N, 0, 1, true);
+	return sim_memset(hStream, true, dstDevice, uc, 1, N, 0, 1);
 }
 
 SIM_EXPORT CUresult cuMemsetD32Async(CUdeviceptr dstDevice, unsigned int ui, size_t N,
 				     CUstream hStream)
 {
-	struct specsim_stream *s;
-
 	CHECK_INIT();
-	s = sim_stream_resolve(hStream);
-	if (!s)
-		return CUDA_ERROR_INVALID_HANDLE;
-	return sim_memset(s, dstDevice, ui, 4, N, 0, 1, true);
+	return sim_memset(hStream, true, dstDevice, ui, 4, N, 0, 1);
 }
 
 static CUresult host_alloc(void **pp, size_t bytes)

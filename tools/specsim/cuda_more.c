@@ -12,58 +12,53 @@ static bool ctx_ok(CUcontext ctx)
 }
 
 /* Asynchronous for the host, in order with the legacy stream, like cuMemcpyPeer. */
+static CUresult copy_peer(CUstream hStream, bool async, CUdeviceptr dst, CUcontext dst_ctx,
+			  CUdeviceptr src, CUcontext src_ctx, size_t bytes)
+{
+	struct specsim_stream *s = sim_stream_for(hStream, async);
+
+	if (!s)
+		return CUDA_ERROR_INVALID_HANDLE;
+	if (!ctx_ok(dst_ctx) || !ctx_ok(src_ctx))
+		return CUDA_ERROR_INVALID_CONTEXT;
+	return sim_copy_d2d(s, dst, src, bytes);
+}
+
 SIM_EXPORT CUresult cuMemcpyPeer(CUdeviceptr dstDevice, CUcontext dstContext,
 				 CUdeviceptr srcDevice, CUcontext srcContext, size_t ByteCount)
 {
 	CHECK_INIT();
-	if (!ctx_ok(dstContext) || !ctx_ok(srcContext))
-		return CUDA_ERROR_INVALID_CONTEXT;
-	return sim_copy_d2d(sim_dev.legacy, dstDevice, srcDevice, ByteCount);
+	return copy_peer(NULL, false, dstDevice, dstContext, srcDevice, srcContext, ByteCount);
 }
 
 SIM_EXPORT CUresult cuMemcpyPeerAsync(CUdeviceptr dstDevice, CUcontext dstContext,
 				      CUdeviceptr srcDevice, CUcontext srcContext,
 				      size_t ByteCount, CUstream hStream)
 {
-	struct specsim_stream *s;
-
 	CHECK_INIT();
-	s = sim_stream_resolve(hStream);
-	if (!s)
-		return CUDA_ERROR_INVALID_HANDLE;
-	if (!ctx_ok(dstContext) || !ctx_ok(srcContext))
-		return CUDA_ERROR_INVALID_CONTEXT;
-	return sim_copy_d2d(s, dstDevice, srcDevice, ByteCount);
+	return copy_peer(hStream, true, dstDevice, dstContext, srcDevice, srcContext, ByteCount);
 }
 
 SIM_EXPORT CUresult cuMemsetD16_v2(CUdeviceptr dstDevice, unsigned short us, size_t N)
 {
 	CHECK_INIT();
-	return sim_memset(sim_dev.legacy, dstDevice, us, 2, N, 0, 1, false);
+	return sim_memset(NULL, false, dstDevice, us, 2, N, 0, 1);
 }
 
 SIM_EXPORT CUresult cuMemsetD16Async(CUdeviceptr dstDevice, unsigned short us, size_t N,
 				     CUstream hStream)
 {
-	struct specsim_stream *s;
-
 	CHECK_INIT();
-	s = sim_stream_resolve(hStream);
-	if (!s)
-		return CUDA_ERROR_INVALID_HANDLE;
-	return sim_memset(s, dstDevice, us, 2, N, 0, 1, true);
+	return sim_memset(hStream, true, dstDevice, us, 2, N, 0, 1);
 }
 
 static CUresult memset_2d(CUstream hStream, bool async, CUdeviceptr dst, size_t pitch,
 			  unsigned int value, int elem, size_t width, size_t height)
 {
-	struct specsim_stream *s = async ? sim_stream_resolve(hStream) : sim_dev.legacy;
-
-	if (!s)
-		return CUDA_ERROR_INVALID_HANDLE;
+	/* no rows or columns: nothing is queued, but the handle is still checked */
 	if (!height || !width)
-		return CUDA_SUCCESS;
-	return sim_memset(s, dst, value, elem, width, pitch, height, async);
+		return sim_stream_for(hStream, async) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+	return sim_memset(hStream, async, dst, value, elem, width, pitch, height);
 }
 
 SIM_EXPORT CUresult cuMemsetD2D8_v2(CUdeviceptr dstDevice, size_t dstPitch, unsigned char uc,

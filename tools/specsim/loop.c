@@ -115,30 +115,40 @@ static int accept_phase(struct rank_state *st, int cycle)
 	return 0;
 }
 
+static int launch_pair(struct rank_state *st, struct graph_pair *g)
+{
+	host_prepare();
+	CU(cuGraphLaunch, (g->exec, st->main), A("exec", g->exec), A("stream", st->main));
+	return 0;
+}
+
+static int verify_phase(struct rank_state *st, int cycle)
+{
+	return launch_pair(st, &st->verify[st->batch_index]);
+}
+
+static int extend_phase(struct rank_state *st, int cycle)
+{
+	return launch_pair(st, &st->extend[st->batch_index]);
+}
+
+/* in cycle order, from PH_DRAFT on */
+static int (*const phases[])(struct rank_state *st, int cycle) = {
+	draft_phase, verify_phase, accept_phase, extend_phase,
+};
+
 /* *mark: where this cycle starts; set to where it ended, so cycles tile too. */
 static int one_cycle(struct rank_state *st, int cycle, unsigned long long *mark)
 {
 	unsigned long long t[5];
-	struct graph_pair *verify = &st->verify[st->batch_index];
-	struct graph_pair *extend = &st->extend[st->batch_index];
 
 	t[0] = *mark;
-	truth__set_phase(PH_DRAFT, cycle);
-	if (draft_phase(st, cycle))
-		return -1;
-	t[1] = gt_now();
-	truth__set_phase(PH_VERIFY, cycle);
-	host_prepare();
-	CU(cuGraphLaunch, (verify->exec, st->main), A("exec", verify->exec), A("stream", st->main));
-	t[2] = gt_now();
-	truth__set_phase(PH_ACCEPT, cycle);
-	if (accept_phase(st, cycle))
-		return -1;
-	t[3] = gt_now();
-	truth__set_phase(PH_EXTEND, cycle);
-	host_prepare();
-	CU(cuGraphLaunch, (extend->exec, st->main), A("exec", extend->exec), A("stream", st->main));
-	t[4] = gt_now();
+	for (int p = 0; p < 4; p++) {
+		truth__set_phase(PH_DRAFT + p, cycle);
+		if (phases[p](st, cycle))
+			return -1;
+		t[p + 1] = gt_now();
+	}
 	for (int p = 0; p < 4; p++)
 		truth__phase_span(cycle, PH_DRAFT + p, t[p], t[p + 1]);
 	*mark = t[4];

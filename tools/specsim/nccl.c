@@ -120,12 +120,26 @@ static size_t type_size(ncclDataType_t t)
 	return t >= 0 && t < (int)sizeof(sizes) ? sizes[t] : 0;
 }
 
-static ncclResult_t coll(const char *api, int kind, size_t count, ncclDataType_t type,
+static ncclResult_t coll(const char *api, int kind, size_t count, ncclDataType_t type, int peer,
 			 ncclComm_t comm, cudaStream_t stream, int scale)
 {
 	if (!type_size(type))
 		return ncclInvalidArgument;
-	return enqueue(api, comm, kind, count * type_size(type) * scale, -1, stream);
+	return enqueue(api, comm, kind, count * type_size(type) * scale, peer, stream);
+}
+
+/* the scale of collectives whose count is one rank's share */
+static int per_rank(ncclComm_t comm)
+{
+	return nccl_comm_ok(comm) ? comm->nranks : 1;
+}
+
+static ncclResult_t rooted(const char *api, int kind, size_t count, ncclDataType_t type, int root,
+			   ncclComm_t comm, cudaStream_t stream)
+{
+	if (nccl_comm_ok(comm) && (root < 0 || root >= comm->nranks))
+		return ncclInvalidArgument;
+	return coll(api, kind, count, type, -1, comm, stream, 1);
 }
 
 SIM_EXPORT ncclResult_t pncclAllReduce(const void *sendbuff, void *recvbuff, size_t count,
@@ -133,7 +147,7 @@ SIM_EXPORT ncclResult_t pncclAllReduce(const void *sendbuff, void *recvbuff, siz
 				       cudaStream_t stream)
 {
 	SIM_FRAME();
-	return coll("ncclAllReduce", K_ALLREDUCE, count, datatype, comm, stream, 1);
+	return coll("ncclAllReduce", K_ALLREDUCE, count, datatype, -1, comm, stream, 1);
 }
 NCCL_ALIAS(ncclAllReduce);
 
@@ -142,8 +156,8 @@ SIM_EXPORT ncclResult_t pncclAllGather(const void *sendbuff, void *recvbuff, siz
 				       cudaStream_t stream)
 {
 	SIM_FRAME();
-	return coll("ncclAllGather", K_ALLGATHER, sendcount, datatype, comm, stream,
-		    nccl_comm_ok(comm) ? comm->nranks : 1);
+	return coll("ncclAllGather", K_ALLGATHER, sendcount, datatype, -1, comm, stream,
+		    per_rank(comm));
 }
 NCCL_ALIAS(ncclAllGather);
 
@@ -152,8 +166,8 @@ SIM_EXPORT ncclResult_t pncclReduceScatter(const void *sendbuff, void *recvbuff,
 					   ncclRedOp_t op, ncclComm_t comm, cudaStream_t stream)
 {
 	SIM_FRAME();
-	return coll("ncclReduceScatter", K_REDUCESCATTER, recvcount, datatype, comm, stream,
-		    nccl_comm_ok(comm) ? comm->nranks : 1);
+	return coll("ncclReduceScatter", K_REDUCESCATTER, recvcount, datatype, -1, comm, stream,
+		    per_rank(comm));
 }
 NCCL_ALIAS(ncclReduceScatter);
 
@@ -162,9 +176,7 @@ SIM_EXPORT ncclResult_t pncclBroadcast(const void *sendbuff, void *recvbuff, siz
 				       cudaStream_t stream)
 {
 	SIM_FRAME();
-	if (nccl_comm_ok(comm) && (root < 0 || root >= comm->nranks))
-		return ncclInvalidArgument;
-	return coll("ncclBroadcast", K_BROADCAST, count, datatype, comm, stream, 1);
+	return rooted("ncclBroadcast", K_BROADCAST, count, datatype, root, comm, stream);
 }
 NCCL_ALIAS(ncclBroadcast);
 
@@ -173,9 +185,7 @@ SIM_EXPORT ncclResult_t pncclReduce(const void *sendbuff, void *recvbuff, size_t
 				    ncclComm_t comm, cudaStream_t stream)
 {
 	SIM_FRAME();
-	if (nccl_comm_ok(comm) && (root < 0 || root >= comm->nranks))
-		return ncclInvalidArgument;
-	return coll("ncclReduce", K_REDUCE, count, datatype, comm, stream, 1);
+	return rooted("ncclReduce", K_REDUCE, count, datatype, root, comm, stream);
 }
 NCCL_ALIAS(ncclReduce);
 
@@ -184,8 +194,8 @@ SIM_EXPORT ncclResult_t pncclAlltoAll(const void *sendbuff, void *recvbuff, size
 				      cudaStream_t stream)
 {
 	SIM_FRAME();
-	return coll("ncclAlltoAll", K_ALLTOALL, count, datatype, comm, stream,
-		    nccl_comm_ok(comm) ? comm->nranks : 1);
+	return coll("ncclAlltoAll", K_ALLTOALL, count, datatype, -1, comm, stream,
+		    per_rank(comm));
 }
 NCCL_ALIAS(ncclAlltoAll);
 
@@ -194,9 +204,7 @@ SIM_EXPORT ncclResult_t pncclGather(const void *sendbuff, void *recvbuff, size_t
 				    cudaStream_t stream)
 {
 	SIM_FRAME();
-	if (nccl_comm_ok(comm) && (root < 0 || root >= comm->nranks))
-		return ncclInvalidArgument;
-	return coll("ncclGather", K_GATHER, count, datatype, comm, stream, 1);
+	return rooted("ncclGather", K_GATHER, count, datatype, root, comm, stream);
 }
 NCCL_ALIAS(ncclGather);
 
@@ -205,9 +213,7 @@ SIM_EXPORT ncclResult_t pncclScatter(const void *sendbuff, void *recvbuff, size_
 				     cudaStream_t stream)
 {
 	SIM_FRAME();
-	if (nccl_comm_ok(comm) && (root < 0 || root >= comm->nranks))
-		return ncclInvalidArgument;
-	return coll("ncclScatter", K_SCATTER, count, datatype, comm, stream, 1);
+	return rooted("ncclScatter", K_SCATTER, count, datatype, root, comm, stream);
 }
 NCCL_ALIAS(ncclScatter);
 
@@ -215,9 +221,7 @@ SIM_EXPORT ncclResult_t pncclSend(const void *sendbuff, size_t count, ncclDataTy
 				  int peer, ncclComm_t comm, cudaStream_t stream)
 {
 	SIM_FRAME();
-	if (!type_size(datatype))
-		return ncclInvalidArgument;
-	return enqueue("ncclSend", comm, K_SEND, count * type_size(datatype), peer, stream);
+	return coll("ncclSend", K_SEND, count, datatype, peer, comm, stream, 1);
 }
 NCCL_ALIAS(ncclSend);
 
@@ -225,9 +229,7 @@ SIM_EXPORT ncclResult_t pncclRecv(void *recvbuff, size_t count, ncclDataType_t d
 				  int peer, ncclComm_t comm, cudaStream_t stream)
 {
 	SIM_FRAME();
-	if (!type_size(datatype))
-		return ncclInvalidArgument;
-	return enqueue("ncclRecv", comm, K_RECV, count * type_size(datatype), peer, stream);
+	return coll("ncclRecv", K_RECV, count, datatype, peer, comm, stream, 1);
 }
 NCCL_ALIAS(ncclRecv);
 

@@ -141,6 +141,24 @@ static struct specsim_nccl_comm *comm_new(const char *name, int rank, int nranks
 	return c;
 }
 
+/* A communicator that joined its segment, waiting for the other ranks. */
+static ncclResult_t comm_open(const char *name, int rank, int nranks, ncclComm_t *out)
+{
+	struct specsim_nccl_comm *c = comm_new(name, rank, nranks);
+	ncclResult_t err;
+
+	if (!c)
+		return ncclSystemError;
+	err = nccl_shm_join(c, true);
+	if (err) {
+		munmap(c->shm, sizeof(*c->shm));
+		free(c);
+		return err;
+	}
+	*out = c;
+	return ncclSuccess;
+}
+
 /*
  * Forgets the communicator but keeps its memory: a graph captured with it may
  * still be queued, and its kernels point here.
@@ -193,25 +211,13 @@ static ncclResult_t init_rank(const char *api, ncclComm_t *out, int nranks,
 			      const ncclUniqueId *id, int rank)
 {
 	const char *name = id_name(id);
-	struct specsim_nccl_comm *c;
-	ncclResult_t err;
 
 	if (!out || !name || nranks < 1 || nranks > NCCL_MAX_RANKS || rank < 0 ||
 	    rank >= nranks)
 		return ncclInvalidArgument;
 	if (load_kernels(api))
 		return ncclUnhandledCudaError;
-	c = comm_new(name, rank, nranks);
-	if (!c)
-		return ncclSystemError;
-	err = nccl_shm_join(c, true);
-	if (err) {
-		munmap(c->shm, sizeof(*c->shm));
-		free(c);
-		return err;
-	}
-	*out = c;
-	return ncclSuccess;
+	return comm_open(name, rank, nranks, out);
 }
 
 SIM_EXPORT ncclResult_t pncclCommInitRank(ncclComm_t *comm, int nranks, ncclUniqueId commId,
@@ -281,26 +287,6 @@ static void split_place(const struct nccl_shm *shm, int nranks, int me, int *new
 	*leader = *new_rank == 0;
 }
 
-static ncclResult_t split_join(ncclComm_t parent, const char *name, int new_rank, int new_n,
-			       ncclComm_t *newcomm)
-{
-	struct specsim_nccl_comm *c = comm_new(name, new_rank, new_n);
-	ncclResult_t err;
-
-	if (!c)
-		return ncclSystemError;
-	err = nccl_shm_join(c, true);
-	if (err) {
-		munmap(c->shm, sizeof(*c->shm));
-		free(c);
-		return err;
-	}
-	c->base_ns = parent->base_ns;
-	c->ns_per_kib = parent->ns_per_kib;
-	*newcomm = c;
-	return ncclSuccess;
-}
-
 SIM_EXPORT ncclResult_t pncclCommSplit(ncclComm_t comm, int color, int key, ncclComm_t *newcomm,
 				       ncclConfig_t *config)
 {
@@ -329,7 +315,13 @@ SIM_EXPORT ncclResult_t pncclCommSplit(ncclComm_t comm, int color, int key, nccl
 	*newcomm = NULL;
 	if (color == NCCL_SPLIT_NOCOLOR)
 		return ncclSuccess;
-	return split_join(comm, name, new_rank, new_n, newcomm);
+	err = comm_open(name, new_rank, new_n, newcomm);
+	if (err)
+		return err;
+	/* a split keeps its parent's collective timing */
+	(*newcomm)->base_ns = comm->base_ns;
+	(*newcomm)->ns_per_kib = comm->ns_per_kib;
+	return ncclSuccess;
 }
 NCCL_ALIAS(ncclCommSplit);
 
@@ -355,22 +347,24 @@ SIM_EXPORT ncclResult_t pncclCommAbort(ncclComm_t comm)
 }
 NCCL_ALIAS(ncclCommAbort);
 
+static ncclResult_t comm_get(const struct specsim_nccl_comm *c, bool rank, int *out)
+{
+	if (!nccl_comm_ok(c) || !out)
+		return ncclInvalidArgument;
+	*out = rank ? c->rank : c->nranks;
+	return ncclSuccess;
+}
+
 SIM_EXPORT ncclResult_t pncclCommCount(const ncclComm_t comm, int *count)
 {
 	SIM_FRAME();
-	if (!nccl_comm_ok(comm) || !count)
-		return ncclInvalidArgument;
-	*count = comm->nranks;
-	return ncclSuccess;
+	return comm_get(comm, false, count);
 }
 NCCL_ALIAS(ncclCommCount);
 
 SIM_EXPORT ncclResult_t pncclCommUserRank(const ncclComm_t comm, int *rank)
 {
 	SIM_FRAME();
-	if (!nccl_comm_ok(comm) || !rank)
-		return ncclInvalidArgument;
-	*rank = comm->rank;
-	return ncclSuccess;
+	return comm_get(comm, true, rank);
 }
 NCCL_ALIAS(ncclCommUserRank);

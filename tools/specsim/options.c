@@ -8,6 +8,8 @@
 #include <string.h>
 #include "server.h"
 
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
 struct env env = {
 	.cycles = 100,
 	.draft_k = 3,
@@ -185,153 +187,118 @@ static void check_all(struct argp_state *state)
 		argp_error(state, "use one of --wait-signal and --go-file");
 }
 
-static error_t parse_timing(int key, char *arg, struct argp_state *state)
-{
-	switch (key) {
-	case OPT_DRAFT_US:
-		env.draft_ns = parse_us(state, arg);
-		break;
-	case OPT_VERIFY_US:
-		env.verify_ns = parse_us(state, arg);
-		break;
-	case OPT_ACCEPT_US:
-		env.accept_ns = parse_us(state, arg);
-		break;
-	case OPT_EXTEND_US:
-		env.extend_ns = parse_us(state, arg);
-		break;
-	case OPT_ALLREDUCE_US:
-		env.allreduce_ns = parse_us(state, arg);
-		break;
-	case OPT_HOST_US:
-		env.host_ns = parse_us(state, arg);
-		break;
-	default:
-		return ARGP_ERR_UNKNOWN;
-	}
-	return 0;
-}
+/* How an option's argument lands in env. */
+enum arg_kind { ARG_INT, ARG_LL, ARG_US, ARG_SET, ARG_STR, ARG_PICK };
 
-static error_t parse_shape(int key, char *arg, struct argp_state *state)
-{
-	switch (key) {
-	case 'n':
-		env.cycles = parse_ll(state, arg, 0, 100000000);
-		break;
-	case 'k':
-		env.draft_k = parse_ll(state, arg, 1, MAX_DRAFT_K);
-		break;
-	case 'r':
-		env.ranks = parse_ll(state, arg, 1, 64);
-		break;
-	case OPT_DRAFT_MODE:
-		env.draft_mode = pick(state, arg, draft_modes, 2, "--draft-mode");
-		break;
-	case OPT_BATCH_SIZES:
-		parse_batch_sizes(state, arg);
-		break;
-	case OPT_BATCH:
-		env.batch = parse_ll(state, arg, 1, 4096);
-		break;
-	case OPT_LAYERS:
-		env.layers = parse_ll(state, arg, 1, 1024);
-		break;
-	case OPT_DRAFT_KERNELS:
-		env.draft_kernels = parse_ll(state, arg, 1, 1024);
-		break;
-	case OPT_EAGER:
-		env.eager = parse_ll(state, arg, 0, 1024);
-		break;
-	case OPT_ACCEPT_MODE:
-		env.accept_mode = pick(state, arg, accept_modes, 3, "--accept-mode");
-		break;
-	default:
-		return parse_timing(key, arg, state);
-	}
-	return 0;
-}
+struct opt_arg {
+	int key;
+	enum arg_kind kind;
+	void *dst;
+	long long min, max;		/* ARG_INT, ARG_LL */
+	const char *const *names;	/* ARG_PICK */
+	int nr_names;
+	const char *what;
+};
 
-static error_t parse_rest(int key, char *arg, struct argp_state *state)
+/* _Generic turns a field of the wrong type into a build error */
+#define ARG(k, t, f, ...) { .key = k, .kind = t, .dst = f, __VA_ARGS__ }
+#define INT_ARG(k, f, lo, hi) ARG(k, ARG_INT, _Generic(&env.f, int *: &env.f), .min = lo, .max = hi)
+#define LL_ARG(k, f, lo, hi) \
+	ARG(k, ARG_LL, _Generic(&env.f, long long *: &env.f), .min = lo, .max = hi)
+#define US_ARG(k, f) ARG(k, ARG_US, _Generic(&env.f, long long *: &env.f))
+#define SET_ARG(k, f) ARG(k, ARG_SET, _Generic(&env.f, bool *: &env.f))
+#define STR_ARG(k, f) ARG(k, ARG_STR, _Generic(&env.f, const char **: &env.f))
+#define PICK_ARG(k, f, list, opt) \
+	ARG(k, ARG_PICK, &env.f, .names = list, .nr_names = ARRAY_SIZE(list), .what = opt)
+
+static const struct opt_arg args[] = {
+	INT_ARG('n', cycles, 0, 100000000),
+	INT_ARG('k', draft_k, 1, MAX_DRAFT_K),
+	INT_ARG('r', ranks, 1, 64),
+	PICK_ARG(OPT_DRAFT_MODE, draft_mode, draft_modes, "--draft-mode"),
+	INT_ARG(OPT_BATCH, batch, 1, 4096),
+	INT_ARG(OPT_LAYERS, layers, 1, 1024),
+	INT_ARG(OPT_DRAFT_KERNELS, draft_kernels, 1, 1024),
+	INT_ARG(OPT_EAGER, eager, 0, 1024),
+	PICK_ARG(OPT_ACCEPT_MODE, accept_mode, accept_modes, "--accept-mode"),
+	US_ARG(OPT_DRAFT_US, draft_ns),
+	US_ARG(OPT_VERIFY_US, verify_ns),
+	US_ARG(OPT_ACCEPT_US, accept_ns),
+	US_ARG(OPT_EXTEND_US, extend_ns),
+	US_ARG(OPT_ALLREDUCE_US, allreduce_ns),
+	US_ARG(OPT_HOST_US, host_ns),
+	INT_ARG(OPT_PLANT_SYNC, plant_sync, 0, 100000000),
+	SET_ARG(OPT_PAGEABLE, pageable),
+	INT_ARG(OPT_FREE, free_every, 0, 100000000),
+	STR_ARG('g', truth_path),
+	SET_ARG(OPT_GPU_LOG, gpu_log),
+	SET_ARG(OPT_EXERCISE, exercise),
+	STR_ARG(OPT_READY, ready_file),
+	STR_ARG(OPT_GO, go_file),
+	SET_ARG(OPT_WAIT_SIGNAL, wait_signal),
+	LL_ARG(OPT_DELAY, start_delay_ms, 0, 3600000),
+	PICK_ARG(OPT_WAIT_AT, wait_at, wait_ats, "--wait-at"),
+	SET_ARG('q', quiet),
+	LL_ARG(OPT_RATE, rate_n, 0, 1000000000000ll),
+	PICK_ARG(OPT_RATE_CALL, rate_call, rate_calls, "--rate-call"),
+	SET_ARG(OPT_RATE_TRUTH, rate_truth),
+	INT_ARG(OPT_WORKER, rank, 0, 63),
+	INT_ARG(OPT_READY_FD, ready_fd, 0, 1 << 20),
+	INT_ARG(OPT_GO_FD, go_fd, 0, 1 << 20),
+	STR_ARG(OPT_UID_FILE, uid_file),
+};
+
+/* the enums are stored through an int */
+_Static_assert(sizeof(enum draft_mode) == sizeof(int), "enum size");
+
+static void store(struct argp_state *state, const struct opt_arg *a, char *arg)
 {
-	switch (key) {
-	case OPT_PLANT_SYNC:
-		env.plant_sync = parse_ll(state, arg, 0, 100000000);
+	switch (a->kind) {
+	case ARG_INT:
+		/* only --free-in-loop's argument is optional: alone it means 1 */
+		*(int *)a->dst = arg ? parse_ll(state, arg, a->min, a->max) : 1;
 		break;
-	case OPT_PAGEABLE:
-		env.pageable = true;
+	case ARG_LL:
+		*(long long *)a->dst = parse_ll(state, arg, a->min, a->max);
 		break;
-	case OPT_FREE:
-		env.free_every = arg ? parse_ll(state, arg, 0, 100000000) : 1;
+	case ARG_US:
+		*(long long *)a->dst = parse_us(state, arg);
 		break;
-	case 'g':
-		env.truth_path = arg;
+	case ARG_SET:
+		*(bool *)a->dst = true;
 		break;
-	case OPT_GPU_LOG:
-		env.gpu_log = true;
+	case ARG_STR:
+		*(const char **)a->dst = arg;
 		break;
-	case OPT_EXERCISE:
-		env.exercise = true;
+	case ARG_PICK:
+		*(int *)a->dst = pick(state, arg, a->names, a->nr_names, a->what);
 		break;
-	case OPT_READY:
-		env.ready_file = arg;
-		break;
-	case OPT_GO:
-		env.go_file = arg;
-		break;
-	case OPT_WAIT_SIGNAL:
-		env.wait_signal = true;
-		break;
-	case OPT_DELAY:
-		env.start_delay_ms = parse_ll(state, arg, 0, 3600000);
-		break;
-	case OPT_WAIT_AT:
-		env.wait_at = pick(state, arg, wait_ats, 2, "--wait-at");
-		break;
-	case 'q':
-		env.quiet = true;
-		break;
-	default:
-		return ARGP_ERR_UNKNOWN;
 	}
-	return 0;
 }
 
 static error_t parse_opt(int key, char *arg, struct argp_state *state)
 {
 	switch (key) {
-	case OPT_RATE:
-		env.rate_n = parse_ll(state, arg, 0, 1000000000000ll);
-		break;
-	case OPT_RATE_CALL:
-		env.rate_call = pick(state, arg, rate_calls, 4, "--rate-call");
-		break;
-	case OPT_RATE_TRUTH:
-		env.rate_truth = true;
-		break;
+	case OPT_BATCH_SIZES:
+		parse_batch_sizes(state, arg);
+		return 0;
 	case OPT_WORKER:
 		env.worker = true;
-		env.rank = parse_ll(state, arg, 0, 63);
-		break;
-	case OPT_READY_FD:
-		env.ready_fd = parse_ll(state, arg, 0, 1 << 20);
-		break;
-	case OPT_GO_FD:
-		env.go_fd = parse_ll(state, arg, 0, 1 << 20);
-		break;
-	case OPT_UID_FILE:
-		env.uid_file = arg;
 		break;
 	case ARGP_KEY_ARG:
 		argp_usage(state);
-		break;
+		return 0;
 	case ARGP_KEY_END:
 		check_all(state);
-		break;
-	default:
-		if (parse_shape(key, arg, state) == ARGP_ERR_UNKNOWN)
-			return parse_rest(key, arg, state);
+		return 0;
 	}
-	return 0;
+	for (size_t i = 0; i < ARRAY_SIZE(args); i++) {
+		if (args[i].key == key) {
+			store(state, &args[i], arg);
+			return 0;
+		}
+	}
+	return ARGP_ERR_UNKNOWN;
 }
 
 int options__parse(int argc, char **argv)

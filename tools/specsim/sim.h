@@ -46,25 +46,27 @@ struct specsim_func {
 	char *name;
 	long long dur_ns;
 	specsim_run_fn run;
-	struct specsim_func *next;	/* in its module */
-};
-
-struct specsim_module {
-	uint32_t magic;
-	char *name;
-	struct specsim_func *funcs;
 };
 
 struct specsim_kernel {
 	uint32_t magic;
 	struct specsim_func func;	/* cuKernelGetFunction hands out &func */
-	struct specsim_kernel *next;
+	struct specsim_kernel *next;	/* in its image */
 };
 
-struct specsim_library {
+/* a module's functions are kernels too, so both kinds of image share the code */
+struct sim_image {
 	uint32_t magic;
 	char *name;
 	struct specsim_kernel *kernels;
+};
+
+struct specsim_module {
+	struct sim_image img;
+};
+
+struct specsim_library {
+	struct sim_image img;
 };
 
 enum sim_node_kind {
@@ -203,6 +205,12 @@ void sim_wait_seq(struct specsim_stream *s, u64 seq);
 void sim_wait_stream(struct specsim_stream *s);
 void sim_wait_ctx(struct specsim_ctx *ctx);
 
+/* *Async entry points run on hStream, the others on the legacy stream; NULL: bad handle */
+static inline struct specsim_stream *sim_stream_for(CUstream hStream, bool async)
+{
+	return async ? sim_stream_resolve(hStream) : sim_dev.legacy;
+}
+
 /* sim_exec.c */
 void sim_run_item(struct specsim_stream *s, struct sim_item *it, bool waited);
 void sim_exec_put(struct specsim_exec *exec);
@@ -230,8 +238,8 @@ int sim_host_add(void *p, size_t bytes, enum sim_host_kind kind);
 int sim_host_remove(void *p, enum sim_host_kind kind);
 
 /* cuda_mem.c */
-CUresult sim_memset(struct specsim_stream *s, CUdeviceptr dst, unsigned int value, int elem,
-		    size_t count, size_t pitch, size_t rows, bool async);
+CUresult sim_memset(CUstream hStream, bool async, CUdeviceptr dst, unsigned int value, int elem,
+		    size_t count, size_t pitch, size_t rows);
 CUresult sim_copy_d2d(struct specsim_stream *s, CUdeviceptr dst, CUdeviceptr src, size_t bytes);
 
 /* sim_names.c */

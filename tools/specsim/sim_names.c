@@ -24,108 +24,115 @@ struct specsim_func *sim_func_resolve(CUfunction f)
 	return NULL;
 }
 
-static void func_init(struct specsim_func *fn, const char *name)
+/*
+ * A module or a library, size bytes with the sim_image first. An image in
+ * memory is named by what it is and where; a file (what == NULL) by its name.
+ */
+static void *image_new(size_t size, uint32_t magic, const char *what, const void *image)
 {
-	fn->magic = SIM_MAGIC_FUNC;
-	fn->name = strdup(name);
-	fn->dur_ns = sim_dev.default_kernel_ns;
+	struct sim_image *img = calloc(1, size);
+
+	if (!img)
+		return NULL;
+	img->magic = magic;
+	if (!what)
+		img->name = strdup(image);
+	else if (asprintf(&img->name, "%s@%p", what, image) < 0)
+		img->name = NULL;
+	return img;
 }
 
-static CUresult module_new(CUmodule *out, const char *name)
+static CUresult module_new(CUmodule *out, const char *what, const void *image)
 {
-	struct specsim_module *m;
+	CUmodule m;
 
-	if (!out)
+	if (!out || !image)
 		return CUDA_ERROR_INVALID_VALUE;
-	m = calloc(1, sizeof(*m));
+	m = image_new(sizeof(*m), SIM_MAGIC_MODULE, what, image);
 	if (!m)
 		return CUDA_ERROR_OUT_OF_MEMORY;
-	m->magic = SIM_MAGIC_MODULE;
-	m->name = strdup(name);
 	*out = m;
+	return CUDA_SUCCESS;
+}
+
+static CUresult library_new(CUlibrary *out, const char *what, const void *image)
+{
+	CUlibrary lib;
+
+	if (!out || !image)
+		return CUDA_ERROR_INVALID_VALUE;
+	lib = image_new(sizeof(*lib), SIM_MAGIC_LIBRARY, what, image);
+	if (!lib)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	*out = lib;
+	return CUDA_SUCCESS;
+}
+
+/* Made on first lookup and kept: the same name always gives the same kernel. */
+static CUresult image_kernel(struct sim_image *img, const char *name, struct specsim_kernel **out)
+{
+	struct specsim_kernel *k;
+
+	if (!name)
+		return CUDA_ERROR_INVALID_VALUE;
+	pthread_mutex_lock(&names_lock);
+	for (k = img->kernels; k && strcmp(k->func.name, name); k = k->next)
+		;
+	if (!k && (k = calloc(1, sizeof(*k)))) {
+		k->magic = SIM_MAGIC_KERNEL;
+		k->func.magic = SIM_MAGIC_FUNC;
+		k->func.name = strdup(name);
+		k->func.dur_ns = sim_dev.default_kernel_ns;
+		k->next = img->kernels;
+		img->kernels = k;
+	}
+	pthread_mutex_unlock(&names_lock);
+	if (!k)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	*out = k;
 	return CUDA_SUCCESS;
 }
 
 SIM_EXPORT CUresult cuModuleLoad(CUmodule *module, const char *fname)
 {
 	CHECK_INIT();
-	if (!fname)
-		return CUDA_ERROR_INVALID_VALUE;
-	return module_new(module, fname);
+	return module_new(module, NULL, fname);
 }
 
 SIM_EXPORT CUresult cuModuleLoadData(CUmodule *module, const void *image)
 {
-	char name[32];
-
 	CHECK_INIT();
-	if (!image)
-		return CUDA_ERROR_INVALID_VALUE;
-	snprintf(name, sizeof(name), "image@%p", image);
-	return module_new(module, name);
+	return module_new(module, "image", image);
 }
 
 SIM_EXPORT CUresult cuModuleLoadDataEx(CUmodule *module, const void *image,
 				       unsigned int numOptions, CUjit_option *options,
 				       void **optionValues)
 {
-	char name[32];
-
 	CHECK_INIT();
-	if (!image)
-		return CUDA_ERROR_INVALID_VALUE;
-	snprintf(name, sizeof(name), "image@%p", image);
-	return module_new(module, name);
+	return module_new(module, "image", image);
 }
 
 SIM_EXPORT CUresult cuModuleLoadFatBinary(CUmodule *module, const void *fatCubin)
 {
-	char name[32];
-
 	CHECK_INIT();
-	if (!fatCubin)
-		return CUDA_ERROR_INVALID_VALUE;
-	snprintf(name, sizeof(name), "fatbin@%p", fatCubin);
-	return module_new(module, name);
+	return module_new(module, "fatbin", fatCubin);
 }
 
 SIM_EXPORT CUresult cuModuleGetFunction(CUfunction *hfunc, CUmodule hmod, const char *name)
 {
-	struct specsim_func *fn;
+	struct specsim_kernel *k;
+	CUresult err;
 
 	CHECK_INIT();
-	if (!hmod || hmod->magic != SIM_MAGIC_MODULE)
+	if (!hmod || hmod->img.magic != SIM_MAGIC_MODULE)
 		return CUDA_ERROR_INVALID_HANDLE;
-	if (!hfunc || !name)
+	if (!hfunc)
 		return CUDA_ERROR_INVALID_VALUE;
-	pthread_mutex_lock(&names_lock);
-	for (fn = hmod->funcs; fn && strcmp(fn->name, name); fn = fn->next)
-		;
-	if (!fn && (fn = calloc(1, sizeof(*fn)))) {
-		func_init(fn, name);
-		fn->next = hmod->funcs;
-		hmod->funcs = fn;
-	}
-	pthread_mutex_unlock(&names_lock);
-	if (!fn)
-		return CUDA_ERROR_OUT_OF_MEMORY;
-	*hfunc = fn;
-	return CUDA_SUCCESS;
-}
-
-static CUresult library_new(CUlibrary *library, const char *name)
-{
-	struct specsim_library *lib;
-
-	if (!library)
-		return CUDA_ERROR_INVALID_VALUE;
-	lib = calloc(1, sizeof(*lib));
-	if (!lib)
-		return CUDA_ERROR_OUT_OF_MEMORY;
-	lib->magic = SIM_MAGIC_LIBRARY;
-	lib->name = strdup(name);
-	*library = lib;
-	return CUDA_SUCCESS;
+	err = image_kernel(&hmod->img, name, &k);
+	if (!err)
+		*hfunc = &k->func;
+	return err;
 }
 
 SIM_EXPORT CUresult cuLibraryLoadData(CUlibrary *library, const void *code,
@@ -133,13 +140,8 @@ SIM_EXPORT CUresult cuLibraryLoadData(CUlibrary *library, const void *code,
 				      unsigned int numJitOptions, CUlibraryOption *libraryOptions,
 				      void **libraryOptionValues, unsigned int numLibraryOptions)
 {
-	char name[32];
-
 	CHECK_INIT();
-	if (!code)
-		return CUDA_ERROR_INVALID_VALUE;
-	snprintf(name, sizeof(name), "library@%p", code);
-	return library_new(library, name);
+	return library_new(library, "library", code);
 }
 
 SIM_EXPORT CUresult cuLibraryLoadFromFile(CUlibrary *library, const char *fileName,
@@ -150,34 +152,17 @@ SIM_EXPORT CUresult cuLibraryLoadFromFile(CUlibrary *library, const char *fileNa
 					  unsigned int numLibraryOptions)
 {
 	CHECK_INIT();
-	if (!fileName)
-		return CUDA_ERROR_INVALID_VALUE;
-	return library_new(library, fileName);
+	return library_new(library, NULL, fileName);
 }
 
 SIM_EXPORT CUresult cuLibraryGetKernel(CUkernel *pKernel, CUlibrary library, const char *name)
 {
-	struct specsim_kernel *k;
-
 	CHECK_INIT();
-	if (!library || library->magic != SIM_MAGIC_LIBRARY)
+	if (!library || library->img.magic != SIM_MAGIC_LIBRARY)
 		return CUDA_ERROR_INVALID_HANDLE;
-	if (!pKernel || !name)
+	if (!pKernel)
 		return CUDA_ERROR_INVALID_VALUE;
-	pthread_mutex_lock(&names_lock);
-	for (k = library->kernels; k && strcmp(k->func.name, name); k = k->next)
-		;
-	if (!k && (k = calloc(1, sizeof(*k)))) {
-		k->magic = SIM_MAGIC_KERNEL;
-		func_init(&k->func, name);
-		k->next = library->kernels;
-		library->kernels = k;
-	}
-	pthread_mutex_unlock(&names_lock);
-	if (!k)
-		return CUDA_ERROR_OUT_OF_MEMORY;
-	*pKernel = k;
-	return CUDA_SUCCESS;
+	return image_kernel(&library->img, name, pKernel);
 }
 
 SIM_EXPORT CUresult cuKernelGetFunction(CUfunction *pFunc, CUkernel kernel)

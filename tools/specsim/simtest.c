@@ -174,6 +174,8 @@ static void test_data(CUstream s)
 	cuMemcpyDtoHAsync_v2(out, b, sizeof(in), s);
 	EXPECT(!memcmp(in, out, sizeof(in)), "copies lost data");
 	cuMemsetD32Async(b, 0xabcd, 256, s);
+	/* s is non-blocking: the legacy stream's copy would not wait for it */
+	cuStreamSynchronize(s);
 	cuMemcpyDtoH_v2(out, b, sizeof(out));
 	EXPECT(out[0] == 0xabcd && out[255] == 0xabcd, "memset D32 wrote %#x", out[0]);
 	cuMemFree_v2(a);
