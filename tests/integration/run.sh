@@ -13,7 +13,11 @@ fi
 passed=0 failed=0
 for t in test_*.sh; do
 	echo "== $t"
-	out=$(bash "$t" 2>&1 | tee /dev/stderr | tail -1)
+	log=$(mktemp)
+	bash "$t" >"$log" 2>&1
+	cat "$log"
+	out=$(tail -1 "$log")
+	rm -f "$log"
 	p=$(echo "$out" | sed -n 's/.*: \([0-9]*\) passed, \([0-9]*\) failed/\1/p')
 	f=$(echo "$out" | sed -n 's/.*: \([0-9]*\) passed, \([0-9]*\) failed/\2/p')
 	if [ -z "$p" ]; then failed=$((failed + 1)); else passed=$((passed + p)); failed=$((failed + f)); fi
