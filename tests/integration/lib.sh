@@ -21,6 +21,16 @@ wait_file() {
 	return 1
 }
 
+# Wait until a program has written its "ready" line to $1.
+wait_ready() {
+	local i
+	for ((i = 0; i < 300; i++)); do
+		[ -s "$1" ] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
 finish() {
 	echo "$(basename "$0" .sh): $PASSED passed, $FAILED failed"
 	[ "$FAILED" -eq 0 ]

@@ -31,7 +31,7 @@ run_traced() {
 	mkdir -p "$dir"
 	"$LOOKALIKE/caller" "$ITERATIONS" "$THREADS" "$dir/go" "$dir/truth.jsonl" >"$dir/caller.out" &
 	caller_pid=$!
-	wait_file "$dir/caller.out" && sleep 0.2
+	wait_ready "$dir/caller.out"
 	bash -c "$* \"$SPECPROBE\" record -o \"$dir/rec.sprb\" -p $caller_pid" 2>"$dir/record.err" &
 	rec_pid=$!
 	if ! wait_file "$dir/rec.sprb" 600; then

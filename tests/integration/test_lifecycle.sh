@@ -8,7 +8,7 @@ start_target() {
 	mkdir -p "$1"
 	"$LOOKALIKE/caller" 50 1 "$1/go" "$1/truth.jsonl" >"$1/caller.out" &
 	TARGET=$!
-	wait_file "$1/caller.out"
+	wait_ready "$1/caller.out"
 }
 
 # ended_cleanly FILE: dump reads it whole and it carries the end record
@@ -81,4 +81,25 @@ else
 fi
 kill "$TARGET" 2>/dev/null
 wait "$TARGET" 2>/dev/null
+# a full disk: one clear line and a non-zero exit, not a silent short file
+dir="$SCRATCH/full"
+mkdir -p "$dir/fs"
+if mount -t tmpfs -o size=256k tmpfs "$dir/fs" 2>/dev/null; then
+	"$LOOKALIKE/caller" 2000 2 "$dir/go" "$dir/truth.jsonl" >"$dir/caller.out" &
+	TARGET=$!
+	wait_ready "$dir/caller.out"
+	"$SPECPROBE" record -o "$dir/fs/rec.sprb" -p "$TARGET" 2>"$dir/rec.err" &
+	rec=$!
+	wait_file "$dir/fs/rec.sprb"
+	touch "$dir/go"
+	wait "$TARGET"
+	if ! wait "$rec" && grep -q "No space left on device" "$dir/rec.err"; then
+		pass "full disk: $(grep 'No space' "$dir/rec.err")"
+	else
+		fail "full disk: $(tail -1 "$dir/rec.err")"
+	fi
+	umount "$dir/fs"
+else
+	echo "  skip  full disk: cannot mount a small tmpfs here"
+fi
 finish
