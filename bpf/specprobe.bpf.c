@@ -356,6 +356,8 @@ int BPF_PROG(on_exit, struct task_struct *task)
 	bpf_map_delete_elem(&threads, &tid);
 	if (BPF_CORE_READ(task, signal, live.counter) != 0)
 		return 0;
+	/* the pid may be reused by a process nobody asked to trace */
+	bpf_map_delete_elem(&traced, &tgid);
 	rec = bpf_ringbuf_reserve(&events, sizeof(*rec), 0);
 	if (!rec) {
 		count(SP_CNT_DROP_CALL);
@@ -364,6 +366,33 @@ int BPF_PROG(on_exit, struct task_struct *task)
 	rec->type = SP_REC_EXIT;
 	rec->size = sizeof(*rec);
 	rec->tgid = tgid;
+	rec->ts = bpf_ktime_get_ns();
+	bpf_ringbuf_submit(rec, BPF_RB_FORCE_WAKEUP);
+	return 0;
+}
+
+/* Children of traced processes are traced from their first instruction. */
+SEC("tp_btf/sched_process_fork")
+int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
+{
+	__u32 parent_tgid = BPF_CORE_READ(parent, tgid), child_tgid = BPF_CORE_READ(child, tgid);
+	struct sp_fork_rec *rec;
+	__u8 one = 1;
+
+	/* a new thread shares its parent's tgid: only new processes matter */
+	if (child_tgid == parent_tgid || !bpf_map_lookup_elem(&traced, &parent_tgid))
+		return 0;
+	bpf_map_update_elem(&traced, &child_tgid, &one, BPF_ANY);
+	rec = bpf_ringbuf_reserve(&events, sizeof(*rec), 0);
+	if (!rec) {
+		count(SP_CNT_DROP_CALL);
+		return 0;
+	}
+	rec->type = SP_REC_FORK;
+	rec->size = sizeof(*rec);
+	rec->tgid = child_tgid;
+	rec->parent = parent_tgid;
+	rec->pad = 0;
 	rec->ts = bpf_ktime_get_ns();
 	bpf_ringbuf_submit(rec, BPF_RB_FORCE_WAKEUP);
 	return 0;

@@ -14,9 +14,11 @@
 enum sp_rec_type {
 	SP_REC_CALL = 1,	/* entry of any probed call */
 	SP_REC_RET = 2,		/* completion of an entry + completion kind */
+	SP_REC_FORK = 3,	/* a traced process forked: the child is traced too */
 	/* written by user space into recordings only */
 	SP_REC_STATS = 16,	/* drop and fault counters so far */
 	SP_REC_END = 17,	/* the recording ended cleanly */
+	/* written by BPF again */
 	SP_REC_EXIT = 18,	/* a traced process exited */
 };
 
@@ -114,6 +116,15 @@ struct sp_exit_rec {
 	__u16 size;
 	__u32 tgid;
 	__u64 ts;
+};
+
+struct sp_fork_rec {
+	__u16 type;
+	__u16 size;
+	__u32 tgid;		/* the new process */
+	__u64 ts;
+	__u32 parent;		/* its parent's tgid */
+	__u32 pad;
 };
 
 #endif /* __SPECPROBE_H */

@@ -103,8 +103,17 @@ static int on_record(void *ctx, const void *rec, size_t size)
 		return 0;
 	}
 	r->records++;
-	if (((const struct sp_rec_hdr *)rec)->type == SP_REC_EXIT)
+	switch (((const struct sp_rec_hdr *)rec)->type) {
+	case SP_REC_EXIT:
 		r->exited++;
+		break;
+	case SP_REC_FORK:
+		/* the recording lasts while any follower lives */
+		if (targets__add_tgid(&r->tracer.targets, ((const struct sp_fork_rec *)rec)->tgid))
+			log_warn("out of memory: the end of pid %u will not end the recording",
+				 ((const struct sp_fork_rec *)rec)->tgid);
+		break;
+	}
 	return 0;
 }
 

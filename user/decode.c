@@ -264,6 +264,11 @@ int decoder__feed(struct decoder *d, const void *rec, size_t size)
 			return -EBADMSG;
 		feed_exit(d, rec);
 		break;
+	case SP_REC_FORK:
+		if (size < sizeof(struct sp_fork_rec))
+			return -EBADMSG;
+		d->stats.forks++;
+		break;
 	case SP_REC_END:
 		d->stats.ended = true;
 		/* fall through */

@@ -25,6 +25,7 @@ struct session {
 	int nr_multi;
 	bool multi;		/* the kernel takes uprobe_multi links */
 	struct bpf_link *exit_link;
+	struct bpf_link *fork_link;
 	session_record_fn on_record;
 	void *ctx;
 };
@@ -108,8 +109,10 @@ struct session *session__open(const struct session_opts *opts, const struct prob
 		goto fail;
 	}
 	s->exit_link = bpf_program__attach(s->skel->progs.on_exit);
-	if (!s->exit_link) {
-		snprintf(err, err_sz, "attaching the exit tracepoint: %s", strerror(errno));
+	s->fork_link = s->exit_link ? bpf_program__attach(s->skel->progs.on_fork) : NULL;
+	if (!s->exit_link || !s->fork_link) {
+		snprintf(err, err_sz, "attaching the process exit and fork tracepoints: %s",
+			 strerror(errno));
 		goto fail;
 	}
 	return s;
@@ -332,6 +335,7 @@ void session__free(struct session *s)
 		close(s->multi_fds[i]);
 	free(s->multi_fds);
 	bpf_link__destroy(s->exit_link);
+	bpf_link__destroy(s->fork_link);
 	ring_buffer__free(s->ring);
 	specprobe_bpf__destroy(s->skel);
 	free(s);

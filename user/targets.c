@@ -66,7 +66,7 @@ static bool has_tgid(const struct targets *t, __u32 tgid)
 	return false;
 }
 
-static int add_tgid(struct targets *t, __u32 tgid)
+int targets__add_tgid(struct targets *t, __u32 tgid)
 {
 	__u32 *grown;
 
@@ -100,7 +100,7 @@ static int add_descendants(struct targets *t)
 				continue;
 			ppid = read_ppid(pid);
 			if (ppid > 0 && has_tgid(t, ppid)) {
-				err = add_tgid(t, pid);
+				err = targets__add_tgid(t, pid);
 				grew = true;
 			}
 		}
@@ -206,7 +206,7 @@ int targets__discover(const int *pids, int nr_pids, struct targets *t, char *err
 			snprintf(err, err_sz, "no process with pid %d", pids[i]);
 			return -ESRCH;
 		}
-		if ((ret = add_tgid(t, pids[i])))
+		if ((ret = targets__add_tgid(t, pids[i])))
 			goto oom;
 	}
 	if ((ret = add_descendants(t)))

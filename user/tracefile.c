@@ -683,6 +683,8 @@ static bool rec_size_ok(__u16 type, __u16 size)
 		return size == sizeof(struct sp_stats_rec);
 	case SP_REC_EXIT:
 		return size == sizeof(struct sp_exit_rec);
+	case SP_REC_FORK:
+		return size == sizeof(struct sp_fork_rec);
 	default:
 		return false;
 	}

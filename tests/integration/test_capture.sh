@@ -24,15 +24,15 @@ check_prologues() {
 	return $bad
 }
 
-# run_traced NAME [shell prefix...]: one traced run of the caller, checked against truth.
+# run_traced NAME [PREFIX [FORKS]]: one traced run of the caller, checked against truth.
+# PREFIX runs before specprobe in its shell; FORKS child processes are forked after attach.
 run_traced() {
-	local name=$1 dir="$SCRATCH/$1" caller_pid rec_pid
-	shift
+	local name=$1 dir="$SCRATCH/$1" prefix=${2:-} forks=${3:-0} caller_pid rec_pid
 	mkdir -p "$dir"
-	"$LOOKALIKE/caller" "$ITERATIONS" "$THREADS" "$dir/go" "$dir/truth.jsonl" >"$dir/caller.out" &
+	"$LOOKALIKE/caller" "$ITERATIONS" "$THREADS" "$dir/go" "$dir/truth" "$forks" >"$dir/caller.out" &
 	caller_pid=$!
 	wait_ready "$dir/caller.out"
-	bash -c "$* \"$SPECPROBE\" record -o \"$dir/rec.sprb\" -p $caller_pid" 2>"$dir/record.err" &
+	bash -c "$prefix \"$SPECPROBE\" record -o \"$dir/rec.sprb\" -p $caller_pid" 2>"$dir/record.err" &
 	rec_pid=$!
 	if ! wait_file "$dir/rec.sprb" 600; then
 		fail "$name: recording never started: $(tail -1 "$dir/record.err")"
@@ -46,9 +46,10 @@ run_traced() {
 		return
 	fi
 	"$SPECPROBE" dump --json "$dir/rec.sprb" >"$dir/calls.jsonl" 2>"$dir/dump.err"
+	cat "$dir"/truth* >"$dir/truth.jsonl"
 	if python3 "$TOP/tests/integration/check_capture.py" --truth "$dir/truth.jsonl" \
 		--calls "$dir/calls.jsonl" --dump-stderr "$dir/dump.err" \
-		--threads "$THREADS" --iterations "$ITERATIONS"; then
+		--threads $((THREADS + forks)) --iterations "$ITERATIONS"; then
 		pass "$name: exact counts, arguments, nesting, unreturned call, failed read, zero drops"
 	else
 		fail "$name: recording differs from ground truth ($dir)"
@@ -60,6 +61,7 @@ if check_prologues; then pass "look-alike entry points start with 55 48 89 e5"; 
 run_traced attach-by-pid
 run_traced ulimit-1024 "ulimit -n 1024; SPECPROBE_SINGLE_PROBES=1"
 run_traced multi-ulimit-1024 "ulimit -n 1024;"
+run_traced forked-children "" 2
 
 # a recording cut short reads up to its last whole record and says where it was cut
 rec="$SCRATCH/attach-by-pid/rec.sprb"

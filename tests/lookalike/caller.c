@@ -3,8 +3,9 @@
  * Calls the look-alike libraries a known number of times with known
  * arguments from several threads, and writes what it did (JSON lines,
  * CLOCK_MONOTONIC read just before and just after each call).
- *   caller ITERATIONS THREADS GO_FILE TRUTH_FILE
- * It waits for GO_FILE to exist (the tracer is attached by then).
+ *   caller ITERATIONS THREADS GO_FILE TRUTH_FILE [FORKS]
+ * It waits for GO_FILE to exist (the tracer is attached by then). With FORKS,
+ * that many child processes then run one worker each and write TRUTH_FILE.PID.
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -13,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include "lookalike.h"
 
 
@@ -118,6 +120,32 @@ static void *never_returns(void *arg)
 	return NULL;
 }
 
+static void write_truth(const char *path, struct truth *t, int n)
+{
+	FILE *out = fopen(path, "w");
+
+	if (!out)
+		exit(1);
+	for (int i = 0; i < n; i++)
+		fwrite(t[i].buf, 1, t[i].len, out);
+	fclose(out);
+}
+
+/* Children forked after the tracer attached: each runs one worker, in its own process. */
+static void fork_workers(int forks, int first_idx, const char *truth_path)
+{
+	for (int k = 0; k < forks; k++) {
+		char path[4096];
+
+		if (fork() != 0)
+			continue;
+		worker((void *)(long)(first_idx + k));
+		snprintf(path, sizeof(path), "%s.%d", truth_path, getpid());
+		write_truth(path, &truths[first_idx + k], 1);
+		_exit(0);
+	}
+}
+
 static void wait_for(const char *path)
 {
 	for (int i = 0; i < 3000 && access(path, F_OK); i++)
@@ -127,18 +155,18 @@ static void wait_for(const char *path)
 int main(int argc, char **argv)
 {
 	pthread_t *threads, hung;
-	int nthreads;
-	FILE *out;
+	int nthreads, forks;
 	void *pfn;
 
-	if (argc != 5) {
-		fprintf(stderr, "usage: caller ITERATIONS THREADS GO_FILE TRUTH_FILE\n");
+	if (argc != 5 && argc != 6) {
+		fprintf(stderr, "usage: caller ITERATIONS THREADS GO_FILE TRUTH_FILE [FORKS]\n");
 		return 2;
 	}
 	iterations = atoi(argv[1]);
 	nthreads = atoi(argv[2]);
+	forks = argc == 6 ? atoi(argv[5]) : 0;
 	threads = calloc(nthreads, sizeof(*threads));
-	truths = calloc(nthreads + 1, sizeof(*truths));
+	truths = calloc(nthreads + 1 + forks, sizeof(*truths));
 	printf("ready %d\n", getpid());
 	fflush(stdout);
 	wait_for(argv[3]);
@@ -149,18 +177,16 @@ int main(int argc, char **argv)
 	CALL(&truths[nthreads], "cuLaunchKernelEx",
 	     cuLaunchKernelEx((const CUlaunchConfig *)0x10, (void *)0x2fff, NULL, NULL),
 	     "\"func\":%d", 0x2fff);
+	fork_workers(forks, nthreads + 1, argv[4]);
 	for (long i = 0; i < nthreads; i++)
 		pthread_create(&threads[i], NULL, worker, (void *)i);
 	for (int i = 0; i < nthreads; i++)
 		pthread_join(threads[i], NULL);
+	while (wait(NULL) > 0)
+		;
 	pthread_create(&hung, NULL, never_returns, NULL);
 	usleep(50000);	/* let it enter the call that never returns */
-	out = fopen(argv[4], "w");
-	if (!out)
-		return 1;
-	for (int i = 0; i <= nthreads; i++)
-		fwrite(truths[i].buf, 1, truths[i].len, out);
-	fclose(out);
+	write_truth(argv[4], truths, nthreads + 1);
 	/* leave with cuCtxSynchronize still blocked in the other thread */
 	exit(0);
 }
