@@ -81,7 +81,7 @@ int targets__add_tgid(struct targets *t, __u32 tgid)
 }
 
 /* Add every live descendant of the tgids already listed. */
-static int add_descendants(struct targets *t)
+int targets__add_descendants(struct targets *t)
 {
 	struct dirent *de;
 	bool grew = true;
@@ -209,7 +209,7 @@ int targets__discover(const int *pids, int nr_pids, struct targets *t, char *err
 		if ((ret = targets__add_tgid(t, pids[i])))
 			goto oom;
 	}
-	if ((ret = add_descendants(t)))
+	if ((ret = targets__add_descendants(t)))
 		goto oom;
 	for (int i = 0; i < t->nr_tgids; i++)
 		if ((ret = scan_maps(t, t->tgids[i])))

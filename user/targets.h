@@ -32,6 +32,8 @@ int targets__lib_kind(const char *path);
  * one-line reason when a pid does not exist or nothing maps a CUDA library.
  */
 int targets__discover(const int *pids, int nr_pids, struct targets *t, char *err, size_t err_sz);
+/* Add every live descendant of the listed tgids; 0 or -errno. */
+int targets__add_descendants(struct targets *t);
 /* Follow one more process (a traced process forked it); 0 or -ENOMEM. */
 int targets__add_tgid(struct targets *t, __u32 tgid);
 /* Add one library file given by path (--lib); 0 or -errno. */

@@ -16,9 +16,9 @@ __u64 tracer__now_ns(void)
 	return ts.tv_sec * 1000000000ull + ts.tv_nsec;
 }
 
-static int trace_targets(struct tracer *tr)
+static int trace_from(struct tracer *tr, int first)
 {
-	for (int i = 0; i < tr->targets.nr_tgids; i++) {
+	for (int i = first; i < tr->targets.nr_tgids; i++) {
 		int ret = session__trace_tgid(tr->session, tr->targets.tgids[i]);
 
 		if (ret) {
@@ -28,6 +28,22 @@ static int trace_targets(struct tracer *tr)
 		}
 	}
 	return 0;
+}
+
+/*
+ * Fork tracking covers the traced set from the moment a tgid enters it, so the
+ * descendants are scanned once more afterwards: a process forked between the
+ * first scan and now is found here, one forked later by the fork hook.
+ */
+static int trace_targets(struct tracer *tr)
+{
+	int known = tr->targets.nr_tgids;
+
+	if (trace_from(tr, 0))
+		return -1;
+	if (targets__add_descendants(&tr->targets))
+		log_warn("rescanning descendants: out of memory");
+	return trace_from(tr, known);
 }
 
 static int resolve(struct tracer *tr, const struct tracer_opts *opts, char *err, size_t err_sz)
