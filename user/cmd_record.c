@@ -87,7 +87,6 @@ struct recorder {
 	struct tracer tracer;
 	int write_err;
 	__u64 records;
-	__u64 exited;		/* traced processes seen exiting */
 };
 
 static int on_record(void *ctx, const void *rec, size_t size)
@@ -103,17 +102,11 @@ static int on_record(void *ctx, const void *rec, size_t size)
 		return 0;
 	}
 	r->records++;
-	switch (((const struct sp_rec_hdr *)rec)->type) {
-	case SP_REC_EXIT:
-		r->exited++;
-		break;
-	case SP_REC_FORK:
-		/* the recording lasts while any follower lives */
-		if (targets__add_tgid(&r->tracer.targets, ((const struct sp_fork_rec *)rec)->tgid))
-			log_warn("out of memory: the end of pid %u will not end the recording",
-				 ((const struct sp_fork_rec *)rec)->tgid);
-		break;
-	}
+	/* the recording lasts while any follower lives */
+	if (((const struct sp_rec_hdr *)rec)->type == SP_REC_FORK &&
+	    targets__add_tgid(&r->tracer.targets, ((const struct sp_fork_rec *)rec)->tgid))
+		log_warn("out of memory: pid %u is traced but does not keep the recording going",
+			 ((const struct sp_fork_rec *)rec)->tgid);
 	return 0;
 }
 

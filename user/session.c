@@ -318,11 +318,6 @@ int session__counters(struct session *s, __u64 totals[SP_CNT_NR])
 	return 0;
 }
 
-int session__nr_links(const struct session *s)
-{
-	return s->nr_links;
-}
-
 void session__free(struct session *s)
 {
 	if (!s)

@@ -36,7 +36,6 @@ int session__poll(struct session *s, int timeout_ms);
 int session__drain(struct session *s);
 /* Totals of the per-CPU counters (enum sp_counter). */
 int session__counters(struct session *s, __u64 totals[SP_CNT_NR]);
-int session__nr_links(const struct session *s);
 void session__free(struct session *s);
 
 #endif /* __SESSION_H */

@@ -20,42 +20,32 @@ int targets__lib_kind(const char *path)
 	return -1;
 }
 
-static int read_ppid(int pid)
+/* State and parent of a process from /proc/PID/stat; false if it is gone. */
+static bool read_stat(__u32 pid, char *state, int *ppid)
 {
 	char path[64], buf[512], *close_paren;
-	int ppid = -1;
+	bool ok = false;
 	FILE *f;
 
-	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-	f = fopen(path, "re");
-	if (!f)
-		return -1;
-	if (fgets(buf, sizeof(buf), f)) {
-		/* the command name may hold spaces and parentheses: parse after the last ')' */
-		close_paren = strrchr(buf, ')');
-		if (close_paren && sscanf(close_paren + 1, " %*c %d", &ppid) != 1)
-			ppid = -1;
-	}
-	fclose(f);
-	return ppid;
-}
-
-bool targets__alive(__u32 tgid)
-{
-	char path[64], buf[512], *close_paren, state = 0;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%u/stat", tgid);
+	snprintf(path, sizeof(path), "/proc/%u/stat", pid);
 	f = fopen(path, "re");
 	if (!f)
 		return false;
 	if (fgets(buf, sizeof(buf), f)) {
+		/* the command name may hold spaces and parentheses: parse after the last ')' */
 		close_paren = strrchr(buf, ')');
-		if (close_paren)
-			sscanf(close_paren + 1, " %c", &state);
+		ok = close_paren && sscanf(close_paren + 1, " %c %d", state, ppid) == 2;
 	}
 	fclose(f);
-	return state && state != 'Z' && state != 'X';
+	return ok;
+}
+
+bool targets__alive(__u32 tgid)
+{
+	char state;
+	int ppid;
+
+	return read_stat(tgid, &state, &ppid) && state != 'Z' && state != 'X';
 }
 
 static bool has_tgid(const struct targets *t, __u32 tgid)
@@ -95,10 +85,10 @@ int targets__add_descendants(struct targets *t)
 		grew = false;
 		while ((de = readdir(proc)) && !err) {
 			int pid = atoi(de->d_name), ppid;
+			char state;
 
-			if (pid <= 0 || has_tgid(t, pid))
+			if (pid <= 0 || has_tgid(t, pid) || !read_stat(pid, &state, &ppid))
 				continue;
-			ppid = read_ppid(pid);
 			if (ppid > 0 && has_tgid(t, ppid)) {
 				err = targets__add_tgid(t, pid);
 				grew = true;
