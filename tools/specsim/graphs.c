@@ -3,7 +3,8 @@
  * Graph capture at start, as SGLang does it: every batch size's target verify
  * graph first, then the draft graphs, then draft-extend. The verify graph forks
  * a side stream through events (capture spreads there) and, with several
- * ranks, ends each layer with a captured ncclAllReduce.
+ * ranks, ends each layer with a captured ncclAllReduce. Piecewise, as vLLM
+ * does it, the verify forward is several graphs, each a run of layers.
  */
 #include <string.h>
 #include "rank.h"
@@ -46,21 +47,26 @@ static int capture_begin(struct rank_state *st)
 	return 0;
 }
 
+/* piece < 0: a whole forward, and the exec line has no "piece" */
 static int capture_end(struct rank_state *st, struct graph_pair *p, const char *role, int bs,
-		       int step)
+		       int step, int piece)
 {
+	char piece_field[32] = "";
+
 	CU(cuStreamEndCapture, (st->main, &p->graph), A("stream", st->main),
 	   A("graph_out", &p->graph), A("graph", p->graph));
 	CU(cuGraphInstantiateWithFlags, (&p->exec, p->graph, 0), A("exec_out", &p->exec),
 	   A("graph", p->graph), A("flags", 0), A("exec", p->exec));
+	if (piece >= 0)
+		snprintf(piece_field, sizeof(piece_field), ",\"piece\":%d", piece);
 	truth__line("\"exec\":%llu,\"graph\":%llu,\"role\":\"%s\",\"batch\":%d,\"step\":%d,"
 		    "\"kernels\":%d,\"side_kernels\":%d,\"collectives\":%d,\"kernel_ns\":%lld,"
-		    "\"collective_ns\":%lld,\"capture_stream\":%llu",
+		    "\"collective_ns\":%lld,\"capture_stream\":%llu%s",
 		    (unsigned long long)(uintptr_t)p->exec, (unsigned long long)(uintptr_t)p->graph,
 		    role, bs, step, st->count.kernels, st->count.side_kernels,
 		    st->count.collectives, st->count.gpu_ns,
 		    st->count.collectives * env.allreduce_ns,
-		    (unsigned long long)(uintptr_t)st->main);
+		    (unsigned long long)(uintptr_t)st->main, piece_field);
 	return 0;
 }
 
@@ -89,26 +95,38 @@ static int all_reduce(struct rank_state *st, int bs)
 	return 0;
 }
 
+/* Layer 0 forks and joins the side stream, so the fork stays in piece 0. */
+static int verify_layer(struct rank_state *st, int bs, int l)
+{
+	if (l == 0 && fork_side(st, bs))
+		return -1;
+	if (graphs__launch(st, st->k.attn, st->main, bs, st->ns.attn))
+		return -1;
+	if (l == 0)
+		CU(cuStreamWaitEvent, (st->main, st->join_ev, 0), A("stream", st->main),
+		   A("event", st->join_ev), A("flags", 0));
+	if (launch_ex(st, st->k.mlp, st->main, bs, st->ns.mlp))
+		return -1;
+	if (env.ranks > 1 && all_reduce(st, bs))
+		return -1;
+	return 0;
+}
+
+/* Piece j holds layers [j * L / P, (j + 1) * L / P), each with its all-reduce. */
 static int capture_verify(struct rank_state *st, int b)
 {
-	int bs = env.batch_sizes[b];
+	int bs = env.batch_sizes[b], pieces = env.verify_pieces;
 
-	if (capture_begin(st))
-		return -1;
-	for (int l = 0; l < env.layers; l++) {
-		if (l == 0 && fork_side(st, bs))
+	for (int j = 0; j < pieces; j++) {
+		if (capture_begin(st))
 			return -1;
-		if (graphs__launch(st, st->k.attn, st->main, bs, st->ns.attn))
-			return -1;
-		if (l == 0)
-			CU(cuStreamWaitEvent, (st->main, st->join_ev, 0), A("stream", st->main),
-			   A("event", st->join_ev), A("flags", 0));
-		if (launch_ex(st, st->k.mlp, st->main, bs, st->ns.mlp))
-			return -1;
-		if (env.ranks > 1 && all_reduce(st, bs))
+		for (int l = j * env.layers / pieces; l < (j + 1) * env.layers / pieces; l++)
+			if (verify_layer(st, bs, l))
+				return -1;
+		if (capture_end(st, &st->verify[b][j], "verify", bs, -1, pieces > 1 ? j : -1))
 			return -1;
 	}
-	return capture_end(st, &st->verify[b], "verify", bs, -1);
+	return 0;
 }
 
 static int draft_step(struct rank_state *st, int bs)
@@ -129,11 +147,11 @@ static int capture_draft(struct rank_state *st, int b)
 		for (int j = 0; j < env.draft_k; j++)
 			if (draft_step(st, bs))
 				return -1;
-		return capture_end(st, &st->draft[b][0], "draft", bs, -1);
+		return capture_end(st, &st->draft[b][0], "draft", bs, -1, -1);
 	}
 	for (int j = 0; j < env.draft_k; j++)
 		if (capture_begin(st) || draft_step(st, bs) ||
-		    capture_end(st, &st->draft[b][j], "draft", bs, j))
+		    capture_end(st, &st->draft[b][j], "draft", bs, j, -1))
 			return -1;
 	return 0;
 }
@@ -149,18 +167,32 @@ static int capture_extend(struct rank_state *st, int b)
 			return -1;
 	if (graphs__launch(st, st->k.extend_head, st->main, bs, st->ns.extend_head))
 		return -1;
-	return capture_end(st, &st->extend[b], "extend", bs, -1);
+	return capture_end(st, &st->extend[b], "extend", bs, -1, -1);
+}
+
+static int draft_graphs_per_batch(void)
+{
+	switch (env.draft_mode) {
+	case DRAFT_PER_STEP:
+		return env.draft_k;
+	case DRAFT_ONE_GRAPH:
+		return 1;
+	case DRAFT_EAGER:
+		break;
+	}
+	return 0;
 }
 
 int graphs__capture_all(struct rank_state *st)
 {
-	st->nr_draft_graphs = env.draft_mode == DRAFT_ONE_GRAPH ? 1 : env.draft_k;
+	st->nr_draft_graphs = draft_graphs_per_batch();
 	/* torch.cuda.synchronize() around capture, as frameworks do */
 	CU(cuCtxSynchronize_v2, (st->ctx), A("ctx", st->ctx));
 	for (int b = 0; b < env.nr_batch_sizes; b++)
 		if (capture_verify(st, b))
 			return -1;
-	for (int b = 0; b < env.nr_batch_sizes; b++)
+	/* eager drafts launch their kernels each step: nothing to capture */
+	for (int b = 0; b < env.nr_batch_sizes && env.draft_mode != DRAFT_EAGER; b++)
 		if (capture_draft(st, b))
 			return -1;
 	for (int b = 0; b < env.nr_batch_sizes; b++)

@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /*
- * The decode loop. Per cycle: draft graph launches, the verify launch, accept
- * (eager kernels, the D2H copy of the accept result, the sync that brings it
- * to the host), then draft-extend. Phase spans tile the cycle: each phase ends
- * where the next begins, and each brackets the calls made in it.
+ * The decode loop. Per cycle: draft launches (graphs or eager kernels), the
+ * verify launches (one graph, or its pieces), accept (eager kernels, the D2H
+ * copy of the accept result, the sync that brings it to the host), then
+ * draft-extend. Phase spans tile the cycle: each phase ends where the next
+ * begins, and each brackets the calls made in it. Nothing here waits for a
+ * tracer, so one may attach at any point of the run.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,14 +30,47 @@ static void host_prepare(void)
 		nanosleep(&ts, NULL);
 }
 
+static int batch_size(const struct rank_state *st)
+{
+	return env.batch_sizes[st->batch_index];
+}
+
+/* One draft step: a graph launch, or --draft-kernels eager launches. */
+static int draft_step(struct rank_state *st, int cycle, int step)
+{
+	const struct kernel_ns *ns = &st->ns;
+
+	if (env.draft_mode != DRAFT_EAGER) {
+		CUgraphExec x = st->draft[st->batch_index][step].exec;
+
+		CU(cuGraphLaunch, (x, st->main), A("exec", x), A("stream", st->main));
+		return 0;
+	}
+	for (int i = 0; i < env.draft_kernels; i++) {
+		bool head = i == env.draft_kernels - 1;
+
+		if (graphs__launch(st, head ? st->k.draft_head : st->k.draft_layer, st->main,
+				   batch_size(st), head ? ns->draft_head : ns->draft_layer))
+			return -1;
+	}
+	return 0;
+}
+
 static int draft_phase(struct rank_state *st, int cycle)
 {
-	struct graph_pair *draft = st->draft[st->batch_index];
+	int steps = env.draft_mode == DRAFT_EAGER ? env.draft_k : st->nr_draft_graphs;
 
 	host_prepare();
-	for (int j = 0; j < st->nr_draft_graphs; j++)
-		CU(cuGraphLaunch, (draft[j].exec, st->main), A("exec", draft[j].exec),
-		   A("stream", st->main));
+	for (int j = 0; j < steps; j++)
+		if (draft_step(st, cycle, j))
+			return -1;
+	if (every(env.extra_draft_every, cycle)) {
+		/* a longer speculation this cycle: the last step once more */
+		truth__set_tag("extra-draft");
+		if (draft_step(st, cycle, steps - 1))
+			return -1;
+		truth__set_tag(NULL);
+	}
 	if (every(env.plant_sync, cycle)) {
 		/* the anti-pattern: the host waits for the draft before launching verify */
 		truth__set_tag("planted-sync");
@@ -45,7 +80,7 @@ static int draft_phase(struct rank_state *st, int cycle)
 	return 0;
 }
 
-static int free_in_loop(struct rank_state *st)
+static int free_in_loop(struct rank_state *st, int cycle)
 {
 	CUdeviceptr tmp = 0;
 
@@ -92,11 +127,11 @@ static char *accept_buf(struct rank_state *st, int cycle)
 
 static int accept_phase(struct rank_state *st, int cycle)
 {
-	int bs = env.batch;
+	int bs = batch_size(st);
 	size_t bytes = (size_t)bs * (env.draft_k + 1) * 4;
 	char *dst = accept_buf(st, cycle);
 
-	if (every(env.free_every, cycle) && free_in_loop(st))
+	if (every(env.free_every, cycle) && free_in_loop(st, cycle))
 		return -1;
 	for (int e = 0; e < env.eager; e++)
 		if (graphs__launch(st, st->k.eager, st->main, bs, st->ns.eager))
@@ -115,21 +150,25 @@ static int accept_phase(struct rank_state *st, int cycle)
 	return 0;
 }
 
-static int launch_pair(struct rank_state *st, struct graph_pair *g)
-{
-	host_prepare();
-	CU(cuGraphLaunch, (g->exec, st->main), A("exec", g->exec), A("stream", st->main));
-	return 0;
-}
-
+/* The verify forward: one graph, or its pieces back to back. */
 static int verify_phase(struct rank_state *st, int cycle)
 {
-	return launch_pair(st, &st->verify[st->batch_index]);
+	host_prepare();
+	for (int j = 0; j < env.verify_pieces; j++) {
+		CUgraphExec x = st->verify[st->batch_index][j].exec;
+
+		CU(cuGraphLaunch, (x, st->main), A("exec", x), A("stream", st->main));
+	}
+	return 0;
 }
 
 static int extend_phase(struct rank_state *st, int cycle)
 {
-	return launch_pair(st, &st->extend[st->batch_index]);
+	CUgraphExec x = st->extend[st->batch_index].exec;
+
+	host_prepare();
+	CU(cuGraphLaunch, (x, st->main), A("exec", x), A("stream", st->main));
+	return 0;
 }
 
 /* in cycle order, from PH_DRAFT on */
@@ -143,6 +182,7 @@ static int one_cycle(struct rank_state *st, int cycle, unsigned long long *mark)
 	unsigned long long t[5];
 
 	t[0] = *mark;
+	st->batch_index = st->schedule[cycle % st->nr_schedule];
 	for (int p = 0; p < 4; p++) {
 		truth__set_phase(PH_DRAFT + p, cycle);
 		if (phases[p](st, cycle))

@@ -26,6 +26,7 @@ struct env env = {
 	.layers = 4,
 	.draft_kernels = 4,
 	.eager = 3,
+	.verify_pieces = 1,
 	.accept_mode = ACCEPT_SYNC,
 	.ready_fd = -1,
 	.go_fd = -1,
@@ -37,17 +38,19 @@ enum {
 	OPT_EAGER, OPT_PLANT_SYNC, OPT_PAGEABLE, OPT_FREE, OPT_ACCEPT_MODE, OPT_GPU_LOG,
 	OPT_EXERCISE, OPT_READY, OPT_GO, OPT_WAIT_SIGNAL, OPT_DELAY, OPT_WAIT_AT, OPT_RATE,
 	OPT_RATE_CALL, OPT_RATE_TRUTH, OPT_WORKER, OPT_READY_FD, OPT_GO_FD, OPT_UID_FILE,
+	OPT_EXTRA_DRAFT, OPT_VERIFY_PIECES, OPT_BATCH_SCHEDULE,
 };
 
 static const char doc[] =
 	"Simulated EAGLE-style speculative decoding server over the look-alike libcuda.so.1 "
 	"and libnccl.so.2.\n\n"
-	"Per cycle: k draft cuGraphLaunch (or one), the verify cuGraphLaunch, the accept "
-	"(eager cuLaunchKernel, cuMemcpyDtoHAsync_v2 to pinned memory, a sync), then the "
-	"draft-extend cuGraphLaunch.\n\n"
+	"Per cycle: k draft cuGraphLaunch (or one, or eager kernels), the verify cuGraphLaunch "
+	"(or its pieces), the accept (eager cuLaunchKernel, cuMemcpyDtoHAsync_v2 to pinned "
+	"memory, a sync), then the draft-extend cuGraphLaunch.\n\n"
 	"EXAMPLES:\n"
 	"  specsim-server --cycles 200 --ground-truth /tmp/gt.jsonl\n"
 	"  specsim-server --ranks 4 --plant-sync 5 --ready-file r --go-file go\n"
+	"  specsim-server --draft-mode eager --verify-pieces 2 --batch-schedule 1,4,4\n"
 	"  specsim-server --cycles 0 --rate-test 1000000\n";
 
 static const struct argp_option opts[] = {
@@ -55,7 +58,13 @@ static const struct argp_option opts[] = {
 	{ "cycles", 'n', "N", 0, "decode cycles (default 100)", 1 },
 	{ "draft-k", 'k', "K", 0, "draft steps per cycle (default 3)", 1 },
 	{ "draft-mode", OPT_DRAFT_MODE, "MODE", 0,
-	  "per-step (one graph per draft step) or one-graph (default per-step)", 1 },
+	  "per-step (one graph per draft step), one-graph, or eager (--draft-kernels "
+	  "cuLaunchKernel per step, no graph) (default per-step)", 1 },
+	{ "extra-draft-every", OPT_EXTRA_DRAFT, "N", 0,
+	  "every N-th cycle one more draft step (k + 1 launches; 0 = never)", 1 },
+	{ "verify-pieces", OPT_VERIFY_PIECES, "P", 0,
+	  "the verify forward as P graphs captured apart, launched back to back (default 1)",
+	  1 },
 	{ "draft-us", OPT_DRAFT_US, "US", 0, "GPU time of one draft step (default 200)", 1 },
 	{ "verify-us", OPT_VERIFY_US, "US", 0, "GPU time of the verify kernels (default 1500)", 1 },
 	{ "accept-us", OPT_ACCEPT_US, "US", 0, "GPU time of the eager accept kernels (100)", 1 },
@@ -65,6 +74,8 @@ static const struct argp_option opts[] = {
 	  "host time preparing inputs before each graph launch, slept (default 30)", 1 },
 	{ "batch-sizes", OPT_BATCH_SIZES, "LIST", 0, "batch sizes captured (default 1,2,4,8)", 1 },
 	{ "batch", OPT_BATCH, "B", 0, "batch size replayed (default: the first captured)", 1 },
+	{ "batch-schedule", OPT_BATCH_SCHEDULE, "LIST", 0,
+	  "batch size per cycle, LIST in turn (each among --batch-sizes)", 1 },
 	{ "layers", OPT_LAYERS, "L", 0, "target layers, an all-reduce each (default 4)", 1 },
 	{ "draft-kernels", OPT_DRAFT_KERNELS, "N", 0, "kernels per draft step (default 4)", 1 },
 	{ "eager", OPT_EAGER, "N", 0, "eager cuLaunchKernel calls in accept (default 3)", 1 },
@@ -128,19 +139,22 @@ static long long parse_us(struct argp_state *state, const char *arg)
 	return llround(us * 1000.0);
 }
 
-static void parse_batch_sizes(struct argp_state *state, const char *arg)
+/* A comma-separated list of batch sizes into out[max]; returns how many. */
+static int parse_sizes(struct argp_state *state, const char *arg, int *out, int max,
+		       const char *opt)
 {
 	char *copy = strdup(arg), *save = NULL, *tok;
+	int n = 0;
 
-	env.nr_batch_sizes = 0;
 	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		if (env.nr_batch_sizes == MAX_BATCH_SIZES)
-			argp_error(state, "at most %d batch sizes", MAX_BATCH_SIZES);
-		env.batch_sizes[env.nr_batch_sizes++] = parse_ll(state, tok, 1, 4096);
+		if (n == max)
+			argp_error(state, "%s takes at most %d sizes", opt, max);
+		out[n++] = parse_ll(state, tok, 1, 4096);
 	}
 	free(copy);
-	if (!env.nr_batch_sizes)
-		argp_error(state, "--batch-sizes needs at least one size");
+	if (!n)
+		argp_error(state, "%s needs at least one size", opt);
+	return n;
 }
 
 static int pick(struct argp_state *state, const char *arg, const char *const *names, int n,
@@ -153,7 +167,7 @@ static int pick(struct argp_state *state, const char *arg, const char *const *na
 	return 0;
 }
 
-static const char *const draft_modes[] = { "per-step", "one-graph" };
+static const char *const draft_modes[] = { "per-step", "one-graph", "eager" };
 static const char *const accept_modes[] = { "sync", "event", "deferred" };
 static const char *const wait_ats[] = { "loop", "init" };
 static const char *const rate_calls[] = { "launch", "record", "query", "graph" };
@@ -173,16 +187,29 @@ const char *rate_call_name(enum rate_call c)
 	return rate_calls[c];
 }
 
+static bool captured(int bs)
+{
+	for (int i = 0; i < env.nr_batch_sizes; i++)
+		if (env.batch_sizes[i] == bs)
+			return true;
+	return false;
+}
+
 static void check_all(struct argp_state *state)
 {
-	bool found = false;
-
+	if (env.batch && env.nr_batch_schedule)
+		argp_error(state, "use one of --batch and --batch-schedule");
 	if (!env.batch)
-		env.batch = env.batch_sizes[0];
-	for (int i = 0; i < env.nr_batch_sizes; i++)
-		found |= env.batch_sizes[i] == env.batch;
-	if (!found)
+		env.batch = env.nr_batch_schedule ? env.batch_schedule[0] : env.batch_sizes[0];
+	if (!captured(env.batch))
 		argp_error(state, "--batch %d is not among the captured --batch-sizes", env.batch);
+	for (int i = 0; i < env.nr_batch_schedule; i++)
+		if (!captured(env.batch_schedule[i]))
+			argp_error(state, "--batch-schedule: %d is not among the --batch-sizes",
+				   env.batch_schedule[i]);
+	if (env.verify_pieces > env.layers)
+		argp_error(state, "--verify-pieces %d needs at least as many --layers",
+			   env.verify_pieces);
 	if (env.ranks > 1 && !env.worker && env.wait_signal && env.go_file)
 		argp_error(state, "use one of --wait-signal and --go-file");
 }
@@ -220,6 +247,8 @@ static const struct opt_arg args[] = {
 	INT_ARG(OPT_LAYERS, layers, 1, 1024),
 	INT_ARG(OPT_DRAFT_KERNELS, draft_kernels, 1, 1024),
 	INT_ARG(OPT_EAGER, eager, 0, 1024),
+	INT_ARG(OPT_EXTRA_DRAFT, extra_draft_every, 0, 100000000),
+	INT_ARG(OPT_VERIFY_PIECES, verify_pieces, 1, MAX_VERIFY_PIECES),
 	PICK_ARG(OPT_ACCEPT_MODE, accept_mode, accept_modes, "--accept-mode"),
 	US_ARG(OPT_DRAFT_US, draft_ns),
 	US_ARG(OPT_VERIFY_US, verify_ns),
@@ -280,7 +309,12 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 {
 	switch (key) {
 	case OPT_BATCH_SIZES:
-		parse_batch_sizes(state, arg);
+		env.nr_batch_sizes = parse_sizes(state, arg, env.batch_sizes, MAX_BATCH_SIZES,
+						 "--batch-sizes");
+		return 0;
+	case OPT_BATCH_SCHEDULE:
+		env.nr_batch_schedule = parse_sizes(state, arg, env.batch_schedule, MAX_SCHEDULE,
+						    "--batch-schedule");
 		return 0;
 	case OPT_WORKER:
 		env.worker = true;

@@ -38,9 +38,16 @@ static int init_all(struct rank_state *st)
 		return -1;
 	if ((env.ranks > 1 || env.exercise) && setup__nccl(st))
 		return -1;
-	for (int b = 0; b < env.nr_batch_sizes; b++)
-		if (env.batch_sizes[b] == env.batch)
-			st->batch_index = b;
+	/* no schedule: --batch every cycle */
+	st->nr_schedule = env.nr_batch_schedule ? env.nr_batch_schedule : 1;
+	for (int i = 0; i < st->nr_schedule; i++) {
+		int bs = env.nr_batch_schedule ? env.batch_schedule[i] : env.batch;
+
+		for (int b = 0; b < env.nr_batch_sizes; b++)
+			if (env.batch_sizes[b] == bs)
+				st->schedule[i] = b;
+	}
+	st->batch_index = st->schedule[0];
 	return 0;
 }
 
@@ -63,27 +70,40 @@ static void on_span(const struct specsim_gpu_span *s, void *ctx)
 		    (unsigned long long)(uintptr_t)s->exec, s->name ? s->name : "");
 }
 
-static void summary_line(const struct rank_state *st)
+static void int_list(char *out, size_t size, const int *v, int n)
 {
-	char sizes[MAX_BATCH_SIZES * 8] = "";
 	size_t len = 0;
 
-	for (int b = 0; b < env.nr_batch_sizes; b++)
-		len += snprintf(sizes + len, sizeof(sizes) - len, "%s%d", b ? "," : "",
-				env.batch_sizes[b]);
+	out[0] = '\0';
+	for (int i = 0; i < n && len < size; i++)
+		len += snprintf(out + len, size - len, "%s%d", i ? "," : "", v[i]);
+}
+
+static void summary_line(const struct rank_state *st)
+{
+	char sizes[MAX_BATCH_SIZES * 8], schedule[MAX_SCHEDULE * 8];
+
+	int_list(sizes, sizeof(sizes), env.batch_sizes, env.nr_batch_sizes);
+	if (env.nr_batch_schedule)
+		int_list(schedule, sizeof(schedule), env.batch_schedule, env.nr_batch_schedule);
+	else
+		int_list(schedule, sizeof(schedule), &env.batch, 1);
 	truth__line("\"summary\":true,\"nranks\":%d,\"cycles\":%d,\"cycles_run\":%d,"
 		    "\"draft_k\":%d,\"draft_mode\":\"%s\",\"draft_graphs_per_cycle\":%d,"
 		    "\"accept_mode\":\"%s\",\"batch\":%d,\"batch_sizes\":[%s],\"layers\":%d,"
 		    "\"plant_sync\":%d,\"pageable_copies\":%s,\"free_in_loop\":%d,"
 		    "\"exercise\":%s,\"rate_test\":%lld,\"loop_start\":%llu,\"loop_end\":%llu,"
-		    "\"stopped\":%s,\"graph_launches\":%lld,\"host_ns\":%lld",
+		    "\"stopped\":%s,\"graph_launches\":%lld,\"host_ns\":%lld,"
+		    "\"draft_kernels\":%d,\"eager\":%d,\"verify_pieces\":%d,"
+		    "\"extra_draft_every\":%d,\"batch_schedule\":[%s]",
 		    env.ranks, env.cycles, st->cycles_run, env.draft_k,
 		    draft_mode_name(env.draft_mode), st->nr_draft_graphs,
 		    accept_mode_name(env.accept_mode), env.batch, sizes, env.layers, env.plant_sync,
 		    env.pageable ? "true" : "false", env.free_every,
 		    env.exercise ? "true" : "false",
 		    env.rate_n, st->loop_start, st->loop_end, stop_requested ? "true" : "false",
-		    truth__count("cuGraphLaunch"), env.host_ns);
+		    truth__count("cuGraphLaunch"), env.host_ns, env.draft_kernels, env.eager,
+		    env.verify_pieces, env.extra_draft_every, schedule);
 }
 
 /* FILE with its first %d replaced by the rank, or FILE.rankN. */

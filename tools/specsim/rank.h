@@ -57,11 +57,13 @@ struct rank_state {
 	size_t accept_bytes, hidden_count;
 	void *accept_host, *ids_host, *pageable_buf;
 	ncclComm_t comm;
-	struct graph_pair verify[MAX_BATCH_SIZES];
+	struct graph_pair verify[MAX_BATCH_SIZES][MAX_VERIFY_PIECES];
 	struct graph_pair draft[MAX_BATCH_SIZES][MAX_DRAFT_K];
 	struct graph_pair extend[MAX_BATCH_SIZES];
-	int nr_draft_graphs;	/* per batch size: k, or 1 for one-graph */
-	int batch_index;
+	int nr_draft_graphs;	/* per batch size: k, 1 for one-graph, 0 for eager */
+	int batch_index;	/* this cycle's, into env.batch_sizes */
+	int schedule[MAX_SCHEDULE];	/* batch index per cycle, in turn */
+	int nr_schedule;
 	struct capture_count count;
 	int cycles_run;
 	unsigned long long loop_start, loop_end;

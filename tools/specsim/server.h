@@ -9,8 +9,10 @@
 
 #define MAX_BATCH_SIZES 16
 #define MAX_DRAFT_K 32
+#define MAX_VERIFY_PIECES 16
+#define MAX_SCHEDULE 64
 
-enum draft_mode { DRAFT_PER_STEP, DRAFT_ONE_GRAPH };
+enum draft_mode { DRAFT_PER_STEP, DRAFT_ONE_GRAPH, DRAFT_EAGER };
 enum accept_mode { ACCEPT_SYNC, ACCEPT_EVENT, ACCEPT_DEFERRED };
 enum wait_at { WAIT_AT_LOOP, WAIT_AT_INIT };
 enum rate_call { RATE_LAUNCH, RATE_RECORD, RATE_QUERY, RATE_GRAPH };
@@ -25,6 +27,10 @@ struct env {
 	int batch_sizes[MAX_BATCH_SIZES];
 	int nr_batch_sizes;
 	int batch;		/* the batch size the loop replays */
+	int batch_schedule[MAX_SCHEDULE];	/* or, per cycle, these in turn */
+	int nr_batch_schedule;
+	int verify_pieces;	/* the verify forward as this many graphs */
+	int extra_draft_every;	/* one more draft step every N cycles, 0 = never */
 	int layers;
 	int draft_kernels;
 	int eager;

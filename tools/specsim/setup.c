@@ -249,7 +249,8 @@ void setup__teardown(struct rank_state *st)
 	if (st->main)
 		CALL(cuStreamSynchronize, (st->main), A("stream", st->main));
 	for (int b = 0; b < env.nr_batch_sizes; b++) {
-		destroy_pair(&st->verify[b]);
+		for (int j = 0; j < MAX_VERIFY_PIECES; j++)
+			destroy_pair(&st->verify[b][j]);
 		destroy_pair(&st->extend[b]);
 		for (int j = 0; j < MAX_DRAFT_K; j++)
 			destroy_pair(&st->draft[b][j]);
