@@ -4,8 +4,9 @@
  * verify launches (one graph, or its pieces), accept (eager kernels, the D2H
  * copy of the accept result, the sync that brings it to the host), then
  * draft-extend. Phase spans tile the cycle: each phase ends where the next
- * begins, and each brackets the calls made in it. Nothing here waits for a
- * tracer, so one may attach at any point of the run.
+ * begins, and each brackets the calls made in it. The bounds__ calls note the
+ * edges that define the cycle_bounds lines. Nothing here waits for a tracer,
+ * so one may attach at any point of the run.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,6 +45,7 @@ static int draft_step(struct rank_state *st, int cycle, int step)
 		CUgraphExec x = st->draft[st->batch_index][step].exec;
 
 		CU(cuGraphLaunch, (x, st->main), A("exec", x), A("stream", st->main));
+		bounds__draft_launch(st, cycle);
 		return 0;
 	}
 	for (int i = 0; i < env.draft_kernels; i++) {
@@ -52,6 +54,7 @@ static int draft_step(struct rank_state *st, int cycle, int step)
 		if (graphs__launch(st, head ? st->k.draft_head : st->k.draft_layer, st->main,
 				   batch_size(st), head ? ns->draft_head : ns->draft_layer))
 			return -1;
+		bounds__draft_launch(st, cycle);
 	}
 	return 0;
 }
@@ -75,6 +78,7 @@ static int draft_phase(struct rank_state *st, int cycle)
 		/* the anti-pattern: the host waits for the draft before launching verify */
 		truth__set_tag("planted-sync");
 		CU(cuStreamSynchronize, (st->main), A("stream", st->main));
+		bounds__blocking(st, cycle);
 		truth__set_tag(NULL);
 	}
 	return 0;
@@ -88,6 +92,7 @@ static int free_in_loop(struct rank_state *st, int cycle)
 	CU(cuMemAlloc_v2, (&tmp, 1 << 20), A("dptr_out", &tmp), A("bytes", 1 << 20),
 	   A("dptr", tmp));
 	CU(cuMemFree_v2, (tmp), A("dptr", tmp));
+	bounds__blocking(st, cycle);
 	truth__set_tag(NULL);
 	return 0;
 }
@@ -99,10 +104,14 @@ static int accept_sync(struct rank_state *st, int cycle)
 	switch (env.accept_mode) {
 	case ACCEPT_SYNC:
 		CU(cuStreamSynchronize, (st->main), A("stream", st->main));
+		bounds__blocking(st, cycle);
+		bounds__accepted(st, cycle);
 		break;
 	case ACCEPT_EVENT:
 		CU(cuEventRecord, (ev, st->main), A("event", ev), A("stream", st->main));
 		CU(cuEventSynchronize, (ev), A("event", ev));
+		bounds__blocking(st, cycle);
+		bounds__accepted(st, cycle);
 		break;
 	case ACCEPT_DEFERRED:
 		/* spec v2: this cycle's result is read one cycle later */
@@ -110,6 +119,8 @@ static int accept_sync(struct rank_state *st, int cycle)
 		if (cycle > 0) {
 			truth__set_tag("deferred");
 			CU(cuEventSynchronize, (prev), A("event", prev), A("for_cycle", cycle - 1));
+			bounds__blocking(st, cycle);
+			bounds__accepted(st, cycle - 1);
 			truth__set_tag(NULL);
 		}
 		break;
@@ -139,6 +150,9 @@ static int accept_phase(struct rank_state *st, int cycle)
 	truth__set_tag(env.pageable ? "pageable-copy" : NULL);
 	CU(cuMemcpyDtoHAsync_v2, (dst, st->accept_dev, bytes, st->main), A("dst_host", dst),
 	   A("src", st->accept_dev), A("bytes", bytes), A("stream", st->main));
+	/* to pageable memory the "async" copy returns only when it is done */
+	if (env.pageable)
+		bounds__blocking(st, cycle);
 	truth__set_tag(NULL);
 	if (accept_sync(st, cycle))
 		return -1;
@@ -158,6 +172,7 @@ static int verify_phase(struct rank_state *st, int cycle)
 		CUgraphExec x = st->verify[st->batch_index][j].exec;
 
 		CU(cuGraphLaunch, (x, st->main), A("exec", x), A("stream", st->main));
+		bounds__verify_launch(st, cycle);
 	}
 	return 0;
 }
@@ -168,6 +183,7 @@ static int extend_phase(struct rank_state *st, int cycle)
 
 	host_prepare();
 	CU(cuGraphLaunch, (x, st->main), A("exec", x), A("stream", st->main));
+	bounds__extend_launch(st, cycle);
 	return 0;
 }
 
@@ -183,6 +199,7 @@ static int one_cycle(struct rank_state *st, int cycle, unsigned long long *mark)
 
 	t[0] = *mark;
 	st->batch_index = st->schedule[cycle % st->nr_schedule];
+	bounds__begin(st, cycle);
 	for (int p = 0; p < 4; p++) {
 		truth__set_phase(PH_DRAFT + p, cycle);
 		if (phases[p](st, cycle))
@@ -207,12 +224,15 @@ int loop__run(struct rank_state *st)
 	}
 	st->loop_end = gt_now();
 	truth__set_phase(PH_TEARDOWN, -1);
+	if (st->cycles_run)
+		bounds__loop_end(st, st->cycles_run - 1);
 	if (env.accept_mode == ACCEPT_DEFERRED && st->cycles_run) {
 		CUevent last = st->accept_ev[(st->cycles_run - 1) % 2];
 
 		truth__set_tag("deferred");
 		CU(cuEventSynchronize, (last), A("event", last),
 		   A("for_cycle", st->cycles_run - 1));
+		bounds__accepted(st, st->cycles_run - 1);
 		truth__set_tag(NULL);
 	}
 	return 0;

@@ -41,6 +41,15 @@ struct capture_count {
 	long long gpu_ns;
 };
 
+/* A cycle's bounds while its defining calls are made. */
+struct cycle_track {
+	struct gt_bounds b;
+	bool open;		/* begun, not yet written */
+	bool ended, accepted;	/* its end / its accept result's sync is known */
+	bool verify_done, extend_started, synced_after_verify;
+	struct gt_ref last_extend;
+};
+
 struct rank_state {
 	int rank;
 	CUdevice dev;
@@ -64,6 +73,7 @@ struct rank_state {
 	int batch_index;	/* this cycle's, into env.batch_sizes */
 	int schedule[MAX_SCHEDULE];	/* batch index per cycle, in turn */
 	int nr_schedule;
+	struct cycle_track track[2];	/* this cycle's bounds and the previous one's */
 	struct capture_count count;
 	int cycles_run;
 	unsigned long long loop_start, loop_end;
@@ -79,6 +89,15 @@ int fetch_uid(const char *path, ncclUniqueId *id);
 /* graphs.c */
 int graphs__launch(struct rank_state *st, CUfunction f, CUstream s, int bs, long long ns);
 int graphs__capture_all(struct rank_state *st);
+
+/* bounds.c: note the calls that bound a cycle, right after making them */
+void bounds__begin(struct rank_state *st, int cycle);
+void bounds__draft_launch(struct rank_state *st, int cycle);
+void bounds__verify_launch(struct rank_state *st, int cycle);
+void bounds__blocking(struct rank_state *st, int cycle);
+void bounds__accepted(struct rank_state *st, int for_cycle);
+void bounds__extend_launch(struct rank_state *st, int cycle);
+void bounds__loop_end(struct rank_state *st, int last_cycle);
 
 /* loop.c */
 int loop__run(struct rank_state *st);

@@ -11,7 +11,7 @@
 #include "truth.h"
 
 struct gt_call {
-	const char *name, *parent, *tag;
+	const char *name, *parent, *tag, *position;
 	unsigned long long before, after;
 	size_t seq;
 	int result, cycle, tid;
@@ -31,12 +31,14 @@ static struct {
 	size_t nr_calls, cap_calls;
 	struct gt_span *spans;
 	size_t nr_spans, cap_spans;
+	struct gt_bounds *bounds;
+	size_t nr_bounds, cap_bounds;
 	char *text;		/* lines written once, outside the loop */
 	size_t text_len, text_cap;
 	int rank, nranks, pid;
 	enum gt_phase phase;
 	int cycle;
-	const char *tag;
+	const char *tag, *position;
 } gt = { .lock = PTHREAD_MUTEX_INITIALIZER, .cycle = -1 };
 
 static const char *const phase_names[PH_NR] = {
@@ -47,6 +49,8 @@ static const char *const phase_names[PH_NR] = {
 };
 
 static __thread int my_tid;
+/* the last top-level call this thread noted, for cycle bounds */
+static __thread struct gt_ref last_call;
 
 unsigned long long gt_now(void)
 {
@@ -81,6 +85,19 @@ void truth__set_tag(const char *tag)
 	gt.tag = tag;
 }
 
+void truth__set_position(const char *position)
+{
+	gt.position = position;
+}
+
+struct gt_ref truth__last(bool entry)
+{
+	struct gt_ref ref = last_call;
+
+	ref.entry = entry;
+	return ref;
+}
+
 static void *grow(void *p, size_t *cap, size_t need, size_t elem)
 {
 	size_t n = *cap ? *cap : 256;
@@ -111,6 +128,7 @@ static struct gt_call *new_call_locked(void)
 	c->phase = gt.phase;
 	c->cycle = gt.cycle;
 	c->tag = gt.tag;
+	c->position = gt.position;
 	return c;
 }
 
@@ -128,6 +146,7 @@ void truth__call(const char *name, unsigned long long before, unsigned long long
 	c->nargs = nargs < GT_MAX_ARGS ? nargs : GT_MAX_ARGS;
 	memcpy(c->args, args, c->nargs * sizeof(*args));
 	pthread_mutex_unlock(&gt.lock);
+	last_call = (struct gt_ref){ name, before, after, false };
 }
 
 /* A call NCCL made into libcuda on this thread, inside an NCCL entry point. */
@@ -155,6 +174,15 @@ void truth__phase_span(int cycle, enum gt_phase phase, unsigned long long start,
 	pthread_mutex_lock(&gt.lock);
 	gt.spans = grow(gt.spans, &gt.cap_spans, gt.nr_spans + 1, sizeof(*gt.spans));
 	gt.spans[gt.nr_spans++] = (struct gt_span){ cycle, phase, start, end };
+	pthread_mutex_unlock(&gt.lock);
+}
+
+void truth__cycle_bounds(const struct gt_bounds *b)
+{
+	pthread_mutex_lock(&gt.lock);
+	gt.bounds = grow(gt.bounds, &gt.cap_bounds, gt.nr_bounds + 1, sizeof(*gt.bounds));
+	gt.bounds[gt.nr_bounds] = *b;
+	gt.bounds[gt.nr_bounds++].tid = tid();
 	pthread_mutex_unlock(&gt.lock);
 }
 
@@ -230,6 +258,8 @@ static void put_call(FILE *f, const struct gt_call *c)
 		fprintf(f, ",\"parent\":\"%s\"", c->parent);
 	if (c->tag)
 		fprintf(f, ",\"tag\":\"%s\"", c->tag);
+	if (c->position)
+		fprintf(f, ",\"position\":\"%s\"", c->position);
 	fputs(",\"args\":{", f);
 	for (int i = 0; i < c->nargs; i++) {
 		fprintf(f, "%s\"%s\":", i ? "," : "", c->args[i].key);
@@ -241,6 +271,34 @@ static void put_call(FILE *f, const struct gt_call *c)
 	fputs("}}\n", f);
 }
 
+static void put_ref(FILE *f, const char *key, const struct gt_ref *r)
+{
+	fprintf(f, "\"%s\":{\"name\":\"%s\",\"edge\":\"%s\",\"before\":%llu,\"after\":%llu}",
+		key, r->name ? r->name : "", r->entry ? "entry" : "return", r->before, r->after);
+}
+
+static void put_bounds(FILE *f, const struct gt_bounds *b)
+{
+	static const char *const names[LP_NR] = { "draft", "verify", "accept", "extend" };
+
+	fprintf(f, "{\"cycle_bounds\":%d,\"rank\":%d,\"pid\":%d,\"tid\":%d,", b->cycle, gt.rank,
+		gt.pid, b->tid);
+	put_ref(f, "start", &b->start);
+	fputc(',', f);
+	put_ref(f, "end", &b->end);
+	fputs(",\"phases\":{", f);
+	for (int p = 0; p < LP_NR; p++) {
+		fprintf(f, "%s\"%s\":{", p ? "," : "", names[p]);
+		put_ref(f, "start", &b->phase_start[p]);
+		fputc(',', f);
+		put_ref(f, "end", &b->phase_end[p]);
+		fputc('}', f);
+	}
+	fprintf(f, "},\"draft_launches\":%d,\"verify_launches\":%d,\"extend_launches\":%d,"
+		   "\"syncs\":%d}\n",
+		b->draft_launches, b->verify_launches, b->extend_launches, b->syncs);
+}
+
 static int by_before(const void *a, const void *b)
 {
 	const struct gt_call *x = a, *y = b;
@@ -250,7 +308,7 @@ static int by_before(const void *a, const void *b)
 	return (x->seq > y->seq) - (x->seq < y->seq);
 }
 
-/* Calls in the order they were entered, then phases, then the other lines. */
+/* Calls in the order they were entered, then phases, cycle bounds, the other lines. */
 int truth__write(const char *path)
 {
 	FILE *f = fopen(path, "w");
@@ -268,6 +326,8 @@ int truth__write(const char *path)
 			   "\"pid\":%d,\"rank\":%d}\n",
 			gt.spans[i].cycle, phase_names[gt.spans[i].phase], gt.spans[i].start,
 			gt.spans[i].end, gt.pid, gt.rank);
+	for (size_t i = 0; i < gt.nr_bounds; i++)
+		put_bounds(f, &gt.bounds[i]);
 	if (gt.text_len)
 		fwrite(gt.text, 1, gt.text_len, f);
 	pthread_mutex_unlock(&gt.lock);

@@ -36,10 +36,30 @@ struct gt_arg {
 #define A(k, v) { (k), (long long)(uintptr_t)(v), NULL }
 #define AS(k, s) { (k), 0, (s) }
 
+/* One edge of a noted call: its entry, or its return. */
+struct gt_ref {
+	const char *name;
+	unsigned long long before, after;
+	bool entry;
+};
+
+enum gt_loop_phase { LP_DRAFT, LP_VERIFY, LP_ACCEPT, LP_EXTEND, LP_NR };
+
+/* The calls that bound one cycle and its phases (briefs/cycle-defs.md). */
+struct gt_bounds {
+	int cycle, tid;
+	struct gt_ref start, end;
+	struct gt_ref phase_start[LP_NR], phase_end[LP_NR];
+	int draft_launches, verify_launches, extend_launches, syncs;
+};
+
 unsigned long long gt_now(void);
 void truth__init(int rank, int nranks);
 void truth__set_phase(enum gt_phase phase, int cycle);
 void truth__set_tag(const char *tag);
+void truth__set_position(const char *position);
+struct gt_ref truth__last(bool entry);
+void truth__cycle_bounds(const struct gt_bounds *b);
 void truth__call(const char *name, unsigned long long before, unsigned long long after,
 		 int result, const struct gt_arg *args, int nargs);
 void truth__nested(const struct specsim_call_note *note);
