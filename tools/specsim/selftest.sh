@@ -2,11 +2,13 @@
 # SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 # Builds the simulated GPU and runs specsim-server for 1 and 4 ranks, checking
 # that every ground truth file parses and holds exactly the cuGraphLaunch
-# calls and phases the options ask for, plus the nesting and start gate rules.
+# calls and phases the options ask for, plus the nesting and start gate rules;
+# then each loop variant, whose cycle_bounds lines check_cycles.py checks.
 set -euo pipefail
 TOP=$(cd "$(dirname "$0")/../.." && pwd)
 OUT=${SPECSIM_OUTPUT:-$TOP/.output}
 SERVER=$OUT/specsim/specsim-server
+CHECK_CYCLES=$TOP/tools/specsim/check_cycles.py
 SCRATCH=$(mktemp -d /tmp/specsim-selftest.XXXXXX)
 PASSED=0
 FAILED=0
@@ -186,6 +188,89 @@ EOF
 	pass "4 ranks: captured all-reduces nest one cuLaunchKernelEx each"
 else
 	fail "4 ranks nesting"
+fi
+
+echo "== cycle bounds: REFs are call lines, ordered, counts derived again"
+if python3 "$CHECK_CYCLES" "$T1.rank0" && python3 "$CHECK_CYCLES" "$T4".rank*; then
+	pass "per-step + stream sync, one-graph + deferred on 4 ranks: one cycle_bounds per cycle"
+else
+	fail "cycle bounds of the first runs"
+fi
+
+# variant NAME CHECK_ARGS... -- SERVER_ARGS...: run, then check_cycles.py on every rank
+variant() {
+	local name=$1 checks=()
+	shift
+	while [ "$1" != "--" ]; do checks+=("$1"); shift; done
+	shift
+	rm -f "$SCRATCH/$name".rank*
+	"$SERVER" -q --ground-truth "$SCRATCH/$name" "$@" &&
+		python3 "$CHECK_CYCLES" "${checks[@]}" "$SCRATCH/$name".rank*
+}
+
+# 9 cycles, an extra step in cycles 1, 3, 5, 7: 4 x 3 kernels tagged extra-draft
+if variant eager --expect-tag extra-draft=12 -- --cycles 9 --draft-mode eager --draft-k 2 \
+	--draft-kernels 3 --extra-draft-every 2 --accept-mode event &&
+	python3 - "$SCRATCH/eager.rank0" <<'EOF'; then
+import collections, json, sys
+lines = [json.loads(l) for l in open(sys.argv[1])]
+calls = [l for l in lines if "name" in l and l["depth"] == 0 and l["cycle"] >= 0]
+per = collections.Counter((c["cycle"], c["name"]) for c in calls if c["phase"] == "draft")
+drafts = [l for l in lines if l.get("role") == "draft"]
+bad = [i for i in range(9) if per[(i, "cuLaunchKernel")] != (2 + (i % 2)) * 3
+       or per[(i, "cuGraphLaunch")]]
+if bad or drafts:
+    print(f"    eager: cycles {bad} wrong, {len(drafts)} draft graphs captured")
+    sys.exit(1)
+EOF
+	pass "eager drafts: k x 3 cuLaunchKernel per cycle, k + 1 steps every 2nd, no draft graph"
+else
+	fail "eager drafts"
+fi
+
+if variant extra --expect-tag extra-draft=2 -- --cycles 7 --draft-k 4 --extra-draft-every 3 &&
+	variant extra1 --expect-tag extra-draft=3 -- --cycles 6 --draft-mode one-graph \
+		--extra-draft-every 2 --accept-mode deferred; then
+	pass "extra draft launch: per-step k + 1 every 3rd cycle, one-graph 2 every 2nd (deferred)"
+else
+	fail "extra draft launch"
+fi
+
+# 5 layers in 3 pieces: layers 0 | 1-2 | 3-4, the side-stream fork in piece 0
+if variant pieces -- --ranks 2 --cycles 8 --verify-pieces 3 --layers 5 --batch-sizes 1,2,4 \
+	--batch-schedule 1,4,4,2 --accept-mode deferred &&
+	python3 - "$SCRATCH/pieces" <<'EOF'; then
+import collections, json, sys
+for r in range(2):
+    lines = [json.loads(l) for l in open(f"{sys.argv[1]}.rank{r}")]
+    verify = [l for l in lines if l.get("role") == "verify"]
+    shape = sorted((v["batch"], v["piece"], v["collectives"], v["side_kernels"]) for v in verify)
+    want = sorted((b, j, n, int(j == 0)) for b in (1, 2, 4) for j, n in enumerate((1, 2, 2)))
+    execs = {l["exec"]: l for l in lines if "role" in l}
+    used = collections.Counter(execs[c["args"]["exec"]]["batch"] for c in lines
+                               if c.get("name") == "cuGraphLaunch" and c["phase"] == "verify")
+    if shape != want or used != {1: 6, 4: 12, 2: 6}:
+        print(f"    rank {r}: verify graphs {shape}, verify launches per batch {dict(used)}")
+        sys.exit(1)
+EOF
+	pass "piecewise verify on 2 ranks: 3 pieces per batch size, schedule 1,4,4,2 replayed"
+else
+	fail "piecewise verify / batch schedule"
+fi
+
+# no gate: the loop runs untraced from the start; a tracer may attach at any time
+TM=$SCRATCH/midrun
+"$SERVER" -q --ranks 2 --cycles 100000000 --accept-mode deferred --ground-truth "$TM" \
+	--ready-file "$SCRATCH/ready2" &
+pid=$!
+for _ in $(seq 300); do [ -e "$SCRATCH/ready2" ] && break; sleep 0.1; done
+sleep 0.5
+kill -TERM "$pid"
+if wait "$pid" && grep -q '"stopped":true' "$TM.rank0" &&
+	python3 "$CHECK_CYCLES" --min-cycles 20 "$TM".rank*; then
+	pass "no start gate, stopped by SIGTERM: cycle_bounds for every cycle run, the last one too"
+else
+	fail "mid-run attach run"
 fi
 
 echo "== rate test, SIGUSR1 start"
