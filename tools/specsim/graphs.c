@@ -198,6 +198,8 @@ int graphs__capture_all(struct rank_state *st)
 	for (int b = 0; b < env.nr_batch_sizes; b++)
 		if (capture_extend(st, b))
 			return -1;
+	if (plants__capture(st))
+		return -1;
 	CU(cuCtxSynchronize_v2, (st->ctx), A("ctx", st->ctx));
 	return 0;
 }

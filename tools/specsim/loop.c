@@ -81,7 +81,7 @@ static int draft_phase(struct rank_state *st, int cycle)
 		bounds__blocking(st, cycle);
 		truth__set_tag(NULL);
 	}
-	return 0;
+	return plants__at(st, POS_DRAFT_VERIFY, cycle);
 }
 
 static int free_in_loop(struct rank_state *st, int cycle)
@@ -154,7 +154,7 @@ static int accept_phase(struct rank_state *st, int cycle)
 	if (env.pageable)
 		bounds__blocking(st, cycle);
 	truth__set_tag(NULL);
-	if (accept_sync(st, cycle))
+	if (plants__at(st, POS_ACCEPT, cycle) || accept_sync(st, cycle))
 		return -1;
 	/* the host's accept decision reads the result that the sync brought in */
 	if (env.accept_mode != ACCEPT_DEFERRED)
@@ -174,7 +174,7 @@ static int verify_phase(struct rank_state *st, int cycle)
 		CU(cuGraphLaunch, (x, st->main), A("exec", x), A("stream", st->main));
 		bounds__verify_launch(st, cycle);
 	}
-	return 0;
+	return plants__at(st, POS_AFTER_VERIFY, cycle);
 }
 
 static int extend_phase(struct rank_state *st, int cycle)
@@ -184,7 +184,8 @@ static int extend_phase(struct rank_state *st, int cycle)
 	host_prepare();
 	CU(cuGraphLaunch, (x, st->main), A("exec", x), A("stream", st->main));
 	bounds__extend_launch(st, cycle);
-	return 0;
+	/* between this cycle's last launch and the next cycle's first */
+	return plants__at(st, POS_EXTEND, cycle) || plants__at(st, POS_OUTSIDE, cycle) ? -1 : 0;
 }
 
 /* in cycle order, from PH_DRAFT on */
@@ -214,8 +215,11 @@ static int one_cycle(struct rank_state *st, int cycle, unsigned long long *mark)
 
 int loop__run(struct rank_state *st)
 {
-	unsigned long long mark = gt_now();
+	unsigned long long mark;
 
+	if (plants__at(st, POS_OUTSIDE, -1))
+		return -1;
+	mark = gt_now();
 	st->loop_start = mark;
 	for (int i = 0; i < env.cycles && !stop_requested; i++) {
 		if (one_cycle(st, i, &mark))

@@ -38,7 +38,7 @@ enum {
 	OPT_EAGER, OPT_PLANT_SYNC, OPT_PAGEABLE, OPT_FREE, OPT_ACCEPT_MODE, OPT_GPU_LOG,
 	OPT_EXERCISE, OPT_READY, OPT_GO, OPT_WAIT_SIGNAL, OPT_DELAY, OPT_WAIT_AT, OPT_RATE,
 	OPT_RATE_CALL, OPT_RATE_TRUTH, OPT_WORKER, OPT_READY_FD, OPT_GO_FD, OPT_UID_FILE,
-	OPT_EXTRA_DRAFT, OPT_VERIFY_PIECES, OPT_BATCH_SCHEDULE,
+	OPT_EXTRA_DRAFT, OPT_VERIFY_PIECES, OPT_BATCH_SCHEDULE, OPT_PLANT, OPT_CLEAN_SYNCS,
 };
 
 static const char doc[] =
@@ -51,6 +51,7 @@ static const char doc[] =
 	"  specsim-server --cycles 200 --ground-truth /tmp/gt.jsonl\n"
 	"  specsim-server --ranks 4 --plant-sync 5 --ready-file r --go-file go\n"
 	"  specsim-server --draft-mode eager --verify-pieces 2 --batch-schedule 1,4,4\n"
+	"  specsim-server --plant ctx@draft-verify/5 --plant pageable-copy@accept --clean-syncs\n"
 	"  specsim-server --cycles 0 --rate-test 1000000\n";
 
 static const struct argp_option opts[] = {
@@ -89,6 +90,14 @@ static const struct argp_option opts[] = {
 	{ "pageable-copies", OPT_PAGEABLE, NULL, 0, "the accept copy goes to pageable memory", 2 },
 	{ "free-in-loop", OPT_FREE, "N", OPTION_ARG_OPTIONAL,
 	  "cuMemAlloc_v2 + cuMemFree_v2 after verify every N cycles (default 1)", 2 },
+	{ "plant", OPT_PLANT, "KIND[@POS][/N]", 0,
+	  "plant a call (repeatable). KIND: ctx, stream, event, sync-copy, pageable-copy, "
+	  "unknown-host, free, alloc, legacy, poll, capture-sync. POS: draft-verify (default), "
+	  "after-verify, accept, extend, outside. N: every N-th cycle (default 1; outside "
+	  "without /N: once, before the loop)", 2 },
+	{ "clean-syncs", OPT_CLEAN_SYNCS, NULL, 0,
+	  "each cycle, syncs that wait for nothing: an event already complete, an idle stream",
+	  2 },
 	{ NULL, 0, NULL, 0, "Output and start:", 3 },
 	{ "ground-truth", 'g', "FILE", 0,
 	  "JSON Lines per rank: FILE.rankN, or FILE with %d replaced by the rank", 3 },
@@ -171,6 +180,28 @@ static const char *const draft_modes[] = { "per-step", "one-graph", "eager" };
 static const char *const accept_modes[] = { "sync", "event", "deferred" };
 static const char *const wait_ats[] = { "loop", "init" };
 static const char *const rate_calls[] = { "launch", "record", "query", "graph" };
+static const char *const plant_kinds[] = {
+	[PLANT_CTX] = "ctx",
+	[PLANT_STREAM] = "stream",
+	[PLANT_EVENT] = "event",
+	[PLANT_SYNC_COPY] = "sync-copy",
+	[PLANT_PAGEABLE_COPY] = "pageable-copy",
+	[PLANT_UNKNOWN_HOST] = "unknown-host",
+	[PLANT_FREE] = "free",
+	[PLANT_ALLOC] = "alloc",
+	[PLANT_LEGACY] = "legacy",
+	[PLANT_POLL] = "poll",
+	[PLANT_CAPTURE_SYNC] = "capture-sync",
+};
+static const char *const plant_positions[] = {
+	[POS_DRAFT_VERIFY] = "draft-verify",
+	[POS_AFTER_VERIFY] = "after-verify",
+	[POS_ACCEPT] = "accept",
+	[POS_EXTEND] = "extend",
+	[POS_OUTSIDE] = "outside",
+};
+_Static_assert(ARRAY_SIZE(plant_kinds) == PLANT_NR, "a name per plant kind");
+_Static_assert(ARRAY_SIZE(plant_positions) == POS_NR, "a name per position");
 
 const char *draft_mode_name(enum draft_mode m)
 {
@@ -185,6 +216,46 @@ const char *accept_mode_name(enum accept_mode m)
 const char *rate_call_name(enum rate_call c)
 {
 	return rate_calls[c];
+}
+
+const char *plant_kind_name(enum plant_kind k)
+{
+	return plant_kinds[k];
+}
+
+const char *plant_pos_name(enum plant_pos p)
+{
+	return plant_positions[p];
+}
+
+/* KIND[@POSITION][/EVERY] */
+static void parse_plant(struct argp_state *state, const char *arg)
+{
+	char *copy = strdup(arg), *every = strchr(copy, '/'), *pos;
+	struct plant *p = &env.plants[env.nr_plants];
+
+	if (env.nr_plants == MAX_PLANTS)
+		argp_error(state, "at most %d --plant options", MAX_PLANTS);
+	if (every)
+		*every++ = '\0';
+	pos = strchr(copy, '@');
+	if (pos)
+		*pos++ = '\0';
+	p->kind = pick(state, copy, plant_kinds, PLANT_NR, "--plant kind");
+	p->pos = pos ? pick(state, pos, plant_positions, POS_NR, "--plant position")
+		     : POS_DRAFT_VERIFY;
+	p->every = every ? parse_ll(state, every, 1, 100000000) : 1;
+	if (p->pos == POS_OUTSIDE && !every)
+		p->every = 0;
+	/* a sync during capture is made once, while the graphs are captured */
+	if (p->kind == PLANT_CAPTURE_SYNC) {
+		if (pos || every)
+			argp_error(state, "--plant capture-sync takes no position or period");
+		p->pos = POS_OUTSIDE;
+		p->every = 0;
+	}
+	env.nr_plants++;
+	free(copy);
 }
 
 static bool captured(int bs)
@@ -258,6 +329,7 @@ static const struct opt_arg args[] = {
 	US_ARG(OPT_HOST_US, host_ns),
 	INT_ARG(OPT_PLANT_SYNC, plant_sync, 0, 100000000),
 	SET_ARG(OPT_PAGEABLE, pageable),
+	SET_ARG(OPT_CLEAN_SYNCS, clean_syncs),
 	INT_ARG(OPT_FREE, free_every, 0, 100000000),
 	STR_ARG('g', truth_path),
 	SET_ARG(OPT_GPU_LOG, gpu_log),
@@ -311,6 +383,9 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 	case OPT_BATCH_SIZES:
 		env.nr_batch_sizes = parse_sizes(state, arg, env.batch_sizes, MAX_BATCH_SIZES,
 						 "--batch-sizes");
+		return 0;
+	case OPT_PLANT:
+		parse_plant(state, arg);
 		return 0;
 	case OPT_BATCH_SCHEDULE:
 		env.nr_batch_schedule = parse_sizes(state, arg, env.batch_schedule, MAX_SCHEDULE,

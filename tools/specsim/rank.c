@@ -79,15 +79,30 @@ static void int_list(char *out, size_t size, const int *v, int n)
 		len += snprintf(out + len, size - len, "%s%d", i ? "," : "", v[i]);
 }
 
+/* "KIND@POSITION/EVERY" strings, every 0 for once before the loop */
+static void plant_list(char *out, size_t size)
+{
+	size_t len = 0;
+
+	out[0] = '\0';
+	for (int i = 0; i < env.nr_plants && len < size; i++) {
+		const struct plant *p = &env.plants[i];
+
+		len += snprintf(out + len, size - len, "%s\"%s@%s/%d\"", i ? "," : "",
+				plant_kind_name(p->kind), plant_pos_name(p->pos), p->every);
+	}
+}
+
 static void summary_line(const struct rank_state *st)
 {
-	char sizes[MAX_BATCH_SIZES * 8], schedule[MAX_SCHEDULE * 8];
+	char sizes[MAX_BATCH_SIZES * 8], schedule[MAX_SCHEDULE * 8], plants[MAX_PLANTS * 40];
 
 	int_list(sizes, sizeof(sizes), env.batch_sizes, env.nr_batch_sizes);
 	if (env.nr_batch_schedule)
 		int_list(schedule, sizeof(schedule), env.batch_schedule, env.nr_batch_schedule);
 	else
 		int_list(schedule, sizeof(schedule), &env.batch, 1);
+	plant_list(plants, sizeof(plants));
 	truth__line("\"summary\":true,\"nranks\":%d,\"cycles\":%d,\"cycles_run\":%d,"
 		    "\"draft_k\":%d,\"draft_mode\":\"%s\",\"draft_graphs_per_cycle\":%d,"
 		    "\"accept_mode\":\"%s\",\"batch\":%d,\"batch_sizes\":[%s],\"layers\":%d,"
@@ -95,7 +110,8 @@ static void summary_line(const struct rank_state *st)
 		    "\"exercise\":%s,\"rate_test\":%lld,\"loop_start\":%llu,\"loop_end\":%llu,"
 		    "\"stopped\":%s,\"graph_launches\":%lld,\"host_ns\":%lld,"
 		    "\"draft_kernels\":%d,\"eager\":%d,\"verify_pieces\":%d,"
-		    "\"extra_draft_every\":%d,\"batch_schedule\":[%s]",
+		    "\"extra_draft_every\":%d,\"batch_schedule\":[%s],\"plants\":[%s],"
+		    "\"clean_syncs\":%s",
 		    env.ranks, env.cycles, st->cycles_run, env.draft_k,
 		    draft_mode_name(env.draft_mode), st->nr_draft_graphs,
 		    accept_mode_name(env.accept_mode), env.batch, sizes, env.layers, env.plant_sync,
@@ -103,7 +119,8 @@ static void summary_line(const struct rank_state *st)
 		    env.exercise ? "true" : "false",
 		    env.rate_n, st->loop_start, st->loop_end, stop_requested ? "true" : "false",
 		    truth__count("cuGraphLaunch"), env.host_ns, env.draft_kernels, env.eager,
-		    env.verify_pieces, env.extra_draft_every, schedule);
+		    env.verify_pieces, env.extra_draft_every, schedule, plants,
+		    env.clean_syncs ? "true" : "false");
 }
 
 /* FILE with its first %d replaced by the rank, or FILE.rankN. */

@@ -65,6 +65,9 @@ struct rank_state {
 	CUdeviceptr kv, accept_dev, hidden;
 	size_t accept_bytes, hidden_count;
 	void *accept_host, *ids_host, *pageable_buf;
+	CUevent plant_ev, clean_ev;
+	void *unknown_host;	/* pinned before the start gate */
+	void *plant_pageable;
 	ncclComm_t comm;
 	struct graph_pair verify[MAX_BATCH_SIZES][MAX_VERIFY_PIECES];
 	struct graph_pair draft[MAX_BATCH_SIZES][MAX_DRAFT_K];
@@ -98,6 +101,12 @@ void bounds__blocking(struct rank_state *st, int cycle);
 void bounds__accepted(struct rank_state *st, int for_cycle);
 void bounds__extend_launch(struct rank_state *st, int cycle);
 void bounds__loop_end(struct rank_state *st, int last_cycle);
+
+/* plants.c */
+int plants__setup(struct rank_state *st);
+int plants__capture(struct rank_state *st);
+int plants__at(struct rank_state *st, enum plant_pos pos, int cycle);
+void plants__teardown(struct rank_state *st);
 
 /* loop.c */
 int loop__run(struct rank_state *st);

@@ -11,11 +11,35 @@
 #define MAX_DRAFT_K 32
 #define MAX_VERIFY_PIECES 16
 #define MAX_SCHEDULE 64
+#define MAX_PLANTS 32
 
 enum draft_mode { DRAFT_PER_STEP, DRAFT_ONE_GRAPH, DRAFT_EAGER };
 enum accept_mode { ACCEPT_SYNC, ACCEPT_EVENT, ACCEPT_DEFERRED };
 enum wait_at { WAIT_AT_LOOP, WAIT_AT_INIT };
 enum rate_call { RATE_LAUNCH, RATE_RECORD, RATE_QUERY, RATE_GRAPH };
+
+/* --plant KIND[@POSITION][/EVERY]: a call the sync classification must find */
+enum plant_kind {
+	PLANT_CTX,
+	PLANT_STREAM,
+	PLANT_EVENT,
+	PLANT_SYNC_COPY,
+	PLANT_PAGEABLE_COPY,
+	PLANT_UNKNOWN_HOST,
+	PLANT_FREE,
+	PLANT_ALLOC,
+	PLANT_LEGACY,
+	PLANT_POLL,
+	PLANT_CAPTURE_SYNC,
+	PLANT_NR,
+};
+enum plant_pos { POS_DRAFT_VERIFY, POS_AFTER_VERIFY, POS_ACCEPT, POS_EXTEND, POS_OUTSIDE, POS_NR };
+
+struct plant {
+	enum plant_kind kind;
+	enum plant_pos pos;
+	int every;		/* every N-th cycle; 0: once, before the loop (outside only) */
+};
 
 struct env {
 	int cycles;
@@ -37,6 +61,9 @@ struct env {
 	int plant_sync;		/* every N cycles, 0 = never */
 	bool pageable;
 	int free_every;		/* every N cycles, 0 = never */
+	struct plant plants[MAX_PLANTS];
+	int nr_plants;
+	bool clean_syncs;
 	enum accept_mode accept_mode;
 	const char *truth_path;
 	bool gpu_log;
@@ -64,6 +91,8 @@ int options__parse(int argc, char **argv);
 const char *draft_mode_name(enum draft_mode m);
 const char *accept_mode_name(enum accept_mode m);
 const char *rate_call_name(enum rate_call c);
+const char *plant_kind_name(enum plant_kind k);
+const char *plant_pos_name(enum plant_pos p);
 
 /* launcher.c */
 int launcher__run(int argc, char **argv);

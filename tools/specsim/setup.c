@@ -132,7 +132,7 @@ int setup__init(struct rank_state *st)
 	CU(cuStreamCreateWithPriority, (&st->side, CU_STREAM_NON_BLOCKING, -1),
 	   A("stream_out", &st->side), A("flags", CU_STREAM_NON_BLOCKING), A("priority", -1),
 	   A("stream", st->side));
-	if (make_events(st) || load_kernels(st) || alloc_buffers(st))
+	if (make_events(st) || load_kernels(st) || alloc_buffers(st) || plants__setup(st))
 		return -1;
 	return 0;
 }
@@ -259,6 +259,7 @@ void setup__teardown(struct rank_state *st)
 		CALL(ncclCommFinalize, (st->comm), A("comm", st->comm));
 		CALL(ncclCommDestroy, (st->comm), A("comm", st->comm));
 	}
+	plants__teardown(st);
 	free_buffers(st);
 	if (st->side)
 		CALL(cuStreamDestroy_v2, (st->side), A("stream", st->side));

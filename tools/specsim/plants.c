@@ -1,0 +1,242 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/*
+ * Planted calls for the sync classification (--plant, --clean-syncs). Each
+ * plant makes one call of interest, tagged "planted:KIND"; calls it needs
+ * beside it (an event record, the allocation a free frees) are tagged
+ * "companion:KIND"; syncs that wait for nothing are tagged "clean:KIND". All
+ * carry "position". Blocking ones are noted for the cycle bounds.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+#include "rank.h"
+
+/* tags by kind, in enum plant_kind order */
+static const char *const planted_tag[PLANT_NR] = {
+	"planted:ctx",		 "planted:stream",	 "planted:event", "planted:sync-copy",
+	"planted:pageable-copy", "planted:unknown-host", "planted:free",  "planted:alloc",
+	"planted:legacy",	 "planted:poll",	 "planted:capture-sync",
+};
+static const char *const companion_tag[PLANT_NR] = {
+	[PLANT_EVENT] = "companion:event",
+	[PLANT_UNKNOWN_HOST] = "companion:unknown-host",
+	[PLANT_FREE] = "companion:free",
+	[PLANT_ALLOC] = "companion:alloc",
+	[PLANT_CAPTURE_SYNC] = "companion:capture-sync",
+};
+
+#define PLANT_BYTES 4096	/* the free/alloc plants' buffer */
+#define POLL_NAP_NS 20000	/* between queries: a spin that yields, as Python loops do */
+
+static bool wanted(enum plant_kind kind)
+{
+	for (int i = 0; i < env.nr_plants; i++)
+		if (env.plants[i].kind == kind)
+			return true;
+	return false;
+}
+
+static void tag(const char *t, enum plant_pos pos)
+{
+	truth__set_tag(t);
+	truth__set_position(t ? plant_pos_name(pos) : NULL);
+}
+
+/*
+ * Before the start gate, so a tracer attached at the gate never sees the
+ * unknown-host buffer's allocation and cannot tell that it is pinned.
+ */
+int plants__setup(struct rank_state *st)
+{
+	size_t bytes = st->accept_bytes;
+
+	if (wanted(PLANT_UNKNOWN_HOST)) {
+		tag(companion_tag[PLANT_UNKNOWN_HOST], POS_OUTSIDE);
+		CU(cuMemHostAlloc, (&st->unknown_host, bytes, 0), A("ptr_out", &st->unknown_host),
+		   A("bytes", bytes), A("flags", 0), A("ptr", st->unknown_host));
+		tag(NULL, 0);
+	}
+	if (wanted(PLANT_PAGEABLE_COPY) && !(st->plant_pageable = calloc(1, bytes)))
+		return -1;
+	if (wanted(PLANT_EVENT))
+		CU(cuEventCreate, (&st->plant_ev, 0), A("event_out", &st->plant_ev), A("flags", 0),
+		   A("event", st->plant_ev));
+	if (env.clean_syncs) {
+		CU(cuEventCreate, (&st->clean_ev, 0), A("event_out", &st->clean_ev), A("flags", 0),
+		   A("event", st->clean_ev));
+		/* recorded once and waited for: every later sync on it finds it complete */
+		tag("companion:clean", POS_OUTSIDE);
+		CU(cuEventRecord, (st->clean_ev, st->main), A("event", st->clean_ev),
+		   A("stream", st->main));
+		CU(cuEventSynchronize, (st->clean_ev), A("event", st->clean_ev));
+		tag(NULL, 0);
+	}
+	return 0;
+}
+
+/* A sync attempt on a capturing stream: it fails and spoils that capture. */
+int plants__capture(struct rank_state *st)
+{
+	CUgraph g = NULL;
+
+	if (!wanted(PLANT_CAPTURE_SYNC))
+		return 0;
+	tag(companion_tag[PLANT_CAPTURE_SYNC], POS_OUTSIDE);
+	CU(cuStreamBeginCapture_v2, (st->main, CU_STREAM_CAPTURE_MODE_GLOBAL),
+	   A("stream", st->main), A("mode", CU_STREAM_CAPTURE_MODE_GLOBAL));
+	tag(planted_tag[PLANT_CAPTURE_SYNC], POS_OUTSIDE);
+	CALL(cuStreamSynchronize, (st->main), A("stream", st->main));
+	tag(companion_tag[PLANT_CAPTURE_SYNC], POS_OUTSIDE);
+	CALL(cuStreamEndCapture, (st->main, &g), A("stream", st->main), A("graph_out", &g),
+	     A("graph", g));
+	tag(NULL, 0);
+	return 0;
+}
+
+static int poll_until_ready(struct rank_state *st)
+{
+	struct timespec nap = { 0, POLL_NAP_NS };
+
+	for (;;) {
+		int r = CALL(cuStreamQuery, (st->main), A("stream", st->main));
+
+		if (r != CUDA_ERROR_NOT_READY)
+			return r ? -1 : 0;
+		nanosleep(&nap, NULL);
+	}
+}
+
+static int plant_copy(struct rank_state *st, void *dst, bool async)
+{
+	size_t bytes = st->accept_bytes;
+
+	if (async)
+		CU(cuMemcpyDtoHAsync_v2, (dst, st->accept_dev, bytes, st->main), A("dst_host", dst),
+		   A("src", st->accept_dev), A("bytes", bytes), A("stream", st->main));
+	else
+		CU(cuMemcpyDtoH_v2, (dst, st->accept_dev, bytes), A("dst_host", dst),
+		   A("src", st->accept_dev), A("bytes", bytes));
+	return 0;
+}
+
+/* The free plant frees a stream-ordered allocation, so the alloc is no implicit sync. */
+static int plant_free(struct rank_state *st, enum plant_pos pos)
+{
+	CUdeviceptr p = 0;
+
+	tag(companion_tag[PLANT_FREE], pos);
+	CU(cuMemAllocAsync, (&p, PLANT_BYTES, st->main), A("dptr_out", &p),
+	   A("bytes", PLANT_BYTES), A("stream", st->main), A("dptr", p));
+	tag(planted_tag[PLANT_FREE], pos);
+	CU(cuMemFree_v2, (p), A("dptr", p));
+	return 0;
+}
+
+/* ... and the alloc plant's buffer goes back in stream order, without a sync. */
+static int plant_alloc(struct rank_state *st, enum plant_pos pos)
+{
+	CUdeviceptr p = 0;
+
+	CU(cuMemAlloc_v2, (&p, PLANT_BYTES), A("dptr_out", &p), A("bytes", PLANT_BYTES),
+	   A("dptr", p));
+	tag(companion_tag[PLANT_ALLOC], pos);
+	CU(cuMemFreeAsync, (p, st->main), A("dptr", p), A("stream", st->main));
+	return 0;
+}
+
+/* Makes one plant's calls; *blocked says whether the planted call blocked the host. */
+static int plant_calls(struct rank_state *st, enum plant_kind kind, enum plant_pos pos,
+		       bool *blocked)
+{
+	*blocked = true;
+	switch (kind) {
+	case PLANT_CTX:
+		CU(cuCtxSynchronize, ());
+		return 0;
+	case PLANT_STREAM:
+		CU(cuStreamSynchronize, (st->main), A("stream", st->main));
+		return 0;
+	case PLANT_EVENT:
+		tag(companion_tag[PLANT_EVENT], pos);
+		CU(cuEventRecord, (st->plant_ev, st->main), A("event", st->plant_ev),
+		   A("stream", st->main));
+		tag(planted_tag[PLANT_EVENT], pos);
+		CU(cuEventSynchronize, (st->plant_ev), A("event", st->plant_ev));
+		return 0;
+	case PLANT_SYNC_COPY:
+		return plant_copy(st, st->ids_host, false);
+	case PLANT_PAGEABLE_COPY:
+		return plant_copy(st, st->plant_pageable, true);
+	case PLANT_FREE:
+		return plant_free(st, pos);
+	case PLANT_UNKNOWN_HOST:
+		*blocked = false;	/* pinned: the copy is really async */
+		return plant_copy(st, st->unknown_host, true);
+	case PLANT_ALLOC:
+		*blocked = false;
+		return plant_alloc(st, pos);
+	case PLANT_LEGACY:
+		*blocked = false;
+		return graphs__launch(st, st->k.nop, NULL, 1, 0);
+	case PLANT_POLL:
+		*blocked = false;	/* many short calls, none of which blocks */
+		return poll_until_ready(st);
+	case PLANT_CAPTURE_SYNC:
+	case PLANT_NR:
+		break;
+	}
+	*blocked = false;
+	return 0;
+}
+
+/* Syncs that wait for nothing: a complete event, the side stream (idle at replay). */
+static int clean_syncs(struct rank_state *st, enum plant_pos pos, int cycle)
+{
+	if (!env.clean_syncs)
+		return 0;
+	if (pos == POS_DRAFT_VERIFY) {
+		tag("clean:event", pos);
+		CU(cuEventSynchronize, (st->clean_ev), A("event", st->clean_ev));
+		bounds__blocking(st, cycle);
+	} else if (pos == POS_AFTER_VERIFY) {
+		tag("clean:stream", pos);
+		CU(cuStreamSynchronize, (st->side), A("stream", st->side));
+		bounds__blocking(st, cycle);
+	}
+	tag(NULL, 0);
+	return 0;
+}
+
+/*
+ * The plants due at pos in this cycle, in the order given. cycle -1 is before
+ * the loop, where the outside plants without a period are made.
+ */
+int plants__at(struct rank_state *st, enum plant_pos pos, int cycle)
+{
+	for (int i = 0; i < env.nr_plants; i++) {
+		const struct plant *p = &env.plants[i];
+		bool due = cycle < 0 ? !p->every : p->every && (cycle + 1) % p->every == 0;
+		bool blocked;
+
+		if (p->pos != pos || !due || p->kind == PLANT_CAPTURE_SYNC)
+			continue;
+		tag(planted_tag[p->kind], pos);
+		if (plant_calls(st, p->kind, pos, &blocked))
+			return -1;
+		if (blocked)
+			bounds__blocking(st, cycle);
+		tag(NULL, 0);
+	}
+	return cycle < 0 ? 0 : clean_syncs(st, pos, cycle);
+}
+
+void plants__teardown(struct rank_state *st)
+{
+	if (st->plant_ev)
+		CALL(cuEventDestroy_v2, (st->plant_ev), A("event", st->plant_ev));
+	if (st->clean_ev)
+		CALL(cuEventDestroy_v2, (st->clean_ev), A("event", st->clean_ev));
+	if (st->unknown_host)
+		CALL(cuMemFreeHost, (st->unknown_host), A("ptr", st->unknown_host));
+	free(st->plant_pageable);
+}
