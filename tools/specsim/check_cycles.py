@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 """Check the cycle_bounds lines of specsim-server ground truth files.
 
-  check_cycles.py [--expect-tag TAG=N]... TRUTH...
+  check_cycles.py [--expect-tag TAG=N]... [--expect-plant KIND@POS=N]... TRUTH...
 
 The options of the run come from each file's summary line. For every cycle run
 there must be one cycle_bounds line; each REF in it must be a call line of the
@@ -10,6 +10,11 @@ loop thread (same name, before, after); the bounds must follow the order of
 briefs/cycle-defs.md; and the launch and sync counts, E (extend start) and the
 accept end are derived again here from the call lines and must agree. A call's
 time is its before for an entry edge and its after for a return edge.
+
+Planted calls (tags planted:, companion:, clean:) must carry a position and lie
+where it says, between the loop's own calls; --expect-plant counts the planted
+calls of one kind at one position (for poll: spins, i.e. queries that found the
+stream ready).
 """
 import argparse
 import collections
@@ -179,6 +184,74 @@ def check_order(r, b, nxt):
         r.expect(a <= e, f"cycle {i}: accept ends after extend starts")
 
 
+def first(calls, pred):
+    return next((c for c in calls if pred(c)), None)
+
+
+def plant_region(r, c, calls, b, nxt):
+    """(after, before): the call must start at or after one and end by the other."""
+    pos, i = c["position"], c["cycle"]
+    ve = b["phases"]["verify"]["end"]["after"]
+    own = [x for x in calls if not planted(x)]
+    accept = [x for x in own if x["phase"] == "accept"]
+    extends = [x for x in own if x["phase"] == "extend" and x["name"] == "cuGraphLaunch"]
+    next_d = nxt["start"]["before"] if nxt else None
+    if pos == "draft-verify":
+        drafts = [x for x in calls if draft_launch(x)]
+        return drafts[-1]["after"], b["phases"]["verify"]["start"]["before"]
+    if pos == "after-verify":
+        return ve, accept[0]["before"]
+    if pos == "accept":
+        copy = [x for x in accept if x["name"] == "cuMemcpyDtoHAsync_v2"][-1]
+        sync = first(accept, lambda x: x["before"] > copy["after"]
+                     and x["name"] in ("cuStreamSynchronize", "cuEventSynchronize"))
+        return copy["after"], sync["before"] if sync else extends[0]["before"]
+    if pos == "extend":
+        return extends[-1]["after"], next_d
+    # outside, in the loop: after this cycle's extend plants, before the next cycle
+    ext = [x for x in calls if planted(x) and x["position"] == "extend"]
+    return (ext[-1] if ext else extends[-1])["after"], next_d
+
+
+def check_plants(r):
+    plants = [c for c in r.calls if planted(c)]
+    loop_start = r.bounds[0]["start"]["before"] if r.bounds else None
+    bounds = {b["cycle_bounds"]: b for b in r.bounds}
+    by_cycle = collections.defaultdict(list)
+    for c in r.calls:
+        by_cycle[c["cycle"]].append(c)
+    for c in plants:
+        what = f"{c['tag']} {c['name']} in cycle {c['cycle']}"
+        if not r.expect(c.get("position") in ("draft-verify", "after-verify", "accept",
+                                              "extend", "outside"), f"{what}: position"):
+            continue
+        fails = c["tag"].endswith("capture-sync") or c["tag"] == "planted:poll"
+        r.expect(c["result"] == 0 or fails, f"{what}: result {c['result']}")
+        if c["tag"].endswith("capture-sync"):
+            r.expect(c["phase"] == "capture", f"{what}: not made during capture")
+            continue
+        if c["cycle"] < 0:
+            r.expect(c["position"] == "outside" and (loop_start is None
+                                                     or c["after"] <= loop_start),
+                     f"{what}: outside the loop but not before it")
+            continue
+        b = bounds.get(c["cycle"])
+        if not r.expect(b is not None, f"{what}: no bounds for its cycle"):
+            continue
+        nxt = bounds.get(c["cycle"] + 1)
+        lo, hi = plant_region(r, c, by_cycle[c["cycle"]], b, nxt)
+        r.expect(lo <= c["before"] and (hi is None or c["after"] <= hi),
+                 f"{what}: not at {c['position']} ({lo} .. {hi}, call {c['before']})")
+
+
+def count_plants(r, spec):
+    what, n = spec.rsplit("=", 1)
+    kind, pos = what.split("@")
+    got = sum(1 for c in r.calls if c.get("tag") == f"planted:{kind}"
+              and c.get("position") == pos and (kind != "poll" or c["result"] == 0))
+    r.expect(got == int(n), f"{got} planted {kind} at {pos}, want {n}")
+
+
 def check_rank(r):
     s = r.summary
     if not r.expect(s is not None, "no summary line"):
@@ -202,12 +275,15 @@ def check_rank(r):
         check_order(r, b, nxt)
         check_accept(r, b, nxt, tid)
         check_derived(r, b, by_cycle.get(i, []), nxt is None)
+    check_plants(r)
 
 
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--expect-tag", action="append", default=[],
                     help="TAG=N: N top-level calls with this tag per rank")
+    ap.add_argument("--expect-plant", action="append", default=[],
+                    help="KIND@POS=N: N planted calls of KIND at POS per rank")
     ap.add_argument("--min-cycles", type=int, default=1)
     ap.add_argument("truth", nargs="+")
     a = ap.parse_args()
@@ -219,6 +295,8 @@ def main():
             r.expect(r.summary["cycles_run"] >= a.min_cycles,
                      f"{r.summary['cycles_run']} cycles run, want at least {a.min_cycles}")
         tags = collections.Counter(c.get("tag") for c in r.calls)
+        for spec in a.expect_plant:
+            count_plants(r, spec)
         for spec in a.expect_tag:
             tag, n = spec.rsplit("=", 1)
             r.expect(tags[tag] == int(n), f"{tags[tag]} calls tagged {tag}, want {n}")

@@ -273,6 +273,62 @@ else
 	fail "mid-run attach run"
 fi
 
+echo "== sync plants: every kind at every position, counted and placed"
+# 12 cycles; /N plants fall in cycles where (i+1) % N == 0
+TP=$SCRATCH/plants
+if variant plants --expect-plant ctx@draft-verify=4 --expect-plant poll@after-verify=6 \
+	--expect-plant stream@after-verify=3 --expect-plant stream@outside=1 \
+	--expect-plant event@accept=3 --expect-plant sync-copy@extend=2 \
+	--expect-plant pageable-copy@outside=2 --expect-plant unknown-host@draft-verify=6 \
+	--expect-plant free@accept=4 --expect-plant alloc@extend=3 \
+	--expect-plant legacy@after-verify=12 --expect-plant poll@draft-verify=3 \
+	--expect-plant capture-sync@outside=1 --expect-tag companion:event=3 \
+	--expect-tag companion:free=4 --expect-tag companion:alloc=3 \
+	--expect-tag clean:event=12 --expect-tag clean:stream=12 -- \
+	--cycles 12 --plant ctx@draft-verify/3 --plant poll@after-verify/2 \
+	--plant stream@after-verify/4 --plant event@accept/4 --plant sync-copy@extend/6 \
+	--plant pageable-copy@outside/5 --plant unknown-host/2 --plant free@accept/3 \
+	--plant alloc@extend/4 --plant legacy@after-verify --plant poll@draft-verify/4 \
+	--plant capture-sync --plant stream@outside --clean-syncs &&
+	python3 - "$TP.rank0" <<'EOF'; then
+import collections, json, sys
+lines = [json.loads(l) for l in open(sys.argv[1])]
+calls = [l for l in lines if "name" in l and l["depth"] == 0]
+wait = [l for l in lines if l.get("stage") == "wait"][0]
+errors = []
+# the unknown-host buffer is pinned before the start gate, so an attached tracer never sees it
+alloc = [c for c in calls if c.get("tag") == "companion:unknown-host"]
+if len(alloc) != 1 or alloc[0]["name"] != "cuMemHostAlloc" or alloc[0]["after"] > wait["start"]:
+    errors.append(f"unknown-host allocation {alloc}")
+cap = [(c["name"], c["result"]) for c in calls if c.get("tag", "").endswith("capture-sync")]
+want = [("cuStreamBeginCapture_v2", 0), ("cuStreamSynchronize", 900), ("cuStreamEndCapture", 901)]
+if cap != want:
+    errors.append(f"capture-sync calls {cap}")
+# right after the verify launch the stream is busy: each spin there queries more than once
+spins = collections.Counter(c["cycle"] for c in calls
+                            if c.get("tag") == "planted:poll" and c["position"] == "after-verify")
+if len(spins) != 6 or min(spins.values()) < 2:
+    errors.append(f"poll spins after verify {dict(spins)}")
+for e in errors:
+    print("    " + e)
+sys.exit(1 if errors else 0)
+EOF
+	pass "11 kinds at 5 positions, companions and clean syncs: counts, places, syncs per cycle"
+else
+	fail "sync plants"
+fi
+
+if variant plants2 --expect-plant pageable-copy@accept=8 --expect-plant free@after-verify=2 \
+	--expect-plant ctx@extend=2 --expect-plant event@outside=4 \
+	--expect-plant legacy@outside=1 --expect-plant poll@draft-verify=4 -- \
+	--ranks 2 --cycles 8 --accept-mode deferred --draft-mode eager --verify-pieces 2 \
+	--plant pageable-copy@accept --plant free@after-verify/3 --plant ctx@extend/4 \
+	--plant event@outside/2 --plant legacy@outside --plant poll/2 --clean-syncs; then
+	pass "plants on 2 ranks with eager drafts, verify pieces and a deferred accept"
+else
+	fail "plants with the other loop variants"
+fi
+
 echo "== rate test, SIGUSR1 start"
 TR=$SCRATCH/rate
 "$SERVER" -q --cycles 0 --rate-test 20000 --wait-signal --ready-file "$SCRATCH/ready1" \
