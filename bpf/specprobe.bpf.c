@@ -22,7 +22,7 @@ struct {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 1);		/* one per probe, resized from user space */
+	__uint(max_entries, SP_MAX_PROBES);	/* index = probe cookie */
 	__type(key, __u32);
 	__type(value, struct sp_probe_spec);
 } specs SEC(".maps");
@@ -394,6 +394,181 @@ int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
 	rec->parent = parent_tgid;
 	rec->pad = 0;
 	rec->ts = bpf_ktime_get_ns();
+	bpf_ringbuf_submit(rec, BPF_RB_FORCE_WAKEUP);
+	return 0;
+}
+
+/* Per traced process: link_map entries already looked at by on_dl_state. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32);		/* tgid */
+	__type(value, __u32);
+} dl_seen SEC(".maps");
+
+#define DL_MAX_OBJECTS	4096	/* link_map entries walked at most */
+#define DL_NEW_MAX	64	/* new entries whose names are looked at, per load */
+#define DL_NAME		256
+#define RT_CONSISTENT	0	/* r_debug.r_state once a (un)load is complete */
+
+struct dl_walk {
+	__u64 node;		/* struct link_map * in the process */
+	__u32 index;
+	__u32 seen;		/* entries before this one were looked at last time */
+	__u32 nr_new;
+	__u32 base;		/* offset of the basename in name */
+	__u64 new_names[DL_NEW_MAX];	/* l_name of entries not looked at yet */
+	char name[DL_NAME + 16];	/* slack: a masked offset may read 10 bytes past */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct dl_walk);
+} dl_scratch SEC(".maps");
+
+/* bpf_loop takes a stack pointer: it carries the per-CPU walk state. */
+struct dl_loop_ctx {
+	struct dl_walk *w;
+};
+
+/* struct link_map (link.h): l_addr, l_name, l_ld, l_next, l_prev. */
+static long dl_step(__u32 i, void *ctx)
+{
+	struct dl_walk *w = ((struct dl_loop_ctx *)ctx)->w;
+	__u64 next = 0;
+
+	if (!w || !w->node)
+		return 1;
+	if (w->index >= w->seen && w->nr_new < DL_NEW_MAX &&
+	    !bpf_probe_read_user(&w->new_names[w->nr_new & (DL_NEW_MAX - 1)], 8,
+				 (void *)(w->node + 8)))
+		w->nr_new++;
+	if (bpf_probe_read_user(&next, 8, (void *)(w->node + 24)))
+		next = 0;
+	w->node = next;
+	w->index++;
+	return 0;
+}
+
+static long dl_find_base(__u32 i, void *ctx)
+{
+	struct dl_walk *w = ((struct dl_loop_ctx *)ctx)->w;
+
+	if (!w)
+		return 1;
+	if (w->name[i & (DL_NAME - 1)] == '/')
+		w->base = i + 1;
+	return 0;
+}
+
+/* Is the basename of this path libcuda.so* or libnccl.so*? Compared as words. */
+static __always_inline bool dl_cuda_name(struct dl_walk *w, struct dl_loop_ctx *loop_ctx, int len)
+{
+	__u64 word, cuda, nccl;
+	__u16 so, want_so;
+	const char *at;
+
+	w->base = 0;
+	bpf_loop(len & (DL_NAME - 1), dl_find_base, loop_ctx, 0);
+	at = &w->name[w->base & (DL_NAME - 1)];
+	__builtin_memcpy(&word, at, 8);
+	__builtin_memcpy(&so, at + 8, 2);
+	__builtin_memcpy(&cuda, "libcuda.", 8);
+	__builtin_memcpy(&nccl, "libnccl.", 8);
+	__builtin_memcpy(&want_so, "so", 2);
+	return (word == cuda || word == nccl) && so == want_so;
+}
+
+/*
+ * The dynamic loader calls _dl_debug_state (the debuggers' hook) once new
+ * objects are mapped and before they are relocated or initialised. If one is
+ * a CUDA or NCCL library, stop the process so user space attaches before the
+ * library runs an instruction. The cookie is &_r_debug - &_dl_debug_state.
+ */
+SEC("uprobe")
+int BPF_KPROBE(on_dl_state)
+{
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32, zero = 0, *seen;
+	__u64 r_debug = PT_REGS_IP(ctx) + bpf_get_attach_cookie(ctx);
+	struct dl_loop_ctx loop_ctx;
+	struct sp_libmap_rec *rec;
+	bool found = false;
+	struct dl_walk *w;
+	int state = -1;
+
+	if (!bpf_map_lookup_elem(&traced, &tgid))
+		return 0;
+	/* r_debug: int r_version, struct link_map *r_map, r_brk, enum r_state */
+	if (bpf_probe_read_user(&state, 4, (void *)(r_debug + 24)) || state != RT_CONSISTENT)
+		return 0;
+	w = bpf_map_lookup_elem(&dl_scratch, &zero);
+	if (!w)
+		return 0;
+	w->index = 0;
+	w->nr_new = 0;
+	seen = bpf_map_lookup_elem(&dl_seen, &tgid);
+	w->seen = seen ? *seen : 0;
+	if (bpf_probe_read_user(&w->node, 8, (void *)(r_debug + 8)))
+		return 0;
+	loop_ctx.w = w;
+	bpf_loop(DL_MAX_OBJECTS, dl_step, &loop_ctx, 0);
+	/* fewer objects than before: something was unloaded, look at all next time */
+	w->seen = w->index < w->seen ? 0 : w->index;
+	bpf_map_update_elem(&dl_seen, &tgid, &w->seen, BPF_ANY);
+	for (int k = 0; k < DL_NEW_MAX && !found; k++) {
+		int len;
+
+		if (k >= w->nr_new)
+			break;
+		len = bpf_probe_read_user_str(w->name, DL_NAME, (void *)w->new_names[k]);
+		found = len > 10 && dl_cuda_name(w, &loop_ctx, len);
+	}
+	if (!found)
+		return 0;
+	rec = bpf_ringbuf_reserve(&events, sizeof(*rec), 0);
+	if (!rec) {
+		/* nobody would know to continue a stopped process: let it run */
+		count(SP_CNT_LIBMAP_LOST);
+		return 0;
+	}
+	rec->type = SP_REC_LIBMAP;
+	rec->size = sizeof(*rec);
+	rec->tgid = tgid;
+	rec->tid = (__u32)bpf_get_current_pid_tgid();
+	rec->pad = 0;
+	rec->ts = bpf_ktime_get_ns();
+	bpf_probe_read_kernel_str(rec->name, sizeof(rec->name), w->name);
+	/* SIGSTOP takes effect on the way back to user space, still inside the loader */
+	bpf_send_signal(19 /* SIGSTOP */);
+	bpf_ringbuf_submit(rec, BPF_RB_FORCE_WAKEUP);
+	return 0;
+}
+
+/*
+ * A traced process ran execve: stop it before its loader runs, so user space
+ * can hook the loader of the new image (a container may bring its own).
+ */
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(on_exec, struct task_struct *task, pid_t old_pid, struct linux_binprm *bprm)
+{
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+	struct sp_exec_rec *rec;
+
+	if (!bpf_map_lookup_elem(&traced, &tgid))
+		return 0;
+	bpf_map_delete_elem(&dl_seen, &tgid);
+	rec = bpf_ringbuf_reserve(&events, sizeof(*rec), 0);
+	if (!rec) {
+		count(SP_CNT_LIBMAP_LOST);
+		return 0;
+	}
+	rec->type = SP_REC_EXEC;
+	rec->size = sizeof(*rec);
+	rec->tgid = tgid;
+	rec->ts = bpf_ktime_get_ns();
+	bpf_send_signal(19 /* SIGSTOP */);
 	bpf_ringbuf_submit(rec, BPF_RB_FORCE_WAKEUP);
 	return 0;
 }

@@ -15,12 +15,22 @@ enum sp_rec_type {
 	SP_REC_CALL = 1,	/* entry of any probed call */
 	SP_REC_RET = 2,		/* completion of an entry + completion kind */
 	SP_REC_FORK = 3,	/* a traced process forked: the child is traced too */
+	SP_REC_LIBMAP = 4,	/* a traced process loaded a CUDA/NCCL library: it is stopped */
+	SP_REC_EXEC = 5,	/* a traced process called execve: it is stopped */
 	/* written by user space into recordings only */
 	SP_REC_STATS = 16,	/* drop and fault counters so far */
 	SP_REC_END = 17,	/* the recording ended cleanly */
 	/* written by BPF again */
 	SP_REC_EXIT = 18,	/* a traced process exited */
+	/* written by user space: a library attached after the header was written */
+	SP_REC_LIB = 19,	/* the library (index = next library number) */
+	SP_REC_PROBE = 20,	/* one of its probes (cookie = next probe number) */
+	SP_REC_MAP = 21,	/* where a traced process maps it */
+	SP_REC_PROC = 22,	/* a traced process's pid in its own pid namespace */
 };
+
+#define SP_MAX_PROBES	4096	/* size of the spec map: probes of all libraries, late ones too */
+#define SP_LIB_NAME	64	/* path bytes kept in a library-map record */
 
 /* How the BPF handler treats a probe (struct sp_probe_spec.flags). */
 enum sp_spec_flags {
@@ -46,6 +56,7 @@ enum sp_counter {
 	SP_CNT_DEEP = 3,	/* nesting deeper than SP_MAX_DEPTH: not pushed */
 	SP_CNT_ORPHAN_RET = 4,	/* return whose entry frame was not found */
 	SP_CNT_HITS = 5,	/* probe hits in traced processes */
+	SP_CNT_LIBMAP_LOST = 6,	/* library mapping seen but not reported: ring full */
 	SP_CNT_FAULT_BASE = 8,	/* + enum sp_fault_field */
 	SP_CNT_NR = SP_CNT_FAULT_BASE + SP_FAULT_NR,
 };
@@ -124,6 +135,78 @@ struct sp_fork_rec {
 	__u32 tgid;		/* the new process */
 	__u64 ts;
 	__u32 parent;		/* its parent's tgid */
+	__u32 pad;
+};
+
+/*
+ * A traced process's loader mapped a CUDA or NCCL library (seen at
+ * _dl_debug_state). The process was sent SIGSTOP before the library could
+ * run: user space reads the mappings, attaches, then sends SIGCONT.
+ */
+struct sp_libmap_rec {
+	__u16 type;
+	__u16 size;
+	__u32 tgid;
+	__u64 ts;
+	__u32 tid;
+	__u32 pad;
+	char name[SP_LIB_NAME];	/* path of the first such object, maybe cut */
+};
+
+/* A traced process exec'd and was sent SIGSTOP: its new loader gets hooked first. */
+struct sp_exec_rec {
+	__u16 type;
+	__u16 size;
+	__u32 tgid;
+	__u64 ts;
+};
+
+/* Late library: fixed part, then the path (NUL-terminated) up to size. */
+struct sp_lib_rec {
+	__u16 type;
+	__u16 size;
+	__u32 index;		/* library number, continuing the header's table */
+	__u64 ts;
+	__u64 dev;		/* as stat() gives it */
+	__u64 ino;
+	__u32 kind;		/* enum sp_lib */
+	__u32 tgid;		/* the process whose mapping brought it */
+	char build_id[41];
+	char pad[7];
+	/* followed by the path */
+};
+
+/* Late probe: fixed part, then the symbol (NUL-terminated) up to size. */
+struct sp_probe_rec {
+	__u16 type;
+	__u16 size;
+	__u32 cookie;		/* probe number, continuing the header's table */
+	__u32 lib;
+	__u32 catalog;
+	__u64 offset;
+	__u64 vaddr;
+	/* followed by the symbol */
+};
+
+/* A mapping of a probed library in a traced process, after the header. */
+struct sp_map_rec {
+	__u16 type;
+	__u16 size;
+	__u32 tgid;
+	__u32 lib;
+	__u32 pad;
+	__u64 start;
+	__u64 end;
+	__u64 pgoff;
+};
+
+/* A traced process in another pid namespace (a container): the pid it sees. */
+struct sp_proc_rec {
+	__u16 type;
+	__u16 size;
+	__u32 tgid;		/* as the host sees it (every record uses these) */
+	__u64 ts;
+	__u32 ns_pid;		/* innermost NSpid */
 	__u32 pad;
 };
 

@@ -166,6 +166,8 @@ void callfmt__json(FILE *out, const struct tf_header *hdr, const struct sp_call 
 	fprintf(out, ",\"class\":\"%s\",\"pid\":%u,\"tid\":%u,\"seq\":%u,\"ts_entry\":%llu",
 		e ? catalog__class_name(e->cls) : "?", c->entry.tgid, c->entry.tid, c->entry.seq,
 		(unsigned long long)c->entry.ts);
+	if (tf_header__ns_pid(hdr, c->entry.tgid))
+		fprintf(out, ",\"ns_pid\":%u", tf_header__ns_pid(hdr, c->entry.tgid));
 	if (c->returned)
 		fprintf(out, ",\"ts_return\":%llu,\"result\":%lld", (unsigned long long)c->ts_return,
 			(long long)(int)c->result);

@@ -44,6 +44,7 @@ int cli__parse_pids(const char *arg, int *pids, int *nr_pids, int max_pids)
 static const struct argp_option target_options[] = {
 	{ "pid", 'p', "PID[,PID...]", 0, "Trace these processes and their descendants", 0 },
 	{ "lib", 'l', "PATH", 0, "Attach to this library file as well", 0 },
+	{ "user", 'u', "USER", 0, "Run the command after -- as this user (name or uid)", 0 },
 	{ "verbose", 'v', NULL, 0, "Debug messages, libbpf's included", 0 },
 	{},
 };
@@ -62,8 +63,22 @@ static error_t parse_target_arg(int key, char *arg, struct argp_state *state)
 			argp_error(state, "at most %d --lib", MAX_LIBS);
 		targets->libs[targets->nr_libs++] = arg;
 		break;
+	case 'u':
+		targets->user = arg;
+		break;
 	case 'v':
 		log_verbose = true;
+		break;
+	case ARGP_KEY_ARGS:
+		/* everything after "--" is the command; argp stops option parsing there */
+		targets->cmd = state->argv + state->next;
+		state->next = state->argc;
+		break;
+	case ARGP_KEY_END:
+		if (targets->user && !targets->cmd)
+			argp_error(state, "-u USER applies to a command given after --");
+		if (targets->cmd && targets->nr_pids)
+			argp_error(state, "either -p PID or -- CMD, not both");
 		break;
 	default:
 		return ARGP_ERR_UNKNOWN;
@@ -86,12 +101,28 @@ int cli__check_bpf(void)
 	return 0;
 }
 
+static struct rlimit nofile_at_start;
+static bool nofile_saved;
+
+bool cli__has_targets(const struct target_args *targets)
+{
+	return targets->nr_pids || targets->nr_libs || targets->cmd;
+}
+
+void cli__restore_nofile(void)
+{
+	if (nofile_saved)
+		setrlimit(RLIMIT_NOFILE, &nofile_at_start);
+}
+
 void cli__raise_nofile(void)
 {
 	struct rlimit lim;
 
 	if (getrlimit(RLIMIT_NOFILE, &lim))
 		return;
+	nofile_at_start = lim;
+	nofile_saved = true;
 	lim.rlim_cur = lim.rlim_max;
 	/* root may raise the hard limit too; an uprobe needs one or two descriptors */
 	if (lim.rlim_max < 65536) {

@@ -4,21 +4,24 @@
 #define __CLI_H
 
 #include <argp.h>
+#include <stdbool.h>
 #include <stddef.h>
 
 #define SPECPROBE_VERSION "0.1.0"
 #define MAX_PIDS 256
 #define MAX_LIBS 16
 
-/* What to trace: -p and --lib, shared by every tracing command. */
+/* What to trace: -p, --lib or -- CMD, shared by every tracing command. */
 struct target_args {
 	int pids[MAX_PIDS];
 	int nr_pids;
 	const char *libs[MAX_LIBS];
 	int nr_libs;
+	char **cmd;		/* -- CMD ARGS: started under trace; NULL-terminated */
+	const char *user;	/* -u: run CMD as this user */
 };
 
-/* argp child for -p, --lib and -v; its input is a struct target_args. */
+/* argp child for -p, --lib, -u, -v and -- CMD; its input is a struct target_args. */
 extern const struct argp target_argp;
 
 int cmd_record(int argc, char **argv);
@@ -34,6 +37,10 @@ int cli__parse_ulong(const char *arg, unsigned long *val);
 int cli__check_bpf(void);
 /* Raise RLIMIT_NOFILE: every uprobe holds file descriptors. */
 void cli__raise_nofile(void);
+/* Put back the limit found at start (in a launched command, before exec). */
+void cli__restore_nofile(void);
+/* Anything to trace: pids, libraries or a command? */
+bool cli__has_targets(const struct target_args *targets);
 /* Let libbpf's messages through only with -v. */
 void cli__setup_libbpf(void);
 

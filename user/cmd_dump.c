@@ -65,7 +65,7 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 struct dumper {
 	const struct tf_header *hdr;
 	FILE *out;
-	__u64 *per_probe;	/* --counts */
+	__u64 *per_probe;	/* --counts; by cookie, SP_MAX_PROBES (late libraries add probes) */
 };
 
 static int print_call(void *ctx, const struct sp_call *call)
@@ -73,7 +73,7 @@ static int print_call(void *ctx, const struct sp_call *call)
 	struct dumper *d = ctx;
 
 	if (d->per_probe) {
-		if (call->entry.probe < d->hdr->nr_probes)
+		if (call->entry.probe < d->hdr->nr_probes && call->entry.probe < SP_MAX_PROBES)
 			d->per_probe[call->entry.probe]++;
 		return 0;
 	}
@@ -109,7 +109,7 @@ static void print_counts(FILE *out, const struct dumper *d)
 	for (int e = 0; e < catalog_len; e++) {
 		__u64 n = 0;
 
-		for (__u32 p = 0; p < d->hdr->nr_probes; p++)
+		for (__u32 p = 0; p < d->hdr->nr_probes && p < SP_MAX_PROBES; p++)
 			if (d->hdr->probes[p].catalog == (__u32)e)
 				n += d->per_probe[p];
 		if (n)
@@ -163,7 +163,7 @@ int cmd_dump(int argc, char **argv)
 	if (env.header)
 		print_header(stdout, d.hdr);
 	if (env.counts)
-		d.per_probe = calloc(d.hdr->nr_probes ? d.hdr->nr_probes : 1, sizeof(*d.per_probe));
+		d.per_probe = calloc(SP_MAX_PROBES, sizeof(*d.per_probe));
 	dec = decoder__new(print_call, &d, REORDER_NS);
 	if (!dec || (env.counts && !d.per_probe)) {
 		log_error("out of memory");

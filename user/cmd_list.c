@@ -1,9 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /* specprobe list: per library, the entry points found, attached and missing. */
 #include <argp.h>
+#include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/wait.h>
 #include "cli.h"
 #include "log.h"
 #include "tracer.h"
@@ -19,7 +22,9 @@ static const char doc[] =
 	"were found, attached and missing.\n\n"
 	"EXAMPLES:\n"
 	"  specprobe list -p 4242\n"
-	"  specprobe list --lib /usr/lib/x86_64-linux-gnu/libcuda.so.1 --probes\n";
+	"  specprobe list --lib /usr/lib/x86_64-linux-gnu/libcuda.so.1 --probes\n"
+	"  specprobe list -- python3 -c 'import torch; torch.zeros(1).cuda()'\n"
+	"      (runs the command under trace; lists what it loaded once it exits)\n";
 
 static const struct argp_option options[] = {
 	{ "probes", 'P', NULL, 0, "Also print every probe with its symbol and offset", 0 },
@@ -42,8 +47,10 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		state->child_inputs[0] = &env.targets;
 		break;
 	case ARGP_KEY_END:
-		if (!env.targets.nr_pids && !env.targets.nr_libs)
-			argp_error(state, "give -p PID or --lib PATH");
+		if (!cli__has_targets(&env.targets))
+			argp_error(state, "give -p PID, --lib PATH or -- CMD");
+		if (env.targets.cmd && env.no_attach)
+			argp_error(state, "-- CMD runs the command under trace: it cannot be --no-attach");
 		break;
 	default:
 		return ARGP_ERR_UNKNOWN;
@@ -104,9 +111,37 @@ static int noop_record(void *ctx, const void *rec, size_t size)
 	return 0;
 }
 
+static volatile sig_atomic_t exiting;
+
+static void on_signal(int sig)
+{
+	exiting = 1;
+}
+
+/* Libraries the command dlopens are attached as it loads them: wait for it to finish. */
+static int run_command(struct tracer *tr)
+{
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+	while (!exiting && !tracer__child_exited(tr)) {
+		int ret = tracer__poll(tr, 100);
+
+		if (ret && ret != -EINTR) {
+			log_error("reading the ring buffer: %s", strerror(-ret));
+			return -1;
+		}
+	}
+	tracer__poll(tr, 0);
+	if (tr->child_reaped && WIFEXITED(tr->child_status) && WEXITSTATUS(tr->child_status))
+		log_warn("%s exited with status %d", env.targets.cmd[0],
+			 WEXITSTATUS(tr->child_status));
+	return 0;
+}
+
 int cmd_list(int argc, char **argv)
 {
-	static const struct argp argp = { options, parse_arg, NULL, doc, children, NULL, NULL };
+	static const struct argp argp = { options, parse_arg, "[-- CMD [ARGS...]]", doc, children,
+					  NULL, NULL };
 	struct tracer_opts topts = { .ring_bytes = 1 << 16, .on_record = noop_record };
 	struct tracer tr;
 	bool attach;
@@ -123,7 +158,11 @@ int cmd_list(int argc, char **argv)
 	topts.targets = &env.targets;
 	if (attach ? tracer__start(&tr, &topts) : tracer__resolve(&tr, &topts))
 		return 1;
-	if (env.targets.nr_pids)
+	if (env.targets.cmd && run_command(&tr)) {
+		tracer__stop(&tr);
+		return 1;
+	}
+	if (env.targets.nr_pids || env.targets.cmd)
 		printf("%d process(es) traced\n", tr.targets.nr_tgids);
 	for (int i = 0; i < tr.targets.nr_libs; i++)
 		print_lib(&tr, i, attach);

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include "cli.h"
 #include "log.h"
 #include "tracer.h"
@@ -25,8 +26,11 @@ static volatile sig_atomic_t exiting;
 static void on_signal(int sig)
 {
 	/* a second Ctrl-C leaves at once; the file reads up to its last whole record */
-	if (exiting)
+	if (exiting) {
+		if (tracer_stopped_pid)
+			kill(tracer_stopped_pid, SIGCONT);
 		_exit(128 + sig);
+	}
 	exiting = 1;
 }
 
@@ -34,7 +38,8 @@ static const char doc[] =
 	"Record the CUDA driver and NCCL calls of running processes.\n\n"
 	"EXAMPLES:\n"
 	"  specprobe record -o run.sprb -p 4242     # until Ctrl-C or the process exits\n"
-	"  specprobe record -o run.sprb -p 4242,4243 --duration 30\n";
+	"  specprobe record -o run.sprb -p 4242,4243 --duration 30\n"
+	"  specprobe record -o run.sprb -- python3 serve.py --tp 2   # start it under trace\n";
 
 static const struct argp_option options[] = {
 	{ "output", 'o', "FILE", 0, "Recording to write (required)", 0 },
@@ -67,14 +72,11 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	case ARGP_KEY_INIT:
 		state->child_inputs[0] = &env.targets;
 		break;
-	case ARGP_KEY_ARG:
-		argp_error(state, "unexpected argument '%s'", arg);
-		break;
 	case ARGP_KEY_END:
 		if (!env.output)
 			argp_error(state, "-o FILE is required");
-		if (!env.targets.nr_pids)
-			argp_error(state, "-p PID is required");
+		if (!env.targets.nr_pids && !env.targets.cmd)
+			argp_error(state, "-p PID or -- CMD is required");
 		break;
 	default:
 		return ARGP_ERR_UNKNOWN;
@@ -102,11 +104,6 @@ static int on_record(void *ctx, const void *rec, size_t size)
 		return 0;
 	}
 	r->records++;
-	/* the recording lasts while any follower lives */
-	if (((const struct sp_rec_hdr *)rec)->type == SP_REC_FORK &&
-	    targets__add_tgid(&r->tracer.targets, ((const struct sp_fork_rec *)rec)->tgid))
-		log_warn("out of memory: pid %u is traced but does not keep the recording going",
-			 ((const struct sp_fork_rec *)rec)->tgid);
 	return 0;
 }
 
@@ -197,6 +194,7 @@ static int record_run(struct recorder *r)
 {
 	struct tracer_opts topts = {
 		.targets = &env.targets,
+		.wait_for_libs = true,
 		.ring_bytes = (__u64)env.ring_mb << 20,
 		.on_record = on_record,
 		.ctx = r,
@@ -214,6 +212,7 @@ static int record_run(struct recorder *r)
 		log_error("%s", err);
 		return 1;
 	}
+	tracer__describe(&r->tracer);
 	log_info("tracing %d process(es), %d probes attached; Ctrl-C to stop",
 		 r->tracer.targets.nr_tgids, r->tracer.nr_attached);
 	ret = record_loop(r);
@@ -226,12 +225,22 @@ static int record_run(struct recorder *r)
 		return 1;
 	}
 	print_summary(r, env.output);
+	if (tracer__child_exited(&r->tracer) && WIFEXITED(r->tracer.child_status) &&
+	    WEXITSTATUS(r->tracer.child_status))
+		log_warn("%s exited with status %d", env.targets.cmd[0],
+			 WEXITSTATUS(r->tracer.child_status));
+	if (!r->tracer.nr_attached) {
+		log_error("no libcuda.so or libnccl.so was loaded by the traced processes: "
+			  "are they CUDA programs?");
+		return 1;
+	}
 	return ret ? 1 : 0;
 }
 
 int cmd_record(int argc, char **argv)
 {
-	static const struct argp argp = { options, parse_arg, NULL, doc, children, NULL, NULL };
+	static const struct argp argp = { options, parse_arg, "[-- CMD [ARGS...]]", doc, children,
+					  NULL, NULL };
 	struct recorder r = { 0 };
 	int ret;
 

@@ -269,6 +269,21 @@ int decoder__feed(struct decoder *d, const void *rec, size_t size)
 			return -EBADMSG;
 		d->stats.forks++;
 		break;
+	case SP_REC_LIBMAP:
+		if (size < sizeof(struct sp_libmap_rec))
+			return -EBADMSG;
+		d->stats.libmaps++;
+		break;
+	case SP_REC_EXEC:
+		if (size < sizeof(struct sp_exec_rec))
+			return -EBADMSG;
+		d->stats.execs++;
+		break;
+	case SP_REC_LIB:
+	case SP_REC_PROBE:
+	case SP_REC_MAP:
+	case SP_REC_PROC:
+		return 0;	/* the reader put them in the header */
 	case SP_REC_END:
 		d->stats.ended = true;
 		/* fall through */

@@ -33,6 +33,8 @@ struct decode_stats {
 	__u64 late;		/* entries older than calls already handed on */
 	__u64 exits;
 	__u64 forks;		/* traced processes that forked a traced child */
+	__u64 libmaps;		/* processes stopped to attach to a library they loaded */
+	__u64 execs;		/* traced processes that exec'd */
 	__u64 counters[SP_CNT_NR];	/* latest BPF counters seen in the stream */
 	bool have_counters;
 	bool ended;		/* an end record was seen */

@@ -132,7 +132,7 @@ static int sym_list__add(struct sym_list *list, const char *name, const GElf_Sym
 }
 
 static int sym_list__collect(struct sym_list *list, Elf *elf, Elf_Scn *dynsym,
-			     const GElf_Shdr *shdr, const struct load_segs *segs)
+			     const GElf_Shdr *shdr, const struct load_segs *segs, __u64 *r_debug)
 {
 	Elf_Data *data = elf_getdata(dynsym, NULL);
 	Elf_Data *versyms = find_versyms(elf);
@@ -150,7 +150,15 @@ static int sym_list__collect(struct sym_list *list, Elf *elf, Elf_Scn *dynsym,
 	for (i = 0; i < nr_syms; i++) {
 		const char *name;
 
-		if (!gelf_getsym(data, i, &sym) || !is_defined_func(&sym))
+		if (!gelf_getsym(data, i, &sym))
+			continue;
+		if (GELF_ST_TYPE(sym.st_info) == STT_OBJECT && sym.st_shndx != SHN_UNDEF) {
+			name = elf_strptr(elf, shdr->sh_link, sym.st_name);
+			if (name && !strcmp(name, "_r_debug"))
+				*r_debug = sym.st_value;
+			continue;
+		}
+		if (!is_defined_func(&sym))
 			continue;
 		name = elf_strptr(elf, shdr->sh_link, sym.st_name);
 		if (!name || !*name || !load_segs__offset(segs, sym.st_value, &offset))
@@ -299,7 +307,7 @@ static int read_funcs(Elf *elf, struct elf_syms *syms, const char *path, char *e
 	}
 	ret = load_segs__read(&segs, elf);
 	if (!ret)
-		ret = sym_list__collect(&list, elf, dynsym, &shdr, &segs);
+		ret = sym_list__collect(&list, elf, dynsym, &shdr, &segs, &syms->r_debug_vaddr);
 	if (!ret)
 		ret = sym_list__move_unique(&list, syms);
 	if (ret == -EINVAL)

@@ -16,6 +16,7 @@ struct elf_syms {
 	struct elf_func *funcs;	/* defined STT_FUNC/STT_GNU_IFUNC in .dynsym, sorted by name */
 	size_t nr_funcs;
 	char build_id[41];	/* hex from NT_GNU_BUILD_ID, "" if none */
+	__u64 r_debug_vaddr;	/* the dynamic loader's _r_debug (st_value), 0 elsewhere */
 };
 
 /* Read path; 0 or -errno with a one-line reason in err. */

@@ -60,16 +60,27 @@ static int resolve_lib(struct probe_set *ps, const struct target_lib *tl, int li
 	return ret;
 }
 
+int probes__resolve_lib(const struct targets *t, struct probe_set *ps, int lib, char *err,
+			size_t err_sz)
+{
+	char(*grown)[41];
+
+	if (lib >= ps->nr_libs) {
+		grown = realloc(ps->build_ids, (lib + 1) * sizeof(*grown));
+		if (!grown)
+			return -ENOMEM;
+		memset(grown + ps->nr_libs, 0, (lib + 1 - ps->nr_libs) * sizeof(*grown));
+		ps->build_ids = grown;
+		ps->nr_libs = lib + 1;
+	}
+	return resolve_lib(ps, &t->libs[lib], lib, err, err_sz);
+}
+
 int probes__resolve(const struct targets *t, struct probe_set *ps, char *err, size_t err_sz)
 {
-	int ret;
-
-	ps->build_ids = calloc(t->nr_libs ? t->nr_libs : 1, sizeof(*ps->build_ids));
-	if (!ps->build_ids)
-		return -ENOMEM;
-	ps->nr_libs = t->nr_libs;
 	for (int i = 0; i < t->nr_libs; i++) {
-		ret = resolve_lib(ps, &t->libs[i], i, err, err_sz);
+		int ret = probes__resolve_lib(t, ps, i, err, err_sz);
+
 		if (ret)
 			return ret;
 	}

@@ -27,6 +27,9 @@ struct probe_set {
 
 /* Resolve every catalogue entry point in every library; 0 or -errno with err. */
 int probes__resolve(const struct targets *t, struct probe_set *ps, char *err, size_t err_sz);
+/* Resolve one more library (t->libs[lib], added after the others); 0 or -errno with err. */
+int probes__resolve_lib(const struct targets *t, struct probe_set *ps, int lib, char *err,
+			size_t err_sz);
 /* Is a catalogue entry present (any variant) in library lib? */
 bool probes__has_entry(const struct probe_set *ps, int lib, const struct catalog_entry *e);
 /* Fill the header's library and probe tables (pointers into t and ps). */

@@ -26,6 +26,8 @@ struct session {
 	bool multi;		/* the kernel takes uprobe_multi links */
 	struct bpf_link *exit_link;
 	struct bpf_link *fork_link;
+	struct bpf_link *exec_link;	/* NULL: exec'd images' loaders are not hooked */
+	bool loads_hooked;	/* some loader's _dl_debug_state is probed */
 	session_record_fn on_record;
 	void *ctx;
 };
@@ -37,11 +39,13 @@ static int ring_cb(void *ctx, void *data, size_t size)
 	return s->on_record(s->ctx, data, size);
 }
 
-static int fill_specs(struct session *s, const struct probe_set *ps)
+static int fill_specs(struct session *s, const struct probe_set *ps, int first)
 {
 	int fd = bpf_map__fd(s->skel->maps.specs);
 
-	for (__u32 i = 0; i < (__u32)ps->nr_probes; i++) {
+	if (ps->nr_probes > SP_MAX_PROBES)
+		return -E2BIG;
+	for (__u32 i = first; i < (__u32)ps->nr_probes; i++) {
 		struct sp_probe_spec spec;
 
 		catalog__spec(ps->probes[i].entry, &spec);
@@ -60,11 +64,12 @@ static int load_skel(struct session *s, const struct session_opts *opts,
 		return -errno;
 	s->skel->rodata->wake_bytes = opts->wake_bytes;
 	bpf_map__set_max_entries(s->skel->maps.events, opts->ring_bytes);
-	bpf_map__set_max_entries(s->skel->maps.specs, ps->nr_probes ? ps->nr_probes : 1);
 	if (multi) {
 		bpf_program__set_expected_attach_type(s->skel->progs.on_entry,
 						      (enum bpf_attach_type)UPROBE_MULTI_ATTACH);
 		bpf_program__set_expected_attach_type(s->skel->progs.on_return,
+						      (enum bpf_attach_type)UPROBE_MULTI_ATTACH);
+		bpf_program__set_expected_attach_type(s->skel->progs.on_dl_state,
 						      (enum bpf_attach_type)UPROBE_MULTI_ATTACH);
 	}
 	return specprobe_bpf__load(s->skel);
@@ -98,7 +103,7 @@ struct session *session__open(const struct session_opts *opts, const struct prob
 			 strerror(-ret));
 		goto fail;
 	}
-	ret = fill_specs(s, ps);
+	ret = fill_specs(s, ps, 0);
 	if (ret) {
 		snprintf(err, err_sz, "filling the probe specs: %s", strerror(-ret));
 		goto fail;
@@ -115,6 +120,10 @@ struct session *session__open(const struct session_opts *opts, const struct prob
 			 strerror(errno));
 		goto fail;
 	}
+	s->exec_link = bpf_program__attach(s->skel->progs.on_exec);
+	if (!s->exec_link)
+		log_warn("cannot watch execve (%s): a program exec'd later is not followed into",
+			 strerror(errno));
 	return s;
 fail:
 	session__free(s);
@@ -145,11 +154,10 @@ static int keep_link(struct session *s, struct bpf_link *link)
 	return 0;
 }
 
-static int attach_one(struct session *s, const char *path, __u64 offset, __u32 cookie,
-		      bool retprobe)
+static int attach_one(struct session *s, struct bpf_program *prog, const char *path,
+		      __u64 offset, __u64 cookie, bool retprobe)
 {
 	LIBBPF_OPTS(bpf_uprobe_opts, opts, .bpf_cookie = cookie, .retprobe = retprobe);
-	struct bpf_program *prog = retprobe ? s->skel->progs.on_return : s->skel->progs.on_entry;
 	struct bpf_link *link;
 
 	/* pid -1: one probe per file offset; the tgid map decides who is recorded */
@@ -175,10 +183,9 @@ struct uprobe_multi_attr {
 	__u32 pad;
 };
 
-static int link_multi(struct session *s, const char *path, const __u64 *offsets,
-		      const __u64 *cookies, __u32 cnt, bool retprobe)
+static int link_multi(struct session *s, struct bpf_program *prog, const char *path,
+		      const __u64 *offsets, const __u64 *cookies, __u32 cnt, bool retprobe)
 {
-	struct bpf_program *prog = retprobe ? s->skel->progs.on_return : s->skel->progs.on_entry;
 	struct uprobe_multi_attr attr = {
 		.prog_fd = bpf_program__fd(prog),
 		.attach_type = UPROBE_MULTI_ATTACH,
@@ -227,9 +234,11 @@ static int attach_lib_multi(struct session *s, const struct targets *t, struct p
 			ret_cookies[n_ret++] = i;
 		}
 	}
-	ret = link_multi(s, t->libs[lib].open_path, offsets, cookies, n, false);
+	ret = link_multi(s, s->skel->progs.on_entry, t->libs[lib].open_path, offsets, cookies, n,
+			 false);
 	if (!ret)
-		ret = link_multi(s, t->libs[lib].open_path, ret_offsets, ret_cookies, n_ret, true);
+		ret = link_multi(s, s->skel->progs.on_return, t->libs[lib].open_path, ret_offsets,
+				 ret_cookies, n_ret, true);
 	for (int i = 0; !ret && i < ps->nr_probes; i++)
 		if (ps->probes[i].lib == lib)
 			ps->probes[i].attached = true;
@@ -239,47 +248,90 @@ out:
 	return ret;
 }
 
-static int attach_multi(struct session *s, const struct targets *t, struct probe_set *ps)
+/* One perf-event uprobe per probe and direction: kernels without uprobe_multi. */
+static int attach_singles(struct session *s, const struct targets *t, struct probe_set *ps,
+			  int lib)
 {
-	int attached = 0, last_err = 0;
+	const char *path = t->libs[lib].open_path;
+	int last_err = 0;
 
-	for (int lib = 0; lib < t->nr_libs; lib++) {
-		int ret = attach_lib_multi(s, t, ps, lib);
+	for (int i = 0; i < ps->nr_probes; i++) {
+		struct probe *p = &ps->probes[i];
+		int ret;
 
+		if (p->lib != lib || p->attached)
+			continue;
+		ret = attach_one(s, s->skel->progs.on_entry, path, p->offset, i, false);
+		if (!ret && p->entry->completion)
+			ret = attach_one(s, s->skel->progs.on_return, path, p->offset, i, true);
 		if (ret) {
-			log_warn("attaching to %s: %s", t->libs[lib].path, strerror(-ret));
+			log_warn("attaching %s in %s: %s", p->symbol, t->libs[lib].path,
+				 strerror(-ret));
 			last_err = ret;
+			continue;
 		}
+		p->attached = true;
 	}
+	return last_err;
+}
+
+int session__attach_lib(struct session *s, const struct targets *t, struct probe_set *ps, int lib)
+{
+	int attached = 0, ret;
+
+	ret = fill_specs(s, ps, 0);
+	if (ret)
+		return ret;
+	ret = s->multi ? attach_lib_multi(s, t, ps, lib) : attach_singles(s, t, ps, lib);
+	if (ret && s->multi)
+		log_warn("attaching to %s: %s", t->libs[lib].path, strerror(-ret));
 	for (int i = 0; i < ps->nr_probes; i++)
-		attached += ps->probes[i].attached;
-	return attached || !ps->nr_probes ? attached : last_err;
+		attached += ps->probes[i].lib == lib && ps->probes[i].attached;
+	return attached || !ret ? attached : ret;
 }
 
 int session__attach(struct session *s, const struct targets *t, struct probe_set *ps)
 {
 	int attached = 0, last_err = 0;
 
-	if (s->multi)
-		return attach_multi(s, t, ps);
+	for (int lib = 0; lib < t->nr_libs; lib++) {
+		int ret = session__attach_lib(s, t, ps, lib);
 
-	for (int i = 0; i < ps->nr_probes; i++) {
-		struct probe *p = &ps->probes[i];
-		const char *path = t->libs[p->lib].open_path;
-		int ret = attach_one(s, path, p->offset, i, false);
-
-		if (!ret && p->entry->completion)
-			ret = attach_one(s, path, p->offset, i, true);
-		if (ret) {
-			log_warn("attaching %s in %s: %s", p->symbol, t->libs[p->lib].path,
-				 strerror(-ret));
+		if (ret < 0)
 			last_err = ret;
-			continue;
-		}
-		p->attached = true;
-		attached++;
+		else
+			attached += ret;
 	}
 	return attached || !ps->nr_probes ? attached : last_err;
+}
+
+int session__hook_loader(struct session *s, const char *path, __u64 offset, __u64 r_debug_delta)
+{
+	struct bpf_program *prog = s->skel->progs.on_dl_state;
+	int ret = s->multi ? link_multi(s, prog, path, &offset, &r_debug_delta, 1, false)
+			   : attach_one(s, prog, path, offset, r_debug_delta, false);
+
+	s->loads_hooked |= !ret;
+	return ret;
+}
+
+bool session__hooks_loads(const struct session *s)
+{
+	return s->loads_hooked;
+}
+
+void session__unhook_loads(struct session *s)
+{
+	/* the loader hooks stay, harmless: with the traced set empty nothing is stopped */
+	int fd = bpf_map__fd(s->skel->maps.traced);
+	__u32 key, next;
+
+	bpf_link__destroy(s->exec_link);
+	s->exec_link = NULL;
+	while (!bpf_map_get_next_key(fd, NULL, &next)) {
+		key = next;
+		bpf_map_delete_elem(fd, &key);
+	}
 }
 
 int session__poll(struct session *s, int timeout_ms)
@@ -331,6 +383,7 @@ void session__free(struct session *s)
 	free(s->multi_fds);
 	bpf_link__destroy(s->exit_link);
 	bpf_link__destroy(s->fork_link);
+	bpf_link__destroy(s->exec_link);
 	ring_buffer__free(s->ring);
 	specprobe_bpf__destroy(s->skel);
 	free(s);

@@ -3,6 +3,7 @@
 #ifndef __SESSION_H
 #define __SESSION_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <linux/types.h>
 #include "probes.h"
@@ -30,6 +31,18 @@ int session__trace_tgid(struct session *s, __u32 tgid);
  * attached, or -errno when none could be.
  */
 int session__attach(struct session *s, const struct targets *t, struct probe_set *ps);
+/* The same for one library (its probes' specs are loaded first); attached or -errno. */
+int session__attach_lib(struct session *s, const struct targets *t, struct probe_set *ps, int lib);
+/*
+ * Probe a dynamic loader's _dl_debug_state at offset: traced processes that
+ * load a CUDA/NCCL library through it are stopped (SP_REC_LIBMAP).
+ * r_debug_delta: st_value(_r_debug) - st_value(_dl_debug_state). 0 or -errno.
+ */
+int session__hook_loader(struct session *s, const char *path, __u64 offset, __u64 r_debug_delta);
+/* Is some loader hooked, so libraries loaded later are caught? */
+bool session__hooks_loads(const struct session *s);
+/* From now on no process is stopped: tracing is ending. */
+void session__unhook_loads(struct session *s);
 /* Wait up to timeout_ms, then consume everything ready; records consumed or -errno. */
 int session__poll(struct session *s, int timeout_ms);
 /* Consume what is in the ring now, without waiting. */

@@ -40,6 +40,39 @@ static bool read_stat(__u32 pid, char *state, int *ppid)
 	return ok;
 }
 
+bool targets__read_state(__u32 tgid, char *state)
+{
+	int ppid;
+
+	return read_stat(tgid, state, &ppid);
+}
+
+__u32 targets__ns_pid(__u32 tgid)
+{
+	char path[64], line[256];
+	__u32 ns_pid = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%u/status", tgid);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f)) {
+		char *p = line + 6, *end;
+
+		if (strncmp(line, "NSpid:", 6))
+			continue;
+		/* outermost first: the last number is the pid the process sees */
+		for (unsigned long v = strtoul(p, &end, 10); end != p; v = strtoul(p, &end, 10)) {
+			ns_pid = v;
+			p = end;
+		}
+		break;
+	}
+	fclose(f);
+	return ns_pid == tgid ? 0 : ns_pid;
+}
+
 bool targets__alive(__u32 tgid)
 {
 	char state;
@@ -99,7 +132,7 @@ int targets__add_descendants(struct targets *t)
 	return err;
 }
 
-static int find_lib(const struct targets *t, __u64 dev, __u64 ino)
+int targets__find_lib(const struct targets *t, __u64 dev, __u64 ino)
 {
 	for (int i = 0; i < t->nr_libs; i++)
 		if (t->libs[i].dev == dev && t->libs[i].ino == ino)
@@ -129,12 +162,62 @@ static int add_lib(struct targets *t, const char *path, const char *open_path,
 
 static int add_map(struct targets *t, __u32 tgid, int lib, __u64 start, __u64 end, __u64 pgoff)
 {
-	struct tf_map *grown = realloc(t->maps, (t->nr_maps + 1) * sizeof(*grown));
+	struct tf_map *grown;
 
+	/* a process is scanned again when it maps another library */
+	for (int i = 0; i < t->nr_maps; i++)
+		if (t->maps[i].tgid == tgid && t->maps[i].start == start && t->maps[i].end == end)
+			return 0;
+	grown = realloc(t->maps, (t->nr_maps + 1) * sizeof(*grown));
 	if (!grown)
 		return -ENOMEM;
 	t->maps = grown;
 	grown[t->nr_maps++] = (struct tf_map){ tgid, lib, start, end, pgoff };
+	return 0;
+}
+
+int targets__inherit_maps(struct targets *t, __u32 parent, __u32 child)
+{
+	for (int i = 0, n = t->nr_maps; i < n; i++) {
+		struct tf_map m = t->maps[i];
+		int ret = m.tgid == parent ? add_map(t, child, m.lib, m.start, m.end, m.pgoff) : 0;
+
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+/* The glibc dynamic loader: ld-linux-x86-64.so.2 and its kin. */
+static bool is_loader(const char *path)
+{
+	const char *base = strrchr(path, '/');
+
+	return !strncmp(base ? base + 1 : path, "ld-linux", 8);
+}
+
+static int add_loader(struct targets *t, const char *path, const char *open_path,
+		      const struct stat *st)
+{
+	struct target_lib *grown;
+
+	for (int i = 0; i < t->nr_loaders; i++)
+		if (t->loaders[i].dev == st->st_dev && t->loaders[i].ino == st->st_ino)
+			return 0;
+	grown = realloc(t->loaders, (t->nr_loaders + 1) * sizeof(*grown));
+	if (!grown)
+		return -ENOMEM;
+	t->loaders = grown;
+	grown[t->nr_loaders] = (struct target_lib){
+		.path = strdup(path),
+		.open_path = strdup(open_path),
+		.dev = st->st_dev,
+		.ino = st->st_ino,
+		.kind = -1,
+	};
+	if (!grown[t->nr_loaders].path || !grown[t->nr_loaders].open_path)
+		return -ENOMEM;
+	t->nr_loaders++;
 	return 0;
 }
 
@@ -150,7 +233,7 @@ static int scan_map_line(struct targets *t, __u32 tgid, const char *line)
 		   mapped) != 4)
 		return 0;
 	kind = targets__lib_kind(mapped);
-	if (kind < 0 || mapped[0] != '/')
+	if (mapped[0] != '/' || (kind < 0 && !is_loader(mapped)))
 		return 0;
 	/* map_files reaches the mapped file even in another mount namespace */
 	snprintf(open_path, sizeof(open_path), "/proc/%u/map_files/%llx-%llx", tgid, start, end);
@@ -159,7 +242,9 @@ static int scan_map_line(struct targets *t, __u32 tgid, const char *line)
 		if (stat(open_path, &st))
 			return 0;
 	}
-	lib = find_lib(t, st.st_dev, st.st_ino);
+	if (kind < 0)
+		return add_loader(t, mapped, open_path, &st);
+	lib = targets__find_lib(t, st.st_dev, st.st_ino);
 	if (lib < 0)
 		lib = add_lib(t, mapped, open_path, &st, kind);
 	if (lib < 0)
@@ -167,7 +252,7 @@ static int scan_map_line(struct targets *t, __u32 tgid, const char *line)
 	return add_map(t, tgid, lib, start, end, pgoff);
 }
 
-static int scan_maps(struct targets *t, __u32 tgid)
+int targets__scan(struct targets *t, __u32 tgid)
 {
 	char path[64], line[PATH_MAX + 128];
 	int err = 0;
@@ -183,7 +268,8 @@ static int scan_maps(struct targets *t, __u32 tgid)
 	return err;
 }
 
-int targets__discover(const int *pids, int nr_pids, struct targets *t, char *err, size_t err_sz)
+int targets__discover(const int *pids, int nr_pids, bool may_wait, struct targets *t, char *err,
+		      size_t err_sz)
 {
 	int ret;
 
@@ -202,9 +288,9 @@ int targets__discover(const int *pids, int nr_pids, struct targets *t, char *err
 	if ((ret = targets__add_descendants(t)))
 		goto oom;
 	for (int i = 0; i < t->nr_tgids; i++)
-		if ((ret = scan_maps(t, t->tgids[i])))
+		if ((ret = targets__scan(t, t->tgids[i])))
 			goto oom;
-	if (t->nr_libs == 0) {
+	if (t->nr_libs == 0 && !may_wait) {
 		snprintf(err, err_sz,
 			 "pid %d%s maps no libcuda.so or libnccl.so: is it a CUDA process?", pids[0],
 			 t->nr_tgids > 1 ? " and its descendants" : "");
@@ -227,7 +313,7 @@ int targets__add_lib_file(struct targets *t, const char *path, char *err, size_t
 	}
 	if (kind < 0)
 		kind = SP_LIB_CUDA;
-	lib = find_lib(t, st.st_dev, st.st_ino);
+	lib = targets__find_lib(t, st.st_dev, st.st_ino);
 	if (lib < 0)
 		lib = add_lib(t, path, path, &st, kind);
 	return lib < 0 ? lib : 0;
@@ -242,6 +328,11 @@ void targets__free(struct targets *t)
 		free(t->libs[i].open_path);
 	}
 	free(t->libs);
+	for (int i = 0; i < t->nr_loaders; i++) {
+		free(t->loaders[i].path);
+		free(t->loaders[i].open_path);
+	}
+	free(t->loaders);
 	free(t->tgids);
 	free(t->maps);
 	*t = (struct targets){ 0 };

@@ -3,6 +3,7 @@
 #ifndef __TARGETS_H
 #define __TARGETS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <linux/types.h>
 #include "catalog.h"
@@ -23,21 +24,38 @@ struct targets {
 	int nr_libs;
 	struct tf_map *maps;	/* every mapping of those libraries, .lib indexes libs */
 	int nr_maps;
+	struct target_lib *loaders;	/* dynamic loaders the processes run, unique files */
+	int nr_loaders;
 };
 
 /* Library kind from a path's basename, or -1. */
 int targets__lib_kind(const char *path);
 /*
  * Collect pids, their descendants and the libraries they map. Fails with a
- * one-line reason when a pid does not exist or nothing maps a CUDA library.
+ * one-line reason when a pid does not exist, or when nothing maps a CUDA
+ * library unless may_wait (libraries will be caught when they are mapped).
  */
-int targets__discover(const int *pids, int nr_pids, struct targets *t, char *err, size_t err_sz);
+int targets__discover(const int *pids, int nr_pids, bool may_wait, struct targets *t, char *err,
+		      size_t err_sz);
+/*
+ * Add the CUDA/NCCL libraries, their mappings and the dynamic loader of one
+ * process (new ones only); 0 or -errno.
+ */
+int targets__scan(struct targets *t, __u32 tgid);
+/* Index of the library with this stat() identity, or -1. */
+int targets__find_lib(const struct targets *t, __u64 dev, __u64 ino);
+/* A forked child maps what its parent mapped: copy the parent's mappings; 0 or -ENOMEM. */
+int targets__inherit_maps(struct targets *t, __u32 parent, __u32 child);
 /* Add every live descendant of the listed tgids; 0 or -errno. */
 int targets__add_descendants(struct targets *t);
 /* Follow one more process (a traced process forked it); 0 or -ENOMEM. */
 int targets__add_tgid(struct targets *t, __u32 tgid);
 /* Add one library file given by path (--lib); 0 or -errno. */
 int targets__add_lib_file(struct targets *t, const char *path, char *err, size_t err_sz);
+/* Process state letter of /proc/PID/stat (R, S, T, Z...); false if gone. */
+bool targets__read_state(__u32 tgid, char *state);
+/* The pid a process has in its own pid namespace, 0 if it is the host's or unknown. */
+__u32 targets__ns_pid(__u32 tgid);
 /* Is tgid still alive (not gone, not a zombie)? */
 bool targets__alive(__u32 tgid);
 void targets__free(struct targets *t);

@@ -685,9 +685,107 @@ static bool rec_size_ok(__u16 type, __u16 size)
 		return size == sizeof(struct sp_exit_rec);
 	case SP_REC_FORK:
 		return size == sizeof(struct sp_fork_rec);
+	case SP_REC_LIBMAP:
+		return size == sizeof(struct sp_libmap_rec);
+	case SP_REC_EXEC:
+		return size == sizeof(struct sp_exec_rec);
+	case SP_REC_LIB:
+		return size > sizeof(struct sp_lib_rec);
+	case SP_REC_PROBE:
+		return size > sizeof(struct sp_probe_rec);
+	case SP_REC_MAP:
+		return size == sizeof(struct sp_map_rec);
+	case SP_REC_PROC:
+		return size == sizeof(struct sp_proc_rec);
 	default:
 		return false;
 	}
+}
+
+static void *grow(void *table, __u32 n, size_t elem)
+{
+	return realloc(table, (n + 1) * elem);
+}
+
+/*
+ * A library attached after the header was written: extend the header's
+ * tables, so a call of a late probe finds its description like any other.
+ */
+int tf_header__apply(struct tf_header *hdr, const void *rec, __u16 size)
+{
+	const struct sp_rec_hdr *h = rec;
+	const char *tail;
+
+	if (h->type == SP_REC_LIB) {
+		const struct sp_lib_rec *l = rec;
+		struct tf_lib *libs;
+
+		tail = (const char *)(l + 1);
+		if (l->index != hdr->nr_libs || tail[size - sizeof(*l) - 1] != '\0' ||
+		    l->build_id[sizeof(l->build_id) - 1] != '\0')
+			return -EBADMSG;
+		libs = grow(hdr->libs, hdr->nr_libs, sizeof(*libs));
+		if (!libs)
+			return -ENOMEM;
+		hdr->libs = libs;
+		libs[hdr->nr_libs] = (struct tf_lib){ .dev = l->dev, .ino = l->ino, .kind = l->kind };
+		memcpy(libs[hdr->nr_libs].build_id, l->build_id, sizeof(l->build_id));
+		libs[hdr->nr_libs].path = strdup(tail);
+		if (!libs[hdr->nr_libs].path)
+			return -ENOMEM;
+		hdr->nr_libs++;
+	} else if (h->type == SP_REC_PROBE) {
+		const struct sp_probe_rec *p = rec;
+		struct tf_probe *probes;
+
+		tail = (const char *)(p + 1);
+		if (p->cookie != hdr->nr_probes || p->lib >= hdr->nr_libs ||
+		    tail[size - sizeof(*p) - 1] != '\0')
+			return -EBADMSG;
+		probes = grow(hdr->probes, hdr->nr_probes, sizeof(*probes));
+		if (!probes)
+			return -ENOMEM;
+		hdr->probes = probes;
+		probes[hdr->nr_probes] = (struct tf_probe){
+			.lib = p->lib,
+			.catalog = p->catalog,
+			.offset = p->offset,
+			.vaddr = p->vaddr,
+			.symbol = strdup(tail),
+		};
+		if (!probes[hdr->nr_probes].symbol)
+			return -ENOMEM;
+		hdr->nr_probes++;
+	} else if (h->type == SP_REC_MAP) {
+		const struct sp_map_rec *m = rec;
+		struct tf_map *maps;
+
+		if (m->lib >= hdr->nr_libs)
+			return -EBADMSG;
+		maps = grow(hdr->maps, hdr->nr_maps, sizeof(*maps));
+		if (!maps)
+			return -ENOMEM;
+		hdr->maps = maps;
+		maps[hdr->nr_maps++] = (struct tf_map){ m->tgid, m->lib, m->start, m->end, m->pgoff };
+	} else if (h->type == SP_REC_PROC) {
+		const struct sp_proc_rec *pr = rec;
+		struct tf_proc *procs = grow(hdr->procs, hdr->nr_procs, sizeof(*procs));
+
+		if (!procs)
+			return -ENOMEM;
+		hdr->procs = procs;
+		procs[hdr->nr_procs++] = (struct tf_proc){ pr->tgid, pr->ns_pid };
+	}
+	return 0;
+}
+
+__u32 tf_header__ns_pid(const struct tf_header *hdr, __u32 tgid)
+{
+	/* the latest wins: a host pid may be reused */
+	for (__u32 i = hdr->nr_procs; i-- > 0;)
+		if (hdr->procs[i].tgid == tgid)
+			return hdr->procs[i].ns_pid;
+	return 0;
 }
 
 static int reader__truncated(struct tf_reader *r)
@@ -715,6 +813,15 @@ int tf_reader__next(struct tf_reader *r, const void **rec)
 	if ((uintptr_t)p % TF_ALIGN) {
 		memcpy(r->copy.bytes, p, h.size);
 		p = r->copy.bytes;
+	}
+	if (h.type >= SP_REC_LIB && h.type <= SP_REC_PROC) {
+		int ret = tf_header__apply(&r->hdr, p, h.size);
+
+		if (ret)
+			return reader__fail(r, ret == -ENOMEM ? ret : -EBADMSG,
+					    ret == -ENOMEM ? "%s: out of memory at byte %llu"
+							   : "%s: corrupt library record at byte %llu",
+					    r->path, (unsigned long long)r->off);
 	}
 	r->off += h.size;
 	*rec = p;
@@ -754,6 +861,9 @@ void tf_header__free(struct tf_header *hdr)
 	free(hdr->libs);
 	free(hdr->probes);
 	free(hdr->maps);
+	free(hdr->procs);
+	hdr->procs = NULL;
+	hdr->nr_procs = 0;
 	hdr->targets = NULL;
 	hdr->libs = NULL;
 	hdr->probes = NULL;

@@ -36,6 +36,12 @@ struct tf_map {
 	__u64 pgoff;
 };
 
+/* A traced process in another pid namespace, from SP_REC_PROC. */
+struct tf_proc {
+	__u32 tgid;
+	__u32 ns_pid;
+};
+
 struct tf_header {
 	__u32 version;
 	char host[65];
@@ -52,7 +58,12 @@ struct tf_header {
 	struct tf_probe *probes;	/* index = cookie */
 	__u32 nr_maps;
 	struct tf_map *maps;
+	__u32 nr_procs;		/* only from records, never in the header body */
+	struct tf_proc *procs;
 };
+
+/* The pid tgid has in its own pid namespace, or 0 when it is the host's. */
+__u32 tf_header__ns_pid(const struct tf_header *hdr, __u32 tgid);
 
 struct tf_writer;
 struct tf_reader;
@@ -87,5 +98,11 @@ const char *tf_reader__error(const struct tf_reader *r);
 void tf_reader__free(struct tf_reader *r);
 
 void tf_header__free(struct tf_header *hdr);
+/*
+ * Extend the tables with a late record (SP_REC_LIB, _PROBE, _MAP, _PROC;
+ * other types are left alone). The reader does this itself; live consumers
+ * call it. 0, -EBADMSG or -ENOMEM.
+ */
+int tf_header__apply(struct tf_header *hdr, const void *rec, __u16 size);
 
 #endif /* __TRACEFILE_H */

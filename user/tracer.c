@@ -1,12 +1,23 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+#include <errno.h>
+#include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 #include <sys/utsname.h>
+#include <sys/wait.h>
+#include "elfsyms.h"
+#include "ldsearch.h"
 #include "log.h"
 #include "tracer.h"
+
+volatile int tracer_stopped_pid;
+
+/* The libraries a launched command finds at start; dlopen'ed ones are caught later. */
+static const char *const launch_sonames[] = { "libcuda.so.1", "libnccl.so.2" };
 
 __u64 tracer__now_ns(void)
 {
@@ -46,19 +57,43 @@ static int trace_targets(struct tracer *tr)
 	return trace_from(tr, known);
 }
 
-static int resolve(struct tracer *tr, const struct tracer_opts *opts, char *err, size_t err_sz)
+/* Libraries the loader would give the command, so probes are in place before it runs. */
+static int add_launch_libs(struct tracer *tr, const struct target_args *want, char *err,
+			   size_t err_sz)
+{
+	char program[PATH_MAX], lib[PATH_MAX];
+
+	if (ldsearch__program(want->cmd[0], program, sizeof(program))) {
+		snprintf(err, err_sz, "%s: command not found", want->cmd[0]);
+		return -1;
+	}
+	for (size_t i = 0; i < sizeof(launch_sonames) / sizeof(launch_sonames[0]); i++) {
+		if (ldsearch__library(program, launch_sonames[i], lib, sizeof(lib)))
+			continue;
+		log_debug("%s would load %s", program, lib);
+		if (targets__add_lib_file(&tr->targets, lib, err, err_sz))
+			return -1;
+	}
+	return 0;
+}
+
+/* may_wait: libraries mapped later will be caught, so none at the start is fine. */
+static int resolve(struct tracer *tr, const struct tracer_opts *opts, bool may_wait, char *err,
+		   size_t err_sz)
 {
 	const struct target_args *want = opts->targets;
 
-	memset(tr, 0, sizeof(*tr));
-	if (want->nr_pids && targets__discover(want->pids, want->nr_pids, &tr->targets, err, err_sz))
+	if (want->nr_pids &&
+	    targets__discover(want->pids, want->nr_pids, may_wait, &tr->targets, err, err_sz))
+		return -1;
+	if (want->cmd && add_launch_libs(tr, want, err, err_sz))
 		return -1;
 	for (int i = 0; i < want->nr_libs; i++)
 		if (targets__add_lib_file(&tr->targets, want->libs[i], err, err_sz))
 			return -1;
 	if (probes__resolve(&tr->targets, &tr->probes, err, err_sz))
 		return -1;
-	if (tr->probes.nr_probes == 0) {
+	if (tr->probes.nr_probes == 0 && !may_wait) {
 		snprintf(err, err_sz, "no catalogued entry point found in %s",
 			 tr->targets.nr_libs ? tr->targets.libs[0].path : "any library");
 		return -1;
@@ -70,11 +105,224 @@ int tracer__resolve(struct tracer *tr, const struct tracer_opts *opts)
 {
 	char err[512] = "";
 
-	if (!resolve(tr, opts, err, sizeof(err)))
+	memset(tr, 0, sizeof(*tr));
+	if (!resolve(tr, opts, false, err, sizeof(err)))
 		return 0;
 	log_error("%s", err);
 	tracer__stop(tr);
 	return -1;
+}
+
+/* Hand the libraries, probes and mappings the header does not hold to the owner. */
+static int emit_late(struct tracer *tr)
+{
+	union {
+		struct sp_lib_rec lib;
+		struct sp_probe_rec probe;
+		struct sp_map_rec map;
+		unsigned char bytes[TF_MAX_RECORD];
+	} u;
+	int ret = 0;
+
+	if (!tr->header_done)
+		return 0;
+	for (; !ret && tr->hdr_libs < tr->targets.nr_libs; tr->hdr_libs++) {
+		const struct target_lib *tl = &tr->targets.libs[tr->hdr_libs];
+		size_t len = strnlen(tl->path, TF_MAX_RECORD - sizeof(u.lib) - 1);
+
+		memset(&u.lib, 0, sizeof(u.lib));
+		u.lib.type = SP_REC_LIB;
+		u.lib.size = sizeof(u.lib) + len + 1;
+		u.lib.index = tr->hdr_libs;
+		u.lib.ts = tracer__now_ns();
+		u.lib.dev = tl->dev;
+		u.lib.ino = tl->ino;
+		u.lib.kind = tl->kind;
+		memcpy(u.lib.build_id, tr->probes.build_ids[tr->hdr_libs], sizeof(u.lib.build_id));
+		memcpy(u.bytes + sizeof(u.lib), tl->path, len);
+		u.bytes[sizeof(u.lib) + len] = '\0';
+		ret = tr->on_record(tr->ctx, &u, u.lib.size);
+	}
+	for (; !ret && tr->hdr_probes < tr->probes.nr_probes; tr->hdr_probes++) {
+		const struct probe *p = &tr->probes.probes[tr->hdr_probes];
+		size_t len = strnlen(p->symbol, TF_MAX_RECORD - sizeof(u.probe) - 1);
+
+		memset(&u.probe, 0, sizeof(u.probe));
+		u.probe.type = SP_REC_PROBE;
+		u.probe.size = sizeof(u.probe) + len + 1;
+		u.probe.cookie = tr->hdr_probes;
+		u.probe.lib = p->lib;
+		u.probe.catalog = p->entry - catalog;
+		u.probe.offset = p->offset;
+		u.probe.vaddr = p->vaddr;
+		memcpy(u.bytes + sizeof(u.probe), p->symbol, len);
+		u.bytes[sizeof(u.probe) + len] = '\0';
+		ret = tr->on_record(tr->ctx, &u, u.probe.size);
+	}
+	for (; !ret && tr->hdr_maps < tr->targets.nr_maps; tr->hdr_maps++) {
+		const struct tf_map *m = &tr->targets.maps[tr->hdr_maps];
+
+		u.map = (struct sp_map_rec){
+			.type = SP_REC_MAP,
+			.size = sizeof(u.map),
+			.tgid = m->tgid,
+			.lib = m->lib,
+			.start = m->start,
+			.end = m->end,
+			.pgoff = m->pgoff,
+		};
+		ret = tr->on_record(tr->ctx, &u, u.map.size);
+	}
+	for (; !ret && tr->procs_described < tr->targets.nr_tgids; tr->procs_described++) {
+		__u32 tgid = tr->targets.tgids[tr->procs_described];
+		struct sp_proc_rec proc = {
+			.type = SP_REC_PROC,
+			.size = sizeof(proc),
+			.tgid = tgid,
+			.ts = tracer__now_ns(),
+			.ns_pid = targets__ns_pid(tgid),
+		};
+
+		if (proc.ns_pid)
+			ret = tr->on_record(tr->ctx, &proc, proc.size);
+	}
+	return ret;
+}
+
+int tracer__describe(struct tracer *tr)
+{
+	return emit_late(tr);
+}
+
+/* A group stop completes once every thread has left the kernel: then the mapping exists. */
+static bool wait_stopped(__u32 tgid)
+{
+	for (int waited_ms = 0; waited_ms < 2000; waited_ms++) {
+		char state;
+
+		if (!targets__read_state(tgid, &state) || state == 'Z' || state == 'X')
+			return false;
+		if (state == 'T' || state == 't')
+			return true;
+		usleep(1000);
+	}
+	return false;
+}
+
+/* Resolve and attach libraries added to targets from index first on. */
+static int attach_new_libs(struct tracer *tr, int first)
+{
+	int attached = 0;
+
+	for (int lib = first; lib < tr->targets.nr_libs; lib++) {
+		char err[512] = "";
+		int ret = probes__resolve_lib(&tr->targets, &tr->probes, lib, err, sizeof(err));
+
+		if (ret) {
+			log_warn("%s", err[0] ? err : strerror(-ret));
+			continue;
+		}
+	}
+	/* records first: a call of a new probe must never come before its description */
+	if (emit_late(tr))
+		return -1;
+	for (int lib = first; lib < tr->targets.nr_libs; lib++) {
+		int ret = session__attach_lib(tr->session, &tr->targets, &tr->probes, lib);
+
+		if (ret > 0) {
+			attached += ret;
+			log_info("attached %d probes to %s", ret, tr->targets.libs[lib].path);
+		}
+	}
+	tr->nr_attached += attached;
+	return attached;
+}
+
+/* Probe _dl_debug_state of loaders not hooked yet, so later library loads stop the process. */
+static void hook_loaders(struct tracer *tr)
+{
+	for (; tr->loaders_hooked < tr->targets.nr_loaders; tr->loaders_hooked++) {
+		const struct target_lib *ld = &tr->targets.loaders[tr->loaders_hooked];
+		struct elf_syms syms = { 0 };
+		const struct elf_func *hook;
+		char err[512] = "";
+		int ret = elf_syms__load(ld->open_path, &syms, err, sizeof(err));
+
+		hook = ret ? NULL : elf_syms__find(&syms, "_dl_debug_state");
+		if (!hook || !syms.r_debug_vaddr)
+			log_warn("%s: %s: libraries it loads later are missed", ld->path,
+				 ret ? err : "no _dl_debug_state or _r_debug");
+		else if ((ret = session__hook_loader(tr->session, ld->open_path, hook->offset,
+						      syms.r_debug_vaddr - hook->vaddr)))
+			log_warn("hooking %s: %s: libraries it loads later are missed", ld->path,
+				 strerror(-ret));
+		else
+			log_debug("hooked %s at +0x%llx", ld->path, (unsigned long long)hook->offset);
+		elf_syms__free(&syms);
+	}
+}
+
+/*
+ * A traced process exec'd, or its loader mapped a CUDA/NCCL library, and was
+ * stopped on its way back to user space: read its mappings, hook its loader,
+ * attach to the new libraries, let it go on.
+ */
+static void on_stopped(struct tracer *tr, __u32 tgid)
+{
+	int first = tr->targets.nr_libs;
+
+	tracer_stopped_pid = tgid;
+	if (!tr->stopping && wait_stopped(tgid)) {
+		if (targets__scan(&tr->targets, tgid))
+			log_warn("reading the mappings of pid %u: out of memory", tgid);
+		hook_loaders(tr);
+		if (attach_new_libs(tr, first) < 0 || emit_late(tr))
+			log_warn("recording the libraries of pid %u failed", tgid);
+	}
+	kill(tgid, SIGCONT);
+	tracer_stopped_pid = 0;
+}
+
+static void on_fork(struct tracer *tr, const struct sp_fork_rec *rec)
+{
+	/* the recording lasts while any follower lives */
+	if (targets__add_tgid(&tr->targets, rec->tgid) ||
+	    targets__inherit_maps(&tr->targets, rec->parent, rec->tgid))
+		log_warn("out of memory: pid %u is traced but not fully described", rec->tgid);
+	else
+		emit_late(tr);
+}
+
+static int on_ring_record(void *ctx, const void *rec, size_t size)
+{
+	struct tracer *tr = ctx;
+	__u16 type = ((const struct sp_rec_hdr *)rec)->type;
+	int ret = 0;
+
+	if (!tr->stopping)
+		ret = tr->on_record(tr->ctx, rec, size);
+	if ((type == SP_REC_LIBMAP && size >= sizeof(struct sp_libmap_rec)) ||
+	    (type == SP_REC_EXEC && size >= sizeof(struct sp_exec_rec)))
+		on_stopped(tr, ((const struct sp_exec_rec *)rec)->tgid);
+	else if (type == SP_REC_FORK && size >= sizeof(struct sp_fork_rec) && !tr->stopping)
+		on_fork(tr, rec);
+	return ret;
+}
+
+/*
+ * Libraries mapped between the first scan and the moment the tgids entered
+ * the traced set raised no stop: find them now (the mmap hook covers later ones).
+ */
+static void rescan_targets(struct tracer *tr)
+{
+	int first = tr->targets.nr_libs;
+
+	for (int i = 0; i < tr->targets.nr_tgids; i++)
+		if (targets__scan(&tr->targets, tr->targets.tgids[i]))
+			log_warn("reading the mappings of pid %u: out of memory", tr->targets.tgids[i]);
+	hook_loaders(tr);
+	if (tr->targets.nr_libs > first)
+		attach_new_libs(tr, first);
 }
 
 int tracer__start(struct tracer *tr, const struct tracer_opts *opts)
@@ -82,26 +330,53 @@ int tracer__start(struct tracer *tr, const struct tracer_opts *opts)
 	struct session_opts sopts = {
 		.ring_bytes = opts->ring_bytes,
 		.wake_bytes = opts->ring_bytes / 8,
-		.on_record = opts->on_record,
-		.ctx = opts->ctx,
+		.on_record = on_ring_record,
+		.ctx = tr,
 	};
+	const struct target_args *want = opts->targets;
 	char err[512] = "";
 
-	if (resolve(tr, opts, err, sizeof(err)))
+	memset(tr, 0, sizeof(*tr));
+	tr->child.go_fd = -1;
+	tr->on_record = opts->on_record;
+	tr->ctx = opts->ctx;
+	if (want->cmd) {
+		if (launch__start(&tr->child, want->cmd, want->user, err, sizeof(err)) ||
+		    targets__add_tgid(&tr->targets, tr->child.pid))
+			goto fail;
+	}
+	if (resolve(tr, opts, opts->wait_for_libs || want->cmd, err, sizeof(err)))
 		goto fail;
 	tr->session = session__open(&sopts, &tr->probes, err, sizeof(err));
-	if (!tr->session || trace_targets(tr))
+	if (!tr->session)
 		goto fail;
-	tr->attach_start_ns = tracer__now_ns();
-	tr->nr_attached = session__attach(tr->session, &tr->targets, &tr->probes);
-	tr->attach_done_ns = tracer__now_ns();
-	if (tr->nr_attached <= 0) {
-		snprintf(err, sizeof(err), "no probe could be attached: %s",
-			 tr->nr_attached ? strerror(-tr->nr_attached) : "nothing to attach");
+	/* loaders first: a load after a tgid enters the traced set then stops it */
+	hook_loaders(tr);
+	if (trace_targets(tr))
+		goto fail;
+	if (!tr->probes.nr_probes && !want->cmd && !session__hooks_loads(tr->session)) {
+		snprintf(err, sizeof(err), "no CUDA library is mapped yet and its loading cannot be caught");
 		goto fail;
 	}
+	tr->attach_start_ns = tracer__now_ns();
+	tr->nr_attached = session__attach(tr->session, &tr->targets, &tr->probes);
+	if (tr->nr_attached < 0) {
+		snprintf(err, sizeof(err), "no probe could be attached: %s",
+			 strerror(-tr->nr_attached));
+		goto fail;
+	}
+	if (want->nr_pids)
+		rescan_targets(tr);
+	tr->attach_done_ns = tracer__now_ns();
 	log_debug("attached %d of %d probes in %.1f ms", tr->nr_attached, tr->probes.nr_probes,
 		  (tr->attach_done_ns - tr->attach_start_ns) / 1e6);
+	if (!tr->nr_attached)
+		log_info("no libcuda.so or libnccl.so mapped yet: waiting for one to be loaded "
+			 "(Ctrl-C to stop)");
+	if (want->cmd && launch__go(&tr->child)) {
+		snprintf(err, sizeof(err), "starting %s: %s", want->cmd[0], strerror(errno));
+		goto fail;
+	}
 	return 0;
 fail:
 	if (err[0])
@@ -110,7 +385,7 @@ fail:
 	return -1;
 }
 
-void tracer__header(const struct tracer *tr, struct tf_header *hdr)
+void tracer__header(struct tracer *tr, struct tf_header *hdr)
 {
 	struct timespec mono, real;
 	struct utsname uts;
@@ -128,6 +403,10 @@ void tracer__header(const struct tracer *tr, struct tf_header *hdr)
 	hdr->attach_start_ns = tr->attach_start_ns;
 	hdr->attach_done_ns = tr->attach_done_ns;
 	probes__fill_header(&tr->targets, &tr->probes, hdr);
+	tr->hdr_libs = tr->targets.nr_libs;
+	tr->hdr_probes = tr->probes.nr_probes;
+	tr->hdr_maps = tr->targets.nr_maps;
+	tr->header_done = true;
 }
 
 /* Only the tables were allocated for the header; strings belong to the tracer. */
@@ -139,10 +418,34 @@ void tracer__free_header(struct tf_header *hdr)
 	hdr->probes = NULL;
 }
 
+int tracer__poll(struct tracer *tr, int timeout_ms)
+{
+	int ret = session__poll(tr->session, timeout_ms);
+
+	return ret < 0 ? ret : 0;
+}
+
+bool tracer__child_exited(struct tracer *tr)
+{
+	if (!tr->child.pid)
+		return false;
+	if (!tr->child_reaped && waitpid(tr->child.pid, &tr->child_status, WNOHANG) == tr->child.pid)
+		tr->child_reaped = true;
+	return tr->child_reaped;
+}
+
 void tracer__stop(struct tracer *tr)
 {
+	if (tr->session) {
+		/* no new stops; processes already stopped get their SIGCONT from the drain */
+		tr->stopping = true;
+		session__unhook_loads(tr->session);
+		session__drain(tr->session);
+	}
 	session__free(tr->session);
 	tr->session = NULL;
+	if (tr->child.go_fd >= 0)
+		launch__abort(&tr->child);
 	probes__free(&tr->probes);
 	targets__free(&tr->targets);
 }

@@ -4,6 +4,7 @@
 #define __TRACER_H
 
 #include "cli.h"
+#include "launch.h"
 #include "probes.h"
 #include "session.h"
 #include "targets.h"
@@ -11,6 +12,7 @@
 
 struct tracer_opts {
 	const struct target_args *targets;	/* -p pids, --lib files */
+	bool wait_for_libs;	/* no library mapped yet is fine: catch it when it is */
 	__u64 ring_bytes;
 	session_record_fn on_record;
 	void *ctx;
@@ -23,16 +25,39 @@ struct tracer {
 	__u64 attach_start_ns;
 	__u64 attach_done_ns;
 	int nr_attached;
+	struct launch child;	/* -- CMD; pid 0 if none */
+	int child_status;	/* as waitpid() gave it, once reaped */
+	bool child_reaped;
+	/* what the header holds; later libraries, probes, maps go out as records */
+	int hdr_libs, hdr_probes, hdr_maps;
+	int procs_described;	/* targets.tgids before this index went out as SP_REC_PROC */
+	bool header_done;
+	int loaders_hooked;	/* targets.loaders before this index have their hook */
+	bool stopping;		/* only continue stopped processes from here on */
+	session_record_fn on_record;
+	void *ctx;
 };
+
+/* A process stopped for a library mapping and not yet continued (for exit paths). */
+extern volatile int tracer_stopped_pid;
 
 /* Discover, resolve, load and attach; 0, or -1 after printing one line why. */
 int tracer__start(struct tracer *tr, const struct tracer_opts *opts);
 /* Discover and resolve only (no BPF, no root needed); 0 or -1 after printing why. */
 int tracer__resolve(struct tracer *tr, const struct tracer_opts *opts);
-/* Header describing this trace (the caller frees it with tracer__free_header). */
-void tracer__header(const struct tracer *tr, struct tf_header *hdr);
+/*
+ * Header describing this trace (the caller frees it with tracer__free_header).
+ * Libraries attached after this call reach on_record as SP_REC_LIB/PROBE/MAP.
+ */
+void tracer__header(struct tracer *tr, struct tf_header *hdr);
 void tracer__free_header(struct tf_header *hdr);
 void tracer__stop(struct tracer *tr);
+/* Right after the header is written: records for what it cannot hold (pid namespaces). */
+int tracer__describe(struct tracer *tr);
+/* Read the ring for up to timeout_ms (late libraries are attached from here); 0 or -errno. */
+int tracer__poll(struct tracer *tr, int timeout_ms);
+/* Has the launched command exited (reaping it)? false without one. */
+bool tracer__child_exited(struct tracer *tr);
 __u64 tracer__now_ns(void);
 
 #endif /* __TRACER_H */
