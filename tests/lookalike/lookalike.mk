@@ -5,7 +5,7 @@
 LOOKALIKE_DIR := $(OUTPUT)/lookalike
 PROLOGUE_CFLAGS := -O2 -fPIC -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer
 LOOKALIKE_TARGETS := $(LOOKALIKE_DIR)/libcuda.so.1 $(LOOKALIKE_DIR)/libnccl.so.2 \
-	$(LOOKALIKE_DIR)/caller
+	$(LOOKALIKE_DIR)/caller $(LOOKALIKE_DIR)/loader
 TOOLS_TARGETS += $(LOOKALIKE_TARGETS)
 
 $(LOOKALIKE_DIR):
@@ -24,3 +24,8 @@ $(LOOKALIKE_DIR)/caller: tests/lookalike/caller.c tests/lookalike/lookalike.h $(
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(WARN) -O2 -g $< -L$(LOOKALIKE_DIR) -l:libnccl.so.2 -l:libcuda.so.1 \
 		-Wl,-rpath,'$$ORIGIN' -lpthread -o $@
+
+# Maps no CUDA library at start: it dlopens one from a path given at run time.
+$(LOOKALIKE_DIR)/loader: tests/lookalike/loader.c tests/lookalike/lookalike.h | $(LOOKALIKE_DIR)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(WARN) -O2 -g $< -ldl -o $@
