@@ -27,9 +27,12 @@ enum sp_rec_type {
 	SP_REC_PROBE = 20,	/* one of its probes (cookie = next probe number) */
 	SP_REC_MAP = 21,	/* where a traced process maps it */
 	SP_REC_PROC = 22,	/* a traced process's pid in its own pid namespace */
+	SP_REC_CALIB = 23,	/* cost of one probe hit, measured on this host at the start */
+	SP_REC_CPU = 24,	/* CPU time a traced process has used so far */
 };
 
 #define SP_MAX_PROBES	4096	/* size of the spec map: probes of all libraries, late ones too */
+#define SP_CALIB_PROBE	(SP_MAX_PROBES - 1)	/* cookie of the self-calibration probe */
 #define SP_LIB_NAME	64	/* path bytes kept in a library-map record */
 
 /* How the BPF handler treats a probe (struct sp_probe_spec.flags). */
@@ -208,6 +211,25 @@ struct sp_proc_rec {
 	__u64 ts;
 	__u32 ns_pid;		/* innermost NSpid */
 	__u32 pad;
+};
+
+/* Host time one probe hit adds, measured at the start on a function of specprobe itself. */
+struct sp_calib_rec {
+	__u16 type;
+	__u16 size;
+	__u32 calls;		/* calls timed per way */
+	__u64 ts;
+	__u64 entry_ps;		/* an entry probe hit (entry-only kinds), picoseconds */
+	__u64 return_ps;	/* what a return probe adds on top, picoseconds */
+};
+
+/* utime + stime of a traced process, sampled with each stats record. */
+struct sp_cpu_rec {
+	__u16 type;
+	__u16 size;
+	__u32 tgid;
+	__u64 ts;
+	__u64 cpu_ns;
 };
 
 #endif /* __SPECPROBE_H */

@@ -166,6 +166,8 @@ static int record_loop(struct recorder *r)
 			break;
 		if (now - last_stats >= 1000000000ull) {
 			r->write_err = write_counters(r, SP_REC_STATS);
+			if (!r->write_err)
+				tracer__sample_cpu(&r->tracer);
 			last_stats = now;
 		}
 		if (targets_gone(&r->tracer)) {
@@ -175,6 +177,8 @@ static int record_loop(struct recorder *r)
 	}
 	/* what the probes wrote before we stopped still belongs in the file */
 	session__drain(r->tracer.session);
+	if (!r->write_err)
+		tracer__sample_cpu(&r->tracer);
 	return ret < 0 ? ret : 0;
 }
 
@@ -213,6 +217,7 @@ static int record_run(struct recorder *r)
 		return 1;
 	}
 	tracer__describe(&r->tracer);
+	tracer__sample_cpu(&r->tracer);
 	log_info("tracing %d process(es), %d probes attached; Ctrl-C to stop",
 		 r->tracer.targets.nr_tgids, r->tracer.nr_attached);
 	ret = record_loop(r);

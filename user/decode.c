@@ -284,6 +284,13 @@ int decoder__feed(struct decoder *d, const void *rec, size_t size)
 	case SP_REC_MAP:
 	case SP_REC_PROC:
 		return 0;	/* the reader put them in the header */
+	case SP_REC_CALIB:
+		if (size < sizeof(struct sp_calib_rec))
+			return -EBADMSG;
+		d->stats.calib = *(const struct sp_calib_rec *)rec;
+		return 0;
+	case SP_REC_CPU:
+		return 0;	/* for the analyses, which see every record */
 	case SP_REC_END:
 		d->stats.ended = true;
 		/* fall through */

@@ -38,6 +38,7 @@ struct decode_stats {
 	__u64 counters[SP_CNT_NR];	/* latest BPF counters seen in the stream */
 	bool have_counters;
 	bool ended;		/* an end record was seen */
+	struct sp_calib_rec calib;	/* .calls 0 when the recording has none */
 };
 
 typedef int (*decode_call_fn)(void *ctx, const struct sp_call *call);

@@ -7,6 +7,8 @@
 #include <sys/syscall.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include <limits.h>
+#include "calibrate.h"
 #include "log.h"
 #include "session.h"
 #include "specprobe.skel.h"
@@ -30,20 +32,21 @@ struct session {
 	bool loads_hooked;	/* some loader's _dl_debug_state is probed */
 	session_record_fn on_record;
 	void *ctx;
+	bool discard;		/* calibrating: records of our own calls are dropped */
 };
 
 static int ring_cb(void *ctx, void *data, size_t size)
 {
 	struct session *s = ctx;
 
-	return s->on_record(s->ctx, data, size);
+	return s->discard ? 0 : s->on_record(s->ctx, data, size);
 }
 
 static int fill_specs(struct session *s, const struct probe_set *ps, int first)
 {
 	int fd = bpf_map__fd(s->skel->maps.specs);
 
-	if (ps->nr_probes > SP_MAX_PROBES)
+	if (ps->nr_probes > SP_CALIB_PROBE)
 		return -E2BIG;
 	for (__u32 i = first; i < (__u32)ps->nr_probes; i++) {
 		struct sp_probe_spec spec;
@@ -332,6 +335,97 @@ void session__unhook_loads(struct session *s)
 		key = next;
 		bpf_map_delete_elem(fd, &key);
 	}
+}
+
+static __u64 best_of(__u32 calls, int runs)
+{
+	__u64 best = ~0ull;
+
+	for (int i = 0; i < runs; i++) {
+		__u64 ns = calibrate__time_calls(calls);
+
+		best = ns < best ? ns : best;
+	}
+	return best;
+}
+
+/* Attach the calibration probe: entry, or return; the link fd goes to *fd (-1: libbpf link). */
+static int calib_attach(struct session *s, const char *path, __u64 offset, bool retprobe,
+			int *fd, struct bpf_link **link)
+{
+	struct bpf_program *prog = retprobe ? s->skel->progs.on_return : s->skel->progs.on_entry;
+	__u64 cookie = SP_CALIB_PROBE;
+	int ret;
+
+	*fd = -1;
+	*link = NULL;
+	if (!s->multi) {
+		LIBBPF_OPTS(bpf_uprobe_opts, opts, .bpf_cookie = cookie, .retprobe = retprobe);
+
+		*link = bpf_program__attach_uprobe_opts(prog, -1, path, offset, &opts);
+		return *link ? 0 : -errno;
+	}
+	ret = link_multi(s, prog, path, &offset, &cookie, 1, retprobe);
+	if (!ret)
+		*fd = s->multi_fds[--s->nr_multi];	/* owned here, closed after timing */
+	return ret;
+}
+
+int session__calibrate(struct session *s, __u32 calls, struct calibration *out)
+{
+	struct sp_probe_spec spec = {
+		.flags = SP_SPEC_COMPLETION | SP_SPEC_ENCLOSES,
+		.data_arg = SP_NO_ARG,
+		.out_arg = SP_NO_ARG,
+	};
+	__u32 key = SP_CALIB_PROBE, self = getpid();
+	int fds[2] = { -1, -1 }, ret;
+	struct bpf_link *links[2] = { NULL, NULL };
+	char path[PATH_MAX];
+	__u64 offset, plain, entry, both;
+
+	ret = calibrate__target(path, sizeof(path), &offset);
+	if (ret)
+		return ret;
+	if (bpf_map_update_elem(bpf_map__fd(s->skel->maps.specs), &key, &spec, BPF_ANY) ||
+	    session__trace_tgid(s, self))
+		return -errno;
+	s->discard = true;
+	plain = best_of(calls, 2);
+	ret = calib_attach(s, path, offset, false, &fds[0], &links[0]);
+	if (!ret) {
+		entry = best_of(calls, 2);
+		session__drain(s);
+		ret = calib_attach(s, path, offset, true, &fds[1], &links[1]);
+	}
+	if (!ret) {
+		both = best_of(calls, 2);
+		out->calls = calls;
+		out->entry_ps = entry > plain ? (entry - plain) * 1000 / calls : 0;
+		out->return_ps = both > entry ? (both - entry) * 1000 / calls : 0;
+	}
+	bpf_map_delete_elem(bpf_map__fd(s->skel->maps.traced), &self);
+	for (int i = 0; i < 2; i++) {
+		if (fds[i] >= 0)
+			close(fds[i]);
+		bpf_link__destroy(links[i]);
+	}
+	bpf_map_delete_elem(bpf_map__fd(s->skel->maps.threads), &self);
+	session__drain(s);
+	s->discard = false;
+	/* the targets' counters start from zero */
+	session__reset_counters(s);
+	return ret;
+}
+
+void session__reset_counters(struct session *s)
+{
+	int ncpu = libbpf_num_possible_cpus(), fd = bpf_map__fd(s->skel->maps.counters);
+	__u64 *zeros = ncpu > 0 ? calloc(ncpu, sizeof(*zeros)) : NULL;
+
+	for (__u32 k = 0; zeros && k < SP_CNT_NR; k++)
+		bpf_map_update_elem(fd, &k, zeros, BPF_ANY);
+	free(zeros);
 }
 
 int session__poll(struct session *s, int timeout_ms)

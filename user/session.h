@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <linux/types.h>
+#include "calibrate.h"
 #include "probes.h"
 #include "specprobe.h"
 
@@ -43,6 +44,13 @@ int session__hook_loader(struct session *s, const char *path, __u64 offset, __u6
 bool session__hooks_loads(const struct session *s);
 /* From now on no process is stopped: tracing is ending. */
 void session__unhook_loads(struct session *s);
+/*
+ * Time calls of specprobe's own calibration function without probes, with an
+ * entry probe, and with the return probe too (before any target is traced;
+ * the counters are zeroed afterwards). 0 or -errno.
+ */
+int session__calibrate(struct session *s, __u32 calls, struct calibration *out);
+void session__reset_counters(struct session *s);
 /* Wait up to timeout_ms, then consume everything ready; records consumed or -errno. */
 int session__poll(struct session *s, int timeout_ms);
 /* Consume what is in the ring now, without waiting. */

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <sys/stat.h>
 #include "targets.h"
 
@@ -45,6 +46,30 @@ bool targets__read_state(__u32 tgid, char *state)
 	int ppid;
 
 	return read_stat(tgid, state, &ppid);
+}
+
+bool targets__cpu_ns(__u32 tgid, __u64 *cpu_ns)
+{
+	unsigned long long utime, stime;
+	char path[64], buf[1024], *close_paren;
+	long ticks = sysconf(_SC_CLK_TCK);
+	bool ok = false;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%u/stat", tgid);
+	f = fopen(path, "re");
+	if (!f)
+		return false;
+	if (fgets(buf, sizeof(buf), f) && ticks > 0) {
+		close_paren = strrchr(buf, ')');
+		/* fields 14 and 15; after ')' come state (3) and ten more before them */
+		ok = close_paren && sscanf(close_paren + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu",
+					   &utime, &stime) == 2;
+		if (ok)
+			*cpu_ns = (utime + stime) * (1000000000ull / ticks);
+	}
+	fclose(f);
+	return ok;
 }
 
 __u32 targets__ns_pid(__u32 tgid)

@@ -54,6 +54,8 @@ int targets__add_tgid(struct targets *t, __u32 tgid);
 int targets__add_lib_file(struct targets *t, const char *path, char *err, size_t err_sz);
 /* Process state letter of /proc/PID/stat (R, S, T, Z...); false if gone. */
 bool targets__read_state(__u32 tgid, char *state);
+/* utime + stime of a process so far, in ns (clock-tick resolution); false if gone. */
+bool targets__cpu_ns(__u32 tgid, __u64 *cpu_ns);
 /* The pid a process has in its own pid namespace, 0 if it is the host's or unknown. */
 __u32 targets__ns_pid(__u32 tgid);
 /* Is tgid still alive (not gone, not a zombie)? */

@@ -697,6 +697,10 @@ static bool rec_size_ok(__u16 type, __u16 size)
 		return size == sizeof(struct sp_map_rec);
 	case SP_REC_PROC:
 		return size == sizeof(struct sp_proc_rec);
+	case SP_REC_CALIB:
+		return size == sizeof(struct sp_calib_rec);
+	case SP_REC_CPU:
+		return size == sizeof(struct sp_cpu_rec);
 	default:
 		return false;
 	}

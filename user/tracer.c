@@ -16,6 +16,8 @@
 
 volatile int tracer_stopped_pid;
 
+#define CALIBRATION_CALLS 10000	/* per way timed: about 30 ms with probes on this VM */
+
 /* The libraries a launched command finds at start; dlopen'ed ones are caught later. */
 static const char *const launch_sonames[] = { "libcuda.so.1", "libnccl.so.2" };
 
@@ -191,7 +193,40 @@ static int emit_late(struct tracer *tr)
 
 int tracer__describe(struct tracer *tr)
 {
+	if (tr->calib.calls && !tr->calib_described) {
+		struct sp_calib_rec rec = {
+			.type = SP_REC_CALIB,
+			.size = sizeof(rec),
+			.calls = tr->calib.calls,
+			.ts = tracer__now_ns(),
+			.entry_ps = tr->calib.entry_ps,
+			.return_ps = tr->calib.return_ps,
+		};
+		int ret = tr->on_record(tr->ctx, &rec, sizeof(rec));
+
+		if (ret)
+			return ret;
+		tr->calib_described = true;
+	}
 	return emit_late(tr);
+}
+
+int tracer__sample_cpu(struct tracer *tr)
+{
+	int ret = 0;
+
+	for (int i = 0; !ret && i < tr->targets.nr_tgids; i++) {
+		struct sp_cpu_rec rec = {
+			.type = SP_REC_CPU,
+			.size = sizeof(rec),
+			.tgid = tr->targets.tgids[i],
+			.ts = tracer__now_ns(),
+		};
+
+		if (targets__cpu_ns(rec.tgid, &rec.cpu_ns))
+			ret = tr->on_record(tr->ctx, &rec, sizeof(rec));
+	}
+	return ret;
 }
 
 /* A group stop completes once every thread has left the kernel: then the mapping exists. */
@@ -350,6 +385,9 @@ int tracer__start(struct tracer *tr, const struct tracer_opts *opts)
 	tr->session = session__open(&sopts, &tr->probes, err, sizeof(err));
 	if (!tr->session)
 		goto fail;
+	/* before any target is traced: the cost of one hit, for the self-overhead figure */
+	if (session__calibrate(tr->session, CALIBRATION_CALLS, &tr->calib))
+		log_debug("calibration failed: self-overhead will not be shown");
 	/* loaders first: a load after a tgid enters the traced set then stops it */
 	hook_loaders(tr);
 	if (trace_targets(tr))

@@ -16,6 +16,8 @@ struct tracer_opts {
 	__u64 ring_bytes;
 	session_record_fn on_record;
 	void *ctx;
+	struct calibration calib;	/* calls 0: not measured */
+	bool calib_described;
 };
 
 struct tracer {
@@ -36,6 +38,8 @@ struct tracer {
 	bool stopping;		/* only continue stopped processes from here on */
 	session_record_fn on_record;
 	void *ctx;
+	struct calibration calib;	/* calls 0: not measured */
+	bool calib_described;
 };
 
 /* A process stopped for a library mapping and not yet continued (for exit paths). */
@@ -54,6 +58,8 @@ void tracer__free_header(struct tf_header *hdr);
 void tracer__stop(struct tracer *tr);
 /* Right after the header is written: records for what it cannot hold (pid namespaces). */
 int tracer__describe(struct tracer *tr);
+/* One SP_REC_CPU per live traced process, for self-overhead as a share of its CPU time. */
+int tracer__sample_cpu(struct tracer *tr);
 /* Read the ring for up to timeout_ms (late libraries are attached from here); 0 or -errno. */
 int tracer__poll(struct tracer *tr, int timeout_ms);
 /* Has the launched command exited (reaping it)? false without one. */
