@@ -165,24 +165,31 @@ int targets__find_lib(const struct targets *t, __u64 dev, __u64 ino)
 	return -1;
 }
 
-static int add_lib(struct targets *t, const char *path, const char *open_path,
-		   const struct stat *st, int kind)
+/* Append one file to a table of libraries; its index or -ENOMEM. */
+static int append_file(struct target_lib **table, int *nr, const char *path,
+		       const char *open_path, const struct stat *st, int kind)
 {
-	struct target_lib *grown = realloc(t->libs, (t->nr_libs + 1) * sizeof(*grown));
+	struct target_lib *grown = realloc(*table, (*nr + 1) * sizeof(*grown));
 
 	if (!grown)
 		return -ENOMEM;
-	t->libs = grown;
-	grown[t->nr_libs] = (struct target_lib){
+	*table = grown;
+	grown[*nr] = (struct target_lib){
 		.path = strdup(path),
 		.open_path = strdup(open_path),
 		.dev = st->st_dev,
 		.ino = st->st_ino,
 		.kind = kind,
 	};
-	if (!grown[t->nr_libs].path || !grown[t->nr_libs].open_path)
+	if (!grown[*nr].path || !grown[*nr].open_path)
 		return -ENOMEM;
-	return t->nr_libs++;
+	return (*nr)++;
+}
+
+static int add_lib(struct targets *t, const char *path, const char *open_path,
+		   const struct stat *st, int kind)
+{
+	return append_file(&t->libs, &t->nr_libs, path, open_path, st, kind);
 }
 
 static int add_map(struct targets *t, __u32 tgid, int lib, __u64 start, __u64 end, __u64 pgoff)
@@ -224,26 +231,10 @@ static bool is_loader(const char *path)
 static int add_loader(struct targets *t, const char *path, const char *open_path,
 		      const struct stat *st)
 {
-	struct target_lib *grown;
-
 	for (int i = 0; i < t->nr_loaders; i++)
 		if (t->loaders[i].dev == st->st_dev && t->loaders[i].ino == st->st_ino)
 			return 0;
-	grown = realloc(t->loaders, (t->nr_loaders + 1) * sizeof(*grown));
-	if (!grown)
-		return -ENOMEM;
-	t->loaders = grown;
-	grown[t->nr_loaders] = (struct target_lib){
-		.path = strdup(path),
-		.open_path = strdup(open_path),
-		.dev = st->st_dev,
-		.ino = st->st_ino,
-		.kind = -1,
-	};
-	if (!grown[t->nr_loaders].path || !grown[t->nr_loaders].open_path)
-		return -ENOMEM;
-	t->nr_loaders++;
-	return 0;
+	return append_file(&t->loaders, &t->nr_loaders, path, open_path, st, -1) < 0 ? -ENOMEM : 0;
 }
 
 /* One line of /proc/PID/maps naming a CUDA or NCCL library. */
