@@ -67,6 +67,14 @@ static int count_probes(const struct probe_set *ps, int lib, bool attached_only)
 	return n;
 }
 
+static bool mapped(const struct targets *t, int lib)
+{
+	for (int i = 0; i < t->nr_maps; i++)
+		if (t->maps[i].lib == (__u32)lib)
+			return true;
+	return false;
+}
+
 static void print_lib(const struct tracer *tr, int lib, bool attached)
 {
 	const struct target_lib *tl = &tr->targets.libs[lib];
@@ -79,7 +87,9 @@ static void print_lib(const struct tracer *tr, int lib, bool attached)
 		expected++;
 		found += probes__has_entry(ps, lib, &catalog[i]);
 	}
-	printf("%s\n  build-id %s\n", tl->path, ps->build_ids[lib][0] ? ps->build_ids[lib] : "none");
+	printf("%s%s\n  build-id %s\n", tl->path,
+	       env.targets.cmd && !mapped(&tr->targets, lib) ? " (probed in advance; never mapped)" : "",
+	       ps->build_ids[lib][0] ? ps->build_ids[lib] : "none");
 	printf("  found %d of %d catalogued entry points as %d probes; ", found, expected,
 	       count_probes(ps, lib, false));
 	if (attached)
