@@ -82,32 +82,6 @@ static __u64 blocked_ns(const struct loop_event *e)
 	return e->ts_return - e->ts;
 }
 
-/* Same kernels (function and count) and collectives: one model, another batch size. */
-static bool same_kernels(const struct model_capture *a, const struct model_capture *b)
-{
-	if (!a || !b || a->nr_kernels != b->nr_kernels || a->nr_colls != b->nr_colls)
-		return false;
-	for (__u32 i = 0; i < a->nr_kernels; i++) {
-		bool found = false;
-
-		for (__u32 j = 0; j < b->nr_kernels && !found; j++)
-			found = a->kernels[i].func == b->kernels[j].func &&
-				a->kernels[i].count == b->kernels[j].count;
-		if (!found)
-			return false;
-	}
-	for (__u32 i = 0; i < a->nr_colls; i++) {
-		bool found = false;
-
-		for (__u32 j = 0; j < b->nr_colls && !found; j++)
-			found = a->colls[i].name == b->colls[j].name &&
-				a->colls[i].count == b->colls[j].count;
-		if (!found)
-			return false;
-	}
-	return true;
-}
-
 /* Kernels and collectives a graph runs: what makes the target forward the biggest. */
 static __u32 captured_work(const struct model_capture *cap)
 {
@@ -222,7 +196,7 @@ static int mark_family(struct thread_ctx *tc, const struct model_exec *like, enu
 
 		if (x->tgid != like->tgid || x->role == ROLE_VERIFY)
 			continue;
-		if (x == like || same_kernels(x->capture, like->capture)) {
+		if (x == like || model__same_kernels(x->capture, like->capture)) {
 			set_role(x, ROLE_VERIFY, x == like ? from : ROLE_FROM_FAMILY);
 			added++;
 		}
@@ -745,7 +719,7 @@ static void roles_by_family(struct model_view *v)
 			const struct model_exec *y = v->execs[b];
 
 			if (y->tgid == x->tgid && y->launches && y->role != ROLE_UNKNOWN &&
-			    same_kernels(x->capture, y->capture)) {
+			    model__same_kernels(x->capture, y->capture)) {
 				set_role(x, y->role, ROLE_FROM_FAMILY);
 				break;
 			}
@@ -889,6 +863,19 @@ out:
 	return ret;
 }
 
+/* Loops by rank (unknown last), then process and thread. */
+static int loop_cmp(const void *a, const void *b)
+{
+	const struct loop *x = a, *y = b;
+	unsigned int rx = x->rank, ry = y->rank;	/* -1 sorts last */
+
+	if (rx != ry)
+		return (rx > ry) - (rx < ry);
+	if (x->tgid != y->tgid)
+		return (x->tgid > y->tgid) - (x->tgid < y->tgid);
+	return (x->tid > y->tid) - (x->tid < y->tid);
+}
+
 int cycles__analyse(struct model *m, struct cycles *out)
 {
 	struct model_view *v = model__view(m);
@@ -908,6 +895,8 @@ int cycles__analyse(struct model *m, struct cycles *out)
 			goto out;
 	}
 	ret = analyse_threads(m, tcs, nr, out);
+	if (!ret)
+		qsort(out->loops, out->nr_loops, sizeof(*out->loops), loop_cmp);
 out:
 	for (size_t k = 0; k < nr; k++)
 		thread_ctx_free(&tcs[k]);

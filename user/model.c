@@ -848,6 +848,32 @@ int model__call(struct model *m, const struct sp_call *c)
 	return ret;
 }
 
+/* Same kernels (function and count) and collectives: one model, another batch size. */
+bool model__same_kernels(const struct model_capture *a, const struct model_capture *b)
+{
+	if (!a || !b || a->nr_kernels != b->nr_kernels || a->nr_colls != b->nr_colls)
+		return false;
+	for (__u32 i = 0; i < a->nr_kernels; i++) {
+		bool found = false;
+
+		for (__u32 j = 0; j < b->nr_kernels && !found; j++)
+			found = a->kernels[i].func == b->kernels[j].func &&
+				a->kernels[i].count == b->kernels[j].count;
+		if (!found)
+			return false;
+	}
+	for (__u32 i = 0; i < a->nr_colls; i++) {
+		bool found = false;
+
+		for (__u32 j = 0; j < b->nr_colls && !found; j++)
+			found = a->colls[i].name == b->colls[j].name &&
+				a->colls[i].count == b->colls[j].count;
+		if (!found)
+			return false;
+	}
+	return true;
+}
+
 void model__record(struct model *m, const void *rec, size_t size)
 {
 	const struct sp_rec_hdr *hdr = rec;

@@ -166,6 +166,8 @@ void model__finish(struct model *m, const struct decode_stats *st);
 struct model_view *model__view(struct model *m);
 /* Name of a function or kernel handle, NULL when its lookup was not seen. */
 const char *model__func_name(const struct model *m, __u32 tgid, __u64 func);
+/* Same kernels (function and count) and collectives: one model, another batch size. */
+bool model__same_kernels(const struct model_capture *a, const struct model_capture *b);
 /* Catalogue name of a loop event's call. */
 const char *model__call_name(__u16 catalog_index);
 void model__free(struct model *m);
