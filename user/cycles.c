@@ -187,21 +187,17 @@ static void set_role(struct model_exec *x, enum graph_role role, enum role_sourc
 }
 
 /* Every exec of the process with the anchor's kernels: its other batch sizes. */
-static int mark_family(struct thread_ctx *tc, const struct model_exec *like, enum role_source from)
+static void mark_family(struct thread_ctx *tc, const struct model_exec *like,
+			enum role_source from)
 {
-	int added = 0;
-
 	for (size_t id = 0; id < tc->v->nr_execs; id++) {
 		struct model_exec *x = tc->v->execs[id];
 
 		if (x->tgid != like->tgid || x->role == ROLE_VERIFY)
 			continue;
-		if (x == like || model__same_kernels(x->capture, like->capture)) {
+		if (x == like || model__same_kernels(x->capture, like->capture))
 			set_role(x, ROLE_VERIFY, x == like ? from : ROLE_FROM_FAMILY);
-			added++;
-		}
 	}
-	return added;
 }
 
 /* Graph launch next to event j in direction dir (+1/-1) with no sync between, or NONE. */
@@ -698,7 +694,6 @@ static int build_cycle(struct thread_ctx *tc, size_t i, struct cycle *c)
 	c->accept_call = acc ? acc->name : 0;
 	c->accept_wait_ns = acc ? blocked_ns(acc) : 0;
 	c->accept_deferred = it->accept_deferred;
-	c->no_draft = it->draft == NONE;
 	last_draft = last_launch_before(t, first, it->vs);
 	c->draft_joined = last_draft != NONE && no_sync_between(t, last_draft, it->vs);
 	c->extend_joined = !last && it->xl != NONE && no_sync_between(t, it->xl, end_idx);
@@ -775,6 +770,11 @@ static int build_loop(struct thread_ctx *tc, struct loop *lp)
 		const struct iter *it = &tc->iters[i];
 		bool before_attach = t->events[draft_or_verify(it)].ts < tc->v->attach_done_ns;
 
+		/* a verify with no draft before it (warm-up, a plain decode step) is no cycle */
+		if (it->draft == NONE && it->draft_seen) {
+			lp->skipped_no_draft++;
+			continue;
+		}
 		/* counted from the first cycle whose every draft launch was seen */
 		if (!it->draft_seen || before_attach || build_cycle(tc, i, &c)) {
 			if (lp->nr_cycles)

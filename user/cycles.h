@@ -44,7 +44,6 @@ struct cycle {
 	bool accept_deferred;	/* its accept sync was made in a later iteration */
 	bool draft_joined;	/* no sync between the draft and the verify launches */
 	bool extend_joined;	/* no sync between the extend and the next draft launches */
-	bool no_draft;		/* nothing launched before verify: the draft span is empty */
 	bool verify_pieces;	/* verify was more than one graph launch */
 };
 
@@ -58,6 +57,7 @@ struct loop {
 	__u32 iterations;	/* verify launch groups seen on the thread */
 	__u32 skipped_start;	/* before the attach mark or with unseen draft launches */
 	__u32 skipped_end;	/* cut by the end of the recording */
+	__u32 skipped_no_draft;	/* verify with no draft launch before it */
 };
 
 struct cycles {

@@ -178,9 +178,9 @@ static void put_loop(FILE *out, struct model *m, const struct loop *lp)
 	fprintf(out, "{\"pid\":%u,\"tid\":%u,", lp->tgid, lp->tid);
 	put_int_or_null(out, "rank", lp->rank, lp->rank >= 0);
 	fprintf(out, ",\"verify_exec\":\"0x%llx\",\"verify_from\":\"%s\",\"iterations\":%u,"
-		     "\"skipped_start\":%u,\"skipped_end\":%u,",
+		     "\"skipped_start\":%u,\"skipped_end\":%u,\"skipped_no_draft\":%u,",
 		(unsigned long long)anchor->handle, model__role_source_name(lp->verify_from),
-		lp->iterations, lp->skipped_start, lp->skipped_end);
+		lp->iterations, lp->skipped_start, lp->skipped_end, lp->skipped_no_draft);
 	put_summary_fields(out, &s);
 	fputc('}', out);
 }
@@ -211,10 +211,10 @@ static void put_cycle(FILE *out, const struct loop *lp, const struct cycle *c)
 	else
 		fputs("null", out);
 	fprintf(out, ",\"accept_wait_ns\":%llu,\"accept_deferred\":%s,\"draft_joined\":%s,"
-		     "\"extend_joined\":%s,\"no_draft\":%s,\"verify_pieces\":%s}",
+		     "\"extend_joined\":%s,\"verify_pieces\":%s}",
 		(unsigned long long)c->accept_wait_ns, c->accept_deferred ? "true" : "false",
 		c->draft_joined ? "true" : "false", c->extend_joined ? "true" : "false",
-		c->no_draft ? "true" : "false", c->verify_pieces ? "true" : "false");
+		c->verify_pieces ? "true" : "false");
 }
 
 static void put_notes(FILE *out, const struct cycles *cy, const struct cycle_summary *s)

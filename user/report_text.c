@@ -186,6 +186,9 @@ static void put_cycle_table(FILE *out, const struct loop *lp, __u64 t0, bool all
 		fprintf(out, "rank %d, ", lp->rank);
 	fprintf(out, "pid %u tid %u: %zu counted, skipped %u at the start and %u at the end (ms)\n",
 		lp->tgid, lp->tid, lp->nr_cycles, lp->skipped_start, lp->skipped_end);
+	if (lp->skipped_no_draft)
+		fprintf(out, "  %u verify launches had no draft before them: not cycles\n",
+			lp->skipped_no_draft);
 	fprintf(out, "  %-7s %9s %8s %7s %7s %7s %7s %7s %8s %6s %5s\n", "cycle", "start", "total",
 		"draft", "verify", "accept", "extend", "other", "blocked", "launch", "sync");
 	for (size_t i = 0; i < shown; i++)

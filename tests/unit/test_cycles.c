@@ -31,6 +31,7 @@ struct loop_cfg {
 	bool uncaptured;	/* graphs were captured before attach */
 	bool skip_first_draft;	/* attach after the first draft launch */
 	bool cut_last_accept;	/* the recording ends inside the last accept sync */
+	int warmup;		/* verify replays, each followed by a sync, before the loop */
 };
 
 /* What the builder saw: the contract's boundary times per cycle. */
@@ -179,6 +180,10 @@ static void build(struct built *bt, const struct loop_cfg *cfg)
 	bt->n = cfg->cycles;
 	if (!cfg->uncaptured)
 		capture_all(s, cfg);
+	for (int w = 0; w < cfg->warmup; w++) {
+		graph_launch(s, verify_exec(w % 2, 0));
+		stream_sync(s, 3000000);
+	}
 	for (int i = 0; i < cfg->cycles; i++) {
 		int b = cfg->two_batches ? i % 2 : 0;
 
@@ -411,6 +416,24 @@ static void test_cut_inside_last_accept(void **state)
 	done(&bt);
 }
 
+static void test_warmup_replays_are_not_cycles(void **state)
+{
+	struct loop_cfg cfg = { .cycles = 6, .steps = 3, .warmup = 2 };
+	struct built bt;
+	const struct loop *lp;
+
+	run(&bt, &cfg);
+	lp = &bt.cy.loops[0];
+	assert_int_equal(lp->nr_cycles, cfg.cycles);
+	for (size_t i = 0; i < lp->nr_cycles; i++)
+		expect_cycle(&lp->cycles[i], &bt.want[i]);
+	/* the first replay could have had a draft before the recording began */
+	assert_int_equal(lp->skipped_start, 1);
+	assert_int_equal(lp->skipped_no_draft, 1);
+	assert_int_equal(role(&bt, draft_exec(0, 0)), ROLE_DRAFT);
+	done(&bt);
+}
+
 static void test_no_loop(void **state)
 {
 	struct call_seq s;
@@ -440,6 +463,7 @@ int main(void)
 		cmocka_unit_test(test_mid_run_attach),
 		cmocka_unit_test(test_mid_run_deferred_two_batches),
 		cmocka_unit_test(test_cut_inside_last_accept),
+		cmocka_unit_test(test_warmup_replays_are_not_cycles),
 		cmocka_unit_test(test_no_loop),
 	};
 
