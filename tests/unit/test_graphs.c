@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
-/* Graph inventory: captures, side streams, names, collectives, uncaptured execs. */
+/* Graph inventory (captures, side streams, names, collectives, uncaptured execs) and model state. */
 #include "call_seq.h"
 
 #define ATTN 0xa100
@@ -170,6 +170,65 @@ static void test_failed_capture_makes_no_graph(void **state)
 	seq_free(&s);
 }
 
+static __u8 last_copy_flags(struct call_seq *s, __u64 host)
+{
+	struct model_thread *t;
+
+	seq_call(s, "cuMemcpyDtoHAsync", 1000, 0, NULL, 4, host, 0x8000ull, 64ull,
+		 (__u64)MAIN_STREAM);
+	t = model__view(s->m)->threads[0];
+	return t->events[t->nr_events - 1].flags;
+}
+
+/* An "async" copy blocks when its host memory is pageable, known only if every pin was seen. */
+static void test_pageable_copy_blocks(void **state)
+{
+	struct call_seq s;
+
+	seq_init(&s, 0);
+	seq_call(&s, "cuDevicePrimaryCtxRetain", 1000, 0xc7, NULL, 2, 0x10ull, 3ull);
+	seq_call(&s, "cuMemHostAlloc", 1000, 0x70000, NULL, 3, 0x20ull, 4096ull, 0ull);
+	assert_int_equal(model__view(s.m)->procs[0]->device, 3);
+	assert_true(model__view(s.m)->procs[0]->pinned_known);
+	assert_int_equal(last_copy_flags(&s, 0x70100), LOOP_D2H);
+	assert_int_equal(last_copy_flags(&s, 0x90000), LOOP_D2H | LOOP_BLOCKING);
+	seq_call(&s, "cuMemFreeHost", 0, 0, NULL, 1, 0x70000ull);
+	assert_int_equal(last_copy_flags(&s, 0x70100), LOOP_D2H | LOOP_BLOCKING);
+	seq_free(&s);
+
+	/* attached after the context was made: the kind of host memory is unknown */
+	seq_init(&s, 0);
+	kernel(&s, ATTN, MAIN_STREAM);
+	seq_call(&s, "cuDevicePrimaryCtxRetain", 1000, 0xc7, NULL, 2, 0x10ull, 0ull);
+	assert_false(model__view(s.m)->procs[0]->pinned_known);
+	assert_int_equal(last_copy_flags(&s, 0x90000), LOOP_D2H);
+	seq_free(&s);
+}
+
+static void test_rank_and_fork(void **state)
+{
+	struct call_seq s;
+	struct sp_fork_rec fork = { .type = SP_REC_FORK, .size = sizeof(fork), .tgid = 200,
+				    .ts = 5, .parent = 100 };
+	struct sp_exit_rec exit_rec = { .type = SP_REC_EXIT, .size = sizeof(exit_rec), .tgid = 200,
+					.ts = 99 };
+	struct model_view *v;
+
+	seq_init(&s, 0);
+	model__record(s.m, &fork, sizeof(fork));
+	s.tgid = s.tid = 200;
+	seq_call(&s, "ncclCommInitRank", 1000, 0x300, NULL, 3, 0x40ull, 4ull, 2ull);
+	model__record(s.m, &exit_rec, sizeof(exit_rec));
+	v = model__view(s.m);
+	assert_int_equal(v->nr_procs, 1);
+	assert_int_equal(v->procs[0]->parent, 100);
+	assert_int_equal(v->procs[0]->rank, 2);
+	assert_int_equal(v->procs[0]->nranks, 4);
+	assert_int_equal(v->procs[0]->exit_ns, 99);
+	assert_true(v->procs[0]->pinned_known);
+	seq_free(&s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -179,6 +238,8 @@ int main(void)
 		cmocka_unit_test(test_collective_in_capture),
 		cmocka_unit_test(test_uncaptured_exec_and_reuse),
 		cmocka_unit_test(test_failed_capture_makes_no_graph),
+		cmocka_unit_test(test_pageable_copy_blocks),
+		cmocka_unit_test(test_rank_and_fork),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
