@@ -30,10 +30,8 @@ struct exec_stats {
 /* One verify launch group and what surrounds it. */
 struct iter {
 	size_t vs, ve;		/* first and last verify launch */
-	size_t pivot;		/* end of accept: the D2H copy, else the first sync, else ve */
-	bool pivot_is_copy;
 	size_t region_end;	/* next group's vs, or the number of events */
-	size_t first_after;	/* first launch after the pivot, or region_end */
+	size_t after;		/* end of the accept calls: the first graph launch after verify */
 	size_t draft;		/* first draft launch, NONE: nothing launched before verify */
 	bool draft_seen;	/* the draft started inside the recording */
 	size_t x1, xl;		/* first and last extend launch, NONE if none */
@@ -312,36 +310,42 @@ static int find_groups(struct thread_ctx *tc)
 	return 0;
 }
 
-static void find_pivots(struct thread_ctx *tc)
+/* Eager work that may be a draft step: on the stream the verify graph goes to. */
+static bool on_stream_of(const struct loop_event *e, const struct loop_event *verify)
+{
+	return e->kind == LOOP_GRAPH || (is_launch(e) && e->stream == verify->stream);
+}
+
+/*
+ * Accept's calls end at the first graph launched after verify (extend, or the
+ * next draft); with no graph before the next verify, at the first launch on
+ * the verify stream after the result's copy.
+ */
+static void find_accept_ends(struct thread_ctx *tc)
 {
 	const struct model_thread *t = tc->t;
 
 	for (size_t i = 0; i < tc->nr_iters; i++) {
 		struct iter *it = &tc->iters[i];
-		size_t first_sync = NONE;
+		const struct loop_event *verify = &t->events[it->ve];
+		size_t first_eager = NONE;
+		bool copied = false;
 
 		it->region_end = i + 1 < tc->nr_iters ? tc->iters[i + 1].vs : t->nr_events;
-		it->pivot = it->ve;
-		it->pivot_is_copy = false;
+		it->after = it->region_end;
 		for (size_t j = it->ve + 1; j < it->region_end; j++) {
 			const struct loop_event *e = &t->events[j];
 
-			if (e->kind == LOOP_COPY && (e->flags & LOOP_D2H)) {
-				it->pivot = j;
-				it->pivot_is_copy = true;
+			if (e->kind == LOOP_GRAPH) {
+				it->after = j;
 				break;
 			}
-			if (first_sync == NONE && is_blocking(e))
-				first_sync = j;
+			copied |= is_d2h(e);
+			if (copied && first_eager == NONE && is_launch(e) && on_stream_of(e, verify))
+				first_eager = j;
 		}
-		if (!it->pivot_is_copy && first_sync != NONE)
-			it->pivot = first_sync;
-		it->first_after = it->region_end;
-		for (size_t j = it->pivot + 1; j < it->region_end; j++)
-			if (is_launch(&t->events[j])) {
-				it->first_after = j;
-				break;
-			}
+		if (it->after == it->region_end && first_eager != NONE)
+			it->after = first_eager;
 	}
 }
 
@@ -355,10 +359,11 @@ static void vote_roles(struct thread_ctx *tc)
 
 	for (size_t i = 0; i + 1 < tc->nr_iters; i++) {
 		const struct iter *it = &tc->iters[i];
-		size_t first = it->first_after, launches = 0;
+		const struct loop_event *verify = &t->events[it->ve];
+		size_t first = it->after, launches = 0;
 
 		for (size_t j = first; j < it->region_end; j++)
-			launches += is_launch(&t->events[j]);
+			launches += on_stream_of(&t->events[j], verify);
 		for (size_t j = first; j < it->region_end; j++) {
 			struct model_exec *x = exec_of(tc, &t->events[j]);
 
@@ -386,32 +391,31 @@ static void apply_votes(struct thread_ctx *tc)
 }
 
 /*
- * Walking back from verify: past calls that are not launches (a sync between
- * draft and verify included), then over draft launches, up to a sync or a
+ * Walking back from verify: past calls that are not draft launches (a sync
+ * between draft and verify, work on other streams), then over draft launches
+ * (draft graphs, eager launches on the verify stream), up to a sync or a
  * launch that is not a draft.
  */
 static void find_draft(struct thread_ctx *tc, size_t i)
 {
 	const struct model_thread *t = tc->t;
 	struct iter *it = &tc->iters[i];
+	const struct loop_event *verify = &t->events[it->vs];
 	size_t floor = i ? tc->iters[i - 1].ve + 1 : 0, j = it->vs;
-	bool in_launches = false;
 
 	it->draft = NONE;
 	it->draft_seen = i > 0;
 	while (j-- > floor) {
 		const struct loop_event *e = &t->events[j];
+		bool draft = e->kind == LOOP_GRAPH ? role_of(tc, e) == ROLE_DRAFT
+						   : is_launch(e) && on_stream_of(e, verify);
 
-		if (is_launch(e)) {
-			enum graph_role role = role_of(tc, e);
-
-			if (e->kind == LOOP_GRAPH && role != ROLE_DRAFT) {
-				it->draft_seen = true;
-				return;
-			}
+		if (draft) {
 			it->draft = j;
-			in_launches = true;
-		} else if (in_launches && is_blocking(e)) {
+			continue;
+		}
+		/* before the first draft launch is found, only a graph launch ends the walk */
+		if (e->kind == LOOP_GRAPH || (it->draft != NONE && (is_launch(e) || is_blocking(e)))) {
 			it->draft_seen = true;
 			return;
 		}
@@ -428,26 +432,30 @@ static void find_extend(struct thread_ctx *tc, size_t i)
 {
 	const struct model_thread *t = tc->t;
 	struct iter *it = &tc->iters[i];
-	bool last = i + 1 == tc->nr_iters;
-	size_t end = last ? t->nr_events : draft_or_verify(&tc->iters[i + 1]);
+	size_t end, j = it->after;
+	enum graph_role role;
 
 	it->x1 = it->xl = NONE;
-	for (size_t j = it->pivot + 1; j < end; j++) {
+	if (j >= it->region_end || t->events[j].kind != LOOP_GRAPH)
+		return;
+	if (i + 1 < tc->nr_iters) {
+		/* everything launched between accept and the next draft extends */
+		end = draft_or_verify(&tc->iters[i + 1]);
+		for (it->x1 = j; j < end; j++)
+			if (is_launch(&t->events[j]))
+				it->xl = j;
+		if (it->x1 >= end)
+			it->x1 = it->xl = NONE;
+		return;
+	}
+	/* the last one ends with its extend launches; what follows is not the loop */
+	role = role_of(tc, &t->events[j]);
+	if (role != ROLE_EXTEND && (tc->has_extend || role != ROLE_UNKNOWN))
+		return;
+	it->x1 = it->xl = j;
+	for (j++; j < t->nr_events; j++) {
 		const struct loop_event *e = &t->events[j];
 
-		if (it->x1 == NONE) {
-			if (role_of(tc, e) == ROLE_EXTEND)
-				it->x1 = it->xl = j;
-			else if (!last && is_launch(e))
-				it->x1 = it->xl = j;
-			continue;
-		}
-		if (!last) {
-			if (is_launch(e))
-				it->xl = j;
-			continue;
-		}
-		/* the last one ends with its extend launches; what follows is not the loop */
 		if (role_of(tc, e) == ROLE_EXTEND)
 			it->xl = j;
 		else if (is_launch(e) || is_blocking(e))
@@ -495,41 +503,46 @@ static size_t deferred_sync(struct thread_ctx *tc, size_t i, size_t record)
 }
 
 /*
- * The sync that brings the accept result to the host: in the same iteration,
- * the first that waits for the copy; else the sync of an event recorded after
- * the copy, however late; else a copy that blocked by itself.
+ * The sync that brings the accept result to the host, among accept's calls.
+ * An event recorded after the result's copy and synced only in a later
+ * iteration: that sync (deferred accept). Else the last sync that waits for
+ * the copy, the one after which the loop goes on (a sync made before it
+ * returns with the result not yet read); else the last copy that blocked.
  */
 static void find_accept(struct thread_ctx *tc, size_t i)
 {
 	const struct model_thread *t = tc->t;
 	struct iter *it = &tc->iters[i];
-	size_t from = it->pivot_is_copy ? it->pivot : it->ve, record = NONE;
-	__u64 stream = t->events[from].stream;
+	/* the result comes from the verify stream; a copy on another one blocks by itself */
+	__u64 stream = t->events[it->ve].stream;
+	size_t since = it->ve, last = NONE, blocking_copy = NONE;
 
+	for (size_t j = it->ve + 1; j < it->after; j++) {
+		if (!is_d2h(&t->events[j]))
+			continue;
+		if (is_blocking(&t->events[j]))
+			blocking_copy = j;
+		if (since == it->ve && t->events[j].stream == stream)
+			since = j;
+	}
 	it->accept = NONE;
 	it->accept_deferred = false;
-	if (!it->pivot_is_copy && it->pivot != it->ve && covers(t, it->pivot, stream, it->ve)) {
-		it->accept = it->pivot;
-		return;
-	}
-	for (size_t j = from + 1; j < it->first_after; j++) {
+	for (size_t j = since + 1; j < it->after; j++) {
 		const struct loop_event *e = &t->events[j];
 
-		if (covers(t, j, stream, from)) {
-			it->accept = j;
-			return;
+		if (covers(t, j, stream, since))
+			last = j;
+		if (e->kind == LOOP_RECORD && e->stream == stream) {
+			size_t later = deferred_sync(tc, i, j);
+
+			if (later != NONE && later >= it->after) {
+				it->accept = later;
+				it->accept_deferred = true;
+				return;
+			}
 		}
-		if (e->kind == LOOP_RECORD && e->stream == stream)
-			record = j;
 	}
-	if (record != NONE) {
-		it->accept = deferred_sync(tc, i, record);
-		it->accept_deferred = it->accept != NONE && it->accept >= it->first_after;
-		if (it->accept != NONE)
-			return;
-	}
-	if (it->pivot_is_copy && is_blocking(&t->events[it->pivot]))
-		it->accept = it->pivot;
+	it->accept = last != NONE ? last : blocking_copy;
 }
 
 /* Extend start: return of the last sync after verify and before extend. */
@@ -537,12 +550,14 @@ static __u64 extend_start(const struct thread_ctx *tc, size_t i, __u64 next_star
 {
 	const struct model_thread *t = tc->t;
 	const struct iter *it = &tc->iters[i];
-	size_t end = it->x1 != NONE ? it->x1 : it->first_after;
+	size_t end = it->x1;
 
+	if (end == NONE)
+		return next_start;	/* nothing extends: the extend span is empty */
 	for (size_t j = end; j-- > it->ve + 1;)
 		if (is_blocking(&t->events[j]))
 			return t->events[j].ts_return ? t->events[j].ts_return : t->events[j].ts;
-	return it->x1 != NONE ? t->events[it->x1].ts : next_start;
+	return t->events[it->x1].ts;
 }
 
 static __u64 overlap(__u64 a0, __u64 a1, __u64 b0, __u64 b1)
@@ -611,7 +626,7 @@ static void attribute(struct thread_ctx *tc, size_t i, size_t first, size_t end,
 {
 	const struct model_thread *t = tc->t;
 	const struct iter *it = &tc->iters[i];
-	size_t accept_end = it->x1 != NONE ? it->x1 : it->first_after;
+	size_t accept_end = it->x1 != NONE ? it->x1 : it->after;
 
 	for (size_t j = first; j < end; j++) {
 		const struct loop_event *e = &t->events[j];
@@ -831,7 +846,7 @@ static int analyse_threads(struct model *m, struct thread_ctx *tcs, size_t nr, s
 	for (size_t k = 0; k < nr; k++) {
 		if (!anchors[k] || find_groups(&tcs[k]))
 			continue;
-		find_pivots(&tcs[k]);
+		find_accept_ends(&tcs[k]);
 		vote_roles(&tcs[k]);
 		apply_votes(&tcs[k]);
 	}

@@ -32,6 +32,7 @@ struct loop_cfg {
 	bool skip_first_draft;	/* attach after the first draft launch */
 	bool cut_last_accept;	/* the recording ends inside the last accept sync */
 	int warmup;		/* verify replays, each followed by a sync, before the loop */
+	bool plant_accept;	/* syncs between the accept copy and the accept sync */
 };
 
 /* What the builder saw: the contract's boundary times per cycle. */
@@ -144,6 +145,13 @@ static void accept_phase(struct built *bt, const struct loop_cfg *cfg, int i)
 		kernel(s, ACCEPT_FUNC, MAIN_STREAM);
 	w->launches[PHASE_ACCEPT] = 3;
 	copy_d2h(s);
+	if (cfg->plant_accept) {
+		/* these already wait for the copy; the loop's own sync still follows */
+		stream_sync(s, 400000);
+		event_record(s, 0xe900, MAIN_STREAM);
+		event_sync(s, 0xe900, 1000);
+		w->e = s->now - GAP_NS;
+	}
 	if (cfg->accept != ACCEPT_SYNC)
 		event_record(s, EVENT + i % 2, MAIN_STREAM);
 	if (last && cfg->cut_last_accept)
@@ -416,6 +424,23 @@ static void test_cut_inside_last_accept(void **state)
 	done(&bt);
 }
 
+static void test_syncs_before_the_accept_sync(void **state)
+{
+	struct loop_cfg sync = { .cycles = 5, .steps = 3, .plant_accept = true };
+	struct loop_cfg deferred = { .cycles = 5, .steps = 3, .plant_accept = true,
+				     .accept = ACCEPT_DEFERRED };
+	struct built bt;
+
+	run(&bt, &sync);
+	expect_cycles(&bt, 0, 0);
+	assert_int_equal(bt.cy.loops[0].cycles[1].phase[PHASE_ACCEPT].syncs, 3);
+	done(&bt);
+	run(&bt, &deferred);
+	expect_cycles(&bt, 0, 0);
+	assert_true(bt.cy.loops[0].cycles[1].accept_deferred);
+	done(&bt);
+}
+
 static void test_warmup_replays_are_not_cycles(void **state)
 {
 	struct loop_cfg cfg = { .cycles = 6, .steps = 3, .warmup = 2 };
@@ -463,6 +488,7 @@ int main(void)
 		cmocka_unit_test(test_mid_run_attach),
 		cmocka_unit_test(test_mid_run_deferred_two_batches),
 		cmocka_unit_test(test_cut_inside_last_accept),
+		cmocka_unit_test(test_syncs_before_the_accept_sync),
 		cmocka_unit_test(test_warmup_replays_are_not_cycles),
 		cmocka_unit_test(test_no_loop),
 	};
