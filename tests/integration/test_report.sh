@@ -3,7 +3,7 @@
 # specprobe report on the simulated server: cycles, phase boundaries and graphs against
 # its ground truth; a live report equals the report of its recording; bad input.
 source "$(dirname "$0")/lib.sh"
-SERVER=$TOP/.output/specsim/specsim-server
+SERVER=${SPECSIM_SERVER:-$TOP/.output/specsim/specsim-server}
 CHECK=$TOP/tests/integration/check_report.py
 
 # start_server DIR SERVER_ARGS...: sets $server_pid (our child) and $target (pid to trace)
@@ -133,6 +133,24 @@ from_init batch-sizes-k5 --cycles 100 --draft-k 5 --batch-sizes 2,4 --batch 4 --
 mid_run mid-run-per-step --cycles 1500
 mid_run mid-run-two-ranks-deferred --cycles 1500 --ranks 2 --accept-mode deferred
 live live-one-graph-deferred --draft-mode one-graph --accept-mode deferred
+# loop variants of newer servers: eager drafts, extra draft steps, piecewise verify,
+# batch schedules, planted syncs
+if "$SERVER" --help | grep -q -- --verify-pieces; then
+	from_init eager-pieces --cycles 100 --draft-mode eager --verify-pieces 2 \
+		--batch-schedule 1,4,4
+	from_init extra-draft-schedule --cycles 100 --extra-draft-every 3 --batch-schedule 1,2 \
+		--accept-mode deferred
+	from_init one-graph-pieces-ranks --cycles 60 --draft-mode one-graph --verify-pieces 4 \
+		--ranks 2 --accept-mode event
+	from_init plants --cycles 100 --plant ctx@draft-verify/5 --plant stream@accept \
+		--plant event@after-verify/2 --plant free@extend/3 --clean-syncs
+	from_init plants-deferred --cycles 100 --accept-mode deferred \
+		--plant sync-copy@after-verify/3 --plant legacy@extend/2 --plant event@accept
+	# uncaptured pieces cannot be told from draft steps (docs/report-json.md, Limits)
+	mid_run mid-run-eager --cycles 1500 --draft-mode eager --plant stream@accept
+	mid_run mid-run-schedule-deferred --cycles 1500 --batch-schedule 1,2,4 \
+		--accept-mode deferred --extra-draft-every 4
+fi
 no_cycles
 good="$SCRATCH/per-step-sync/rec.sprb"
 # of two cuts one byte apart, at least one falls inside a record
