@@ -316,6 +316,15 @@ static bool on_stream_of(const struct loop_event *e, const struct loop_event *ve
 	return e->kind == LOOP_GRAPH || (is_launch(e) && e->stream == verify->stream);
 }
 
+/* A draft graph, or an eager launch on the verify stream (an eager draft step). */
+static bool is_draft_launch(const struct thread_ctx *tc, const struct loop_event *e,
+			    const struct loop_event *verify)
+{
+	if (e->kind == LOOP_GRAPH)
+		return role_of(tc, e) == ROLE_DRAFT;
+	return is_launch(e) && on_stream_of(e, verify);
+}
+
 /*
  * Accept's calls end at the first graph launched after verify (extend, or the
  * next draft); with no graph before the next verify, at the first launch on
@@ -407,10 +416,8 @@ static void find_draft(struct thread_ctx *tc, size_t i)
 	it->draft_seen = i > 0;
 	while (j-- > floor) {
 		const struct loop_event *e = &t->events[j];
-		bool draft = e->kind == LOOP_GRAPH ? role_of(tc, e) == ROLE_DRAFT
-						   : is_launch(e) && on_stream_of(e, verify);
 
-		if (draft) {
+		if (is_draft_launch(tc, e, verify)) {
 			it->draft = j;
 			continue;
 		}
@@ -421,6 +428,46 @@ static void find_draft(struct thread_ctx *tc, size_t i)
 		}
 	}
 	/* ran into the start of the recording: launches before it may be unseen */
+}
+
+/* Longest time between two draft launches of one iteration seen whole. */
+static __u64 longest_draft_gap(const struct thread_ctx *tc)
+{
+	const struct model_thread *t = tc->t;
+	__u64 longest = 0;
+
+	for (size_t i = 0; i < tc->nr_iters; i++) {
+		const struct iter *it = &tc->iters[i];
+		size_t prev = it->draft;
+
+		if (prev == NONE || !it->draft_seen)
+			continue;
+		for (size_t j = prev + 1; j < it->vs; j++) {
+			if (!is_draft_launch(tc, &t->events[j], &t->events[it->vs]))
+				continue;
+			if (t->events[j].ts - t->events[prev].ts > longest)
+				longest = t->events[j].ts - t->events[prev].ts;
+			prev = j;
+		}
+	}
+	return longest;
+}
+
+/*
+ * A draft that runs into the start of the recording began there if its first
+ * launch came later after the attach mark than draft launches ever follow one
+ * another: one made before the mark would have been that close, so after it.
+ */
+static void trust_first_drafts(struct thread_ctx *tc)
+{
+	__u64 gap = longest_draft_gap(tc), mark = tc->v->attach_done_ns;
+
+	for (size_t i = 0; i < tc->nr_iters; i++) {
+		struct iter *it = &tc->iters[i];
+
+		if (!it->draft_seen && it->draft != NONE && tc->t->events[it->draft].ts > mark + gap)
+			it->draft_seen = true;
+	}
 }
 
 static size_t draft_or_verify(const struct iter *it)
@@ -763,6 +810,7 @@ static void find_boundaries(struct thread_ctx *tc)
 			tc->has_extend = true;
 	for (size_t i = 0; i < tc->nr_iters; i++)
 		find_draft(tc, i);
+	trust_first_drafts(tc);
 	for (size_t i = 0; i < tc->nr_iters; i++) {
 		find_extend(tc, i);
 		find_accept(tc, i);
