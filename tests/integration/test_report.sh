@@ -51,6 +51,20 @@ from_init() {
 	check "$name" "$dir" full
 }
 
+# attached at the start gate, after capture: the first cycle is the first thing recorded
+from_gate() {
+	local name=$1 dir="$SCRATCH/$1" rec
+	shift
+	start_server "$dir" "$@" || { fail "$name: no server"; return; }
+	"$SPECPROBE" record -o "$dir/rec.sprb" -p "$target" --ring-mb 256 2>"$dir/rec.err" &
+	rec=$!
+	wait_file "$dir/rec.sprb" 300
+	touch "$dir/go"
+	wait $server_pid
+	wait $rec
+	check "$name" "$dir" launched
+}
+
 # attached while the loop runs: graphs are uncaptured, roles come from behaviour
 mid_run() {
 	local name=$1 dir="$SCRATCH/$1" rec
@@ -130,6 +144,7 @@ from_init planted-deferred --cycles 100 --plant-sync 3 --pageable-copies --free-
 	--accept-mode deferred --draft-mode one-graph
 from_init four-ranks --cycles 100 --ranks 4 --accept-mode event
 from_init batch-sizes-k5 --cycles 100 --draft-k 5 --batch-sizes 2,4 --batch 4 --eager 0
+from_gate gate-one-graph-event --cycles 100 --draft-mode one-graph --accept-mode event
 mid_run mid-run-per-step --cycles 1500
 mid_run mid-run-two-ranks-deferred --cycles 1500 --ranks 2 --accept-mode deferred
 live live-one-graph-deferred --draft-mode one-graph --accept-mode deferred
