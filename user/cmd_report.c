@@ -40,7 +40,7 @@ static const struct argp_option options[] = {
 	{ "output", 'o', "FILE", 0, "Live: keep the recording here (default report-PID.sprb)", 1 },
 	{ "duration", 'd', "SECONDS", 0, "Live: stop after this long", 1 },
 	{ "force", 'f', NULL, 0, "Live: overwrite an existing recording", 1 },
-	{ "ring-mb", 'r', "MB", 0, "Live: ring buffer size in MiB, a power of two (default 64)", 1 },
+	{ "ring-mb", 'r', "MB", 0, "Live: ring buffer MiB, a power of two (default 64)", 1 },
 	{},
 };
 
@@ -58,7 +58,8 @@ static void check_all(struct argp_state *state)
 	if (!env.input && !live())
 		argp_error(state, "which recording? specprobe report FILE, or -p PID to trace now");
 	if (env.input && (env.output || env.duration_s || env.force || env.ring_mb))
-		argp_error(state, "-o, --duration, --force and --ring-mb are for live reports (-p)");
+		argp_error(state,
+			   "-o, --duration, --force and --ring-mb are for live reports (-p)");
 }
 
 static error_t parse_arg(int key, char *arg, struct argp_state *state)
@@ -200,8 +201,8 @@ static int report_live(void)
 	else if (!status)
 		status = print(l.rep);
 	if (l.rep)
-		log_info("the recording is in %s: 'specprobe report %s' reports it again", env.output,
-			 env.output);
+		log_info("the recording is in %s: 'specprobe report %s' reports it again",
+			 env.output, env.output);
 	reporter__free(l.rep);
 	return status ? status : l.err ? 1 : 0;
 }

@@ -20,8 +20,9 @@
 
 struct exec_stats {
 	__u32 launches;		/* on this thread */
-	__u32 followed;		/* launches followed by a sync before the next graph launch */
-	__u32 handed;		/* launches followed by a D2H copy before the next graph launch */
+	/* of those, launches followed, before the next graph launch, by: */
+	__u32 followed;		/* a sync */
+	__u32 handed;		/* a copy to the host */
 	__u64 wait_ns;		/* time blocked in those syncs */
 	__u32 adjacent;		/* launches next to a verify piece (capture order +-1) */
 	__u32 extend_votes, draft_votes;
@@ -31,7 +32,7 @@ struct exec_stats {
 struct iter {
 	size_t vs, ve;		/* first and last verify launch */
 	size_t region_end;	/* next group's vs, or the number of events */
-	size_t after;		/* end of the accept calls: the first graph launch after verify */
+	size_t after;		/* end of accept's calls: first graph launch after verify */
 	size_t draft;		/* first draft launch, NONE: nothing launched before verify */
 	bool draft_seen;	/* the draft started inside the recording */
 	size_t x1, xl;		/* first and last extend launch, NONE if none */
@@ -350,7 +351,8 @@ static void find_accept_ends(struct thread_ctx *tc)
 				break;
 			}
 			copied |= is_d2h(e);
-			if (copied && first_eager == NONE && is_launch(e) && on_stream_of(e, verify))
+			if (copied && first_eager == NONE && is_launch(e) &&
+			    on_stream_of(e, verify))
 				first_eager = j;
 		}
 		if (it->after == it->region_end && first_eager != NONE)
@@ -422,7 +424,8 @@ static void find_draft(struct thread_ctx *tc, size_t i)
 			continue;
 		}
 		/* before the first draft launch is found, only a graph launch ends the walk */
-		if (e->kind == LOOP_GRAPH || (it->draft != NONE && (is_launch(e) || is_blocking(e)))) {
+		if (e->kind == LOOP_GRAPH ||
+		    (it->draft != NONE && (is_launch(e) || is_blocking(e)))) {
 			it->draft_seen = true;
 			return;
 		}
@@ -465,7 +468,8 @@ static void trust_first_drafts(struct thread_ctx *tc)
 	for (size_t i = 0; i < tc->nr_iters; i++) {
 		struct iter *it = &tc->iters[i];
 
-		if (!it->draft_seen && it->draft != NONE && tc->t->events[it->draft].ts > mark + gap)
+		if (!it->draft_seen && it->draft != NONE &&
+		    tc->t->events[it->draft].ts > mark + gap)
 			it->draft_seen = true;
 	}
 }
@@ -685,7 +689,8 @@ static void attribute(struct thread_ctx *tc, size_t i, size_t first, size_t end,
 			p = PHASE_DRAFT;
 		else if (j <= it->ve)
 			p = PHASE_VERIFY;
-		else if (j == it->accept || (j < accept_end && e->ts < c->phase[PHASE_ACCEPT].end_ns))
+		else if (j == it->accept ||
+			 (j < accept_end && e->ts < c->phase[PHASE_ACCEPT].end_ns))
 			p = PHASE_ACCEPT;
 		else if (j < accept_end)
 			p = PHASE_OTHER;

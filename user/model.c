@@ -678,7 +678,7 @@ static int kernel_func(struct model *m, const struct sp_call *c)
 static int collective(struct model *m, struct model_thread *t, const struct sp_call *c,
 		      const struct probe_info *pi)
 {
-	/* ncclDataType_t: int8, uint8, int32, uint32, int64, uint64, half, float, double, bf16, fp8 x2 */
+	/* ncclDataType_t 0..11: int8, uint8, (u)int32, (u)int64, half, float, double, bf16, fp8 */
 	static const __u8 type_bytes[] = { 1, 1, 4, 4, 8, 8, 2, 4, 8, 2, 1, 1 };
 	__u64 stream, count = arg_or0(c, pi->count), type = arg_or0(c, pi->datatype);
 	struct model_capture *cap;

@@ -36,7 +36,7 @@ struct loop_event {
 	__u64 ts_return;	/* return; entry-only kinds return at once: == ts */
 	__u64 handle;		/* exec id, function, event or stream waited on */
 	__u64 stream;		/* stream the work went to, 0 if none */
-	__u32 serial;		/* record: its serial; event sync: the record waited on, 0 unknown */
+	__u32 serial;		/* record: its serial; event sync: the record it waits on, 0 */
 	__u16 name;		/* catalogue index */
 	__u8 kind;		/* enum loop_kind */
 	__u8 flags;		/* enum loop_flags */

@@ -53,8 +53,9 @@ static void put_process(FILE *out, const struct model_proc *p)
 	put_int_or_null(out, "nranks", p->nranks, p->nranks >= 0);
 	fputc(',', out);
 	put_int_or_null(out, "device", p->device, p->device >= 0);
-	fprintf(out, ",\"threads\":%u,\"streams_created\":%u,\"events_created\":%u,"
-		     "\"captures\":%u,\"execs\":%u,\"calls\":%llu,\"first_ns\":%llu,\"last_ns\":%llu,",
+	fprintf(out,
+		",\"threads\":%u,\"streams_created\":%u,\"events_created\":%u,"
+		"\"captures\":%u,\"execs\":%u,\"calls\":%llu,\"first_ns\":%llu,\"last_ns\":%llu,",
 		p->nr_threads, p->nr_streams, p->nr_events, p->nr_captures, p->nr_execs,
 		(unsigned long long)p->calls, (unsigned long long)p->first_ns,
 		(unsigned long long)p->last_ns);
@@ -100,7 +101,8 @@ static void put_capture(FILE *out, struct model *m, const struct model_capture *
 	put_int_or_null(out, "capture_end_ns", cap ? cap->end_ns : 0, cap);
 	fputs(",\"side_streams\":[", out);
 	for (__u32 i = 0; cap && i < cap->nr_side; i++)
-		fprintf(out, "%s\"0x%llx\"", i ? "," : "", (unsigned long long)cap->side_streams[i]);
+		fprintf(out, "%s\"0x%llx\"", i ? "," : "",
+			(unsigned long long)cap->side_streams[i]);
 	fputs("],", out);
 	put_int_or_null(out, "kernels", cap ? cap->kernel_count : 0, cap);
 	fputc(',', out);
@@ -159,10 +161,12 @@ static void put_summary_fields(FILE *out, const struct cycle_summary *s)
 	else
 		fputs("\"cycle_ns\":null,", out);
 	put_phase_means(out, s);
-	fprintf(out, ",\"draft_joined_cycles\":%zu,\"extend_joined_cycles\":%zu,"
-		     "\"deferred_accept_cycles\":%zu,\"verify_pieces_cycles\":%zu,"
-		     "\"accept_wait_ns\":%.1f,\"accept_syncs\":{",
-		s->draft_joined, s->extend_joined, s->deferred, s->verify_pieces, s->accept_wait_ns);
+	fprintf(out,
+		",\"draft_joined_cycles\":%zu,\"extend_joined_cycles\":%zu,"
+		"\"deferred_accept_cycles\":%zu,\"verify_pieces_cycles\":%zu,"
+		"\"accept_wait_ns\":%.1f,\"accept_syncs\":{",
+		s->draft_joined, s->extend_joined, s->deferred, s->verify_pieces,
+		s->accept_wait_ns);
 	for (int k = 0; k < s->nr_accept_kinds; k++)
 		fprintf(out, "%s\"%s\":%zu", k ? "," : "", model__call_name(s->accept_call[k]),
 			s->accept_count[k]);
@@ -223,14 +227,16 @@ static void put_notes(FILE *out, const struct cycles *cy, const struct cycle_sum
 
 	fputs("\"notes\":[", out);
 	if (!s->cycles) {
-		fputs(cy->nr_loops ? "\"no cycles found: no complete decode cycle after the attach mark\""
-				   : "\"no cycles found: no thread launched a graph repeatedly\"",
+		fputs(cy->nr_loops
+			  ? "\"no cycles found: no complete decode cycle after the attach mark\""
+			  : "\"no cycles found: no thread launched a graph repeatedly\"",
 		      out);
 		first = false;
 	}
 	if (s->draft_joined) {
-		fprintf(out, "%s\"draft and verify launches had no sync between them in %zu of %zu "
-			     "cycles: the host sees their GPU work only together; no split is given\"",
+		fprintf(out,
+			"%s\"draft and verify launches had no sync between them in %zu of %zu "
+			"cycles: the host sees their GPU work only together; no split is given\"",
 			first ? "" : ",", s->draft_joined, s->cycles);
 		first = false;
 	}

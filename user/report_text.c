@@ -25,15 +25,18 @@ static void put_header(FILE *out, const struct model_view *v)
 {
 	fprintf(out, "specprobe report: host %s, kernel %s\n", v->host[0] ? v->host : "?",
 		v->kernel[0] ? v->kernel : "?");
-	fprintf(out, "  %llu calls over %.3f s; %llu unreturned, %llu dropped, %llu failed reads%s\n",
+	fprintf(out,
+		"  %llu calls over %.3f s; %llu unreturned, %llu dropped, %llu failed reads%s\n",
 		(unsigned long long)v->calls, v->calls ? (v->last_ns - v->first_ns) / 1e9 : 0.0,
 		(unsigned long long)v->unreturned, (unsigned long long)v->dropped,
 		(unsigned long long)v->failed_reads,
 		v->ended_cleanly ? "" : "; the recording did not end cleanly");
-	fprintf(out, "  probes attached in %.1f ms; every call from the attach mark on is recorded\n",
+	fprintf(out,
+		"  probes attached in %.1f ms; every call from the attach mark on is recorded\n",
 		ms(v->attach_done_ns - v->attach_start_ns));
 	if (v->dropped)
-		fprintf(out, "  warning: %llu records were dropped: cycles around them may be wrong\n",
+		fprintf(out,
+			"  warning: %llu records were dropped: cycles around them may be wrong\n",
 			(unsigned long long)v->dropped);
 	if (v->out_of_memory)
 		fputs("  warning: out of memory while reading: the report is partial\n", out);
@@ -53,7 +56,8 @@ static void put_processes(FILE *out, const struct model_view *v)
 		if (p->device >= 0)
 			snprintf(device, sizeof(device), "%d", p->device);
 		if (p->exit_ns)
-			snprintf(exited, sizeof(exited), "+%.3f s", (p->exit_ns - v->first_ns) / 1e9);
+			snprintf(exited, sizeof(exited), "+%.3f s",
+				 (p->exit_ns - v->first_ns) / 1e9);
 		fprintf(out, "  %-9u %-9s ", p->tgid, parent);
 		put_rank(out, p->rank);
 		fprintf(out, " %-7s %-8u %-8u %-7u %-9u %-11llu %s\n", device, p->nr_threads,
@@ -77,7 +81,8 @@ static void put_rank_rows(FILE *out, const struct cycles *cy)
 		put_rank(out, lp->rank);
 		fprintf(out, " %-9u %-9u %-7zu ", lp->tgid, lp->tid, s.cycles);
 		if (!s.cycles) {
-			fprintf(out, "no complete cycle (%u verify launches seen)\n", lp->iterations);
+			fprintf(out, "no complete cycle (%u verify launches seen)\n",
+				lp->iterations);
 			continue;
 		}
 		fprintf(out, "%-9.1f %-7.3f %-7.3f %-7.3f %-6.3f %-6.3f %-6.3f %.3f\n",
@@ -91,14 +96,15 @@ static void put_accept_kinds(FILE *out, const struct cycle_summary *s)
 {
 	fputs("  accept sync:", out);
 	for (int k = 0; k < s->nr_accept_kinds; k++)
-		fprintf(out, "%s %s in %zu cycles", k ? "," : "", model__call_name(s->accept_call[k]),
-			s->accept_count[k]);
+		fprintf(out, "%s %s in %zu cycles", k ? "," : "",
+			model__call_name(s->accept_call[k]), s->accept_count[k]);
 	if (s->no_accept_sync)
 		fprintf(out, "%s none found in %zu cycles", s->nr_accept_kinds ? "," : "",
 			s->no_accept_sync);
 	fprintf(out, "; it blocks %.3f ms on average", ms(s->accept_wait_ns));
 	if (s->deferred)
-		fprintf(out, "\n  deferred: in %zu cycles the accept sync came in the next iteration",
+		fprintf(out,
+			"\n  deferred: in %zu cycles the accept sync came in the next iteration",
 			s->deferred);
 	fputc('\n', out);
 }
@@ -107,9 +113,9 @@ static void put_notes(FILE *out, const struct cycle_summary *s)
 {
 	if (s->draft_joined)
 		fprintf(out,
-			"  note: no sync between the draft and verify launches in %zu of %zu cycles:\n"
-			"        the host sees their GPU work only together, through the accept sync;\n"
-			"        draft and verify spans are launch-call times, no GPU split is shown\n",
+			"  note: no sync between draft and verify launches in %zu of %zu cycles:\n"
+			"        the host sees their GPU work only together, in the accept sync;\n"
+			"        draft and verify spans are launch-call times: no GPU split\n",
 			s->draft_joined, s->cycles);
 	if (s->extend_joined)
 		fprintf(out,
@@ -117,7 +123,8 @@ static void put_notes(FILE *out, const struct cycle_summary *s)
 			"        their GPU work, too, is seen only together\n",
 			s->extend_joined, s->extend_joinable);
 	if (s->verify_pieces)
-		fprintf(out, "  note: verify was several graph launches (piecewise) in %zu cycles\n",
+		fprintf(out,
+			"  note: verify was several graph launches (piecewise) in %zu cycles\n",
 			s->verify_pieces);
 }
 
@@ -135,14 +142,16 @@ static void put_breakdown(FILE *out, const struct cycles *cy, const struct cycle
 			s->phase[p].syncs);
 	fprintf(out, "  %-8s %12.3f  %19.3f  %8.2f  %5.2f\n", "cycle", ms(s->total.span_ns),
 		ms(s->total.blocked_ns), s->total.launches, s->total.syncs);
-	fputs("  (accept overlaps the next cycle when its sync is deferred; other: no phase)\n", out);
+	fputs("  (accept overlaps the next cycle when its sync is deferred; other: no phase)\n",
+	      out);
 	put_accept_kinds(out, s);
 	put_notes(out, s);
 }
 
 static void put_cycle_row(FILE *out, const struct cycle *c, __u64 t0)
 {
-	fprintf(out, "  %-7u %9.3f %8.3f", c->index, ms(c->start_ns - t0), ms(c->end_ns - c->start_ns));
+	fprintf(out, "  %-7u %9.3f %8.3f", c->index, ms(c->start_ns - t0),
+		ms(c->end_ns - c->start_ns));
 	for (int p = 0; p < PHASE_NR; p++)
 		fprintf(out, " %7.3f", ms(c->phase[p].span_ns));
 	fprintf(out, " %8.3f %6u %5u%s\n", ms(c->blocked_ns), c->launches, c->syncs,
@@ -151,7 +160,8 @@ static void put_cycle_row(FILE *out, const struct cycle *c, __u64 t0)
 
 static int by_duration_desc(const void *a, const void *b)
 {
-	const struct cycle *x = *(const struct cycle *const *)a, *y = *(const struct cycle *const *)b;
+	const struct cycle *x = *(const struct cycle *const *)a,
+			   *y = *(const struct cycle *const *)b;
 	__u64 dx = x->end_ns - x->start_ns, dy = y->end_ns - y->start_ns;
 
 	if (dx != dy)
@@ -214,8 +224,8 @@ static void put_kernel_names(FILE *out, struct model *m, const struct model_capt
 		if (name)
 			len = snprintf(item, sizeof(item), "%s x%u", name, k->count);
 		else
-			len = snprintf(item, sizeof(item), "0x%llx x%u", (unsigned long long)k->func,
-				       k->count);
+			len = snprintf(item, sizeof(item), "0x%llx x%u",
+				       (unsigned long long)k->func, k->count);
 		if (k->side && len < (int)sizeof(item))
 			len += snprintf(item + len, sizeof(item) - len, " (%u side)", k->side);
 		if (col > 6 && col + len + 2 > NAMES_WIDTH) {
@@ -261,9 +271,10 @@ static void put_graphs(FILE *out, struct model *m, const struct model_view *v)
 		return;
 	memcpy(order, v->execs, v->nr_execs * sizeof(*order));
 	qsort(order, v->nr_execs, sizeof(*order), by_process);
-	fputs("  exec            pid      order  tid      role     from              kernels  side  "
-	      "nccl  launches\n",
-	      out);
+	fputs(
+	    "  exec            pid      order  tid      role     from              kernels  side  "
+	    "nccl  launches\n",
+	    out);
 	for (size_t i = 0; i < v->nr_execs; i++) {
 		const struct model_exec *x = order[i];
 		const struct model_capture *cap = x->capture;
@@ -279,7 +290,8 @@ static void put_graphs(FILE *out, struct model *m, const struct model_view *v)
 		fprintf(out, "%-8s %-17s ", model__role_name(x->role),
 			model__role_source_name(x->role_from));
 		if (cap)
-			fprintf(out, "%-8u %-5u %-5u ", cap->kernel_count, cap->side_kernel_count, colls);
+			fprintf(out, "%-8u %-5u %-5u ", cap->kernel_count, cap->side_kernel_count,
+				colls);
 		else
 			fprintf(out, "%-8s %-5s %-5s ", "?", "?", "?");
 		fprintf(out, "%llu\n", (unsigned long long)x->launches);
@@ -304,9 +316,10 @@ void report__text(FILE *out, struct model *m, const struct cycles *cy,
 		put_processes(out, v);
 	if (!s.cycles) {
 		fprintf(out, "\nno cycles found: %s\n",
-			cy->nr_loops ? "verify launches were seen, but no complete decode cycle after "
-				       "the attach mark"
-				     : "no thread launched a graph repeatedly");
+			cy->nr_loops
+			    ? "verify launches were seen, but no complete decode cycle after "
+			      "the attach mark"
+			    : "no thread launched a graph repeatedly");
 		if (cy->nr_loops)
 			put_rank_rows(out, cy);
 	} else {

@@ -26,7 +26,7 @@ struct loop_cfg {
 	int pieces;		/* verify graph launches per forward (piecewise), default 1 */
 	enum accept_mode accept;
 	int extra_every;	/* an extra draft launch in cycles where i % extra_every == 1 */
-	int plant_every;	/* a stream sync between draft and verify in cycles i % n == n - 1 */
+	int plant_every;	/* a stream sync between draft and verify when i % n == n - 1 */
 	bool two_batches;	/* graphs of two batch sizes, alternating per cycle */
 	bool uncaptured;	/* graphs were captured before attach */
 	bool skip_first_draft;	/* attach after the first draft launch */
@@ -70,15 +70,16 @@ static void capture_all(struct call_seq *s, const struct loop_cfg *cfg)
 	seq_call(s, "cuCtxSynchronize", 1000, 0, NULL, 0);
 	for (int b = 0; b < 2; b++)
 		for (int p = 0; p < pieces; p++)
-			/* a forward of 9 kernels, in pieces: the verify graph has fewer than a draft */
-			capture_graph(s, 0x9000 + verify_exec(b, p), verify_exec(b, p), VERIFY_FUNC + p,
-				      9 / pieces);
+			/* a forward of 9 kernels, in pieces: fewer than one draft graph */
+			capture_graph(s, 0x9000 + verify_exec(b, p), verify_exec(b, p),
+				      VERIFY_FUNC + p, 9 / pieces);
 	for (int b = 0; b < 2; b++) {
 		if (cfg->one_graph)
 			capture_graph(s, 0x9000 + draft_exec(b, 0), draft_exec(b, 0), DRAFT_FUNC,
 				      4 * cfg->steps);
 		for (int j = 0; !cfg->one_graph && j < cfg->steps; j++)
-			capture_graph(s, 0x9000 + draft_exec(b, j), draft_exec(b, j), DRAFT_FUNC, 4);
+			capture_graph(s, 0x9000 + draft_exec(b, j), draft_exec(b, j), DRAFT_FUNC,
+				      4);
 	}
 	for (int b = 0; b < 2; b++)
 		capture_graph(s, 0x9000 + extend_exec(b), extend_exec(b), EXTEND_FUNC, 4);

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
-/* Graph inventory (captures, side streams, names, collectives, uncaptured execs) and model state. */
+/* Graph inventory (captures, side streams, names, collectives, uncaptured execs), model state. */
 #include "call_seq.h"
 
 #define ATTN 0xa100
@@ -90,7 +90,8 @@ static void test_names_through_library_kernels(void **state)
 	struct call_seq s;
 
 	seq_init(&s, 0);
-	seq_call(&s, "cuLibraryGetKernel", 1000, 0xc100, "draft_lm_head", 3, 0x1ull, 0x2ull, 0x3ull);
+	seq_call(&s, "cuLibraryGetKernel", 1000, 0xc100, "draft_lm_head", 3, 0x1ull, 0x2ull,
+		 0x3ull);
 	seq_call(&s, "cuKernelGetFunction", 1000, 0xc200, NULL, 2, 0x4ull, 0xc100ull);
 	assert_string_equal(model__func_name(s.m, 100, 0xc100), "draft_lm_head");
 	assert_string_equal(model__func_name(s.m, 100, 0xc200), "draft_lm_head");
