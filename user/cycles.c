@@ -763,6 +763,7 @@ static int build_cycle(struct thread_ctx *tc, size_t i, struct cycle *c)
 	c->accept_deferred = it->accept_deferred;
 	last_draft = last_launch_before(t, first, it->vs);
 	c->draft_joined = last_draft != NONE && no_sync_between(t, last_draft, it->vs);
+	c->followed = !last;
 	c->extend_joined = !last && it->xl != NONE && no_sync_between(t, it->xl, end_idx);
 	for (size_t j = it->vs + 1; j <= it->ve && !c->verify_pieces; j++)
 		c->verify_pieces = t->events[j].kind == LOOP_GRAPH;

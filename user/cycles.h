@@ -43,6 +43,7 @@ struct cycle {
 	bool has_accept_sync;
 	bool accept_deferred;	/* its accept sync was made in a later iteration */
 	bool draft_joined;	/* no sync between the draft and the verify launches */
+	bool followed;		/* another iteration follows: the cycle ends at its draft */
 	bool extend_joined;	/* no sync between the extend and the next draft launches */
 	bool verify_pieces;	/* verify was more than one graph launch */
 };

@@ -125,7 +125,7 @@ static void count_accept(struct cycle_summary *s, const struct cycle *c)
 	s->accept_count[k]++;
 }
 
-static void add_cycle(struct cycle_summary *s, const struct cycle *c, bool followed)
+static void add_cycle(struct cycle_summary *s, const struct cycle *c)
 {
 	for (int p = 0; p < PHASE_NR; p++)
 		add_phase(&s->phase[p], &c->phase[p]);
@@ -135,7 +135,7 @@ static void add_cycle(struct cycle_summary *s, const struct cycle *c, bool follo
 	s->total.syncs += c->syncs;
 	s->draft_joined += c->draft_joined;
 	s->extend_joined += c->extend_joined;
-	s->extend_joinable += followed;
+	s->extend_joinable += c->followed;
 	s->deferred += c->accept_deferred;
 	s->verify_pieces += c->verify_pieces;
 	s->accept_wait_ns += c->accept_wait_ns;
@@ -165,7 +165,7 @@ int report__summarise(const struct loop *loops, size_t nr, struct cycle_summary 
 
 			durations[k++] = c->end_ns - c->start_ns;
 			loop_ns += c->end_ns - c->start_ns;
-			add_cycle(s, c, i + 1 < loops[l].nr_cycles);
+			add_cycle(s, c);
 		}
 		if (loop_ns) {
 			rate_sum += loops[l].nr_cycles * 1e9 / loop_ns;

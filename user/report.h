@@ -47,7 +47,7 @@ struct cycle_summary {
 	struct phase_mean total;
 	size_t draft_joined;		/* cycles with no sync between draft and verify */
 	size_t extend_joined;		/* cycles with no sync between extend and next draft */
-	size_t extend_joinable;		/* cycles followed by another one */
+	size_t extend_joinable;		/* cycles followed by another iteration */
 	size_t deferred;		/* cycles whose accept sync came in a later iteration */
 	size_t no_accept_sync;
 	size_t verify_pieces;

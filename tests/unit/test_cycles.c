@@ -282,6 +282,8 @@ static void test_per_step(void **state)
 	assert_int_equal(role(&bt, extend_exec(1)), ROLE_EXTEND);
 	assert_true(bt.cy.loops[0].cycles[0].draft_joined);
 	assert_true(bt.cy.loops[0].cycles[0].extend_joined);
+	assert_false(bt.cy.loops[0].cycles[7].followed);
+	assert_false(bt.cy.loops[0].cycles[7].extend_joined);
 	assert_int_equal(bt.cy.loops[0].cycles[3].phase[PHASE_ACCEPT].syncs, 1);
 	assert_int_equal(bt.cy.loops[0].cycles[3].phase[PHASE_ACCEPT].blocked_ns, 2000000);
 	done(&bt);
@@ -425,6 +427,9 @@ static void test_cut_inside_last_accept(void **state)
 
 	run(&bt, &cfg);
 	expect_cycles(&bt, 0, 1);
+	/* the last one counted still has an iteration after it */
+	assert_true(bt.cy.loops[0].cycles[3].followed);
+	assert_true(bt.cy.loops[0].cycles[3].extend_joined);
 	done(&bt);
 }
 
