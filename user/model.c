@@ -874,6 +874,15 @@ bool model__same_kernels(const struct model_capture *a, const struct model_captu
 	return true;
 }
 
+/* Counter records hold totals since the start: the latest one is what counts. */
+static void counters(struct model *m, const __u64 *totals)
+{
+	m->view.dropped = totals[SP_CNT_DROP_CALL] + totals[SP_CNT_DROP_RET];
+	m->view.failed_reads = 0;
+	for (int f = 0; f < SP_FAULT_NR; f++)
+		m->view.failed_reads += totals[SP_CNT_FAULT_BASE + f];
+}
+
 void model__record(struct model *m, const void *rec, size_t size)
 {
 	const struct sp_rec_hdr *hdr = rec;
@@ -899,8 +908,14 @@ void model__record(struct model *m, const void *rec, size_t size)
 		if (p)
 			p->exit_ns = ((const struct sp_exit_rec *)rec)->ts;
 		break;
+	case SP_REC_END:
+		m->view.ended_cleanly = true;
+		/* fall through */
+	case SP_REC_STATS:
+		if (size >= sizeof(struct sp_stats_rec))
+			counters(m, ((const struct sp_stats_rec *)rec)->counters);
+		break;
 	default:
-		/* counters come through the decoder's totals at the end */
 		break;
 	}
 }
@@ -908,11 +923,6 @@ void model__record(struct model *m, const void *rec, size_t size)
 void model__finish(struct model *m, const struct decode_stats *st)
 {
 	m->view.unreturned = st->unreturned;
-	m->view.dropped = st->counters[SP_CNT_DROP_CALL] + st->counters[SP_CNT_DROP_RET];
-	m->view.failed_reads = 0;
-	for (int f = 0; f < SP_FAULT_NR; f++)
-		m->view.failed_reads += st->counters[SP_CNT_FAULT_BASE + f];
-	m->view.ended_cleanly = st->ended;
 }
 
 struct model_view *model__view(struct model *m)

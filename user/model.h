@@ -161,7 +161,7 @@ struct model *model__new(const struct tf_header *hdr);
 int model__call(struct model *m, const struct sp_call *call);
 /* Fork, exit, counter and end records; other types are ignored. */
 void model__record(struct model *m, const void *rec, size_t size);
-/* The decoder's totals at the end of input. */
+/* End of input: the decoder's count of calls whose return never came. */
 void model__finish(struct model *m, const struct decode_stats *st);
 struct model_view *model__view(struct model *m);
 /* Name of a function or kernel handle, NULL when its lookup was not seen. */
