@@ -35,6 +35,13 @@ check() {
 		fail "$name: report differs from the ground truth ($dir)"
 		trap - EXIT
 	fi
+	"$SPECPROBE" report "$dir/rec.sprb" >"$dir/report.txt" 2>/dev/null
+	widest=$(expand -t8 "$dir/report.txt" | awk '{ if (length($0) > w) w = length($0) } END { print w }')
+	if grep -q '^Phase breakdown' "$dir/report.txt" && [ "$widest" -le 100 ]; then
+		pass "$name: text report with its phase breakdown, $widest columns wide"
+	else
+		fail "$name: text report missing its breakdown or $widest columns wide"
+	fi
 }
 
 # traced from before cuInit: every capture is seen, the inventory is complete
