@@ -23,9 +23,9 @@ static struct report_env {
 } env;
 
 static const char doc[] =
-	"Decode cycles, their phases and the CUDA graphs of a recording (FILE), or of\n"
-	"processes traced now (-p): then the calls are recorded as 'specprobe record' does,\n"
-	"the recording is kept (-o, default report-PID.sprb here), and the report is printed\n"
+	"Decode cycles, their phases and the CUDA graphs of a recording (FILE), or of "
+	"processes traced now (-p): then the calls are recorded as 'specprobe record' does, "
+	"the recording is kept (-o, default report-PID.sprb here), and the report is printed "
 	"at the end. Both give the same report for the same recording.\n\n"
 	"EXAMPLES:\n"
 	"  specprobe report run.sprb\n"
