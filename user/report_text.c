@@ -207,6 +207,13 @@ static void put_cycle_table(FILE *out, const struct loop *lp, __u64 t0, bool all
 		fprintf(out, "  ... %zu more (--all-cycles, or --json)\n", lp->nr_cycles - shown);
 		put_slowest(out, lp, t0);
 	}
+	for (size_t i = 0; i < lp->nr_cycles; i++)
+		if (!lp->cycles[i].draft_joined) {
+			fputs("  synced: a sync between draft and verify launches shows the draft's "
+			      "GPU end\n",
+			      out);
+			break;
+		}
 }
 
 /* "name x4, name x1 (1 side)" wrapped under an exec row. */
