@@ -11,6 +11,7 @@
 #include <sys/wait.h>
 #include "cli.h"
 #include "log.h"
+#include "record.h"
 #include "tracer.h"
 
 static struct record_env {
@@ -22,6 +23,7 @@ static struct record_env {
 } env = { .ring_mb = 64 };
 
 static volatile sig_atomic_t exiting;
+static const struct record_tap *tap;
 
 static void on_signal(int sig)
 {
@@ -104,6 +106,8 @@ static int on_record(void *ctx, const void *rec, size_t size)
 		return 0;
 	}
 	r->records++;
+	if (tap)
+		tap->record(tap->ctx, rec, size);
 	return 0;
 }
 
@@ -128,11 +132,15 @@ static int check_output(const char *path, bool force)
 static int write_counters(struct recorder *r, __u16 type)
 {
 	struct sp_stats_rec rec = { .type = type, .size = sizeof(rec) };
+	int ret;
 
 	rec.ts = tracer__now_ns();
 	if (session__counters(r->tracer.session, rec.counters))
 		return 0;
-	return tf_writer__write(r->writer, &rec, sizeof(rec));
+	ret = tf_writer__write(r->writer, &rec, sizeof(rec));
+	if (!ret && tap)
+		tap->record(tap->ctx, &rec, sizeof(rec));
+	return ret;
 }
 
 static bool targets_gone(const struct tracer *tr)
@@ -210,6 +218,8 @@ static int record_run(struct recorder *r)
 	if (tracer__start(&r->tracer, &topts))
 		return 1;
 	tracer__header(&r->tracer, &hdr);
+	if (tap)
+		tap->header(tap->ctx, &hdr);
 	r->writer = tf_writer__create(env.output, env.force, &hdr, err, sizeof(err));
 	tracer__free_header(&hdr);
 	if (!r->writer) {
@@ -242,15 +252,11 @@ static int record_run(struct recorder *r)
 	return ret ? 1 : 0;
 }
 
-int cmd_record(int argc, char **argv)
+static int record_main(void)
 {
-	static const struct argp argp = { options, parse_arg, "[-- CMD [ARGS...]]", doc, children,
-					  NULL, NULL };
 	struct recorder r = { 0 };
 	int ret;
 
-	if (argp_parse(&argp, argc, argv, 0, NULL, NULL))
-		return 2;
 	if (check_output(env.output, env.force) || cli__check_bpf())
 		return 1;
 	cli__setup_libbpf();
@@ -261,4 +267,26 @@ int cmd_record(int argc, char **argv)
 	tf_writer__free(r.writer);
 	tracer__stop(&r.tracer);
 	return ret;
+}
+
+int cmd_record(int argc, char **argv)
+{
+	static const struct argp argp = { options, parse_arg, "[-- CMD [ARGS...]]", doc, children,
+					  NULL, NULL };
+
+	if (argp_parse(&argp, argc, argv, 0, NULL, NULL))
+		return 2;
+	return record_main();
+}
+
+int record__run(const struct record_request *req)
+{
+	env.targets = *req->targets;
+	env.output = req->output;
+	env.duration_s = req->duration_s;
+	env.force = req->force;
+	if (req->ring_mb)
+		env.ring_mb = req->ring_mb;
+	tap = req->tap;
+	return record_main();
 }

@@ -11,6 +11,7 @@ static const struct command {
 } commands[] = {
 	{ "record", cmd_record, "record calls of running processes to a file" },
 	{ "dump", cmd_dump, "print a recording as text or JSON lines" },
+	{ "report", cmd_report, "decode cycles, phases and graphs of a recording or a live run" },
 	{ "list", cmd_list, "show which entry points were found, attached and missing" },
 	{ "demo", cmd_demo, "trace the bundled simulated GPU server and show what was captured" },
 };

@@ -1,0 +1,247 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+"""Compare `specprobe report --json` of a specsim-server recording with the server's truth.
+
+  check_report.py --report REPORT.json [--inventory full|launched] TRUTH...
+
+Cycle and phase boundaries come from the truth's cycle_bounds lines where it has them,
+else they are derived from its call lines (their phase and cycle tags) by the same
+contract (docs/report-json.md, "Cycles and phases"). Checks:
+- per rank, the number of cycles equals the truth's cycles that start after the
+  recording's attach-complete mark and end before its last call;
+- every boundary the report gives lies inside the before/after bracket of the call
+  that defines it; launches per phase are equal;
+- the graph inventory equals the truth's graph lines: every captured exec with its
+  role, kernels (by name), side-stream kernels and collectives (--inventory full),
+  or the role of every exec launched in the recording (--inventory launched).
+"""
+import argparse
+import collections
+import json
+import sys
+
+LAUNCHES = {"cuGraphLaunch", "cuLaunchKernel", "cuLaunchKernelEx"}
+SYNCS = {"cuStreamSynchronize", "cuEventSynchronize", "cuCtxSynchronize", "cuMemFree"}
+SYNC_COPIES = {"cuMemcpy", "cuMemcpyHtoD", "cuMemcpyDtoH", "cuMemcpyDtoD", "cuMemsetD8",
+               "cuMemsetD16", "cuMemsetD32"}
+PHASES = ("draft", "verify", "accept", "extend")
+
+
+def load_truth(paths):
+    ranks = []
+    for path in paths:
+        lines = [json.loads(l) for l in open(path)]
+        calls = [l for l in lines if "before" in l]
+        summary = next(l for l in lines if l.get("summary"))
+        graphs = [l for l in lines if "exec" in l and "role" in l]
+        bounds = [l for l in lines if "cycle_bounds" in l]
+        ranks.append({"calls": calls, "summary": summary, "graphs": graphs, "bounds": bounds,
+                      "pid": summary["pid"], "rank": summary["rank"]})
+    return ranks
+
+
+def bounds_cycles(r):
+    """The server's own cycle_bounds lines, in the shape truth_cycles gives."""
+    cycles = []
+    for b in sorted(r["bounds"], key=lambda b: b["cycle_bounds"]):
+        ph = b["phases"]
+        cycles.append({"index": b["cycle_bounds"], "start": b["start"], "end": b["end"],
+                       **{p: (ph[p]["start"], ph[p]["end"]) for p in PHASES},
+                       "launches": {"draft": b["draft_launches"],
+                                    "verify": b["verify_launches"],
+                                    "extend": b["extend_launches"]}})
+    return cycles
+
+
+def ref(call, edge):
+    return {"name": call["base"], "edge": edge, "before": call["before"], "after": call["after"]}
+
+
+def blocking(call, pinned_known):
+    if call["base"] in SYNCS or call["base"] in SYNC_COPIES:
+        return True
+    # an async copy to pageable memory blocks; the tool knows only if it saw the pinning
+    return pinned_known and call.get("tag") == "pageable-copy"
+
+
+def truth_cycles(r, pinned_known):
+    """Cycle and phase boundaries of one rank, as the contract defines them."""
+    mode = r["summary"]["accept_mode"]
+    loop = [c for c in r["calls"] if c["cycle"] >= 0 and c["depth"] == 0]
+    by_cycle = collections.defaultdict(list)
+    for c in loop:
+        by_cycle[c["cycle"]].append(c)
+    deferred = {c["args"].get("for_cycle"): c for c in r["calls"] if c.get("tag") == "deferred"}
+    n = r["summary"]["cycles_run"]
+    cycles = []
+    for i in range(n):
+        calls = by_cycle[i]
+        launches = {p: [c for c in calls if c["phase"] == p and c["base"] in LAUNCHES]
+                    for p in PHASES}
+        d, v, x = launches["draft"], launches["verify"], launches["extend"]
+        after_verify = [c for c in calls if c["phase"] == "accept"]
+        if mode == "deferred":
+            acc = deferred.get(i)
+        else:
+            want = "cuStreamSynchronize" if mode == "sync" else "cuEventSynchronize"
+            acc = next(c for c in after_verify if c["base"] == want)
+        blocks = [c for c in after_verify if blocking(c, pinned_known)]
+        e = ref(blocks[-1], "return") if blocks else ref(x[0], "entry")
+        cycles.append({"index": i, "start": ref(d[0], "entry"),
+                       "draft": (ref(d[0], "entry"), ref(v[0], "entry")),
+                       "verify": (ref(v[0], "entry"), ref(v[-1], "return")),
+                       "accept": (ref(v[-1], "return"), ref(acc, "return") if acc else None),
+                       "extend": (e, None),
+                       "launches": {p: len(launches[p]) for p in PHASES},
+                       "last_extend": ref(x[-1], "return")})
+    for i, cy in enumerate(cycles):
+        end = cycles[i + 1]["start"] if i + 1 < n else cy["last_extend"]
+        cy["end"] = end
+        cy["extend"] = (cy["extend"][0], end)
+    return cycles
+
+
+def inside(ts, r):
+    return r is not None and ts is not None and r["before"] <= ts <= r["after"]
+
+
+class Checker:
+    def __init__(self):
+        self.failures = []
+        self.compared = 0
+
+    def expect(self, cond, what):
+        self.compared += 1
+        if not cond:
+            self.failures.append(what)
+
+
+def check_cycles(ck, rep, r, tool_cycles):
+    attach = rep["recording"]["attach_done_ns"]
+    last = rep["recording"]["last_ns"] or 0
+    pinned_known = any(c["base"] == "cuMemHostAlloc" and c["before"] >= attach
+                       for c in r["calls"])
+    want, either = [], []
+    cycles = bounds_cycles(r) if r["bounds"] else truth_cycles(r, pinned_known)
+    # planted launches count in the report's phases but not in the truth's launch counts
+    count_launches = not r["summary"].get("plants")
+    for cy in cycles:
+        acc = cy["accept"][1]
+        refs = [cy["end"]] + ([acc] if acc else [])
+        if cy["start"]["before"] > last:
+            continue
+        # a call whose bracket straddles the end of the recording may or may not be in it
+        whole = all(ref_["after"] <= last for ref_ in refs)
+        if cy["start"]["before"] >= attach and whole:
+            want.append(cy)
+        elif cy["start"]["after"] >= attach:
+            either.append(cy)     # the attach mark or the end fell inside a bracket
+    got = sorted(tool_cycles, key=lambda c: c["start_ns"])
+    ok_count = len(want) <= len(got) <= len(want) + len(either)
+    ck.expect(ok_count, f"rank {r['rank']}: {len(got)} cycles reported, truth has {len(want)}"
+                        f" after the attach mark (+{len(either)} at the mark or the end)")
+    starts = {c["start_ns"]: c for c in got}
+    for cy in want + either:
+        tool = next((c for ts, c in starts.items() if inside(ts, cy["start"])), None)
+        if cy in either and tool is None:
+            continue
+        where = f"rank {r['rank']} cycle {cy['index']}"
+        ck.expect(tool is not None, f"{where}: no reported cycle starts inside its first draft "
+                                    f"launch [{cy['start']['before']}, {cy['start']['after']}]")
+        if tool is None:
+            continue
+        ck.expect(inside(tool["end_ns"], cy["end"]), f"{where}: end {tool['end_ns']} outside "
+                                                     f"{cy['end']}")
+        for p in PHASES:
+            start, end = cy[p]
+            ph = tool["phases"][p]
+            ck.expect(inside(ph["start_ns"], start),
+                      f"{where}: {p} start {ph['start_ns']} outside {start}")
+            if end is not None:
+                ck.expect(inside(ph["end_ns"], end),
+                          f"{where}: {p} end {ph['end_ns']} outside {end}")
+            if count_launches and p in cy["launches"]:
+                ck.expect(ph["launches"] == cy["launches"][p],
+                          f"{where}: {p} launches {ph['launches']} != {cy['launches'][p]}")
+
+
+def capture_kernel_names(r):
+    """Kernel names captured into each exec, from the truth's capture-phase calls."""
+    names, kernels, per_exec, current = {}, {}, {}, None
+    for c in r["calls"]:
+        a = c.get("args") or {}
+        if c["base"] == "cuModuleGetFunction":
+            names[a["func"]] = a.get("name")
+        elif c["base"] == "cuLibraryGetKernel":
+            kernels[a["kernel"]] = a["name"]
+        elif c["base"] == "cuKernelGetFunction":
+            names[a["func"]] = kernels.get(a["kernel"])
+        elif c["base"] == "cuStreamBeginCapture":
+            current = collections.Counter()
+        elif c["base"] in ("cuLaunchKernel", "cuLaunchKernelEx") and current is not None \
+                and c["depth"] == 0:
+            current[names.get(a["func"])] += 1
+        elif c["base"].startswith("cuGraphInstantiate") and current is not None:
+            per_exec[a["exec"]] = current
+            current = None
+    return per_exec
+
+
+def check_graphs(ck, rep, r, inventory):
+    tool = {int(g["exec"], 16): g for g in rep["graphs"] if g["pid"] == r["pid"]}
+    truth = {g["exec"]: g for g in r["graphs"]}
+    if inventory == "launched":
+        for h, g in tool.items():
+            if not g["launches"] or h not in truth:
+                continue
+            ck.expect(g["role"] == truth[h]["role"],
+                      f"rank {r['rank']} exec {h:#x}: role {g['role']} != {truth[h]['role']}")
+        launched = sum(1 for g in tool.values() if g["launches"])
+        ck.expect(launched > 0, f"rank {r['rank']}: no launched graph in the report")
+        return
+    names = capture_kernel_names(r)
+    ck.expect(set(tool) == set(truth),
+              f"rank {r['rank']}: execs {sorted(set(tool) ^ set(truth))} in only one of "
+              f"report and truth")
+    for h, t in truth.items():
+        g = tool.get(h)
+        if g is None:
+            continue
+        where = f"rank {r['rank']} exec {h:#x} ({t['role']} batch {t['batch']})"
+        ck.expect(g["captured"], f"{where}: not captured")
+        ck.expect(g["role"] == t["role"], f"{where}: role {g['role']} != {t['role']}")
+        ck.expect(g["kernels"] == t["kernels"], f"{where}: kernels {g['kernels']} != {t['kernels']}")
+        ck.expect(g["side_kernels"] == t["side_kernels"],
+                  f"{where}: side kernels {g['side_kernels']} != {t['side_kernels']}")
+        ck.expect(g["collective_count"] == t["collectives"],
+                  f"{where}: collectives {g['collective_count']} != {t['collectives']}")
+        got_names = collections.Counter({k["name"]: k["count"] for k in g["kernel_names"]})
+        ck.expect(got_names == names.get(h), f"{where}: kernels {dict(got_names)} != "
+                                             f"{dict(names.get(h) or {})}")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--report", required=True)
+    ap.add_argument("--inventory", choices=("full", "launched"), default="full")
+    ap.add_argument("truth", nargs="+")
+    a = ap.parse_args()
+    rep = json.load(open(a.report))
+    ck = Checker()
+    for r in load_truth(a.truth):
+        loops = [l for l in rep["loops"] if l["pid"] == r["pid"]]
+        ck.expect(len(loops) == 1, f"rank {r['rank']}: {len(loops)} loops for pid {r['pid']}")
+        if r["summary"]["nranks"] > 1 and loops and a.inventory == "full":
+            ck.expect(loops[0]["rank"] == r["rank"],
+                      f"pid {r['pid']}: rank {loops[0]['rank']} != {r['rank']}")
+        check_cycles(ck, rep, r, [c for c in rep["cycles"] if c["pid"] == r["pid"]])
+        check_graphs(ck, rep, r, a.inventory)
+    for f in ck.failures[:20]:
+        print("  FAIL:", f)
+    print(f"  {len(rep['cycles'])} cycles, {ck.compared} comparisons, {len(ck.failures)} "
+          f"mismatches")
+    return 1 if ck.failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,506 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/*
+ * Cycles and phases from synthetic decode loops: each builder notes the exact
+ * boundary times as it makes the calls, the analysis must give the same.
+ */
+#include "call_seq.h"
+#include "cycles.h"
+
+#define MAX_CYCLES 32
+#define MAX_PIECES 3
+#define MAX_STEPS 6
+#define DRAFT_FUNC 0xa500
+#define EXTEND_FUNC 0xa600
+#define ATTN_FUNC 0xa700
+#define ACCEPT_FUNC 0xa800
+#define VERIFY_FUNC 0xa100	/* + piece */
+#define EVENT 0xe000		/* + cycle % 2 */
+
+enum accept_mode { ACCEPT_SYNC, ACCEPT_EVENT, ACCEPT_DEFERRED };
+
+struct loop_cfg {
+	int cycles;
+	int steps;		/* draft graph launches per cycle (per-step: distinct graphs) */
+	bool one_graph;		/* one draft graph holding every step */
+	int eager_draft;	/* >0: the draft is this many eager launches, no graph */
+	int pieces;		/* verify graph launches per forward (piecewise), default 1 */
+	enum accept_mode accept;
+	int extra_every;	/* an extra draft launch in cycles where i % extra_every == 1 */
+	int plant_every;	/* a stream sync between draft and verify when i % n == n - 1 */
+	bool two_batches;	/* graphs of two batch sizes, alternating per cycle */
+	bool uncaptured;	/* graphs were captured before attach */
+	bool skip_first_draft;	/* attach after the first draft launch */
+	bool cut_last_accept;	/* the recording ends inside the last accept sync */
+	int warmup;		/* verify replays, each followed by a sync, before the loop */
+	bool plant_accept;	/* syncs between the accept copy and the accept sync */
+};
+
+/* What the builder saw: the contract's boundary times per cycle. */
+struct expect {
+	__u64 d, v, ve, a, e, x, end;
+	int launches[PHASE_NR];
+};
+
+struct built {
+	struct call_seq s;
+	struct expect want[MAX_CYCLES];
+	int n;
+	struct cycles cy;
+};
+
+static __u64 verify_exec(int b, int p)
+{
+	return 0xb000 + b * 0x100 + p;
+}
+
+static __u64 draft_exec(int b, int j)
+{
+	return 0xd000 + b * 0x100 + j;
+}
+
+static __u64 extend_exec(int b)
+{
+	return 0xf000 + b * 0x100;
+}
+
+static void capture_all(struct call_seq *s, const struct loop_cfg *cfg)
+{
+	int pieces = cfg->pieces ? cfg->pieces : 1;
+
+	seq_call(s, "cuCtxSynchronize", 1000, 0, NULL, 0);
+	for (int b = 0; b < 2; b++)
+		for (int p = 0; p < pieces; p++)
+			/* a forward of 9 kernels, in pieces: fewer than one draft graph */
+			capture_graph(s, 0x9000 + verify_exec(b, p), verify_exec(b, p),
+				      VERIFY_FUNC + p, 9 / pieces);
+	for (int b = 0; b < 2; b++) {
+		if (cfg->one_graph)
+			capture_graph(s, 0x9000 + draft_exec(b, 0), draft_exec(b, 0), DRAFT_FUNC,
+				      4 * cfg->steps);
+		for (int j = 0; !cfg->one_graph && j < cfg->steps; j++)
+			capture_graph(s, 0x9000 + draft_exec(b, j), draft_exec(b, j), DRAFT_FUNC,
+				      4);
+	}
+	for (int b = 0; b < 2; b++)
+		capture_graph(s, 0x9000 + extend_exec(b), extend_exec(b), EXTEND_FUNC, 4);
+	seq_call(s, "cuCtxSynchronize", 1000, 0, NULL, 0);
+}
+
+static void draft_phase(struct built *bt, const struct loop_cfg *cfg, int i, int b)
+{
+	struct call_seq *s = &bt->s;
+	struct expect *w = &bt->want[i];
+	int graphs = cfg->one_graph ? 1 : cfg->steps;
+
+	if (cfg->extra_every && i % cfg->extra_every == 1)
+		graphs++;
+	for (int j = 0; cfg->eager_draft && j < cfg->eager_draft; j++) {
+		__u64 ts = kernel(s, DRAFT_FUNC, MAIN_STREAM);
+
+		w->d = j ? w->d : ts;
+		w->launches[PHASE_DRAFT]++;
+	}
+	for (int j = 0; !cfg->eager_draft && j < graphs; j++) {
+		int step = j < cfg->steps ? j : cfg->steps - 1;
+		__u64 ts;
+
+		if (i == 0 && j == 0 && cfg->skip_first_draft) {
+			/* made before the probes were in place: not in the recording */
+			s->now += GAP_NS;
+			continue;
+		}
+		ts = graph_launch(s, draft_exec(b, cfg->one_graph ? 0 : step));
+		w->d = w->d ? w->d : ts;
+		w->launches[PHASE_DRAFT]++;
+	}
+	if (cfg->plant_every && i % cfg->plant_every == cfg->plant_every - 1)
+		stream_sync(s, 50000);
+}
+
+static void verify_phase(struct built *bt, const struct loop_cfg *cfg, int i, int b)
+{
+	struct expect *w = &bt->want[i];
+	int pieces = cfg->pieces ? cfg->pieces : 1;
+
+	for (int p = 0; p < pieces; p++) {
+		__u64 ts = graph_launch(&bt->s, verify_exec(b, p));
+
+		w->v = p ? w->v : ts;
+		w->ve = ts;
+		w->launches[PHASE_VERIFY]++;
+		/* piecewise: attention runs eagerly between the pieces */
+		if (p + 1 < pieces) {
+			kernel(&bt->s, ATTN_FUNC, MAIN_STREAM);
+			w->launches[PHASE_VERIFY]++;
+		}
+	}
+}
+
+static void accept_phase(struct built *bt, const struct loop_cfg *cfg, int i)
+{
+	struct call_seq *s = &bt->s;
+	struct expect *w = &bt->want[i];
+	bool last = i + 1 == cfg->cycles;
+
+	for (int k = 0; k < 3; k++)
+		kernel(s, ACCEPT_FUNC, MAIN_STREAM);
+	w->launches[PHASE_ACCEPT] = 3;
+	copy_d2h(s);
+	if (cfg->plant_accept) {
+		/* these already wait for the copy; the loop's own sync still follows */
+		stream_sync(s, 400000);
+		event_record(s, 0xe900, MAIN_STREAM);
+		event_sync(s, 0xe900, 1000);
+		w->e = s->now - GAP_NS;
+	}
+	if (cfg->accept != ACCEPT_SYNC)
+		event_record(s, EVENT + i % 2, MAIN_STREAM);
+	if (last && cfg->cut_last_accept)
+		s->cut_next = true;
+	if (cfg->accept == ACCEPT_SYNC) {
+		stream_sync(s, 2000000);
+		w->a = w->e = s->now - GAP_NS;
+	} else if (cfg->accept == ACCEPT_EVENT) {
+		event_sync(s, EVENT + i % 2, 2000000);
+		w->a = w->e = s->now - GAP_NS;
+	} else if (i > 0) {
+		/* deferred: the previous cycle's result arrives now */
+		event_sync(s, EVENT + (i - 1) % 2, 1500000);
+		bt->want[i - 1].a = w->e = s->now - GAP_NS;
+	}
+}
+
+static void extend_phase(struct built *bt, int i, int b)
+{
+	struct expect *w = &bt->want[i];
+
+	w->x = graph_launch(&bt->s, extend_exec(b));
+	w->e = w->e ? w->e : w->x;
+	w->launches[PHASE_EXTEND] = 1;
+}
+
+static void build(struct built *bt, const struct loop_cfg *cfg)
+{
+	struct call_seq *s = &bt->s;
+
+	memset(bt, 0, sizeof(*bt));
+	/*
+	 * Attached after capture: every call from the mark on is recorded. With
+	 * skip_first_draft the mark falls between the first two draft launches.
+	 */
+	seq_init(s, !cfg->uncaptured ? 0 : cfg->skip_first_draft ? 1030500 : 1000000);
+	bt->n = cfg->cycles;
+	if (!cfg->uncaptured)
+		capture_all(s, cfg);
+	for (int w = 0; w < cfg->warmup; w++) {
+		graph_launch(s, verify_exec(w % 2, 0));
+		stream_sync(s, 3000000);
+	}
+	for (int i = 0; i < cfg->cycles; i++) {
+		int b = cfg->two_batches ? i % 2 : 0;
+
+		s->now += 30000;	/* host preparation */
+		draft_phase(bt, cfg, i, b);
+		verify_phase(bt, cfg, i, b);
+		accept_phase(bt, cfg, i);
+		extend_phase(bt, i, b);
+	}
+	for (int i = 0; i + 1 < cfg->cycles; i++)
+		bt->want[i].end = bt->want[i + 1].d;
+	bt->want[cfg->cycles - 1].end = bt->want[cfg->cycles - 1].x;
+	if (cfg->accept == ACCEPT_DEFERRED) {
+		event_sync(s, EVENT + (cfg->cycles - 1) % 2, 1000000);
+		bt->want[cfg->cycles - 1].a = s->now - GAP_NS;
+	}
+	stream_sync(s, 10000);
+}
+
+static void run(struct built *bt, const struct loop_cfg *cfg)
+{
+	build(bt, cfg);
+	assert_int_equal(cycles__analyse(bt->s.m, &bt->cy), 0);
+}
+
+static void done(struct built *bt)
+{
+	cycles__free(&bt->cy);
+	seq_free(&bt->s);
+}
+
+static void expect_cycle(const struct cycle *c, const struct expect *w)
+{
+	assert_int_equal(c->start_ns, w->d);
+	assert_int_equal(c->end_ns, w->end);
+	assert_int_equal(c->phase[PHASE_DRAFT].start_ns, w->d);
+	assert_int_equal(c->phase[PHASE_DRAFT].end_ns, w->v);
+	assert_int_equal(c->phase[PHASE_VERIFY].start_ns, w->v);
+	assert_int_equal(c->phase[PHASE_VERIFY].end_ns, w->ve);
+	assert_int_equal(c->phase[PHASE_ACCEPT].start_ns, w->ve);
+	assert_int_equal(c->phase[PHASE_ACCEPT].end_ns, w->a);
+	assert_int_equal(c->phase[PHASE_EXTEND].start_ns, w->e);
+	assert_int_equal(c->phase[PHASE_EXTEND].end_ns, w->end);
+	for (int p = 0; p < PHASE_OTHER; p++)
+		assert_int_equal(c->phase[p].launches, w->launches[p]);
+}
+
+/* Every cycle from first on equals the builder's notes; count exactly n - first. */
+static void expect_cycles(struct built *bt, int first, int missing_at_end)
+{
+	const struct loop *lp;
+
+	assert_int_equal(bt->cy.nr_loops, 1);
+	lp = &bt->cy.loops[0];
+	assert_int_equal(lp->nr_cycles, bt->n - first - missing_at_end);
+	assert_int_equal(lp->skipped_start, first);
+	assert_int_equal(lp->skipped_end, missing_at_end);
+	for (size_t i = 0; i < lp->nr_cycles; i++)
+		expect_cycle(&lp->cycles[i], &bt->want[first + i]);
+}
+
+static enum graph_role role(struct built *bt, __u64 exec)
+{
+	struct model_exec *x = find_exec(&bt->s, exec);
+
+	assert_non_null(x);
+	return x->role;
+}
+
+static void test_per_step(void **state)
+{
+	struct loop_cfg cfg = { .cycles = 8, .steps = 3 };
+	struct built bt;
+
+	run(&bt, &cfg);
+	expect_cycles(&bt, 0, 0);
+	assert_int_equal(role(&bt, verify_exec(0, 0)), ROLE_VERIFY);
+	assert_int_equal(role(&bt, verify_exec(1, 0)), ROLE_VERIFY);
+	assert_int_equal(find_exec(&bt.s, verify_exec(1, 0))->role_from, ROLE_FROM_FAMILY);
+	for (int j = 0; j < 3; j++)
+		assert_int_equal(role(&bt, draft_exec(0, j)), ROLE_DRAFT);
+	assert_int_equal(role(&bt, draft_exec(1, 2)), ROLE_DRAFT);
+	assert_int_equal(role(&bt, extend_exec(0)), ROLE_EXTEND);
+	assert_int_equal(role(&bt, extend_exec(1)), ROLE_EXTEND);
+	assert_true(bt.cy.loops[0].cycles[0].draft_joined);
+	assert_true(bt.cy.loops[0].cycles[0].extend_joined);
+	assert_false(bt.cy.loops[0].cycles[7].followed);
+	assert_false(bt.cy.loops[0].cycles[7].extend_joined);
+	assert_int_equal(bt.cy.loops[0].cycles[3].phase[PHASE_ACCEPT].syncs, 1);
+	assert_int_equal(bt.cy.loops[0].cycles[3].phase[PHASE_ACCEPT].blocked_ns, 2000000);
+	done(&bt);
+}
+
+/* One draft graph of 12 kernels: more than verify's 9, yet verify hands the result over. */
+static void test_one_graph_event(void **state)
+{
+	struct loop_cfg cfg = { .cycles = 6, .steps = 3, .one_graph = true,
+				.accept = ACCEPT_EVENT };
+	struct built bt;
+
+	run(&bt, &cfg);
+	expect_cycles(&bt, 0, 0);
+	assert_int_equal(role(&bt, verify_exec(0, 0)), ROLE_VERIFY);
+	assert_int_equal(role(&bt, draft_exec(0, 0)), ROLE_DRAFT);
+	assert_int_equal(role(&bt, draft_exec(1, 0)), ROLE_DRAFT);
+	assert_int_equal(role(&bt, extend_exec(0)), ROLE_EXTEND);
+	done(&bt);
+}
+
+static void test_eager_draft(void **state)
+{
+	struct loop_cfg cfg = { .cycles = 6, .steps = 3, .eager_draft = 8 };
+	struct built bt;
+
+	run(&bt, &cfg);
+	expect_cycles(&bt, 0, 0);
+	assert_int_equal(role(&bt, extend_exec(0)), ROLE_EXTEND);
+	done(&bt);
+}
+
+static void test_deferred(void **state)
+{
+	struct loop_cfg cfg = { .cycles = 7, .steps = 3, .accept = ACCEPT_DEFERRED };
+	struct built bt;
+	const struct loop *lp;
+
+	run(&bt, &cfg);
+	expect_cycles(&bt, 0, 0);
+	lp = &bt.cy.loops[0];
+	/* the first cycle has no sync of its own before extend: extend starts at its launch */
+	assert_int_equal(lp->cycles[0].phase[PHASE_EXTEND].start_ns, bt.want[0].x);
+	for (size_t i = 0; i < lp->nr_cycles; i++) {
+		assert_true(lp->cycles[i].accept_deferred);
+		assert_true(lp->cycles[i].phase[PHASE_ACCEPT].end_ns > lp->cycles[i].end_ns);
+		/* the sync it made is the previous cycle's; its own counts once, in accept */
+		assert_int_equal(lp->cycles[i].phase[PHASE_ACCEPT].syncs, 1);
+	}
+	done(&bt);
+}
+
+static void test_piecewise_verify(void **state)
+{
+	struct loop_cfg cfg = { .cycles = 6, .steps = 3, .pieces = 3 };
+	struct built bt;
+
+	run(&bt, &cfg);
+	expect_cycles(&bt, 0, 0);
+	for (int p = 0; p < 3; p++)
+		assert_int_equal(role(&bt, verify_exec(0, p)), ROLE_VERIFY);
+	assert_int_equal(role(&bt, draft_exec(0, 2)), ROLE_DRAFT);
+	assert_true(bt.cy.loops[0].cycles[2].verify_pieces);
+	done(&bt);
+}
+
+static void test_extra_draft_launch(void **state)
+{
+	struct loop_cfg cfg = { .cycles = 8, .steps = 3, .extra_every = 2 };
+	struct built bt;
+
+	run(&bt, &cfg);
+	expect_cycles(&bt, 0, 0);
+	assert_int_equal(bt.cy.loops[0].cycles[1].phase[PHASE_DRAFT].launches, 4);
+	assert_int_equal(bt.cy.loops[0].cycles[2].phase[PHASE_DRAFT].launches, 3);
+	done(&bt);
+}
+
+static void test_batch_sizes_alternate(void **state)
+{
+	struct loop_cfg cfg = { .cycles = 8, .steps = 2, .two_batches = true };
+	struct built bt;
+
+	run(&bt, &cfg);
+	expect_cycles(&bt, 0, 0);
+	assert_int_equal(find_exec(&bt.s, verify_exec(1, 0))->role_from, ROLE_FROM_FAMILY);
+	assert_int_equal(role(&bt, draft_exec(1, 1)), ROLE_DRAFT);
+	assert_int_equal(role(&bt, extend_exec(1)), ROLE_EXTEND);
+	done(&bt);
+}
+
+static void test_planted_sync(void **state)
+{
+	struct loop_cfg cfg = { .cycles = 6, .steps = 3, .plant_every = 3 };
+	struct built bt;
+	const struct loop *lp;
+
+	run(&bt, &cfg);
+	expect_cycles(&bt, 0, 0);
+	lp = &bt.cy.loops[0];
+	assert_false(lp->cycles[2].draft_joined);
+	assert_int_equal(lp->cycles[2].phase[PHASE_DRAFT].syncs, 1);
+	assert_true(lp->cycles[3].draft_joined);
+	done(&bt);
+}
+
+/* Attached while the loop ran, after the first draft launch: graphs by behaviour. */
+static void test_mid_run_attach(void **state)
+{
+	struct loop_cfg cfg = { .cycles = 8, .steps = 3, .uncaptured = true,
+				.skip_first_draft = true };
+	struct built bt;
+
+	run(&bt, &cfg);
+	expect_cycles(&bt, 1, 0);
+	assert_int_equal(role(&bt, verify_exec(0, 0)), ROLE_VERIFY);
+	assert_int_equal(find_exec(&bt.s, verify_exec(0, 0))->role_from, ROLE_FROM_WAIT);
+	assert_null(find_exec(&bt.s, verify_exec(0, 0))->capture);
+	assert_int_equal(role(&bt, draft_exec(0, 0)), ROLE_DRAFT);
+	assert_int_equal(role(&bt, extend_exec(0)), ROLE_EXTEND);
+	done(&bt);
+}
+
+static void test_mid_run_deferred_two_batches(void **state)
+{
+	struct loop_cfg cfg = { .cycles = 10, .steps = 2, .uncaptured = true,
+				.accept = ACCEPT_DEFERRED, .two_batches = true };
+	struct built bt;
+
+	run(&bt, &cfg);
+	/* the first call seen is a draft launch long after the mark: its cycle is whole */
+	expect_cycles(&bt, 0, 0);
+	assert_int_equal(role(&bt, verify_exec(1, 0)), ROLE_VERIFY);
+	done(&bt);
+}
+
+static void test_cut_inside_last_accept(void **state)
+{
+	struct loop_cfg cfg = { .cycles = 5, .steps = 3, .cut_last_accept = true };
+	struct built bt;
+
+	run(&bt, &cfg);
+	expect_cycles(&bt, 0, 1);
+	/* the last one counted still has an iteration after it */
+	assert_true(bt.cy.loops[0].cycles[3].followed);
+	assert_true(bt.cy.loops[0].cycles[3].extend_joined);
+	done(&bt);
+}
+
+static void test_syncs_before_the_accept_sync(void **state)
+{
+	struct loop_cfg sync = { .cycles = 5, .steps = 3, .plant_accept = true };
+	struct loop_cfg deferred = { .cycles = 5, .steps = 3, .plant_accept = true,
+				     .accept = ACCEPT_DEFERRED };
+	struct built bt;
+
+	run(&bt, &sync);
+	expect_cycles(&bt, 0, 0);
+	assert_int_equal(bt.cy.loops[0].cycles[1].phase[PHASE_ACCEPT].syncs, 3);
+	done(&bt);
+	run(&bt, &deferred);
+	expect_cycles(&bt, 0, 0);
+	assert_true(bt.cy.loops[0].cycles[1].accept_deferred);
+	done(&bt);
+}
+
+static void test_warmup_replays_are_not_cycles(void **state)
+{
+	struct loop_cfg cfg = { .cycles = 6, .steps = 3, .warmup = 2 };
+	struct built bt;
+	const struct loop *lp;
+
+	run(&bt, &cfg);
+	lp = &bt.cy.loops[0];
+	assert_int_equal(lp->nr_cycles, cfg.cycles);
+	for (size_t i = 0; i < lp->nr_cycles; i++)
+		expect_cycle(&lp->cycles[i], &bt.want[i]);
+	/* the first replay could have had a draft before the recording began */
+	assert_int_equal(lp->skipped_start, 1);
+	assert_int_equal(lp->skipped_no_draft, 1);
+	assert_int_equal(role(&bt, draft_exec(0, 0)), ROLE_DRAFT);
+	done(&bt);
+}
+
+static void test_no_loop(void **state)
+{
+	struct call_seq s;
+	struct cycles cy;
+
+	seq_init(&s, 0);
+	kernel(&s, ATTN_FUNC, MAIN_STREAM);
+	stream_sync(&s, 1000);
+	graph_launch(&s, 0xb000);
+	assert_int_equal(cycles__analyse(s.m, &cy), 0);
+	assert_int_equal(cy.nr_loops, 0);
+	cycles__free(&cy);
+	seq_free(&s);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_per_step),
+		cmocka_unit_test(test_one_graph_event),
+		cmocka_unit_test(test_eager_draft),
+		cmocka_unit_test(test_deferred),
+		cmocka_unit_test(test_piecewise_verify),
+		cmocka_unit_test(test_extra_draft_launch),
+		cmocka_unit_test(test_batch_sizes_alternate),
+		cmocka_unit_test(test_planted_sync),
+		cmocka_unit_test(test_mid_run_attach),
+		cmocka_unit_test(test_mid_run_deferred_two_batches),
+		cmocka_unit_test(test_cut_inside_last_accept),
+		cmocka_unit_test(test_syncs_before_the_accept_sync),
+		cmocka_unit_test(test_warmup_replays_are_not_cycles),
+		cmocka_unit_test(test_no_loop),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,230 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/* specprobe report: cycles, phases and graphs of a recording, or of processes traced now. */
+#include <argp.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "cli.h"
+#include "log.h"
+#include "record.h"
+#include "report.h"
+#include "tracefile.h"
+
+static struct report_env {
+	const char *input;
+	const char *output;	/* live: the recording kept */
+	struct target_args targets;
+	unsigned long duration_s;
+	unsigned long ring_mb;
+	bool force;
+	struct report_opts opts;
+} env;
+
+static const char doc[] =
+	"Decode cycles, their phases and the CUDA graphs of a recording (FILE), or of "
+	"processes traced now (-p): then the calls are recorded as 'specprobe record' does, "
+	"the recording is kept (-o, default report-PID.sprb here), and the report is printed "
+	"at the end. Both give the same report for the same recording.\n\n"
+	"EXAMPLES:\n"
+	"  specprobe report run.sprb\n"
+	"  specprobe report --json run.sprb | jq .summary\n"
+	"  specprobe report -p 4242 --duration 10 -o run.sprb\n";
+
+enum { OPT_ALL_CYCLES = 256 };
+
+static const struct argp_option options[] = {
+	{ "json", 'j', NULL, 0, "One JSON document (docs/report-json.md)", 0 },
+	{ "all-cycles", OPT_ALL_CYCLES, NULL, 0, "Text: every cycle in the cycle tables", 0 },
+	{ "output", 'o', "FILE", 0, "Live: keep the recording here (default report-PID.sprb)", 1 },
+	{ "duration", 'd', "SECONDS", 0, "Live: stop after this long", 1 },
+	{ "force", 'f', NULL, 0, "Live: overwrite an existing recording", 1 },
+	{ "ring-mb", 'r', "MB", 0, "Live: ring buffer MiB, a power of two (default 64)", 1 },
+	{},
+};
+
+static const struct argp_child children[] = { { &target_argp, 0, NULL, 2 }, {} };
+
+static bool live(void)
+{
+	return env.targets.nr_pids > 0 || env.targets.cmd;
+}
+
+static void check_all(struct argp_state *state)
+{
+	if (env.input && live())
+		argp_error(state, "either a recording FILE or -p PID / -- CMD, not both");
+	if (!env.input && !live())
+		argp_error(state,
+			   "which recording? specprobe report FILE, or -p PID / -- CMD to trace now");
+	if (env.input && (env.output || env.duration_s || env.force || env.ring_mb))
+		argp_error(state,
+			   "-o, --duration, --force and --ring-mb are for live reports (-p, --)");
+}
+
+static bool after_dashdash(const struct argp_state *state)
+{
+	for (int i = 1; i < state->next - 1; i++)
+		if (!strcmp(state->argv[i], "--"))
+			return true;
+	return false;
+}
+
+static error_t parse_arg(int key, char *arg, struct argp_state *state)
+{
+	switch (key) {
+	case 'j':
+		env.opts.json = true;
+		break;
+	case OPT_ALL_CYCLES:
+		env.opts.all_cycles = true;
+		break;
+	case 'o':
+		env.output = arg;
+		break;
+	case 'd':
+		if (cli__parse_ulong(arg, &env.duration_s) || env.duration_s == 0)
+			argp_error(state, "invalid duration '%s'", arg);
+		break;
+	case 'f':
+		env.force = true;
+		break;
+	case 'r':
+		if (cli__parse_ulong(arg, &env.ring_mb) || !env.ring_mb ||
+		    (env.ring_mb & (env.ring_mb - 1)) || env.ring_mb > 4096)
+			argp_error(state, "--ring-mb must be a power of two up to 4096");
+		break;
+	case ARGP_KEY_INIT:
+		state->child_inputs[0] = &env.targets;
+		break;
+	case ARGP_KEY_ARG:
+		/* after "--" comes the command to start under trace (the -p/-- child takes it) */
+		if (after_dashdash(state))
+			return ARGP_ERR_UNKNOWN;
+		if (env.input)
+			argp_error(state, "one recording at a time");
+		env.input = arg;
+		break;
+	case ARGP_KEY_END:
+		check_all(state);
+		break;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+	return 0;
+}
+
+static int print(struct reporter *rep)
+{
+	int ret = reporter__finish(rep);
+
+	if (ret) {
+		log_error("analysing the recording: %s", strerror(-ret));
+		return 1;
+	}
+	if (reporter__print(rep, stdout, &env.opts)) {
+		log_error("writing the report: %s", strerror(errno));
+		return 1;
+	}
+	return 0;
+}
+
+static int report_file(const char *path)
+{
+	struct reporter *rep = NULL;
+	struct tf_reader *r;
+	const void *rec;
+	char err[512];
+	int ret, status = 1;
+
+	r = tf_reader__open(path, err, sizeof(err));
+	if (!r) {
+		log_error("%s", err);
+		return 1;
+	}
+	rep = reporter__new(tf_reader__header(r));
+	if (!rep) {
+		log_error("out of memory");
+		goto out;
+	}
+	while ((ret = tf_reader__next(r, &rec)) > 0) {
+		ret = reporter__feed(rep, rec, ((const struct sp_rec_hdr *)rec)->size);
+		if (ret)
+			break;
+	}
+	if (ret == -ENODATA || ret == -EBADMSG) {
+		log_error("%s: no report", tf_reader__error(r));
+		goto out;
+	}
+	if (ret < 0) {
+		log_error("%s: %s", path, strerror(-ret));
+		goto out;
+	}
+	status = print(rep);
+out:
+	reporter__free(rep);
+	tf_reader__free(r);
+	return status;
+}
+
+struct live_report {
+	struct reporter *rep;
+	int err;
+};
+
+static void live_header(void *ctx, const struct tf_header *hdr)
+{
+	struct live_report *l = ctx;
+
+	l->rep = reporter__new(hdr);
+	if (!l->rep)
+		l->err = -ENOMEM;
+}
+
+static void live_record(void *ctx, const void *rec, size_t size)
+{
+	struct live_report *l = ctx;
+
+	if (l->rep && !l->err)
+		l->err = reporter__feed(l->rep, rec, size);
+}
+
+static int report_live(void)
+{
+	struct live_report l = { 0 };
+	struct record_tap tap = { live_header, live_record, &l };
+	struct record_request req = {
+		.targets = &env.targets, .duration_s = env.duration_s, .ring_mb = env.ring_mb,
+		.force = env.force, .tap = &tap,
+	};
+	char path[64];
+	int status;
+
+	if (!env.output) {
+		snprintf(path, sizeof(path), "report-%d.sprb",
+			 env.targets.nr_pids ? env.targets.pids[0] : (int)getpid());
+		env.output = path;
+	}
+	req.output = env.output;
+	status = record__run(&req);
+	if (!status && l.err)
+		log_error("reading the records live: %s", strerror(-l.err));
+	else if (!status)
+		status = print(l.rep);
+	if (l.rep)
+		log_info("the recording is in %s: 'specprobe report %s' reports it again",
+			 env.output, env.output);
+	reporter__free(l.rep);
+	return status ? status : l.err ? 1 : 0;
+}
+
+int cmd_report(int argc, char **argv)
+{
+	static const struct argp argp = { options, parse_arg, "[FILE | -- CMD [ARGS...]]", doc,
+					  children, NULL, NULL };
+
+	if (argp_parse(&argp, argc, argv, 0, NULL, NULL))
+		return 2;
+	return live() ? report_live() : report_file(env.input);
+}

@@ -1,0 +1,997 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/*
+ * Cycles from one thread's loop events. The verify launches anchor every
+ * iteration; around them, in entry order:
+ *
+ *   ... [draft launches] [verify launches] [accept: eager work, the D2H copy,
+ *   the sync that brings the result] [extend launches] [next draft ...]
+ *
+ * Roles first (verify from captured kernels or sync waits, draft and extend
+ * from where they are launched), then the boundaries of each iteration.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include "cycles.h"
+
+#define NONE ((size_t)-1)
+/* how many iterations later a deferred accept sync may come */
+#define DEFERRED_REACH 4
+
+struct exec_stats {
+	__u32 launches;		/* on this thread */
+	/* of those, launches followed, before the next graph launch, by: */
+	__u32 followed;		/* a sync */
+	__u32 handed;		/* a copy to the host */
+	__u64 wait_ns;		/* time blocked in those syncs */
+	__u32 adjacent;		/* launches next to a verify piece (capture order +-1) */
+	__u32 extend_votes, draft_votes;
+};
+
+/* One verify launch group and what surrounds it. */
+struct iter {
+	size_t vs, ve;		/* first and last verify launch */
+	size_t region_end;	/* next group's vs, or the number of events */
+	size_t after;		/* end of accept's calls: first graph launch after verify */
+	size_t draft;		/* first draft launch, NONE: nothing launched before verify */
+	bool draft_seen;	/* the draft started inside the recording */
+	size_t x1, xl;		/* first and last extend launch, NONE if none */
+	size_t accept;		/* the accept sync, NONE if none found */
+	bool accept_deferred;
+};
+
+struct thread_ctx {
+	struct model *m;
+	struct model_view *v;
+	struct model_thread *t;
+	struct exec_stats *stats;	/* by exec id */
+	struct iter *iters;
+	size_t nr_iters;
+	size_t *accept_of;		/* by event: iteration whose accept sync it is, or NONE */
+	bool copies_d2h;		/* the thread copies results to the host */
+	bool has_extend;		/* some exec launched here is an extend graph */
+};
+
+static bool is_launch(const struct loop_event *e)
+{
+	return e->kind == LOOP_GRAPH || e->kind == LOOP_KERNEL || e->kind == LOOP_COLLECTIVE;
+}
+
+static bool is_blocking(const struct loop_event *e)
+{
+	return e->flags & LOOP_BLOCKING;
+}
+
+static struct model_exec *exec_of(const struct thread_ctx *tc, const struct loop_event *e)
+{
+	return e->kind == LOOP_GRAPH ? tc->v->execs[e->handle] : NULL;
+}
+
+static enum graph_role role_of(const struct thread_ctx *tc, const struct loop_event *e)
+{
+	struct model_exec *x = exec_of(tc, e);
+
+	return x ? x->role : ROLE_UNKNOWN;
+}
+
+static __u64 blocked_ns(const struct loop_event *e)
+{
+	if (!is_blocking(e) || (e->flags & LOOP_UNRETURNED) || e->ts_return < e->ts)
+		return 0;
+	return e->ts_return - e->ts;
+}
+
+/* Kernels and collectives a graph runs: what makes the target forward the biggest. */
+static __u32 captured_work(const struct model_capture *cap)
+{
+	__u32 n = cap->kernel_count;
+
+	for (__u32 i = 0; i < cap->nr_colls; i++)
+		n += cap->colls[i].count;
+	return n;
+}
+
+static bool is_d2h(const struct loop_event *e)
+{
+	return e->kind == LOOP_COPY && (e->flags & LOOP_D2H);
+}
+
+static void collect_stats(struct thread_ctx *tc)
+{
+	const struct model_thread *t = tc->t;
+
+	for (size_t j = 0; j < t->nr_events; j++) {
+		const struct loop_event *e = &t->events[j];
+		struct exec_stats *st;
+		bool synced = false, handed = false;
+
+		tc->copies_d2h |= is_d2h(e);
+		if (e->kind != LOOP_GRAPH)
+			continue;
+		st = &tc->stats[e->handle];
+		st->launches++;
+		/* up to the next graph launch: a copy to the host, and the first sync */
+		for (size_t k = j + 1; k < t->nr_events && t->events[k].kind != LOOP_GRAPH; k++) {
+			if (!handed && is_d2h(&t->events[k])) {
+				handed = true;
+				st->handed++;
+			}
+			if (!synced && is_blocking(&t->events[k])) {
+				synced = true;
+				st->followed++;
+				st->wait_ns += blocked_ns(&t->events[k]);
+			}
+		}
+	}
+}
+
+static double mean_wait(const struct exec_stats *st)
+{
+	return st->launches ? (double)st->wait_ns / st->launches : 0;
+}
+
+/*
+ * Verify hands its result to the host: a D2H copy (or, where the thread makes
+ * none, a sync) follows most of its launches before the next graph launch.
+ */
+static bool hands_result(const struct thread_ctx *tc, const struct exec_stats *st)
+{
+	__u32 n = tc->copies_d2h ? st->handed : st->followed;
+
+	return st->launches >= 2 && n * 2 > st->launches;
+}
+
+/*
+ * The verify anchor, among the graphs that hand a result to the host (all
+ * graphs if none does): the most captured kernels, else the longest wait in
+ * the sync that follows it.
+ */
+static struct model_exec *pick_anchor(struct thread_ctx *tc, enum role_source *from)
+{
+	bool any_hands = false;
+
+	for (size_t id = 0; id < tc->v->nr_execs && !any_hands; id++)
+		any_hands = hands_result(tc, &tc->stats[id]);
+	for (int pass = 0; pass < 2; pass++) {
+		struct model_exec *best = NULL;
+		__u32 best_kernels = 0;
+		double best_wait = -1;
+
+		for (size_t id = 0; id < tc->v->nr_execs; id++) {
+			const struct exec_stats *st = &tc->stats[id];
+			struct model_exec *x = tc->v->execs[id];
+
+			if (st->launches < 2 || (any_hands && !hands_result(tc, st)))
+				continue;
+			if (pass == 0 && x->capture && captured_work(x->capture) > best_kernels) {
+				best = x;
+				best_kernels = captured_work(x->capture);
+			} else if (pass == 1 && st->followed && mean_wait(st) > best_wait) {
+				best = x;
+				best_wait = mean_wait(st);
+			}
+		}
+		if (best) {
+			*from = pass == 0 ? ROLE_FROM_KERNELS : ROLE_FROM_WAIT;
+			return best;
+		}
+	}
+	return NULL;
+}
+
+static void set_role(struct model_exec *x, enum graph_role role, enum role_source from)
+{
+	x->role = role;
+	x->role_from = from;
+}
+
+/* Every exec of the process with the anchor's kernels: its other batch sizes. */
+static void mark_family(struct thread_ctx *tc, const struct model_exec *like,
+			enum role_source from)
+{
+	for (size_t id = 0; id < tc->v->nr_execs; id++) {
+		struct model_exec *x = tc->v->execs[id];
+
+		if (x->tgid != like->tgid || x->role == ROLE_VERIFY)
+			continue;
+		if (x == like || model__same_kernels(x->capture, like->capture))
+			set_role(x, ROLE_VERIFY, x == like ? from : ROLE_FROM_FAMILY);
+	}
+}
+
+/* Graph launch next to event j in direction dir (+1/-1) with no sync between, or NONE. */
+static size_t graph_neighbour(const struct model_thread *t, size_t j, int dir)
+{
+	for (size_t k = j + dir; k < t->nr_events; k += dir) {
+		if (is_blocking(&t->events[k]))
+			return NONE;
+		if (t->events[k].kind == LOOP_GRAPH)
+			return k;
+	}
+	return NONE;
+}
+
+/*
+ * Piecewise verify: a graph launched right before (after) a verify piece,
+ * captured right before (after) it, is the neighbouring piece of one forward.
+ */
+static bool add_pieces(struct thread_ctx *tc)
+{
+	const struct model_thread *t = tc->t;
+	bool grown = false;
+
+	for (size_t id = 0; id < tc->v->nr_execs; id++)
+		tc->stats[id].adjacent = 0;
+	for (size_t j = 0; j < t->nr_events; j++) {
+		const struct model_exec *x = exec_of(tc, &t->events[j]);
+
+		if (!x || x->role != ROLE_VERIFY || !x->capture)
+			continue;
+		for (int dir = -1; dir <= 1; dir += 2) {
+			size_t k = graph_neighbour(t, j, dir);
+			const struct model_exec *n = k == NONE ? NULL : exec_of(tc, &t->events[k]);
+
+			if (n && n->role != ROLE_VERIFY && n->capture && n->tgid == x->tgid &&
+			    n->capture->order == x->capture->order + dir)
+				tc->stats[n->id].adjacent++;
+		}
+	}
+	for (size_t id = 0; id < tc->v->nr_execs; id++) {
+		const struct exec_stats *st = &tc->stats[id];
+
+		if (st->launches && st->adjacent * 2 > st->launches &&
+		    tc->v->execs[id]->role != ROLE_VERIFY) {
+			mark_family(tc, tc->v->execs[id], ROLE_FROM_PIECES);
+			grown = true;
+		}
+	}
+	return grown;
+}
+
+static void mark_verify(struct thread_ctx *tc, struct model_exec *anchor, enum role_source from)
+{
+	const struct exec_stats *ast = &tc->stats[anchor->id];
+
+	if (from == ROLE_FROM_KERNELS) {
+		mark_family(tc, anchor, from);
+		while (add_pieces(tc))
+			;
+		return;
+	}
+	set_role(anchor, ROLE_VERIFY, from);
+	/* other batch sizes captured before attach wait as long after their launch */
+	for (size_t id = 0; id < tc->v->nr_execs; id++) {
+		const struct exec_stats *st = &tc->stats[id];
+		struct model_exec *x = tc->v->execs[id];
+
+		if (x == anchor || x->role != ROLE_UNKNOWN || x->capture || !hands_result(tc, st))
+			continue;
+		if (st->followed * 2 > st->launches && mean_wait(st) * 2 >= mean_wait(ast))
+			set_role(x, ROLE_VERIFY, ROLE_FROM_WAIT);
+	}
+}
+
+static int push_iter(struct thread_ctx *tc, size_t *cap, size_t vs, size_t ve)
+{
+	if (tc->nr_iters == *cap) {
+		size_t n = *cap ? *cap * 2 : 256;
+		struct iter *grown = realloc(tc->iters, n * sizeof(*grown));
+
+		if (!grown)
+			return -ENOMEM;
+		tc->iters = grown;
+		*cap = n;
+	}
+	tc->iters[tc->nr_iters++] = (struct iter){ .vs = vs, .ve = ve };
+	return 0;
+}
+
+/* Verify groups: verify launches with no sync and no other graph launch between. */
+static int find_groups(struct thread_ctx *tc)
+{
+	const struct model_thread *t = tc->t;
+	size_t cap = 0, vs = NONE, ve = NONE;
+
+	for (size_t j = 0; j <= t->nr_events; j++) {
+		const struct loop_event *e = j < t->nr_events ? &t->events[j] : NULL;
+		bool verify = e && role_of(tc, e) == ROLE_VERIFY;
+
+		if (verify) {
+			if (vs == NONE)
+				vs = j;
+			ve = j;
+			continue;
+		}
+		if (vs != NONE && (!e || is_blocking(e) || e->kind == LOOP_GRAPH)) {
+			if (push_iter(tc, &cap, vs, ve))
+				return -ENOMEM;
+			vs = NONE;
+		}
+	}
+	return 0;
+}
+
+/* Eager work that may be a draft step: on the stream the verify graph goes to. */
+static bool on_stream_of(const struct loop_event *e, const struct loop_event *verify)
+{
+	return e->kind == LOOP_GRAPH || (is_launch(e) && e->stream == verify->stream);
+}
+
+/* A draft graph, or an eager launch on the verify stream (an eager draft step). */
+static bool is_draft_launch(const struct thread_ctx *tc, const struct loop_event *e,
+			    const struct loop_event *verify)
+{
+	if (e->kind == LOOP_GRAPH)
+		return role_of(tc, e) == ROLE_DRAFT;
+	return is_launch(e) && on_stream_of(e, verify);
+}
+
+/*
+ * Accept's calls end at the first graph launched after verify (extend, or the
+ * next draft); with no graph before the next verify, at the first launch on
+ * the verify stream after the result's copy.
+ */
+static void find_accept_ends(struct thread_ctx *tc)
+{
+	const struct model_thread *t = tc->t;
+
+	for (size_t i = 0; i < tc->nr_iters; i++) {
+		struct iter *it = &tc->iters[i];
+		const struct loop_event *verify = &t->events[it->ve];
+		size_t first_eager = NONE;
+		bool copied = false;
+
+		it->region_end = i + 1 < tc->nr_iters ? tc->iters[i + 1].vs : t->nr_events;
+		it->after = it->region_end;
+		for (size_t j = it->ve + 1; j < it->region_end; j++) {
+			const struct loop_event *e = &t->events[j];
+
+			if (e->kind == LOOP_GRAPH) {
+				it->after = j;
+				break;
+			}
+			copied |= is_d2h(e);
+			if (copied && first_eager == NONE && is_launch(e) &&
+			    on_stream_of(e, verify))
+				first_eager = j;
+		}
+		if (it->after == it->region_end && first_eager != NONE)
+			it->after = first_eager;
+	}
+}
+
+/*
+ * Between one accept and the next verify: the first graph launched, when more
+ * launches follow, extends the draft over the accepted tokens; the rest draft.
+ */
+static void vote_roles(struct thread_ctx *tc)
+{
+	const struct model_thread *t = tc->t;
+
+	for (size_t i = 0; i + 1 < tc->nr_iters; i++) {
+		const struct iter *it = &tc->iters[i];
+		const struct loop_event *verify = &t->events[it->ve];
+		size_t first = it->after, launches = 0;
+
+		for (size_t j = first; j < it->region_end; j++)
+			launches += on_stream_of(&t->events[j], verify);
+		for (size_t j = first; j < it->region_end; j++) {
+			struct model_exec *x = exec_of(tc, &t->events[j]);
+
+			if (!x || x->role == ROLE_VERIFY)
+				continue;
+			if (j == first && launches >= 2)
+				tc->stats[x->id].extend_votes++;
+			else
+				tc->stats[x->id].draft_votes++;
+		}
+	}
+}
+
+static void apply_votes(struct thread_ctx *tc)
+{
+	for (size_t id = 0; id < tc->v->nr_execs; id++) {
+		const struct exec_stats *st = &tc->stats[id];
+		struct model_exec *x = tc->v->execs[id];
+
+		if (x->role != ROLE_UNKNOWN || (!st->extend_votes && !st->draft_votes))
+			continue;
+		set_role(x, st->extend_votes > st->draft_votes ? ROLE_EXTEND : ROLE_DRAFT,
+			 ROLE_FROM_POSITION);
+	}
+}
+
+/*
+ * Walking back from verify: past calls that are not draft launches (a sync
+ * between draft and verify, work on other streams), then over draft launches
+ * (draft graphs, eager launches on the verify stream), up to a sync or a
+ * launch that is not a draft.
+ */
+static void find_draft(struct thread_ctx *tc, size_t i)
+{
+	const struct model_thread *t = tc->t;
+	struct iter *it = &tc->iters[i];
+	const struct loop_event *verify = &t->events[it->vs];
+	size_t floor = i ? tc->iters[i - 1].ve + 1 : 0, j = it->vs;
+
+	it->draft = NONE;
+	it->draft_seen = i > 0;
+	while (j-- > floor) {
+		const struct loop_event *e = &t->events[j];
+
+		if (is_draft_launch(tc, e, verify)) {
+			it->draft = j;
+			continue;
+		}
+		/* before the first draft launch is found, only a graph launch ends the walk */
+		if (e->kind == LOOP_GRAPH ||
+		    (it->draft != NONE && (is_launch(e) || is_blocking(e)))) {
+			it->draft_seen = true;
+			return;
+		}
+	}
+	/* ran into the start of the recording: launches before it may be unseen */
+}
+
+/* Longest time between two draft launches of one iteration seen whole. */
+static __u64 longest_draft_gap(const struct thread_ctx *tc)
+{
+	const struct model_thread *t = tc->t;
+	__u64 longest = 0;
+
+	for (size_t i = 0; i < tc->nr_iters; i++) {
+		const struct iter *it = &tc->iters[i];
+		size_t prev = it->draft;
+
+		if (prev == NONE || !it->draft_seen)
+			continue;
+		for (size_t j = prev + 1; j < it->vs; j++) {
+			if (!is_draft_launch(tc, &t->events[j], &t->events[it->vs]))
+				continue;
+			if (t->events[j].ts - t->events[prev].ts > longest)
+				longest = t->events[j].ts - t->events[prev].ts;
+			prev = j;
+		}
+	}
+	return longest;
+}
+
+/*
+ * A draft that runs into the start of the recording began there if its first
+ * launch came later after the attach mark than draft launches ever follow one
+ * another: one made before the mark would have been that close, so after it.
+ */
+static void trust_first_drafts(struct thread_ctx *tc)
+{
+	__u64 gap = longest_draft_gap(tc), mark = tc->v->attach_done_ns;
+
+	for (size_t i = 0; i < tc->nr_iters; i++) {
+		struct iter *it = &tc->iters[i];
+
+		if (!it->draft_seen && it->draft != NONE &&
+		    tc->t->events[it->draft].ts > mark + gap)
+			it->draft_seen = true;
+	}
+}
+
+static size_t draft_or_verify(const struct iter *it)
+{
+	return it->draft != NONE ? it->draft : it->vs;
+}
+
+static void find_extend(struct thread_ctx *tc, size_t i)
+{
+	const struct model_thread *t = tc->t;
+	struct iter *it = &tc->iters[i];
+	size_t end, j = it->after;
+	enum graph_role role;
+
+	it->x1 = it->xl = NONE;
+	if (j >= it->region_end || t->events[j].kind != LOOP_GRAPH)
+		return;
+	if (i + 1 < tc->nr_iters) {
+		/* everything launched between accept and the next draft extends */
+		end = draft_or_verify(&tc->iters[i + 1]);
+		for (it->x1 = j; j < end; j++)
+			if (is_launch(&t->events[j]))
+				it->xl = j;
+		if (it->x1 >= end)
+			it->x1 = it->xl = NONE;
+		return;
+	}
+	/* the last one ends with its extend launches; what follows is not the loop */
+	role = role_of(tc, &t->events[j]);
+	if (role != ROLE_EXTEND && (tc->has_extend || role != ROLE_UNKNOWN))
+		return;
+	it->x1 = it->xl = j;
+	for (j++; j < t->nr_events; j++) {
+		const struct loop_event *e = &t->events[j];
+
+		if (role_of(tc, e) == ROLE_EXTEND)
+			it->xl = j;
+		else if (is_launch(e) || is_blocking(e))
+			break;
+	}
+}
+
+/* Does event j wait for work on stream, queued at or before index since? */
+static bool covers(const struct model_thread *t, size_t j, __u64 stream, size_t since)
+{
+	const struct loop_event *e = &t->events[j];
+
+	if (e->kind != LOOP_SYNC)
+		return false;
+	if (e->flags & LOOP_CTX_WIDE)
+		return true;
+	if (e->serial) {
+		for (size_t k = since + 1; k < j; k++)
+			if (t->events[k].kind == LOOP_RECORD && t->events[k].serial == e->serial &&
+			    t->events[k].stream == stream)
+				return true;
+		return false;
+	}
+	return e->handle == stream && e->handle;
+}
+
+/* The sync of cycle i's event record made in a later iteration (deferred accept). */
+static size_t deferred_sync(struct thread_ctx *tc, size_t i, size_t record)
+{
+	const struct model_thread *t = tc->t;
+	size_t limit = i + DEFERRED_REACH < tc->nr_iters ? tc->iters[i + DEFERRED_REACH].vs
+							 : t->nr_events;
+	__u32 serial = t->events[record].serial;
+
+	for (size_t j = record + 1; j < limit; j++) {
+		const struct loop_event *e = &t->events[j];
+
+		if (e->kind == LOOP_SYNC && e->serial == serial)
+			return j;
+		/* recorded again: the record we want is overwritten */
+		if (e->kind == LOOP_RECORD && e->handle == t->events[record].handle)
+			return NONE;
+	}
+	return NONE;
+}
+
+/*
+ * The sync that brings the accept result to the host, among accept's calls.
+ * An event recorded after the result's copy and synced only in a later
+ * iteration: that sync (deferred accept). Else the last sync that waits for
+ * the copy, the one after which the loop goes on (a sync made before it
+ * returns with the result not yet read); else the last copy that blocked.
+ */
+static void find_accept(struct thread_ctx *tc, size_t i)
+{
+	const struct model_thread *t = tc->t;
+	struct iter *it = &tc->iters[i];
+	/* the result comes from the verify stream; a copy on another one blocks by itself */
+	__u64 stream = t->events[it->ve].stream;
+	size_t since = it->ve, last = NONE, blocking_copy = NONE;
+
+	for (size_t j = it->ve + 1; j < it->after; j++) {
+		if (!is_d2h(&t->events[j]))
+			continue;
+		if (is_blocking(&t->events[j]))
+			blocking_copy = j;
+		if (since == it->ve && t->events[j].stream == stream)
+			since = j;
+	}
+	it->accept = NONE;
+	it->accept_deferred = false;
+	for (size_t j = since + 1; j < it->after; j++) {
+		const struct loop_event *e = &t->events[j];
+
+		if (covers(t, j, stream, since))
+			last = j;
+		if (e->kind == LOOP_RECORD && e->stream == stream) {
+			size_t later = deferred_sync(tc, i, j);
+
+			if (later != NONE && later >= it->after) {
+				it->accept = later;
+				it->accept_deferred = true;
+				return;
+			}
+		}
+	}
+	it->accept = last != NONE ? last : blocking_copy;
+}
+
+/* Extend start: return of the last sync after verify and before extend. */
+static __u64 extend_start(const struct thread_ctx *tc, size_t i, __u64 next_start)
+{
+	const struct model_thread *t = tc->t;
+	const struct iter *it = &tc->iters[i];
+	size_t end = it->x1;
+
+	if (end == NONE)
+		return next_start;	/* nothing extends: the extend span is empty */
+	for (size_t j = end; j-- > it->ve + 1;)
+		if (is_blocking(&t->events[j]))
+			return t->events[j].ts_return ? t->events[j].ts_return : t->events[j].ts;
+	return t->events[it->x1].ts;
+}
+
+static __u64 overlap(__u64 a0, __u64 a1, __u64 b0, __u64 b1)
+{
+	__u64 lo = a0 > b0 ? a0 : b0, hi = a1 < b1 ? a1 : b1;
+
+	return hi > lo ? hi - lo : 0;
+}
+
+/* Time of [start, end) covered by none of the four phases. */
+static __u64 uncovered(const struct cycle *c)
+{
+	__u64 edges[8], covered = 0;
+	int n = 0;
+
+	for (int p = 0; p < PHASE_OTHER; p++) {
+		edges[n++] = c->phase[p].start_ns;
+		edges[n++] = c->phase[p].end_ns;
+	}
+	/* sweep the elementary intervals between phase edges */
+	for (int a = 0; a < n; a++)
+		for (int b = a + 1; b < n; b++)
+			if (edges[b] < edges[a]) {
+				__u64 tmp = edges[a];
+
+				edges[a] = edges[b];
+				edges[b] = tmp;
+			}
+	for (int k = 0; k + 1 < n; k++) {
+		__u64 lo = edges[k], hi = edges[k + 1];
+		bool in_phase = false;
+
+		if (hi <= lo)
+			continue;
+		for (int p = 0; p < PHASE_OTHER && !in_phase; p++)
+			in_phase = c->phase[p].start_ns <= lo && hi <= c->phase[p].end_ns;
+		if (in_phase)
+			covered += overlap(lo, hi, c->start_ns, c->end_ns);
+	}
+	return c->end_ns - c->start_ns > covered ? c->end_ns - c->start_ns - covered : 0;
+}
+
+static void count_event(struct cycle *c, enum phase p, const struct loop_event *e)
+{
+	if (is_launch(e)) {
+		c->phase[p].launches++;
+		c->launches++;
+	}
+	if (is_blocking(e)) {
+		c->phase[p].syncs++;
+		c->phase[p].blocked_ns += blocked_ns(e);
+		c->syncs++;
+		c->blocked_ns += blocked_ns(e);
+	}
+}
+
+static void set_span(struct cycle_phase *ph, __u64 start, __u64 end)
+{
+	ph->start_ns = start;
+	ph->end_ns = end > start ? end : start;
+	ph->span_ns = ph->end_ns - ph->start_ns;
+}
+
+/* Calls of iteration i, each in the phase it was made in. */
+static void attribute(struct thread_ctx *tc, size_t i, size_t first, size_t end, struct cycle *c)
+{
+	const struct model_thread *t = tc->t;
+	const struct iter *it = &tc->iters[i];
+	size_t accept_end = it->x1 != NONE ? it->x1 : it->after;
+
+	for (size_t j = first; j < end; j++) {
+		const struct loop_event *e = &t->events[j];
+		enum phase p;
+
+		if (tc->accept_of[j] != NONE && tc->accept_of[j] != i)
+			continue;	/* another cycle's deferred accept sync */
+		if (j < it->vs)
+			p = PHASE_DRAFT;
+		else if (j <= it->ve)
+			p = PHASE_VERIFY;
+		else if (j == it->accept ||
+			 (j < accept_end && e->ts < c->phase[PHASE_ACCEPT].end_ns))
+			p = PHASE_ACCEPT;
+		else if (j < accept_end)
+			p = PHASE_OTHER;
+		else
+			p = PHASE_EXTEND;
+		count_event(c, p, e);
+	}
+	if (it->accept != NONE && it->accept >= end)
+		count_event(c, PHASE_ACCEPT, &t->events[it->accept]);
+}
+
+static bool no_sync_between(const struct model_thread *t, size_t from, size_t to)
+{
+	for (size_t j = from + 1; j < to; j++)
+		if (is_blocking(&t->events[j]))
+			return false;
+	return true;
+}
+
+/* Last launch before verify: the draft's end, for the joined check. */
+static size_t last_launch_before(const struct model_thread *t, size_t from, size_t vs)
+{
+	size_t last = NONE;
+
+	for (size_t j = from; j < vs; j++)
+		if (is_launch(&t->events[j]))
+			last = j;
+	return last;
+}
+
+/* 0: cycle i is complete and filled in; 1: it is cut by the start or the end. */
+static int build_cycle(struct thread_ctx *tc, size_t i, struct cycle *c)
+{
+	const struct model_thread *t = tc->t;
+	const struct iter *it = &tc->iters[i];
+	bool last = i + 1 == tc->nr_iters;
+	size_t first = draft_or_verify(it), end_idx, last_draft;
+	const struct loop_event *acc = it->accept != NONE ? &t->events[it->accept] : NULL;
+	__u64 next_start = 0, accept_end;
+
+	memset(c, 0, sizeof(*c));
+	c->start_ns = t->events[first].ts;
+	if (!last) {
+		end_idx = draft_or_verify(&tc->iters[i + 1]);
+		next_start = c->end_ns = t->events[end_idx].ts;
+	} else if (it->xl != NONE) {
+		end_idx = it->xl + 1;
+		c->end_ns = t->events[it->xl].ts_return;
+	} else if (!tc->has_extend && acc && !(acc->flags & LOOP_UNRETURNED)) {
+		end_idx = it->accept + 1;
+		c->end_ns = acc->ts_return;
+	} else {
+		return 1;
+	}
+	if (acc && (acc->flags & LOOP_UNRETURNED))
+		return 1;
+	set_span(&c->phase[PHASE_DRAFT], c->start_ns, t->events[it->vs].ts);
+	set_span(&c->phase[PHASE_VERIFY], t->events[it->vs].ts, t->events[it->ve].ts_return);
+	c->phase[PHASE_EXTEND].start_ns = extend_start(tc, i, last ? c->end_ns : next_start);
+	accept_end = acc ? acc->ts_return : c->phase[PHASE_EXTEND].start_ns;
+	set_span(&c->phase[PHASE_ACCEPT], t->events[it->ve].ts_return, accept_end);
+	set_span(&c->phase[PHASE_EXTEND], c->phase[PHASE_EXTEND].start_ns, c->end_ns);
+	c->phase[PHASE_OTHER].start_ns = c->start_ns;
+	c->phase[PHASE_OTHER].end_ns = c->end_ns;
+	c->phase[PHASE_OTHER].span_ns = uncovered(c);
+	attribute(tc, i, first, end_idx, c);
+	c->has_accept_sync = acc != NULL;
+	c->accept_call = acc ? acc->name : 0;
+	c->accept_wait_ns = acc ? blocked_ns(acc) : 0;
+	c->accept_deferred = it->accept_deferred;
+	last_draft = last_launch_before(t, first, it->vs);
+	c->draft_joined = last_draft != NONE && no_sync_between(t, last_draft, it->vs);
+	c->followed = !last;
+	c->extend_joined = !last && it->xl != NONE && no_sync_between(t, it->xl, end_idx);
+	for (size_t j = it->vs + 1; j <= it->ve && !c->verify_pieces; j++)
+		c->verify_pieces = t->events[j].kind == LOOP_GRAPH;
+	return 0;
+}
+
+/* Captured execs never launched take the role of a launched one with the same kernels. */
+static void roles_by_family(struct model_view *v)
+{
+	for (size_t a = 0; a < v->nr_execs; a++) {
+		struct model_exec *x = v->execs[a];
+
+		if (x->role != ROLE_UNKNOWN || !x->capture)
+			continue;
+		for (size_t b = 0; b < v->nr_execs; b++) {
+			const struct model_exec *y = v->execs[b];
+
+			if (y->tgid == x->tgid && y->launches && y->role != ROLE_UNKNOWN &&
+			    model__same_kernels(x->capture, y->capture)) {
+				set_role(x, y->role, ROLE_FROM_FAMILY);
+				break;
+			}
+		}
+	}
+}
+
+static int push_cycle(struct loop *lp, size_t *cap, const struct cycle *c)
+{
+	if (lp->nr_cycles == *cap) {
+		size_t n = *cap ? *cap * 2 : 256;
+		struct cycle *grown = realloc(lp->cycles, n * sizeof(*grown));
+
+		if (!grown)
+			return -ENOMEM;
+		lp->cycles = grown;
+		*cap = n;
+	}
+	lp->cycles[lp->nr_cycles] = *c;
+	lp->cycles[lp->nr_cycles].index = lp->nr_cycles;
+	lp->nr_cycles++;
+	return 0;
+}
+
+static void find_boundaries(struct thread_ctx *tc)
+{
+	const struct model_thread *t = tc->t;
+
+	for (size_t j = 0; j < t->nr_events; j++)
+		if (role_of(tc, &t->events[j]) == ROLE_EXTEND)
+			tc->has_extend = true;
+	for (size_t i = 0; i < tc->nr_iters; i++)
+		find_draft(tc, i);
+	trust_first_drafts(tc);
+	for (size_t i = 0; i < tc->nr_iters; i++) {
+		find_extend(tc, i);
+		find_accept(tc, i);
+		if (tc->iters[i].accept != NONE)
+			tc->accept_of[tc->iters[i].accept] = i;
+	}
+}
+
+static int build_loop(struct thread_ctx *tc, struct loop *lp)
+{
+	const struct model_thread *t = tc->t;
+	size_t cap = 0;
+	struct cycle c;
+
+	for (size_t j = 0; j < t->nr_events; j++)
+		tc->accept_of[j] = NONE;
+	find_boundaries(tc);
+	lp->iterations = tc->nr_iters;
+	for (size_t i = 0; i < tc->nr_iters; i++) {
+		const struct iter *it = &tc->iters[i];
+		bool before_attach = t->events[draft_or_verify(it)].ts < tc->v->attach_done_ns;
+
+		/* a verify with no draft before it (warm-up, a plain decode step) is no cycle */
+		if (it->draft == NONE && it->draft_seen) {
+			lp->skipped_no_draft++;
+			continue;
+		}
+		/* counted from the first cycle whose every draft launch was seen */
+		if (!it->draft_seen || before_attach || build_cycle(tc, i, &c)) {
+			if (lp->nr_cycles)
+				lp->skipped_end++;
+			else
+				lp->skipped_start++;
+			continue;
+		}
+		if (push_cycle(lp, &cap, &c))
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+static void thread_ctx_free(struct thread_ctx *tc)
+{
+	free(tc->stats);
+	free(tc->iters);
+	free(tc->accept_of);
+}
+
+static bool launches_graphs(const struct model_thread *t)
+{
+	for (size_t j = 0; j < t->nr_events; j++)
+		if (t->events[j].kind == LOOP_GRAPH)
+			return true;
+	return false;
+}
+
+static int rank_of(const struct model_view *v, __u32 tgid)
+{
+	for (size_t i = 0; i < v->nr_procs; i++)
+		if (v->procs[i]->tgid == tgid)
+			return v->procs[i]->rank;
+	return -1;
+}
+
+/* Roles need every thread's verify first, then the positions, then the family rule. */
+static int analyse_threads(struct model *m, struct thread_ctx *tcs, size_t nr, struct cycles *out)
+{
+	struct model_view *v = model__view(m);
+	struct model_exec **anchors = calloc(nr ? nr : 1, sizeof(*anchors));
+	enum role_source *froms = calloc(nr ? nr : 1, sizeof(*froms));
+	int ret = -ENOMEM;
+
+	if (!anchors || !froms)
+		goto out;
+	for (size_t k = 0; k < nr; k++) {
+		collect_stats(&tcs[k]);
+		anchors[k] = pick_anchor(&tcs[k], &froms[k]);
+		if (anchors[k] && anchors[k]->role == ROLE_UNKNOWN)
+			mark_verify(&tcs[k], anchors[k], froms[k]);
+	}
+	for (size_t k = 0; k < nr; k++) {
+		if (!anchors[k] || find_groups(&tcs[k]))
+			continue;
+		find_accept_ends(&tcs[k]);
+		vote_roles(&tcs[k]);
+		apply_votes(&tcs[k]);
+	}
+	roles_by_family(v);
+	out->loops = calloc(nr ? nr : 1, sizeof(*out->loops));
+	if (!out->loops)
+		goto out;
+	for (size_t k = 0; k < nr; k++) {
+		struct loop *lp = &out->loops[out->nr_loops];
+
+		if (!anchors[k] || !tcs[k].nr_iters)
+			continue;
+		tcs[k].accept_of = malloc(tcs[k].t->nr_events * sizeof(*tcs[k].accept_of));
+		if (!tcs[k].accept_of)
+			goto out;
+		lp->tgid = tcs[k].t->tgid;
+		lp->tid = tcs[k].t->tid;
+		lp->rank = rank_of(v, lp->tgid);
+		lp->verify_exec = anchors[k]->id;
+		lp->verify_from = froms[k];
+		out->nr_loops++;
+		if (build_loop(&tcs[k], lp))
+			goto out;
+	}
+	ret = 0;
+out:
+	free(anchors);
+	free(froms);
+	return ret;
+}
+
+/* Loops by rank (unknown last), then process and thread. */
+static int loop_cmp(const void *a, const void *b)
+{
+	const struct loop *x = a, *y = b;
+	unsigned int rx = x->rank, ry = y->rank;	/* -1 sorts last */
+
+	if (rx != ry)
+		return (rx > ry) - (rx < ry);
+	if (x->tgid != y->tgid)
+		return (x->tgid > y->tgid) - (x->tgid < y->tgid);
+	return (x->tid > y->tid) - (x->tid < y->tid);
+}
+
+int cycles__analyse(struct model *m, struct cycles *out)
+{
+	struct model_view *v = model__view(m);
+	struct thread_ctx *tcs = calloc(v->nr_threads ? v->nr_threads : 1, sizeof(*tcs));
+	size_t nr = 0;
+	int ret = -ENOMEM;
+
+	memset(out, 0, sizeof(*out));
+	if (!tcs)
+		return -ENOMEM;
+	for (size_t i = 0; i < v->nr_threads; i++) {
+		if (!launches_graphs(v->threads[i]))
+			continue;
+		tcs[nr] = (struct thread_ctx){ .m = m, .v = v, .t = v->threads[i] };
+		tcs[nr].stats = calloc(v->nr_execs ? v->nr_execs : 1, sizeof(*tcs[nr].stats));
+		if (!tcs[nr++].stats)
+			goto out;
+	}
+	ret = analyse_threads(m, tcs, nr, out);
+	if (!ret)
+		qsort(out->loops, out->nr_loops, sizeof(*out->loops), loop_cmp);
+out:
+	for (size_t k = 0; k < nr; k++)
+		thread_ctx_free(&tcs[k]);
+	free(tcs);
+	if (ret)
+		cycles__free(out);
+	return ret;
+}
+
+void cycles__free(struct cycles *c)
+{
+	if (!c)
+		return;
+	for (size_t i = 0; i < c->nr_loops; i++)
+		free(c->loops[i].cycles);
+	free(c->loops);
+	c->loops = NULL;
+	c->nr_loops = 0;
+}
+
+static const char *const phase_names[PHASE_NR] = {
+	[PHASE_DRAFT] = "draft",   [PHASE_VERIFY] = "verify", [PHASE_ACCEPT] = "accept",
+	[PHASE_EXTEND] = "extend", [PHASE_OTHER] = "other",
+};
+
+const char *cycles__phase_name(enum phase p)
+{
+	return p < PHASE_NR ? phase_names[p] : "?";
+}

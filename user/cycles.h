@@ -1,0 +1,74 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/*
+ * Decode cycles and their phases per launching thread, and the role of every
+ * graph exec (DESIGN.md "Analyses"; the boundaries follow docs/report-json.md).
+ * Every boundary is a host-visible call edge: an entry time, or a return time
+ * (entry-only calls such as cuGraphLaunch return at once, so their return edge
+ * is reported at their entry).
+ */
+#ifndef __CYCLES_H
+#define __CYCLES_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <linux/types.h>
+#include "model.h"
+
+enum phase {
+	PHASE_DRAFT,
+	PHASE_VERIFY,
+	PHASE_ACCEPT,
+	PHASE_EXTEND,
+	PHASE_OTHER,	/* parts of the cycle none of the others cover */
+	PHASE_NR,
+};
+
+struct cycle_phase {
+	__u64 start_ns, end_ns;	/* host span; other: the cycle's bounds */
+	__u64 span_ns;		/* end - start; other: time no phase covers */
+	__u64 blocked_ns;	/* time blocked in syncs attributed to this phase */
+	__u32 launches;		/* graph launches, eager kernels, eager collectives */
+	__u32 syncs;		/* blocking calls */
+};
+
+struct cycle {
+	__u32 index;		/* 0, 1, ... among the counted cycles of its loop */
+	__u64 start_ns;		/* entry of the first draft launch */
+	__u64 end_ns;		/* next cycle's start; the last one: its last extend launch */
+	struct cycle_phase phase[PHASE_NR];
+	__u64 blocked_ns;
+	__u32 launches, syncs;
+	__u64 accept_wait_ns;	/* time blocked in the accept sync itself */
+	__u16 accept_call;	/* catalogue index of the accept sync; valid if has_accept_sync */
+	bool has_accept_sync;
+	bool accept_deferred;	/* its accept sync was made in a later iteration */
+	bool draft_joined;	/* no sync between the draft and the verify launches */
+	bool followed;		/* another iteration follows: the cycle ends at its draft */
+	bool extend_joined;	/* no sync between the extend and the next draft launches */
+	bool verify_pieces;	/* verify was more than one graph launch */
+};
+
+struct loop {
+	__u32 tgid, tid;
+	int rank;
+	__u32 verify_exec;	/* exec id of the verify graph found first */
+	enum role_source verify_from;
+	struct cycle *cycles;
+	size_t nr_cycles;
+	__u32 iterations;	/* verify launch groups seen on the thread */
+	__u32 skipped_start;	/* before the attach mark or with unseen draft launches */
+	__u32 skipped_end;	/* cut by the end of the recording */
+	__u32 skipped_no_draft;	/* verify with no draft launch before it */
+};
+
+struct cycles {
+	struct loop *loops;
+	size_t nr_loops;
+};
+
+/* Assign exec roles in the model and find the cycles; 0 or -ENOMEM. */
+int cycles__analyse(struct model *m, struct cycles *out);
+void cycles__free(struct cycles *c);
+const char *cycles__phase_name(enum phase p);
+
+#endif /* __CYCLES_H */

@@ -1,0 +1,178 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/*
+ * The model: processes, threads, devices, streams, events, graphs and kernel
+ * names, built from decoded calls in entry order plus the fork, exit and
+ * counter records. A live session and a recording feed it the same way, so
+ * every analysis sees the same state whichever way the data came.
+ */
+#ifndef __MODEL_H
+#define __MODEL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <linux/types.h>
+#include "decode.h"
+#include "tracefile.h"
+
+/* What a thread did that shapes its decode loop, in entry order. */
+enum loop_kind {
+	LOOP_GRAPH,		/* cuGraphLaunch outside capture: handle = exec id */
+	LOOP_KERNEL,		/* eager launch outside capture: handle = function */
+	LOOP_COLLECTIVE,	/* eager NCCL collective */
+	LOOP_SYNC,		/* context, stream or event sync, or a free that drains */
+	LOOP_COPY,		/* copy or memset outside capture */
+	LOOP_RECORD,		/* cuEventRecord outside capture: handle = event */
+};
+
+enum loop_flags {
+	LOOP_BLOCKING = 1 << 0,		/* the host waited for the device: a sync */
+	LOOP_D2H = 1 << 1,		/* copy into host memory */
+	LOOP_UNRETURNED = 1 << 2,	/* its return never came */
+	LOOP_CTX_WIDE = 1 << 3,		/* waits for every stream (context sync, drain) */
+};
+
+struct loop_event {
+	__u64 ts;		/* entry */
+	__u64 ts_return;	/* return; entry-only kinds return at once: == ts */
+	__u64 handle;		/* exec id, function, event or stream waited on */
+	__u64 stream;		/* stream the work went to, 0 if none */
+	__u32 serial;		/* record: its serial; event sync: the record it waits on, 0 */
+	__u16 name;		/* catalogue index */
+	__u8 kind;		/* enum loop_kind */
+	__u8 flags;		/* enum loop_flags */
+};
+
+enum graph_role {
+	ROLE_UNKNOWN,
+	ROLE_DRAFT,
+	ROLE_VERIFY,
+	ROLE_EXTEND,
+	ROLE_NR,
+};
+
+/* How an exec's role was decided. */
+enum role_source {
+	ROLE_FROM_NONE,
+	ROLE_FROM_KERNELS,	/* verify: the launched graph with the most captured kernels */
+	ROLE_FROM_WAIT,		/* verify, uncaptured: its following sync waits longest */
+	ROLE_FROM_PIECES,	/* verify: a piece launched next to it in capture order */
+	ROLE_FROM_POSITION,	/* draft or extend: where it is launched in the cycle */
+	ROLE_FROM_FAMILY,	/* not launched: same kernels as a graph whose role is known */
+	ROLE_FROM_NR,
+};
+
+struct model_kernel {
+	__u64 func;		/* function (or kernel) handle launched */
+	__u32 count;
+	__u32 side;		/* of count, launched on a side stream */
+};
+
+struct model_collective {
+	__u16 name;		/* catalogue index */
+	__u32 count;
+	__u64 bytes;
+};
+
+/* The work one stream capture recorded: the content of a CUgraph. */
+struct model_capture {
+	__u32 tgid;
+	__u32 order;		/* 1, 2, ... in capture order within the process */
+	__u32 tid;		/* capturing thread */
+	__u64 stream;		/* origin stream */
+	__u64 graph;		/* CUgraph, 0 until the capture ends */
+	__u64 begin_ns, end_ns;
+	bool ended;
+	bool failed;		/* end returned an error: no graph */
+	struct model_kernel *kernels;
+	__u32 nr_kernels, cap_kernels;
+	struct model_collective *colls;
+	__u32 nr_colls, cap_colls;
+	__u64 *side_streams;	/* streams pulled into the capture through events */
+	__u32 nr_side, cap_side;
+	__u32 kernel_count, side_kernel_count;
+	__u32 copies, host_funcs, child_graphs;
+};
+
+struct model_exec {
+	__u32 id;		/* index in model_view.execs */
+	__u32 tgid;
+	__u64 handle;		/* CUgraphExec */
+	__u64 graph;		/* CUgraph it was instantiated from, 0 if unknown */
+	const struct model_capture *capture;	/* NULL: captured before attach or elsewhere */
+	bool instantiated;	/* its instantiate call was seen */
+	bool destroyed;
+	__u64 created_ns;	/* instantiate return, or first launch when uncaptured */
+	__u64 launches;
+	__u32 launch_tid;	/* first thread that launched it */
+	enum graph_role role;
+	enum role_source role_from;
+};
+
+struct model_proc {
+	__u32 tgid;
+	__u32 parent;		/* from a fork record, 0 if traced from the start */
+	int rank, nranks;	/* from ncclCommInitRank*, -1 unknown */
+	int device;		/* from cuDevicePrimaryCtxRetain, -1 unknown */
+	__u64 first_ns, last_ns;
+	__u64 exit_ns;		/* 0: did not exit while traced */
+	__u64 calls;
+	__u32 nr_threads, nr_streams, nr_events, nr_captures, nr_execs;
+	__u64 work_calls;	/* calls other than setup, names and driver lookups */
+	bool pinned_known;	/* every pinned allocation was seen: unknown memory is pageable */
+	struct model_range *pinned;
+	__u32 nr_pinned, cap_pinned;
+};
+
+struct model_range {
+	__u64 start, end;
+};
+
+struct model_thread {
+	__u32 tid, tgid;
+	__u64 calls, first_ns, last_ns;
+	struct loop_event *events;
+	size_t nr_events, cap_events;
+};
+
+/* Everything the analyses read, in creation order. */
+struct model_view {
+	struct model_proc **procs;
+	size_t nr_procs;
+	struct model_thread **threads;
+	size_t nr_threads;
+	struct model_exec **execs;
+	size_t nr_execs;
+	struct model_capture **captures;
+	size_t nr_captures;
+	/* from the header */
+	char host[65], kernel[65];
+	__u64 attach_start_ns, attach_done_ns;
+	/* totals */
+	__u64 calls, unreturned, dropped, failed_reads, first_ns, last_ns;
+	bool ended_cleanly;
+	bool out_of_memory;	/* some state could not be kept: the report is partial */
+};
+
+struct model;
+
+/* Keeps what it needs of hdr (the probe table), not hdr itself. NULL on no memory. */
+struct model *model__new(const struct tf_header *hdr);
+/* One call, in entry order; 0 or -ENOMEM. */
+int model__call(struct model *m, const struct sp_call *call);
+/* Fork, exit, counter and end records; other types are ignored. */
+void model__record(struct model *m, const void *rec, size_t size);
+/* End of input: the decoder's count of calls whose return never came. */
+void model__finish(struct model *m, const struct decode_stats *st);
+struct model_view *model__view(struct model *m);
+/* Name of a function or kernel handle, NULL when its lookup was not seen. */
+const char *model__func_name(const struct model *m, __u32 tgid, __u64 func);
+/* Same kernels (function and count) and collectives: one model, another batch size. */
+bool model__same_kernels(const struct model_capture *a, const struct model_capture *b);
+/* Catalogue name of a loop event's call. */
+const char *model__call_name(__u16 catalog_index);
+void model__free(struct model *m);
+
+const char *model__role_name(enum graph_role role);
+const char *model__role_source_name(enum role_source from);
+
+#endif /* __MODEL_H */
