@@ -282,6 +282,9 @@ static struct model_thread *thread_get(struct model *m, struct model_proc *p, __
 /* CU_STREAM_PER_THREAD (0x2) names a different stream on every thread. */
 static __u64 stream_key(const struct sp_call *c, __u64 stream)
 {
+	/* the NULL stream is the legacy stream (0x1), PyTorch's default: never "no stream" */
+	if (stream == 0)
+		return 1;
 	return stream == 2 ? 2 | (__u64)c->entry.tid << 32 : stream;
 }
 
