@@ -110,6 +110,28 @@ static pid_t spawn(char *const argv[], const char *log_path)
 	return pid;
 }
 
+/* What users run next: the report of the recording, on our stdout. */
+static int show_report(const char *self, const char *recording)
+{
+	char *argv[] = { (char *)self, "report", (char *)recording, NULL };
+	int status;
+	pid_t pid;
+
+	printf("\nspecprobe report %s\n", recording);
+	fflush(stdout);
+	pid = fork();
+	if (pid == 0) {
+		execv(self, argv);
+		_exit(127);
+	}
+	if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status) ||
+	    WEXITSTATUS(status)) {
+		log_error("specprobe report %s failed", recording);
+		return -1;
+	}
+	return 0;
+}
+
 /* Wait until path exists, or child exits first. */
 static bool wait_for(const char *path, pid_t child, int seconds)
 {
@@ -265,8 +287,10 @@ static int run_demo(const char *server, const char *dir)
 	}
 	if (summarise(recording))
 		return -1;
-	printf("\nrecording: %s (specprobe dump --json %s)\nground truth: %s.rank*\n", recording,
-	       recording, truth);
+	if (show_report(self, recording))
+		return -1;
+	printf("\nrecording: %s (specprobe dump --json %s, specprobe report %s)\n"
+	       "ground truth: %s.rank*\n", recording, recording, recording, truth);
 	return 0;
 }
 
