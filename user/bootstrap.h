@@ -49,7 +49,7 @@ enum verdict {
 };
 
 /* Changes smaller than this are run-to-run noise, whatever the interval says. */
-#define NOISE_MIN_REL 0.02	/* of A's median */
+#define NOISE_MIN_REL 0.03	/* of A's median */
 #define NOISE_IQR_FRAC 0.25	/* of the mean of the two interquartile ranges */
 
 double bootstrap__noise_floor(const struct boot_change *c);
