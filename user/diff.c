@@ -113,7 +113,7 @@ static void read_setup(const struct diff_input *in, struct diff_setup *st)
 	}
 }
 
-/* Cycle times of some loops as bootstrap groups; the caller frees *groups. */
+/* Cycle times of some loops as bootstrap groups; free_sample frees them. */
 static int to_sample(const struct loop *const *loops, size_t nr, struct boot_sample *s)
 {
 	const __u64 **group = calloc(nr ? nr : 1, sizeof(*group));

@@ -75,7 +75,7 @@ struct diff {
 int diff__compute(struct diff *d, const struct diff_input *a, const struct diff_input *b);
 void diff__free(struct diff *d);
 
-/* Names of the setup rows that differ; each row is one line of text. */
+/* Setup row `row` (0, 1, ...) as text for A and B, and its name; false past the last. */
 bool diff__setup_row(const struct diff *d, int row, const char **name, char *a, char *b,
 		     size_t len);
 
