@@ -12,6 +12,7 @@ static const struct command {
 	{ "record", cmd_record, "record calls of running processes to a file" },
 	{ "dump", cmd_dump, "print a recording as text or JSON lines" },
 	{ "report", cmd_report, "decode cycles, phases and graphs of a recording or a live run" },
+	{ "diff", cmd_diff, "compare two recordings: cycle time, phases, setup; is the change real" },
 	{ "list", cmd_list, "show which entry points were found, attached and missing" },
 	{ "demo", cmd_demo, "trace the bundled simulated GPU server and show what was captured" },
 };

@@ -75,6 +75,16 @@ void reporter__free(struct reporter *r)
 	free(r);
 }
 
+struct model *reporter__model(struct reporter *r)
+{
+	return r->finished ? r->model : NULL;
+}
+
+const struct cycles *reporter__cycles(const struct reporter *r)
+{
+	return r->finished ? &r->cycles : NULL;
+}
+
 static int cmp_u64(const void *a, const void *b)
 {
 	__u64 x = *(const __u64 *)a, y = *(const __u64 *)b;

@@ -30,6 +30,9 @@ int reporter__finish(struct reporter *r);
 /* After finish; 0, or -EIO when the output could not be written. */
 int reporter__print(struct reporter *r, FILE *out, const struct report_opts *opts);
 void reporter__free(struct reporter *r);
+/* After finish: the model and the cycles the outputs are made of (specprobe diff). */
+struct model *reporter__model(struct reporter *r);
+const struct cycles *reporter__cycles(const struct reporter *r);
 
 /* What the outputs show of a set of cycles. */
 struct phase_mean {

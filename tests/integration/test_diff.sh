@@ -1,0 +1,121 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+# specprobe diff on the simulated server: two runs of one setting are not significantly
+# different; a planted sync that drains the GPU every cycle is, slower, and the interval
+# holds the change the server's own truth gives; setup differences; bad input.
+source "$(dirname "$0")/lib.sh"
+SERVER=${SPECSIM_SERVER:-$TOP/.output/specsim/specsim-server}
+CHECK=$TOP/tests/integration/check_diff.py
+# host preparation (250 us) hides behind each draft step's GPU time (400 us) unless a sync
+# has just drained the GPU: the planted sync costs the GPU that preparation, every cycle
+LOOP=(--cycles 300 --draft-us 400 --host-us 250)
+
+# trace NAME SERVER_ARGS...: from before cuInit into $SCRATCH/NAME/rec.sprb, then report it
+trace() {
+	local dir="$SCRATCH/$1" rec server target
+	shift
+	mkdir -p "$dir"
+	"$SERVER" -q --ground-truth "$dir/gt" --ready-file "$dir/ready" --go-file "$dir/go" \
+		--wait-at init "$@" >"$dir/server.out" 2>&1 &
+	server=$!
+	if ! wait_file "$dir/ready" 300; then
+		echo "server never became ready: $(tail -1 "$dir/server.out")"
+		return 1
+	fi
+	sleep 0.1
+	target=$(head -1 "$dir/ready")
+	"$SPECPROBE" record -o "$dir/rec.sprb" -p "$target" --ring-mb 256 2>"$dir/rec.err" &
+	rec=$!
+	wait_file "$dir/rec.sprb" 300
+	touch "$dir/go"
+	wait $server
+	wait $rec
+	"$SPECPROBE" report --json "$dir/rec.sprb" >"$dir/report.json"
+}
+
+# against_truth NAME A B same|slower: diff --json A B against both truths
+against_truth() {
+	local name=$1 a="$SCRATCH/$2" b="$SCRATCH/$3" expect=$4 out="$SCRATCH/$1.json"
+	if ! "$SPECPROBE" diff --json "$a/rec.sprb" "$b/rec.sprb" >"$out" 2>"$out.err"; then
+		fail "$name: diff failed: $(head -1 "$out.err")"
+		return
+	fi
+	if python3 "$CHECK" --diff "$out" --report-a "$a/report.json" --report-b "$b/report.json" \
+		--truth-a "$a"/gt.rank* --truth-b "$b"/gt.rank* --expect "$expect"; then
+		pass "$name: p50s equal the truth, its change inside the interval, $expect"
+	else
+		fail "$name: diff disagrees with the ground truth ($out)"
+		trap - EXIT
+	fi
+}
+
+# the text: within 100 columns, the same twice (fixed seed), and it names the verdict
+text_output() {
+	local a="$SCRATCH/$1/rec.sprb" b="$SCRATCH/$2/rec.sprb" t1 t2
+	t1=$("$SPECPROBE" diff "$a" "$b")
+	t2=$("$SPECPROBE" diff "$a" "$b")
+	if [ -n "$t1" ] && [ "$t1" = "$t2" ] && ! echo "$t1" | grep -q '.\{101\}' &&
+		echo "$t1" | grep -q '^  verdict: significant, B is slower'; then
+		pass "text: reproducible, within 100 columns, verdict significant, B is slower"
+	else
+		fail "text: $(echo "$t1" | grep verdict)"
+	fi
+}
+
+# a run with two ranks and five draft steps: the setup rows say so
+setup_differs() {
+	local out="$SCRATCH/setup.json"
+	"$SPECPROBE" diff --json "$SCRATCH/$1/rec.sprb" "$SCRATCH/$2/rec.sprb" >"$out"
+	if python3 - "$out" <<'PY'; then
+import json, sys
+d = json.load(open(sys.argv[1]))
+differs, s = d["setup"]["differs"], d["setup"]
+ok = {"ranks", "loops", "draft_graphs"} <= set(differs)
+ok = ok and s["a"]["ranks"] is None and s["b"]["ranks"] == 2 and s["b"]["loops"] == 2
+ok = ok and d["phases"]["draft"]["launches"]["change"] == 2.0
+ok = ok and d["loops_paired_by"] == "position" and len(d["loops"]) == 2
+ok = ok and d["loops"][1]["a"] is None and d["loops"][1]["verdict"] is None
+sys.exit(0 if ok else 1)
+PY
+		pass "setup: ranks, loops and draft graphs differ; two more draft launches per cycle"
+	else
+		fail "setup: differences not shown ($out)"
+	fi
+}
+
+# one line on stderr, nothing on stdout, exit status 1
+bad_input() {
+	local name=$1 a=$2 b=$3 out status lines
+	out=$("$SPECPROBE" diff "$a" "$b" 2>"$SCRATCH/bad.err")
+	status=$?
+	lines=$(wc -l <"$SCRATCH/bad.err")
+	if [ "$status" = 1 ] && [ -z "$out" ] && [ "$lines" = 1 ]; then
+		pass "$name: one line ($(cat "$SCRATCH/bad.err")), exit status 1"
+	else
+		fail "$name: status $status, $lines lines on stderr, output '${out:0:60}'"
+	fi
+}
+
+trace same-1 "${LOOP[@]}" || fail "same-1: no server"
+trace same-2 "${LOOP[@]}" || fail "same-2: no server"
+trace planted "${LOOP[@]}" --plant-sync 1 || fail "planted: no server"
+trace ranks-k5 --cycles 100 --ranks 2 --draft-k 5 || fail "ranks-k5: no server"
+trace no-cycles --cycles 0 || fail "no-cycles: no server"
+
+against_truth same-setting same-1 same-2 same
+against_truth planted-sync same-1 planted slower
+against_truth planted-reversed planted same-2 faster
+text_output same-1 planted
+setup_differs same-1 ranks-k5
+
+good="$SCRATCH/same-1/rec.sprb"
+bad_input missing "$SCRATCH/nonexistent.sprb" "$good"
+for cut in $(($(stat -c %s "$good") / 2)) $(($(stat -c %s "$good") / 2 + 1)); do
+	head -c "$cut" "$good" >"$SCRATCH/cut.sprb"
+	"$SPECPROBE" report "$SCRATCH/cut.sprb" >/dev/null 2>&1 || break
+done
+bad_input truncated "$good" "$SCRATCH/cut.sprb"
+echo "not a recording" >"$SCRATCH/garbage.sprb"
+bad_input garbage "$SCRATCH/garbage.sprb" "$good"
+bad_input no-cycles "$good" "$SCRATCH/no-cycles/rec.sprb"
+finish
