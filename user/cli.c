@@ -41,6 +41,43 @@ int cli__parse_pids(const char *arg, int *pids, int *nr_pids, int max_pids)
 	return ret;
 }
 
+static const struct argp_option recording_options[] = {
+	{ "output", 'o', "FILE", 0, "Recording to write", 0 },
+	{ "duration", 'd', "SECONDS", 0, "Stop after this long", 0 },
+	{ "force", 'f', NULL, 0, "Overwrite an existing recording", 0 },
+	{ "ring-mb", 'r', "MB", 0, "Ring buffer size in MiB, a power of two (default 64)", 0 },
+	{},
+};
+
+static error_t parse_recording_arg(int key, char *arg, struct argp_state *state)
+{
+	struct recording_args *rec = state->input;
+
+	switch (key) {
+	case 'o':
+		rec->output = arg;
+		break;
+	case 'd':
+		if (cli__parse_ulong(arg, &rec->duration_s) || rec->duration_s == 0)
+			argp_error(state, "invalid duration '%s'", arg);
+		break;
+	case 'f':
+		rec->force = true;
+		break;
+	case 'r':
+		if (cli__parse_ulong(arg, &rec->ring_mb) || !rec->ring_mb ||
+		    (rec->ring_mb & (rec->ring_mb - 1)) || rec->ring_mb > 4096)
+			argp_error(state, "--ring-mb must be a power of two up to 4096");
+		break;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+	return 0;
+}
+
+const struct argp recording_argp = { recording_options, parse_recording_arg, NULL, NULL, NULL,
+				     NULL, NULL };
+
 static const struct argp_option target_options[] = {
 	{ "pid", 'p', "PID[,PID...]", 0, "Trace these processes and their descendants", 0 },
 	{ "lib", 'l', "PATH", 0, "Attach to this library file as well", 0 },

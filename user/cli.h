@@ -21,6 +21,17 @@ struct target_args {
 	const char *user;	/* -u: run CMD as this user */
 };
 
+/* How to record: -o, --duration, --force, --ring-mb, shared by record and live report. */
+struct recording_args {
+	const char *output;
+	unsigned long duration_s;	/* 0: until Ctrl-C or the processes exit */
+	unsigned long ring_mb;		/* 0: the default, 64 */
+	bool force;
+};
+
+/* argp child for the recording options; its input is a struct recording_args. */
+extern const struct argp recording_argp;
+
 /* argp child for -p, --lib, -u, -v and -- CMD; its input is a struct target_args. */
 extern const struct argp target_argp;
 

@@ -14,13 +14,12 @@
 #include "record.h"
 #include "tracer.h"
 
+#define DEFAULT_RING_MB 64
+
 static struct record_env {
-	const char *output;
+	struct recording_args rec;
 	struct target_args targets;
-	unsigned long duration_s;
-	unsigned long ring_mb;
-	bool force;
-} env = { .ring_mb = 64 };
+} env;
 
 static volatile sig_atomic_t exiting;
 static const struct record_tap *tap;
@@ -41,41 +40,23 @@ static const char doc[] =
 	"EXAMPLES:\n"
 	"  specprobe record -o run.sprb -p 4242     # until Ctrl-C or the process exits\n"
 	"  specprobe record -o run.sprb -p 4242,4243 --duration 30\n"
-	"  specprobe record -o run.sprb -- python3 serve.py --tp 2   # start it under trace\n";
+	"  specprobe record -o run.sprb -- python3 serve.py --tp 2   # started traced\n";
 
-static const struct argp_option options[] = {
-	{ "output", 'o', "FILE", 0, "Recording to write (required)", 0 },
-	{ "duration", 'd', "SECONDS", 0, "Stop after this long", 0 },
-	{ "force", 'f', NULL, 0, "Overwrite an existing output file", 0 },
-	{ "ring-mb", 'r', "MB", 0, "Ring buffer size in MiB, a power of two (default 64)", 0 },
+static const struct argp_child children[] = {
+	{ &recording_argp, 0, NULL, 0 },
+	{ &target_argp, 0, NULL, 0 },
 	{},
 };
-
-static const struct argp_child children[] = { { &target_argp, 0, NULL, 0 }, {} };
 
 static error_t parse_arg(int key, char *arg, struct argp_state *state)
 {
 	switch (key) {
-	case 'o':
-		env.output = arg;
-		break;
-	case 'd':
-		if (cli__parse_ulong(arg, &env.duration_s) || env.duration_s == 0)
-			argp_error(state, "invalid duration '%s'", arg);
-		break;
-	case 'f':
-		env.force = true;
-		break;
-	case 'r':
-		if (cli__parse_ulong(arg, &env.ring_mb) || !env.ring_mb ||
-		    (env.ring_mb & (env.ring_mb - 1)) || env.ring_mb > 4096)
-			argp_error(state, "--ring-mb must be a power of two up to 4096");
-		break;
 	case ARGP_KEY_INIT:
-		state->child_inputs[0] = &env.targets;
+		state->child_inputs[0] = &env.rec;
+		state->child_inputs[1] = &env.targets;
 		break;
 	case ARGP_KEY_END:
-		if (!env.output)
+		if (!env.rec.output)
 			argp_error(state, "-o FILE is required");
 		if (!env.targets.nr_pids && !env.targets.cmd)
 			argp_error(state, "-p PID or -- CMD is required");
@@ -154,7 +135,7 @@ static bool targets_gone(const struct tracer *tr)
 static int record_loop(struct recorder *r)
 {
 	__u64 start = tracer__now_ns(), last_stats = start;
-	__u64 deadline = env.duration_s ? start + env.duration_s * 1000000000ull : 0;
+	__u64 deadline = env.rec.duration_s ? start + env.rec.duration_s * 1000000000ull : 0;
 	int ret = 0;
 
 	while (!exiting && !r->write_err) {
@@ -207,7 +188,7 @@ static int record_run(struct recorder *r)
 	struct tracer_opts topts = {
 		.targets = &env.targets,
 		.wait_for_libs = true,
-		.ring_bytes = (__u64)env.ring_mb << 20,
+		.ring_bytes = (__u64)(env.rec.ring_mb ? env.rec.ring_mb : DEFAULT_RING_MB) << 20,
 		.on_record = on_record,
 		.ctx = r,
 	};
@@ -220,7 +201,7 @@ static int record_run(struct recorder *r)
 	tracer__header(&r->tracer, &hdr);
 	if (tap)
 		tap->header(tap->ctx, &hdr);
-	r->writer = tf_writer__create(env.output, env.force, &hdr, err, sizeof(err));
+	r->writer = tf_writer__create(env.rec.output, env.rec.force, &hdr, err, sizeof(err));
 	tracer__free_header(&hdr);
 	if (!r->writer) {
 		log_error("%s", err);
@@ -239,7 +220,7 @@ static int record_run(struct recorder *r)
 		log_error("%s", tf_writer__error(r->writer));
 		return 1;
 	}
-	print_summary(r, env.output);
+	print_summary(r, env.rec.output);
 	if (tracer__child_exited(&r->tracer) && WIFEXITED(r->tracer.child_status) &&
 	    WEXITSTATUS(r->tracer.child_status))
 		log_warn("%s exited with status %d", env.targets.cmd[0],
@@ -257,7 +238,7 @@ static int record_main(void)
 	struct recorder r = { 0 };
 	int ret;
 
-	if (check_output(env.output, env.force) || cli__check_bpf())
+	if (check_output(env.rec.output, env.rec.force) || cli__check_bpf())
 		return 1;
 	cli__setup_libbpf();
 	cli__raise_nofile();
@@ -271,7 +252,7 @@ static int record_main(void)
 
 int cmd_record(int argc, char **argv)
 {
-	static const struct argp argp = { options, parse_arg, "[-- CMD [ARGS...]]", doc, children,
+	static const struct argp argp = { NULL, parse_arg, "[-- CMD [ARGS...]]", doc, children,
 					  NULL, NULL };
 
 	if (argp_parse(&argp, argc, argv, 0, NULL, NULL))
@@ -282,11 +263,7 @@ int cmd_record(int argc, char **argv)
 int record__run(const struct record_request *req)
 {
 	env.targets = *req->targets;
-	env.output = req->output;
-	env.duration_s = req->duration_s;
-	env.force = req->force;
-	if (req->ring_mb)
-		env.ring_mb = req->ring_mb;
+	env.rec = *req->rec;
 	tap = req->tap;
 	return record_main();
 }

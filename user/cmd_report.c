@@ -14,11 +14,8 @@
 
 static struct report_env {
 	const char *input;
-	const char *output;	/* live: the recording kept */
+	struct recording_args rec;	/* live: how to record, and where the recording is kept */
 	struct target_args targets;
-	unsigned long duration_s;
-	unsigned long ring_mb;
-	bool force;
 	struct report_opts opts;
 } env;
 
@@ -37,14 +34,14 @@ enum { OPT_ALL_CYCLES = 256 };
 static const struct argp_option options[] = {
 	{ "json", 'j', NULL, 0, "One JSON document (docs/report-json.md)", 0 },
 	{ "all-cycles", OPT_ALL_CYCLES, NULL, 0, "Text: every cycle in the cycle tables", 0 },
-	{ "output", 'o', "FILE", 0, "Live: keep the recording here (default report-PID.sprb)", 1 },
-	{ "duration", 'd', "SECONDS", 0, "Live: stop after this long", 1 },
-	{ "force", 'f', NULL, 0, "Live: overwrite an existing recording", 1 },
-	{ "ring-mb", 'r', "MB", 0, "Live: ring buffer MiB, a power of two (default 64)", 1 },
 	{},
 };
 
-static const struct argp_child children[] = { { &target_argp, 0, NULL, 2 }, {} };
+static const struct argp_child children[] = {
+	{ &recording_argp, 0, "Live reports (the recording is kept, default report-PID.sprb):", 1 },
+	{ &target_argp, 0, NULL, 2 },
+	{},
+};
 
 static bool live(void)
 {
@@ -58,7 +55,7 @@ static void check_all(struct argp_state *state)
 	if (!env.input && !live())
 		argp_error(state,
 			   "which recording? specprobe report FILE, or -p PID / -- CMD to trace now");
-	if (env.input && (env.output || env.duration_s || env.force || env.ring_mb))
+	if (env.input && (env.rec.output || env.rec.duration_s || env.rec.force || env.rec.ring_mb))
 		argp_error(state,
 			   "-o, --duration, --force and --ring-mb are for live reports (-p, --)");
 }
@@ -80,23 +77,9 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	case OPT_ALL_CYCLES:
 		env.opts.all_cycles = true;
 		break;
-	case 'o':
-		env.output = arg;
-		break;
-	case 'd':
-		if (cli__parse_ulong(arg, &env.duration_s) || env.duration_s == 0)
-			argp_error(state, "invalid duration '%s'", arg);
-		break;
-	case 'f':
-		env.force = true;
-		break;
-	case 'r':
-		if (cli__parse_ulong(arg, &env.ring_mb) || !env.ring_mb ||
-		    (env.ring_mb & (env.ring_mb - 1)) || env.ring_mb > 4096)
-			argp_error(state, "--ring-mb must be a power of two up to 4096");
-		break;
 	case ARGP_KEY_INIT:
-		state->child_inputs[0] = &env.targets;
+		state->child_inputs[0] = &env.rec;
+		state->child_inputs[1] = &env.targets;
 		break;
 	case ARGP_KEY_ARG:
 		/* after "--" comes the command to start under trace (the -p/-- child takes it) */
@@ -194,19 +177,15 @@ static int report_live(void)
 {
 	struct live_report l = { 0 };
 	struct record_tap tap = { live_header, live_record, &l };
-	struct record_request req = {
-		.targets = &env.targets, .duration_s = env.duration_s, .ring_mb = env.ring_mb,
-		.force = env.force, .tap = &tap,
-	};
+	struct record_request req = { .targets = &env.targets, .rec = &env.rec, .tap = &tap };
 	char path[64];
 	int status;
 
-	if (!env.output) {
+	if (!env.rec.output) {
 		snprintf(path, sizeof(path), "report-%d.sprb",
 			 env.targets.nr_pids ? env.targets.pids[0] : (int)getpid());
-		env.output = path;
+		env.rec.output = path;
 	}
-	req.output = env.output;
 	status = record__run(&req);
 	if (!status && l.err)
 		log_error("reading the records live: %s", strerror(-l.err));
@@ -214,7 +193,7 @@ static int report_live(void)
 		status = print(l.rep);
 	if (l.rep)
 		log_info("the recording is in %s: 'specprobe report %s' reports it again",
-			 env.output, env.output);
+			 env.rec.output, env.rec.output);
 	reporter__free(l.rep);
 	return status ? status : l.err ? 1 : 0;
 }

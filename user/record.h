@@ -17,10 +17,7 @@ struct record_tap {
 
 struct record_request {
 	const struct target_args *targets;
-	const char *output;
-	unsigned long duration_s;	/* 0: until Ctrl-C or the processes exit */
-	unsigned long ring_mb;		/* 0: record's default */
-	bool force;
+	const struct recording_args *rec;	/* output required */
 	const struct record_tap *tap;	/* NULL: none */
 };
 
