@@ -31,7 +31,7 @@ enum loop_flags {
 	LOOP_CTX_WIDE = 1 << 3,		/* waits for every stream (context sync, drain) */
 };
 
-/* What makes a call wait for the device, or others wait for it (DESIGN.md "Sync classification"). */
+/* What makes a call wait for the device, or others wait for it (DESIGN.md, "Analyses"). */
 enum sync_kind {
 	SYNC_CTX,		/* cuCtxSynchronize */
 	SYNC_STREAM,		/* cuStreamSynchronize */

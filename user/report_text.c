@@ -339,8 +339,9 @@ static void put_site(FILE *out, const struct sync_site *site)
 		snprintf(verdict, sizeof(verdict), "breaks overlap %zux", site->breaks);
 	else
 		snprintf(verdict, sizeof(verdict), "%s", verdict_of(site->kind));
-	fprintf(out, "  %-13s %-12s %-20s %6zu %10.3f %10s  %s\n", model__sync_kind_name(site->kind),
-		syncs__pos_name(site->pos), model__call_name(site->name), site->count,
+	fprintf(out, "  %-13s %-12s %-20s %6zu %10.3f %10s  %s\n",
+		model__sync_kind_name(site->kind), syncs__pos_name(site->pos),
+		model__call_name(site->name), site->count,
 		ms((double)site->blocked_ns / site->count), bound, verdict);
 }
 
@@ -349,16 +350,16 @@ static void put_syncs(FILE *out, const struct syncs *sy)
 	fprintf(out, "\nFlagged syncs: %zu of %zu blocking or implicitly synchronising calls\n",
 		sy->flagged, sy->nr);
 	if (!sy->nr_sites) {
-		fputs("  none: only the cycles' own accept syncs, and syncs that waited for nothing\n",
-		      out);
+		fputs("  none: only accept syncs and syncs that waited for nothing\n", out);
 		return;
 	}
 	fprintf(out, "  %-13s %-12s %-20s %6s %10s %10s  %s\n", "kind", "position", "call", "count",
 		"blocked ms", "starve ms", "verdict");
 	for (size_t i = 0; i < sy->nr_sites; i++)
 		put_site(out, &sy->sites[i]);
-	fputs("  blocked: mean per call; starve: mean GPU idle bound after the syncs that drained\n"
-	      "  the device (n/a: it does not hold); not flagged: accept syncs, waits for nothing\n",
+	fputs("  blocked: mean per call; starve: mean GPU idle bound after the syncs that\n"
+	      "  drained the device (n/a: it does not hold); not flagged: accept syncs and\n"
+	      "  syncs that waited for nothing\n",
 	      out);
 }
 

@@ -62,7 +62,7 @@ class Checker:
         self.failures.append(what)
 
 
-def expected(call, pinned_known, last_cycle):
+def expected(call, pinned_known, last_cycle, cut_cycles):
     """(kind, positions) the report should give a planted call; kind None: no sync."""
     kind = call["tag"].split(":", 1)[1]
     if kind == "pageable-copy" and not pinned_known:
@@ -75,6 +75,8 @@ def expected(call, pinned_known, last_cycle):
     positions = {pos}
     if pos == "extend" and call["cycle"] == last_cycle:
         positions.add("outside")        # past the end of the loop's last launch
+    if call["cycle"] in cut_cycles:
+        positions.add("outside")        # its cycle began before the recording did
     return kind, positions
 
 
@@ -91,9 +93,10 @@ def check_rank(ck, rep, calls, summary):
     pinned_known = any(c["base"] == "cuMemHostAlloc" and c["before"] >= attach for c in calls)
     recorded = [c for c in calls if c["before"] >= attach and c["after"] <= last]
     last_cycle = summary["cycles_run"] - 1
+    cut_cycles = {c["cycle"] for c in calls if c.get("cycle", -1) >= 0 and c["before"] < attach}
     planted_ts = []
     for call in spins(recorded):
-        kind, positions = expected(call, pinned_known, last_cycle)
+        kind, positions = expected(call, pinned_known, last_cycle, cut_cycles)
         got = match(syncs, call)
         where = f"pid {pid} {call['tag']}@{call['position']} cycle {call['cycle']}"
         if kind is None:
