@@ -37,6 +37,7 @@ struct iter {
 	bool draft_seen;	/* the draft started inside the recording */
 	size_t x1, xl;		/* first and last extend launch, NONE if none */
 	size_t accept;		/* the accept sync, NONE if none found */
+	size_t copy;		/* the result's copy to the host, NONE if none */
 	bool accept_deferred;
 };
 
@@ -577,6 +578,7 @@ static void find_accept(struct thread_ctx *tc, size_t i)
 			since = j;
 	}
 	it->accept = NONE;
+	it->copy = since != it->ve ? since : NONE;
 	it->accept_deferred = false;
 	for (size_t j = since + 1; j < it->after; j++) {
 		const struct loop_event *e = &t->events[j];
@@ -825,6 +827,31 @@ static void find_boundaries(struct thread_ctx *tc)
 	}
 }
 
+/* Where iteration i ends: the next one's first launch, or past its own last call. */
+static size_t iter_end(const struct thread_ctx *tc, size_t i)
+{
+	const struct iter *it = &tc->iters[i];
+
+	if (i + 1 < tc->nr_iters)
+		return draft_or_verify(&tc->iters[i + 1]);
+	if (it->xl != NONE)
+		return it->xl + 1;
+	if (it->accept != NONE && it->accept > it->ve)
+		return it->accept + 1;
+	return it->ve + 1;
+}
+
+static void export_iter(const struct thread_ctx *tc, size_t i, struct loop_iter *out)
+{
+	const struct iter *it = &tc->iters[i];
+
+	*out = (struct loop_iter){
+		.first = draft_or_verify(it), .vs = it->vs, .ve = it->ve, .copy = it->copy,
+		.accept = it->accept, .after = it->after, .end = iter_end(tc, i), .cycle = -1,
+		.no_draft = it->draft == NONE && it->draft_seen,
+	};
+}
+
 static int build_loop(struct thread_ctx *tc, struct loop *lp)
 {
 	const struct model_thread *t = tc->t;
@@ -835,6 +862,12 @@ static int build_loop(struct thread_ctx *tc, struct loop *lp)
 		tc->accept_of[j] = NONE;
 	find_boundaries(tc);
 	lp->iterations = tc->nr_iters;
+	lp->iters = calloc(tc->nr_iters ? tc->nr_iters : 1, sizeof(*lp->iters));
+	if (!lp->iters)
+		return -ENOMEM;
+	lp->nr_iters = tc->nr_iters;
+	for (size_t i = 0; i < tc->nr_iters; i++)
+		export_iter(tc, i, &lp->iters[i]);
 	for (size_t i = 0; i < tc->nr_iters; i++) {
 		const struct iter *it = &tc->iters[i];
 		bool before_attach = t->events[draft_or_verify(it)].ts < tc->v->attach_done_ns;
@@ -852,6 +885,7 @@ static int build_loop(struct thread_ctx *tc, struct loop *lp)
 				lp->skipped_start++;
 			continue;
 		}
+		lp->iters[i].cycle = lp->nr_cycles;
 		if (push_cycle(lp, &cap, &c))
 			return -ENOMEM;
 	}
@@ -979,8 +1013,10 @@ void cycles__free(struct cycles *c)
 {
 	if (!c)
 		return;
-	for (size_t i = 0; i < c->nr_loops; i++)
+	for (size_t i = 0; i < c->nr_loops; i++) {
 		free(c->loops[i].cycles);
+		free(c->loops[i].iters);
+	}
 	free(c->loops);
 	c->loops = NULL;
 	c->nr_loops = 0;

@@ -48,6 +48,20 @@ struct cycle {
 	bool verify_pieces;	/* verify was more than one graph launch */
 };
 
+#define LOOP_NONE ((size_t)-1)
+
+/* Where one iteration lies in its thread's loop events (indices; LOOP_NONE: none). */
+struct loop_iter {
+	size_t first;		/* first draft launch, else the first verify launch */
+	size_t vs, ve;		/* first and last verify launch */
+	size_t copy;		/* the result's copy to the host */
+	size_t accept;		/* the accept sync, maybe in a later iteration */
+	size_t after;		/* end of accept's calls: the first graph launch after verify */
+	size_t end;		/* the next iteration's first; the last one: past its last launch */
+	long cycle;		/* index among the loop's counted cycles, -1: not counted */
+	bool no_draft;		/* a verify with no draft before it: warm-up, not the loop */
+};
+
 struct loop {
 	__u32 tgid, tid;
 	int rank;
@@ -59,6 +73,8 @@ struct loop {
 	__u32 skipped_start;	/* before the attach mark or with unseen draft launches */
 	__u32 skipped_end;	/* cut by the end of the recording */
 	__u32 skipped_no_draft;	/* verify with no draft launch before it */
+	struct loop_iter *iters;	/* every iteration, counted or not */
+	size_t nr_iters;
 };
 
 struct cycles {

@@ -31,6 +31,9 @@ enum op {
 	OP_HOST_REGISTER,	/* pinned: pointer, bytes */
 	OP_HOST_RELEASE,
 	OP_MEM_FREE,		/* drains the device */
+	OP_MEM_ALLOC,		/* may synchronise */
+	OP_STREAM_QUERY,
+	OP_EVENT_QUERY,
 	OP_EVENT_RECORD,
 	OP_WAIT_EVENT,
 	OP_EVENT_CREATE,
@@ -68,6 +71,9 @@ static const struct {
 	{ "cuMemHostUnregister", OP_HOST_RELEASE },
 	{ "cuMemFreeHost", OP_HOST_RELEASE },
 	{ "cuMemFree", OP_MEM_FREE },
+	{ "cuMemAlloc", OP_MEM_ALLOC },
+	{ "cuStreamQuery", OP_STREAM_QUERY },
+	{ "cuEventQuery", OP_EVENT_QUERY },
 	{ "cuEventRecord", OP_EVENT_RECORD },
 	{ "cuEventRecordWithFlags", OP_EVENT_RECORD },
 	{ "cuStreamWaitEvent", OP_WAIT_EVENT },
@@ -92,24 +98,38 @@ struct probe_info {
 	bool blocking;		/* catalogue: the call waits (synchronous copies, syncs) */
 	bool known;
 	signed char stream, func, exec, graph, event, count, datatype, bytes, host, ptr, device,
-		rank, nranks;
+		rank, nranks, flags;
 	bool d2h;		/* the host pointer is the destination */
 };
 
+/* cuStreamCreate flag: the stream does not serialise with the legacy stream */
+#define STREAM_NON_BLOCKING 0x1
+/* CUresult values the classification reads */
+#define CU_NOT_READY 600
+#define CU_CAPTURE_UNSUPPORTED 900
+
 struct model_stream {
 	struct model_capture *capture;	/* capture it is part of, NULL if none */
+	__u32 tgid;
+	bool non_blocking;
+	/* totals since attach: queued, and known to be done; the difference is in flight */
+	struct work_count queued, drained;
 };
 
 struct model_event {
 	struct model_capture *captured_in;	/* recorded on a capturing stream */
 	__u32 serial;				/* of its last record outside capture */
+	struct model_stream *stream;		/* where it was last recorded, NULL: not seen */
+	struct work_count at;			/* that stream's queued work at the record */
 };
 
 struct model {
 	struct model_view view;
 	struct probe_info *probes;
 	__u32 nr_probes;
-	struct hmap procs, threads, streams, events, names, graphs, execs;
+	struct hmap procs, threads, streams, events, names, graphs, execs, cpus;
+	struct model_stream **all_streams;	/* for the device-wide views of in-flight work */
+	size_t nr_all_streams;
 	char **strings;		/* interned names, freed at the end */
 	size_t nr_strings, cap_strings;
 	__u32 record_serial;
@@ -185,6 +205,7 @@ static void probe_info_fill(struct probe_info *pi, const struct catalog_entry *e
 	pi->device = ARG(e, "device");
 	pi->rank = ARG(e, "rank");
 	pi->nranks = ARG(e, "nranks");
+	pi->flags = ARG(e, "flags");
 	if (pi->op == OP_NONE && e->cls == SP_CLASS_NCCL && pi->count != NO_ARG)
 		pi->op = OP_COLLECTIVE;
 }
@@ -300,6 +321,9 @@ static struct model_stream *stream_get(struct model *m, const struct sp_call *c,
 		free(s);
 		return NULL;
 	}
+	s->tgid = c->entry.tgid;
+	if (!push_ptr((void ***)&m->all_streams, &m->nr_all_streams, s))
+		return NULL;	/* the map owns it */
 	return s;
 }
 
@@ -325,6 +349,230 @@ static struct model_capture *capturing(struct model *m, const struct sp_call *c,
 	if (!s || !s->capture || s->capture->ended)
 		return NULL;
 	return s->capture;
+}
+
+/* 0 and CU_STREAM_LEGACY (0x1) name the one legacy stream. */
+static bool is_legacy(__u64 stream)
+{
+	return stream == 0 || stream == 1;
+}
+
+static struct model_stream *work_stream(struct model *m, const struct sp_call *c, __u64 stream)
+{
+	return stream_get(m, c, is_legacy(stream) ? 0 : stream);
+}
+
+enum work_what { WORK_GRAPH, WORK_KERNEL, WORK_COPY };
+
+static void queue_work(struct model_stream *s, enum work_what what)
+{
+	if (!s)
+		return;
+	if (what == WORK_GRAPH)
+		s->queued.graphs++;
+	else if (what == WORK_KERNEL)
+		s->queued.kernels++;
+	else
+		s->queued.copies++;
+}
+
+static __u32 sub_or0(__u32 a, __u32 b)
+{
+	return a > b ? a - b : 0;
+}
+
+/* Work of a that is not in b. */
+static struct work_count work_sub(const struct work_count *a, const struct work_count *b)
+{
+	return (struct work_count){ sub_or0(a->graphs, b->graphs), sub_or0(a->kernels, b->kernels),
+				    sub_or0(a->copies, b->copies) };
+}
+
+static void work_add(struct work_count *sum, const struct work_count *w)
+{
+	sum->graphs += w->graphs;
+	sum->kernels += w->kernels;
+	sum->copies += w->copies;
+}
+
+static bool work_any(const struct work_count *w)
+{
+	return w->graphs || w->kernels || w->copies;
+}
+
+/* Done up to at: what was queued before an event record, say. */
+static void drain_to(struct model_stream *s, const struct work_count *at)
+{
+	s->drained.graphs = at->graphs > s->drained.graphs ? at->graphs : s->drained.graphs;
+	s->drained.kernels = at->kernels > s->drained.kernels ? at->kernels : s->drained.kernels;
+	s->drained.copies = at->copies > s->drained.copies ? at->copies : s->drained.copies;
+}
+
+/* Which streams of the process a call waits for. */
+enum wait_scope {
+	WAIT_NONE,	/* none by itself (an event's record is added apart) */
+	WAIT_ONE,	/* one stream */
+	WAIT_BLOCKING,	/* the legacy stream and every stream not created non-blocking */
+	WAIT_DEVICE,	/* every stream */
+};
+
+static bool in_scope(const struct model_stream *s, const struct model_stream *one,
+		     enum wait_scope scope)
+{
+	switch (scope) {
+	case WAIT_ONE:
+		return s == one;
+	case WAIT_BLOCKING:
+		return !s->non_blocking;
+	case WAIT_DEVICE:
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* Work in flight at entry: what the call waits for, and the rest of the process's. */
+static void split_in_flight(struct model *m, const struct model_stream *one, enum wait_scope scope,
+			    struct model_sync *sy)
+{
+	for (size_t i = 0; i < m->nr_all_streams; i++) {
+		const struct model_stream *s = m->all_streams[i];
+		struct work_count w;
+
+		if (s->tgid != sy->tgid)
+			continue;
+		w = work_sub(&s->queued, &s->drained);
+		work_add(in_scope(s, one, scope) ? &sy->waited : &sy->other, &w);
+	}
+}
+
+static void drain_scope(struct model *m, __u32 tgid, const struct model_stream *one,
+			enum wait_scope scope)
+{
+	for (size_t i = 0; i < m->nr_all_streams; i++) {
+		struct model_stream *s = m->all_streams[i];
+
+		if (s->tgid == tgid && in_scope(s, one, scope))
+			s->drained = s->queued;
+	}
+}
+
+/* An event sync or query waits for its stream's work up to the record. */
+static void split_event(struct model *m, const struct model_event *e, struct model_sync *sy)
+{
+	struct work_count w;
+
+	split_in_flight(m, NULL, WAIT_NONE, sy);
+	if (!e || !e->stream) {
+		sy->flags |= SYNC_WAIT_UNKNOWN;
+		return;
+	}
+	w = work_sub(&e->at, &e->stream->drained);
+	sy->waited = w;
+	sy->other = work_sub(&sy->other, &w);
+}
+
+static bool device_idle(const struct model *m, __u32 tgid)
+{
+	for (size_t i = 0; i < m->nr_all_streams; i++) {
+		const struct model_stream *s = m->all_streams[i];
+		struct work_count w = work_sub(&s->queued, &s->drained);
+
+		if (s->tgid == tgid && work_any(&w))
+			return false;
+	}
+	return true;
+}
+
+static void sync_init(struct model_sync *sy, const struct model_thread *t, const struct sp_call *c,
+		      const struct probe_info *pi, enum sync_kind kind, __u64 handle)
+{
+	memset(sy, 0, sizeof(*sy));
+	sy->ts = c->entry.ts;
+	sy->ts_return = c->has_ret && c->returned ? c->ts_return : c->entry.ts;
+	if (c->has_ret && !c->returned)
+		sy->flags |= SYNC_UNRETURNED;
+	else if (c->has_ret && (int)c->result != 0)
+		sy->flags |= SYNC_FAILED;
+	sy->result = c->has_ret && c->returned ? (int)c->result : 0;
+	sy->tgid = c->entry.tgid;
+	sy->tid = c->entry.tid;
+	sy->event_index = t->nr_events;
+	sy->queries = 1;
+	sy->name = pi->catalog;
+	sy->kind = kind;
+	sy->handle = handle;
+}
+
+/* Kinds after which the device may have nothing left to do because the call waited. */
+static bool waits(enum sync_kind kind)
+{
+	return kind == SYNC_CTX || kind == SYNC_STREAM || kind == SYNC_EVENT || kind == SYNC_COPY ||
+	       kind == SYNC_PAGEABLE || kind == SYNC_FREE || kind == SYNC_POLL;
+}
+
+/* After its drains: keep it, and let the process's next launch close its idle interval. */
+static int sync_push(struct model *m, struct model_proc *p, struct model_sync *sy)
+{
+	struct model_view *v = &m->view;
+
+	if (waits(sy->kind) && !(sy->flags & (SYNC_UNRETURNED | SYNC_FAILED)) &&
+	    device_idle(m, sy->tgid))
+		sy->flags |= SYNC_DRAINS_DEVICE;
+	if (v->nr_syncs == v->cap_syncs) {
+		size_t cap = v->cap_syncs ? v->cap_syncs * 2 : 256;
+		struct model_sync *grown = realloc(v->syncs, cap * sizeof(*grown));
+
+		if (!grown)
+			return -ENOMEM;
+		v->syncs = grown;
+		v->cap_syncs = cap;
+	}
+	v->syncs[v->nr_syncs++] = *sy;
+	if (sy->flags & SYNC_UNRETURNED)
+		return 0;
+	if (!grow_array((void **)&p->pending, &p->cap_pending, p->nr_pending + 1,
+			sizeof(*p->pending)))
+		return -ENOMEM;
+	p->pending[p->nr_pending++] = v->nr_syncs - 1;
+	return 0;
+}
+
+/* A launch entry: it ends the idle interval of every sync of the process that returned before. */
+static void note_launch(struct model *m, struct model_proc *p, __u64 ts)
+{
+	__u32 kept = 0;
+
+	for (__u32 i = 0; i < p->nr_pending; i++) {
+		struct model_sync *sy = &m->view.syncs[p->pending[i]];
+
+		if (sy->ts_return <= ts) {
+			sy->next_launch_ns = ts;
+			continue;
+		}
+		sy->flags |= SYNC_LAUNCH_DURING;
+		p->pending[kept++] = p->pending[i];
+	}
+	p->nr_pending = kept;
+}
+
+/* Queue a launch's work and note its entry. */
+static void launched(struct model *m, struct model_proc *p, const struct sp_call *c, __u64 stream,
+		     enum work_what what)
+{
+	queue_work(work_stream(m, c, stream), what);
+	note_launch(m, p, c->entry.ts);
+}
+
+/* Work put on the legacy stream: it waits for every blocking stream, and they for it. */
+static int legacy_work(struct model *m, struct model_proc *p, struct model_thread *t,
+		       const struct sp_call *c, const struct probe_info *pi)
+{
+	struct model_sync sy;
+
+	sync_init(&sy, t, c, pi, SYNC_LEGACY, 0);
+	split_in_flight(m, NULL, WAIT_BLOCKING, &sy);
+	return sync_push(m, p, &sy);
 }
 
 static int add_loop_event(struct model_thread *t, const struct loop_event *ev)
@@ -383,8 +631,8 @@ static int capture_add_kernel(struct model_capture *cap, __u64 func, bool side)
 	return 0;
 }
 
-static int launch(struct model *m, struct model_thread *t, const struct sp_call *c,
-		  const struct probe_info *pi)
+static int launch(struct model *m, struct model_proc *p, struct model_thread *t,
+		  const struct sp_call *c, const struct probe_info *pi)
 {
 	__u64 func = arg_or0(c, pi->func), stream = 0;
 	struct model_capture *cap;
@@ -403,11 +651,14 @@ static int launch(struct model *m, struct model_thread *t, const struct sp_call 
 	cap = capturing(m, c, stream);
 	if (cap)
 		return capture_add_kernel(cap, func, stream_key(c, stream) != cap->stream);
+	if (is_legacy(stream) && legacy_work(m, p, t, c, pi))
+		return -ENOMEM;
+	launched(m, p, c, stream, WORK_KERNEL);
 	return loop_event(t, c, pi, LOOP_KERNEL, func, stream_key(c, stream), 0);
 }
 
-static int host_func(struct model *m, struct model_thread *t, const struct sp_call *c,
-		     const struct probe_info *pi)
+static int host_func(struct model *m, struct model_proc *p, struct model_thread *t,
+		     const struct sp_call *c, const struct probe_info *pi)
 {
 	__u64 stream = arg_or0(c, pi->stream);
 	struct model_capture *cap = capturing(m, c, stream);
@@ -416,6 +667,9 @@ static int host_func(struct model *m, struct model_thread *t, const struct sp_ca
 		cap->host_funcs++;
 		return 0;
 	}
+	if (is_legacy(stream) && legacy_work(m, p, t, c, pi))
+		return -ENOMEM;
+	launched(m, p, c, stream, WORK_KERNEL);
 	return loop_event(t, c, pi, LOOP_KERNEL, arg_or0(c, 1), stream_key(c, stream), 0);
 }
 
@@ -524,6 +778,9 @@ static int graph_launch(struct model *m, struct model_proc *p, struct model_thre
 	}
 	if (!x->launches++)
 		x->launch_tid = t->tid;
+	if (is_legacy(stream) && legacy_work(m, p, t, c, pi))
+		return -ENOMEM;
+	launched(m, p, c, stream, WORK_GRAPH);
 	return loop_event(t, c, pi, LOOP_GRAPH, x->id, stream_key(c, stream), 0);
 }
 
@@ -552,6 +809,44 @@ static void unpin(struct model_proc *p, __u64 start)
 		}
 }
 
+/*
+ * A copy's kind: synchronous; "async" to or from memory known to be pageable or of
+ * unknown kind; on the legacy stream; or none (async and pinned): then it is only work.
+ */
+static int classify_copy(struct model *m, struct model_proc *p, struct model_thread *t,
+			 const struct sp_call *c, const struct probe_info *pi, __u64 stream)
+{
+	struct model_stream *s = work_stream(m, c, stream);
+	enum sync_kind kind = SYNC_KIND_NR;
+	struct model_sync sy;
+	__u64 host;
+
+	if (!s)
+		return -ENOMEM;
+	if (pi->blocking)
+		kind = SYNC_COPY;
+	else if (pi->host != NO_ARG && arg(c, pi->host, &host) && !pinned(p, host))
+		kind = p->pinned_known ? SYNC_PAGEABLE : SYNC_UNKNOWN_HOST;
+	else if (pi->stream != NO_ARG && is_legacy(stream))
+		kind = SYNC_LEGACY;
+	if (kind == SYNC_KIND_NR) {
+		queue_work(s, WORK_COPY);
+		return 0;
+	}
+	sync_init(&sy, t, c, pi, kind, stream_key(c, stream));
+	/* synchronous copies run on the legacy stream */
+	split_in_flight(m, s, kind == SYNC_COPY || is_legacy(stream) ? WAIT_BLOCKING : WAIT_ONE,
+			&sy);
+	if (kind == SYNC_COPY && !(sy.flags & SYNC_FAILED))
+		drain_scope(m, p->tgid, s, WAIT_BLOCKING);
+	else if (kind == SYNC_PAGEABLE && !(sy.flags & SYNC_FAILED))
+		/* it waits for the stream and returns when the copy is done */
+		drain_scope(m, p->tgid, s, is_legacy(stream) ? WAIT_BLOCKING : WAIT_ONE);
+	else
+		queue_work(s, WORK_COPY);
+	return sync_push(m, p, &sy);
+}
+
 static int copy(struct model *m, struct model_proc *p, struct model_thread *t,
 		const struct sp_call *c, const struct probe_info *pi)
 {
@@ -572,15 +867,78 @@ static int copy(struct model *m, struct model_proc *p, struct model_thread *t,
 	if (pi->blocking || (pi->host != NO_ARG && p->pinned_known && arg(c, pi->host, &host) &&
 			     !pinned(p, host)))
 		flags |= LOOP_BLOCKING;
+	if (classify_copy(m, p, t, c, pi, stream))
+		return -ENOMEM;
 	return loop_event(t, c, pi, LOOP_COPY, 0, stream_key(c, stream), flags);
 }
 
-static int sync_call(struct model *m, struct model_thread *t, const struct sp_call *c,
-		     const struct probe_info *pi)
+/* CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED: the call was made while a capture was open. */
+static bool capture_failure(const struct sp_call *c)
+{
+	return c->has_ret && c->returned && (int)c->result == CU_CAPTURE_UNSUPPORTED;
+}
+
+/* Context, stream and event syncs, frees and allocs: what they wait for, what they drain. */
+static int classify_wait(struct model *m, struct model_proc *p, struct model_thread *t,
+			 const struct sp_call *c, const struct probe_info *pi)
+{
+	__u64 raw = arg_or0(c, pi->stream);
+	struct model_stream *s = NULL;
+	struct model_event *e = NULL;
+	enum wait_scope scope = WAIT_DEVICE;
+	enum sync_kind kind = SYNC_CTX;
+	struct model_sync sy;
+	__u64 handle = 0;
+
+	switch (pi->op) {
+	case OP_STREAM_SYNC:
+		s = work_stream(m, c, raw);
+		if (!s)
+			return -ENOMEM;
+		kind = capturing(m, c, raw) ? SYNC_CAPTURE : SYNC_STREAM;
+		scope = is_legacy(raw) ? WAIT_BLOCKING : WAIT_ONE;
+		handle = stream_key(c, raw);
+		break;
+	case OP_EVENT_SYNC:
+		handle = arg_or0(c, pi->event);
+		e = hmap__get(&m->events, c->entry.tgid, handle);
+		kind = SYNC_EVENT;
+		scope = WAIT_NONE;
+		break;
+	case OP_MEM_FREE:
+		kind = SYNC_FREE;
+		break;
+	case OP_MEM_ALLOC:
+		kind = SYNC_ALLOC;
+		break;
+	default:
+		break;
+	}
+	if (capture_failure(c))
+		kind = SYNC_CAPTURE;
+	sync_init(&sy, t, c, pi, kind, handle);
+	if (pi->op == OP_EVENT_SYNC)
+		split_event(m, e, &sy);
+	else
+		split_in_flight(m, s, scope, &sy);
+	if (!(sy.flags & (SYNC_FAILED | SYNC_UNRETURNED)) && kind != SYNC_ALLOC) {
+		if (e && e->stream)
+			drain_to(e->stream, &e->at);
+		else if (pi->op != OP_EVENT_SYNC)
+			drain_scope(m, p->tgid, s, scope);
+	}
+	return sync_push(m, p, &sy);
+}
+
+static int sync_call(struct model *m, struct model_proc *p, struct model_thread *t,
+		     const struct sp_call *c, const struct probe_info *pi)
 {
 	__u64 handle = 0;
 	__u8 flags = LOOP_BLOCKING;
 	int ret;
+
+	if (classify_wait(m, p, t, c, pi))
+		return -ENOMEM;
 
 	switch (pi->op) {
 	case OP_STREAM_SYNC:
@@ -619,6 +977,10 @@ static int event_record(struct model *m, struct model_thread *t, const struct sp
 	}
 	e->captured_in = NULL;
 	e->serial = ++m->record_serial;
+	e->stream = work_stream(m, c, stream);
+	if (!e->stream)
+		return -ENOMEM;
+	e->at = e->stream->queued;
 	ret = loop_event(t, c, pi, LOOP_RECORD, handle, stream_key(c, stream), 0);
 	if (!ret)
 		t->events[t->nr_events - 1].serial = e->serial;
@@ -678,8 +1040,8 @@ static int kernel_func(struct model *m, const struct sp_call *c)
 	return hmap__set(&m->names, c->entry.tgid, func, (void *)name);
 }
 
-static int collective(struct model *m, struct model_thread *t, const struct sp_call *c,
-		      const struct probe_info *pi)
+static int collective(struct model *m, struct model_proc *p, struct model_thread *t,
+		      const struct sp_call *c, const struct probe_info *pi)
 {
 	/* ncclDataType_t 0..11: int8, uint8, (u)int32, (u)int64, half, float, double, bf16, fp8 */
 	static const __u8 type_bytes[] = { 1, 1, 4, 4, 8, 8, 2, 4, 8, 2, 1, 1 };
@@ -690,8 +1052,10 @@ static int collective(struct model *m, struct model_thread *t, const struct sp_c
 	if (!arg(c, pi->stream, &stream))
 		return 0;
 	cap = capturing(m, c, stream);
-	if (!cap)
+	if (!cap) {
+		launched(m, p, c, stream, WORK_KERNEL);
 		return loop_event(t, c, pi, LOOP_COLLECTIVE, 0, stream_key(c, stream), 0);
+	}
 	for (__u32 i = 0; i < cap->nr_colls; i++)
 		if (cap->colls[i].name == pi->catalog)
 			coll = &cap->colls[i];
@@ -747,6 +1111,96 @@ static bool does_work(const struct probe_info *pi)
 	return cls != SP_CLASS_DRIVER && cls != SP_CLASS_LIFECYCLE && cls != SP_CLASS_NAMES;
 }
 
+/* Where a query looks: the stream queried, or the stream of the event's last record. */
+static void split_query(struct model *m, const struct sp_call *c, const struct probe_info *pi,
+			struct model_sync *sy)
+{
+	if (pi->op == OP_EVENT_QUERY) {
+		split_event(m, hmap__get(&m->events, c->entry.tgid, sy->handle), sy);
+		return;
+	}
+	split_in_flight(m, hmap__get(&m->streams, c->entry.tgid, sy->handle == 1 ? 0 : sy->handle),
+			is_legacy(sy->handle) ? WAIT_BLOCKING : WAIT_ONE, sy);
+}
+
+/* A query that found the work done: as good as a sync that returned at once. */
+static void query_drain(struct model *m, const struct sp_call *c, const struct probe_info *pi,
+			__u64 handle)
+{
+	struct model_event *e;
+
+	if (pi->op == OP_STREAM_QUERY) {
+		struct model_stream *s = hmap__get(&m->streams, c->entry.tgid,
+						   is_legacy(handle) ? 0 : handle);
+
+		drain_scope(m, c->entry.tgid, s, is_legacy(handle) ? WAIT_BLOCKING : WAIT_ONE);
+		return;
+	}
+	e = hmap__get(&m->events, c->entry.tgid, handle);
+	if (e && e->stream)
+		drain_to(e->stream, &e->at);
+}
+
+/*
+ * Polling: queries of one stream or event on one thread, with no other loop call
+ * between, until one returns 0, are one spin. A run given up before that is no sync.
+ */
+static int query(struct model *m, struct model_proc *p, struct model_thread *t,
+		 const struct sp_call *c, const struct probe_info *pi)
+{
+	__u64 raw = arg_or0(c, pi->op == OP_STREAM_QUERY ? pi->stream : pi->event);
+	__u64 handle = pi->op == OP_STREAM_QUERY ? stream_key(c, raw) : raw;
+	bool ready = c->returned && c->result == 0;
+	bool not_ready = c->returned && (int)c->result == CU_NOT_READY;
+	struct model_sync *run = &t->poll;
+
+	if (t->polling && (run->name != pi->catalog || run->handle != handle ||
+			   run->event_index != t->nr_events))
+		t->polling = false;
+	if (capture_failure(c)) {
+		struct model_sync sy;
+
+		t->polling = false;
+		sync_init(&sy, t, c, pi, SYNC_CAPTURE, handle);
+		split_query(m, c, pi, &sy);
+		return sync_push(m, p, &sy);
+	}
+	if (!ready && !not_ready) {
+		t->polling = false;
+		return 0;
+	}
+	if (!t->polling) {
+		sync_init(run, t, c, pi, SYNC_POLL, handle);
+		split_query(m, c, pi, run);
+		run->queries = 0;
+		t->polling = true;
+	}
+	run->queries++;
+	run->ts_return = c->ts_return;
+	if (!ready)
+		return 0;
+	t->polling = false;
+	run->flags &= ~SYNC_FAILED;
+	query_drain(m, c, pi, handle);
+	return sync_push(m, p, run);
+}
+
+static int stream_create(struct model *m, struct model_proc *p, const struct sp_call *c,
+			 const struct probe_info *pi)
+{
+	struct model_stream *s;
+	__u64 handle;
+
+	if (!out_value(c, &handle))
+		return 0;
+	p->nr_streams++;
+	s = stream_get(m, c, handle);
+	if (!s)
+		return -ENOMEM;
+	s->non_blocking = arg_or0(c, pi->flags) & STREAM_NON_BLOCKING;
+	return 0;
+}
+
 static int dispatch(struct model *m, struct model_proc *p, struct model_thread *t,
 		    const struct sp_call *c, const struct probe_info *pi)
 {
@@ -755,9 +1209,9 @@ static int dispatch(struct model *m, struct model_proc *p, struct model_thread *
 	switch (pi->op) {
 	case OP_LAUNCH:
 	case OP_LAUNCH_EX:
-		return launch(m, t, c, pi);
+		return launch(m, p, t, c, pi);
 	case OP_HOST_FUNC:
-		return host_func(m, t, c, pi);
+		return host_func(m, p, t, c, pi);
 	case OP_GRAPH_LAUNCH:
 		return graph_launch(m, p, t, c, pi);
 	case OP_BEGIN_CAPTURE:
@@ -779,7 +1233,12 @@ static int dispatch(struct model *m, struct model_proc *p, struct model_thread *
 	case OP_STREAM_SYNC:
 	case OP_EVENT_SYNC:
 	case OP_MEM_FREE:
-		return c->entry.depth ? 0 : sync_call(m, t, c, pi);
+		return c->entry.depth ? 0 : sync_call(m, p, t, c, pi);
+	case OP_MEM_ALLOC:
+		return c->entry.depth ? 0 : classify_wait(m, p, t, c, pi);
+	case OP_STREAM_QUERY:
+	case OP_EVENT_QUERY:
+		return c->entry.depth ? 0 : query(m, p, t, c, pi);
 	case OP_COPY:
 		return c->entry.depth ? 0 : copy(m, p, t, c, pi);
 	case OP_HOST_ALLOC:
@@ -798,14 +1257,13 @@ static int dispatch(struct model *m, struct model_proc *p, struct model_thread *
 	case OP_KERNEL_FUNC:
 		return kernel_func(m, c);
 	case OP_STREAM_CREATE:
-		p->nr_streams += out_value(c, &v);
-		return 0;
+		return stream_create(m, p, c, pi);
 	case OP_CTX_RETAIN:
 		if (p->device < 0 && arg(c, pi->device, &v))
 			p->device = (int)v;
 		return 0;
 	case OP_COLLECTIVE:
-		return c->entry.depth ? 0 : collective(m, t, c, pi);
+		return c->entry.depth ? 0 : collective(m, p, t, c, pi);
 	case OP_COMM_INIT:
 		comm_init(p, c, pi);
 		return 0;
@@ -831,6 +1289,10 @@ int model__call(struct model *m, const struct sp_call *c)
 		m->view.out_of_memory = true;
 		return -ENOMEM;
 	}
+	if (c->has_ret)
+		p->hits_return++;
+	else
+		p->hits_entry++;
 	if (!p->calls++)
 		p->first_ns = c->entry.ts;
 	p->last_ns = c->entry.ts;
@@ -905,6 +1367,26 @@ static void add_late_probe(struct model *m, const struct sp_probe_rec *pr)
 	m->nr_probes++;
 }
 
+/* Kept apart until the end: a sample may come before the process's first call. */
+static void cpu_sample(struct model *m, const struct sp_cpu_rec *rec)
+{
+	struct cpu_span *span = hmap__get(&m->cpus, rec->tgid, 0);
+
+	if (!span) {
+		span = calloc(1, sizeof(*span));
+		if (!span || hmap__set(&m->cpus, rec->tgid, 0, span)) {
+			free(span);
+			m->view.out_of_memory = true;
+			return;
+		}
+		span->first_ts = rec->ts;
+		span->first_ns = rec->cpu_ns;
+	}
+	span->last_ts = rec->ts;
+	span->last_ns = rec->cpu_ns;
+	span->samples++;
+}
+
 void model__record(struct model *m, const void *rec, size_t size)
 {
 	const struct sp_rec_hdr *hdr = rec;
@@ -934,6 +1416,14 @@ void model__record(struct model *m, const void *rec, size_t size)
 		if (size > sizeof(struct sp_probe_rec))
 			add_late_probe(m, rec);
 		break;
+	case SP_REC_CALIB:
+		if (size >= sizeof(struct sp_calib_rec))
+			m->view.calib = *(const struct sp_calib_rec *)rec;
+		break;
+	case SP_REC_CPU:
+		if (size >= sizeof(struct sp_cpu_rec))
+			cpu_sample(m, rec);
+		break;
 	case SP_REC_END:
 		m->view.ended_cleanly = true;
 		/* fall through */
@@ -949,6 +1439,12 @@ void model__record(struct model *m, const void *rec, size_t size)
 void model__finish(struct model *m, const struct decode_stats *st)
 {
 	m->view.unreturned = st->unreturned;
+	for (size_t i = 0; i < m->view.nr_procs; i++) {
+		const struct cpu_span *span = hmap__get(&m->cpus, m->view.procs[i]->tgid, 0);
+
+		if (span)
+			m->view.procs[i]->cpu = *span;
+	}
 }
 
 struct model_view *model__view(struct model *m)
@@ -979,6 +1475,7 @@ void model__free(struct model *m)
 		return;
 	for (size_t i = 0; i < m->view.nr_procs; i++) {
 		free(m->view.procs[i]->pinned);
+		free(m->view.procs[i]->pending);
 		free(m->view.procs[i]);
 	}
 	for (size_t i = 0; i < m->view.nr_threads; i++) {
@@ -1000,6 +1497,9 @@ void model__free(struct model *m)
 	hmap__free(&m->threads);
 	free_values(&m->streams);
 	free_values(&m->events);
+	free_values(&m->cpus);
+	free(m->all_streams);
+	free(m->view.syncs);
 	hmap__free(&m->names);
 	hmap__free(&m->graphs);
 	hmap__free(&m->execs);
@@ -1022,6 +1522,25 @@ static const char *const role_sources[ROLE_FROM_NR] = {
 	[ROLE_FROM_WAIT] = "sync-wait",	   [ROLE_FROM_PIECES] = "capture-pieces",
 	[ROLE_FROM_POSITION] = "position", [ROLE_FROM_FAMILY] = "same-kernels",
 };
+
+static const char *const sync_kind_names[SYNC_KIND_NR] = {
+	[SYNC_CTX] = "ctx",
+	[SYNC_STREAM] = "stream",
+	[SYNC_EVENT] = "event",
+	[SYNC_COPY] = "sync-copy",
+	[SYNC_PAGEABLE] = "pageable-copy",
+	[SYNC_UNKNOWN_HOST] = "unknown-host",
+	[SYNC_FREE] = "free",
+	[SYNC_ALLOC] = "alloc",
+	[SYNC_LEGACY] = "legacy",
+	[SYNC_POLL] = "poll",
+	[SYNC_CAPTURE] = "capture-sync",
+};
+
+const char *model__sync_kind_name(enum sync_kind kind)
+{
+	return kind < SYNC_KIND_NR ? sync_kind_names[kind] : "?";
+}
 
 const char *model__role_name(enum graph_role role)
 {

@@ -31,6 +31,58 @@ enum loop_flags {
 	LOOP_CTX_WIDE = 1 << 3,		/* waits for every stream (context sync, drain) */
 };
 
+/* What makes a call wait for the device, or others wait for it (DESIGN.md, "Analyses"). */
+enum sync_kind {
+	SYNC_CTX,		/* cuCtxSynchronize */
+	SYNC_STREAM,		/* cuStreamSynchronize */
+	SYNC_EVENT,		/* cuEventSynchronize */
+	SYNC_COPY,		/* synchronous copy or memset */
+	SYNC_PAGEABLE,		/* "async" copy from or to host memory known not to be pinned */
+	SYNC_UNKNOWN_HOST,	/* async copy, host memory of unknown kind (made before attach) */
+	SYNC_FREE,		/* cuMemFree: drains the device */
+	SYNC_ALLOC,		/* cuMemAlloc: may synchronise */
+	SYNC_LEGACY,		/* work on the legacy stream: serialises with blocking streams */
+	SYNC_POLL,		/* a spin of queries on one stream or event until it is ready */
+	SYNC_CAPTURE,		/* a sync or query that failed because a capture was open */
+	SYNC_KIND_NR,
+};
+
+enum sync_flags {
+	SYNC_UNRETURNED = 1 << 0,	/* its return never came */
+	SYNC_FAILED = 1 << 1,		/* returned an error */
+	SYNC_LAUNCH_DURING = 1 << 2,	/* a launch of its process entered while it blocked */
+	SYNC_DRAINS_DEVICE = 1 << 3,	/* after it, no work was known in flight on the device */
+	SYNC_WAIT_UNKNOWN = 1 << 4,	/* what it waits for was queued before attach */
+};
+
+/* Work queued and not known to be done: graph launches, kernels (and collectives), copies. */
+struct work_count {
+	__u32 graphs, kernels, copies;
+};
+
+/* A blocking or implicitly synchronising call, with the device state at its entry. */
+struct model_sync {
+	__u64 ts;		/* entry; poll: entry of the first query */
+	__u64 ts_return;	/* return; poll: return of the query that found it ready */
+	__u64 handle;		/* stream or event waited on, 0 */
+	__u64 next_launch_ns;	/* entry of its process's next launch after the return, 0 */
+	__u32 tgid, tid;
+	__u32 event_index;	/* in its thread's loop events: it is, or lies before, this one */
+	__u32 queries;		/* poll: calls in the spin */
+	struct work_count waited;	/* in flight on what it waits for */
+	struct work_count other;	/* in flight on the other streams of its process */
+	__s32 result;
+	__u16 name;		/* catalogue index (poll: the query) */
+	__u8 kind;		/* enum sync_kind */
+	__u8 flags;		/* enum sync_flags */
+};
+
+/* CPU time a process used, from its first and last sample. */
+struct cpu_span {
+	__u64 first_ts, first_ns, last_ts, last_ns;
+	__u32 samples;
+};
+
 struct loop_event {
 	__u64 ts;		/* entry */
 	__u64 ts_return;	/* return; entry-only kinds return at once: == ts */
@@ -121,6 +173,11 @@ struct model_proc {
 	bool pinned_known;	/* every pinned allocation was seen: unknown memory is pageable */
 	struct model_range *pinned;
 	__u32 nr_pinned, cap_pinned;
+	/* probe hits, nested calls included: entry-only kinds, entry + completion kinds */
+	__u64 hits_entry, hits_return;
+	struct cpu_span cpu;	/* from SP_REC_CPU */
+	__u32 *pending;		/* syncs waiting for the process's next launch (view.syncs index) */
+	__u32 nr_pending, cap_pending;
 };
 
 struct model_range {
@@ -132,6 +189,8 @@ struct model_thread {
 	__u64 calls, first_ns, last_ns;
 	struct loop_event *events;
 	size_t nr_events, cap_events;
+	struct model_sync poll;	/* the spin of queries going on, if polling */
+	bool polling;
 };
 
 /* Everything the analyses read, in creation order. */
@@ -144,6 +203,9 @@ struct model_view {
 	size_t nr_execs;
 	struct model_capture **captures;
 	size_t nr_captures;
+	struct model_sync *syncs;	/* in entry order */
+	size_t nr_syncs, cap_syncs;
+	struct sp_calib_rec calib;	/* .calls 0: the recording has no calibration */
 	/* from the header */
 	char host[65], kernel[65];
 	__u64 attach_start_ns, attach_done_ns;
@@ -170,6 +232,8 @@ const char *model__func_name(const struct model *m, __u32 tgid, __u64 func);
 bool model__same_kernels(const struct model_capture *a, const struct model_capture *b);
 /* Catalogue name of a loop event's call. */
 const char *model__call_name(__u16 catalog_index);
+/* "ctx", "stream", ...: the names of specsim's --plant kinds */
+const char *model__sync_kind_name(enum sync_kind kind);
 void model__free(struct model *m);
 
 const char *model__role_name(enum graph_role role);

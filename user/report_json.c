@@ -3,6 +3,7 @@
 #include <string.h>
 #include "callfmt.h"
 #include "report.h"
+#include "syncs.h"
 
 static void put_int_or_null(FILE *out, const char *key, long long v, bool known)
 {
@@ -247,6 +248,89 @@ static void put_notes(FILE *out, const struct cycles *cy, const struct cycle_sum
 	fputc(']', out);
 }
 
+static void put_work(FILE *out, const char *key, const struct work_count *w)
+{
+	fprintf(out, "\"%s\":{\"graphs\":%u,\"kernels\":%u,\"copies\":%u}", key, w->graphs,
+		w->kernels, w->copies);
+}
+
+static void put_sync(FILE *out, const struct sync_verdict *sv)
+{
+	const struct model_sync *sy = sv->sync;
+
+	fprintf(out, "{\"ts\":%llu,", (unsigned long long)sy->ts);
+	put_int_or_null(out, "return_ns", sy->ts_return, !(sy->flags & SYNC_UNRETURNED));
+	fprintf(out, ",\"pid\":%u,\"tid\":%u,", sy->tgid, sy->tid);
+	put_int_or_null(out, "rank", sv->rank, sv->rank >= 0);
+	fputc(',', out);
+	put_int_or_null(out, "cycle", sv->cycle, sv->cycle >= 0);
+	fprintf(out, ",\"kind\":\"%s\",\"call\":\"%s\",\"position\":\"%s\",",
+		model__sync_kind_name(sy->kind), model__call_name(sy->name),
+		syncs__pos_name(sv->pos));
+	put_handle(out, "handle", sy->handle, sy->handle);
+	fprintf(out, ",\"result\":%d,\"queries\":%u,\"blocked_ns\":%llu,\"in_flight\":{",
+		sy->result, sy->queries, (unsigned long long)sv->blocked_ns);
+	put_work(out, "waited", &sy->waited);
+	fputc(',', out);
+	put_work(out, "other", &sy->other);
+	fprintf(out, ",\"waited_known\":%s},", sy->flags & SYNC_WAIT_UNKNOWN ? "false" : "true");
+	put_int_or_null(out, "starvation_bound_ns", sv->bound_ns, sv->has_bound);
+	fprintf(out, ",\"own\":%s,\"breaks_overlap\":%s,\"flagged\":%s}",
+		sv->own ? "true" : "false", sv->breaks_overlap ? "true" : "false",
+		sv->flagged ? "true" : "false");
+}
+
+static void put_syncs(FILE *out, struct model *m, const struct cycles *cy)
+{
+	struct syncs sy;
+
+	fputs(",\"syncs\":[", out);
+	if (syncs__analyse(m, cy, &sy)) {
+		fputs("]", out);
+		return;
+	}
+	for (size_t i = 0; i < sy.nr; i++) {
+		fputs(i ? ",\n" : "\n", out);
+		put_sync(out, &sy.verdicts[i]);
+	}
+	fprintf(out, "],\"flagged_syncs\":%zu", sy.flagged);
+	syncs__free(&sy);
+}
+
+static void put_overhead(FILE *out, const struct model_view *v)
+{
+	bool first = true;
+
+	fputs(",\"self_overhead\":{", out);
+	if (!v->calib.calls) {
+		fputs("\"calibrated\":false,\"processes\":[]}", out);
+		return;
+	}
+	fprintf(out, "\"calibrated\":true,\"calib_calls\":%u,\"entry_ps\":%llu,"
+		     "\"return_ps\":%llu,\"processes\":[",
+		v->calib.calls, (unsigned long long)v->calib.entry_ps,
+		(unsigned long long)v->calib.return_ps);
+	for (size_t i = 0; i < v->nr_procs; i++) {
+		struct overhead o;
+
+		if (syncs__overhead(v, v->procs[i], &o) || !v->procs[i]->calls)
+			continue;
+		fprintf(out, "%s{\"pid\":%u,\"entry_only_calls\":%llu,\"completion_calls\":%llu,"
+			     "\"span_ns\":%.0f,\"entry_only_per_s\":%.1f,\"completion_per_s\":%.1f,"
+			     "\"added_ns\":%.0f,\"added_ms_per_s\":%.4f,",
+			first ? "" : ",", o.tgid, (unsigned long long)o.hits_entry,
+			(unsigned long long)o.hits_return, o.span_s * 1e9, o.entry_per_s,
+			o.return_per_s, o.added_ns, o.ms_per_s);
+		if (o.has_cpu)
+			fprintf(out, "\"cpu_ms_per_s\":%.4f,\"percent_of_cpu\":%.4f}",
+				o.cpu_ms_per_s, o.percent);
+		else
+			fputs("\"cpu_ms_per_s\":null,\"percent_of_cpu\":null}", out);
+		first = false;
+	}
+	fputs("]}", out);
+}
+
 void report__json(FILE *out, struct model *m, const struct cycles *cy)
 {
 	struct model_view *v = model__view(m);
@@ -279,7 +363,10 @@ void report__json(FILE *out, struct model *m, const struct cycles *cy)
 	fputs("],\"summary\":{", out);
 	fprintf(out, "\"loops\":%zu,", cy->nr_loops);
 	put_summary_fields(out, &s);
-	fputs("},", out);
+	fputc('}', out);
+	put_syncs(out, m, cy);
+	put_overhead(out, v);
+	fputc(',', out);
 	put_notes(out, cy, &s);
 	fputs("}\n", out);
 }

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "report.h"
+#include "syncs.h"
 
 #define FIRST_CYCLES 10
 #define SLOWEST_CYCLES 5
@@ -311,9 +312,87 @@ static void put_graphs(FILE *out, struct model *m, const struct model_view *v)
 	free(order);
 }
 
+/* What a flagged call does when it does not break the graph overlap. */
+static const char *verdict_of(enum sync_kind kind)
+{
+	switch (kind) {
+	case SYNC_CAPTURE:
+		return "fails: capture open";
+	case SYNC_LEGACY:
+		return "serialises streams";
+	case SYNC_UNKNOWN_HOST:
+		return "host memory unknown";
+	default:
+		return "blocks the host";
+	}
+}
+
+static void put_site(FILE *out, const struct sync_site *site)
+{
+	char bound[16] = "n/a", verdict[40];
+
+	if (site->bounded)
+		snprintf(bound, sizeof(bound), "%.3f", ms((double)site->bound_ns / site->bounded));
+	if (site->breaks == site->count)
+		snprintf(verdict, sizeof(verdict), "breaks overlap");
+	else if (site->breaks)
+		snprintf(verdict, sizeof(verdict), "breaks overlap %zux", site->breaks);
+	else
+		snprintf(verdict, sizeof(verdict), "%s", verdict_of(site->kind));
+	fprintf(out, "  %-13s %-12s %-20s %6zu %10.3f %10s  %s\n",
+		model__sync_kind_name(site->kind), syncs__pos_name(site->pos),
+		model__call_name(site->name), site->count,
+		ms((double)site->blocked_ns / site->count), bound, verdict);
+}
+
+static void put_syncs(FILE *out, const struct syncs *sy)
+{
+	fprintf(out, "\nFlagged syncs: %zu of %zu blocking or implicitly synchronising calls\n",
+		sy->flagged, sy->nr);
+	if (!sy->nr_sites) {
+		fputs("  none: only accept syncs and syncs that waited for nothing\n", out);
+		return;
+	}
+	fprintf(out, "  %-13s %-12s %-20s %6s %10s %10s  %s\n", "kind", "position", "call", "count",
+		"blocked ms", "starve ms", "verdict");
+	for (size_t i = 0; i < sy->nr_sites; i++)
+		put_site(out, &sy->sites[i]);
+	fputs("  blocked: mean per call; starve: mean GPU idle bound after the syncs that\n"
+	      "  drained the device (n/a: it does not hold); not flagged: accept syncs and\n"
+	      "  syncs that waited for nothing\n",
+	      out);
+}
+
+static void put_overhead(FILE *out, const struct model_view *v)
+{
+	struct overhead o;
+
+	if (!v->calib.calls) {
+		fputs("\nSelf-overhead: not measured (the recording has no calibration)\n", out);
+		return;
+	}
+	fprintf(out, "\nSelf-overhead: a probe hit costs %.3f us, a return probe %.3f us more\n",
+		v->calib.entry_ps / 1e6, v->calib.return_ps / 1e6);
+	fputs("  pid       entry-only/s  with return/s  tracer ms/s  target CPU ms/s  of target\n",
+	      out);
+	for (size_t i = 0; i < v->nr_procs; i++) {
+		char cpu[16] = "?", pct[16] = "?";
+
+		if (syncs__overhead(v, v->procs[i], &o) || !v->procs[i]->calls)
+			continue;
+		if (o.has_cpu) {
+			snprintf(cpu, sizeof(cpu), "%.1f", o.cpu_ms_per_s);
+			snprintf(pct, sizeof(pct), "%.2f %%", o.percent);
+		}
+		fprintf(out, "  %-9u %12.0f  %13.0f  %11.3f  %15s  %s\n", o.tgid, o.entry_per_s,
+			o.return_per_s, o.ms_per_s, cpu, pct);
+	}
+}
+
 void report__text(FILE *out, struct model *m, const struct cycles *cy,
 		  const struct report_opts *opts)
 {
+	struct syncs sy;
 	struct model_view *v = model__view(m);
 	struct cycle_summary s;
 
@@ -336,4 +415,10 @@ void report__text(FILE *out, struct model *m, const struct cycles *cy,
 			put_cycle_table(out, &cy->loops[i], v->first_ns, opts->all_cycles);
 	}
 	put_graphs(out, m, v);
+	if (!syncs__analyse(m, cy, &sy))
+		put_syncs(out, &sy);
+	else
+		fputs("\nFlagged syncs: out of memory\n", out);
+	syncs__free(&sy);
+	put_overhead(out, v);
 }

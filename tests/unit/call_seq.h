@@ -28,6 +28,7 @@ struct call_seq {
 	__u32 tgid, tid, seq;
 	__u8 depth;
 	bool cut_next;		/* the next call's return never comes */
+	__u64 next_result;	/* the next call's CUresult (0 after it) */
 };
 
 static inline void seq_init(struct call_seq *s, __u64 attach_done_ns)
@@ -80,6 +81,8 @@ static inline __u64 seq_call(struct call_seq *s, const char *name, __u64 dur_ns,
 	c.unreturned = e->completion && s->cut_next;
 	c.ts_return = c.returned ? s->now + dur_ns : 0;
 	s->cut_next = false;
+	c.result = s->next_result;
+	s->next_result = 0;
 	c.out = out;
 	assert_int_equal(model__call(s->m, &c), 0);
 	s->now += dur_ns + GAP_NS;

@@ -1,0 +1,110 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+# Sync classification and self-overhead on the simulated server: every planted sync found
+# with its kind and position, nothing else flagged, starvation bounds only where they hold,
+# the tracer's cost equal to its calls times the calibrated cost. Traced from cuInit, from
+# the start gate and from the middle of the loop.
+source "$(dirname "$0")/lib.sh"
+SERVER=${SPECSIM_SERVER:-$TOP/.output/specsim/specsim-server}
+CHECK=$TOP/tests/integration/check_syncs.py
+
+if ! "$SERVER" --help | grep -q -- --clean-syncs; then
+	echo "test_syncs: the simulated server has no --plant/--clean-syncs"
+	finish
+	exit
+fi
+
+# start_server DIR SERVER_ARGS...: sets $server_pid (our child) and $target (pid to trace)
+start_server() {
+	local dir=$1
+	shift
+	mkdir -p "$dir"
+	"$SERVER" -q --ground-truth "$dir/gt" --ready-file "$dir/ready" --go-file "$dir/go" "$@" \
+		>"$dir/server.out" 2>&1 &
+	server_pid=$!
+	if ! wait_file "$dir/ready" 300; then
+		echo "server never became ready: $(tail -1 "$dir/server.out")"
+		return 1
+	fi
+	sleep 0.1
+	target=$(head -1 "$dir/ready")
+}
+
+check() {
+	local name=$1 dir=$2 widest
+	if ! "$SPECPROBE" report --json "$dir/rec.sprb" >"$dir/report.json" \
+		2>"$dir/report.err"; then
+		fail "$name: report failed: $(head -1 "$dir/report.err")"
+		return
+	fi
+	if python3 "$CHECK" --report "$dir/report.json" "$dir"/gt.rank* >"$dir/check.out"; then
+		pass "$name: $(tail -1 "$dir/check.out" | sed 's/^ *//')"
+	else
+		cat "$dir/check.out"
+		fail "$name: sync classification differs from the planted calls ($dir)"
+		trap - EXIT
+	fi
+	"$SPECPROBE" report "$dir/rec.sprb" >"$dir/report.txt" 2>/dev/null
+	widest=$(expand -t8 "$dir/report.txt" |
+		awk '{ if (length($0) > w) w = length($0) } END { print w }')
+	if grep -q '^Flagged syncs: ' "$dir/report.txt" && grep -q '^Self-overhead: a probe' \
+		"$dir/report.txt" && [ "$widest" -le 100 ]; then
+		pass "$name: text report with flagged syncs and self-overhead, $widest columns wide"
+	else
+		fail "$name: text report without its sync or overhead section, or $widest columns"
+	fi
+}
+
+# from_init|from_gate NAME ARGS...: traced from before cuInit, or from the start gate
+traced() {
+	local how=$1 name=$2 dir="$SCRATCH/$2" rec wait_at=()
+	shift 2
+	[ "$how" = init ] && wait_at=(--wait-at init)
+	start_server "$dir" "${wait_at[@]}" "$@" || { fail "$name: no server"; return; }
+	"$SPECPROBE" record -o "$dir/rec.sprb" -p "$target" --ring-mb 256 2>"$dir/rec.err" &
+	rec=$!
+	wait_file "$dir/rec.sprb" 300
+	touch "$dir/go"
+	wait $server_pid
+	wait $rec
+	check "$name" "$dir"
+}
+
+# attached while the loop runs: the pinned buffers were made before attach
+mid_run() {
+	local name=$1 dir="$SCRATCH/$1" rec
+	shift
+	start_server "$dir" "$@" || { fail "$name: no server"; return; }
+	touch "$dir/go"
+	sleep 0.5
+	"$SPECPROBE" record -o "$dir/rec.sprb" -p "$target" --ring-mb 256 2>"$dir/rec.err" &
+	rec=$!
+	sleep 2
+	kill -TERM $server_pid
+	wait $server_pid
+	wait $rec
+	check "$name" "$dir"
+}
+
+ALL="--plant ctx@draft-verify/5 --plant stream@accept/3 --plant event@after-verify/2
+	--plant free@extend/3 --plant poll@draft-verify/4 --plant legacy@extend/2
+	--plant alloc@accept/3 --plant sync-copy@after-verify/3 --plant pageable-copy@draft-verify/2
+	--plant unknown-host@accept/2 --plant ctx@outside --clean-syncs"
+# shellcheck disable=SC2086
+traced init all-kinds-from-init --cycles 400 $ALL --plant capture-sync
+# shellcheck disable=SC2086
+traced gate all-kinds-from-gate --cycles 300 $ALL --plant unknown-host@extend/3 \
+	--accept-mode event
+traced init deferred-pieces --cycles 150 --accept-mode deferred --verify-pieces 2 \
+	--plant stream@after-verify/2 --plant event@accept/3 --plant poll@extend/5 \
+	--plant ctx@outside/7 --clean-syncs
+traced init two-ranks --cycles 150 --ranks 2 --plant ctx@draft-verify/4 \
+	--plant stream@draft-verify/3 --plant free@accept/5 --plant legacy@after-verify/2 \
+	--clean-syncs
+traced init eager-draft --cycles 150 --draft-mode eager --plant event@draft-verify/2 \
+	--plant sync-copy@extend/3 --clean-syncs
+# uncaptured graphs take their roles from behaviour: no copies to the host after a draft
+mid_run mid-run --cycles 1000000 --plant unknown-host@accept/2 \
+	--plant pageable-copy@accept/3 --plant alloc@after-verify/4 --plant ctx@accept/5 \
+	--plant event@after-verify/3 --plant legacy@extend/2 --clean-syncs
+finish

@@ -1,0 +1,79 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/*
+ * Sync classification (DESIGN.md "Analyses"): where each blocking or implicitly
+ * synchronising call of the model lies in its decode cycle, whether it is the
+ * cycle's own accept sync, the GPU idle time it bounds, and whether it is
+ * flagged. Also the tracer's own cost ("Self-overhead").
+ */
+#ifndef __SYNCS_H
+#define __SYNCS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <linux/types.h>
+#include "cycles.h"
+#include "model.h"
+
+/* Named as specsim's --plant positions, plus verify (between verify pieces). */
+enum sync_pos {
+	SPOS_DRAFT_VERIFY,	/* after the first draft launch, before verify */
+	SPOS_VERIFY,		/* between the launches of a piecewise verify */
+	SPOS_AFTER_VERIFY,	/* after verify, before the result's copy to the host */
+	SPOS_ACCEPT,		/* from that copy to the first graph launched after verify */
+	SPOS_EXTEND,		/* from there to the next cycle's first draft launch */
+	SPOS_OUTSIDE,		/* not in the decode loop: setup, capture, teardown */
+	SPOS_NR,
+};
+
+struct sync_verdict {
+	const struct model_sync *sync;
+	int rank;
+	long cycle;		/* counted cycle of its loop, -1: none */
+	enum sync_pos pos;
+	bool own;		/* the cycle's accept sync, or the copy of its result */
+	bool flagged;
+	bool breaks_overlap;	/* waited on graph work in the cycle and the GPU then starved */
+	bool has_bound;		/* the starvation bound holds */
+	__u64 bound_ns;		/* return to the next launch entry: bounds the GPU idle time */
+	__u64 blocked_ns;
+};
+
+/* Flagged calls of one kind, position and call name. */
+struct sync_site {
+	enum sync_kind kind;
+	enum sync_pos pos;
+	__u16 name;
+	size_t count, bounded, breaks;
+	__u64 blocked_ns, bound_ns;	/* sums */
+};
+
+struct syncs {
+	struct sync_verdict *verdicts;	/* one per model sync, in entry order */
+	size_t nr;
+	struct sync_site *sites;	/* flagged ones, by count */
+	size_t nr_sites;
+	size_t flagged;
+};
+
+/* After cycles__analyse; 0 or -ENOMEM. */
+int syncs__analyse(struct model *m, const struct cycles *cy, struct syncs *out);
+void syncs__free(struct syncs *s);
+const char *syncs__pos_name(enum sync_pos pos);
+
+/* What the probes cost one process: hits counted by kind times the calibrated cost. */
+struct overhead {
+	__u32 tgid;
+	__u64 hits_entry, hits_return;	/* calls of entry-only and of entry + completion kinds */
+	double span_s;			/* first to last call */
+	double entry_per_s, return_per_s;
+	double added_ns;		/* CPU time the probes added */
+	double ms_per_s;		/* added per second of the span */
+	bool has_cpu;			/* two CPU samples or more */
+	double cpu_ms_per_s;		/* the process's own CPU use */
+	double percent;			/* added, as a share of its CPU use */
+};
+
+/* 0, or -ENODATA when the recording has no calibration. */
+int syncs__overhead(const struct model_view *v, const struct model_proc *p, struct overhead *o);
+
+#endif /* __SYNCS_H */
