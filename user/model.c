@@ -570,8 +570,17 @@ static int legacy_work(struct model *m, struct model_proc *p, struct model_threa
 {
 	struct model_sync sy;
 
+	const struct model_stream *legacy = work_stream(m, c, 0);
+	struct work_count own;
+
 	sync_init(&sy, t, c, pi, SYNC_LEGACY, 0);
 	split_in_flight(m, NULL, WAIT_BLOCKING, &sy);
+	/* what it serialises with is the other blocking streams' work, not its own stream's */
+	if (legacy) {
+		own = work_sub(&legacy->queued, &legacy->drained);
+		sy.waited = work_sub(&sy.waited, &own);
+		work_add(&sy.other, &own);
+	}
 	return sync_push(m, p, &sy);
 }
 

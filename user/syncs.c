@@ -143,10 +143,14 @@ static void judge(struct sync_verdict *sv)
 	}
 	if (sv->own || sv->pos == SPOS_OUTSIDE)
 		return;
-	if (only_waits(sy->kind))
+	/*
+	 * Legacy-stream work serialises only with blocking streams that have work
+	 * in flight: a loop that runs on the default stream alone is not flagged.
+	 */
+	if (only_waits(sy->kind) || sy->kind == SYNC_LEGACY)
 		sv->flagged = work_any(&sy->waited) && !(sy->flags & SYNC_WAIT_UNKNOWN);
 	else
-		sv->flagged = true;	/* it blocks or serialises by itself */
+		sv->flagged = true;	/* it blocks by itself */
 	sv->breaks_overlap = sv->flagged && sy->waited.graphs && sv->has_bound && sv->bound_ns;
 }
 

@@ -35,6 +35,7 @@ struct loop_cfg {
 	bool from_start;	/* context made while traced: pinning is all seen */
 	bool clean;		/* syncs on a complete event and on the idle side stream */
 	bool deferred;		/* the accept sync is the next iteration's event sync */
+	bool blocking_streams;	/* main and side streams created without CU_STREAM_NON_BLOCKING */
 	struct plant plants[MAX_PLANTS];
 	int nr_plants;
 };
@@ -113,8 +114,10 @@ static void setup_calls(struct built *bt, const struct loop_cfg *cfg)
 
 	if (cfg->from_start)
 		seq_call(s, "cuDevicePrimaryCtxRetain", 1000, 0xc7c7, NULL, 2, 0x9990ull, 0ull);
-	seq_call(s, "cuStreamCreate", 1000, MAIN_STREAM, NULL, 2, 0x9980ull, 1ull);
-	seq_call(s, "cuStreamCreate", 1000, SIDE_STREAM, NULL, 2, 0x9988ull, 1ull);
+	seq_call(s, "cuStreamCreate", 1000, MAIN_STREAM, NULL, 2, 0x9980ull,
+		 cfg->blocking_streams ? 0ull : 1ull);
+	seq_call(s, "cuStreamCreate", 1000, SIDE_STREAM, NULL, 2, 0x9988ull,
+		 cfg->blocking_streams ? 0ull : 1ull);
 	seq_call(s, "cuMemHostAlloc", 1000, PINNED_HOST, NULL, 3, 0x9970ull, 4096ull, 0ull);
 	capture_graph(s, 0x9000 + VERIFY_EXEC, VERIFY_EXEC, VERIFY_FUNC, 9);
 	capture_graph(s, 0x9000 + DRAFT_EXEC, DRAFT_EXEC, DRAFT_FUNC, 4);
@@ -191,23 +194,47 @@ static const struct sync_verdict *verdict_at(const struct built *bt, __u64 ts)
 	return found;
 }
 
-/* Every plant found with its kind and position and flagged; nothing else flagged. */
+/*
+ * Every plant found with its kind and position and flagged; nothing else
+ * flagged. Legacy-stream work next to non-blocking streams serialises with
+ * nothing: found, not flagged.
+ */
 static void expect_plants(const struct built *bt, const struct loop_cfg *cfg)
 {
 	size_t flagged = 0;
 
 	for (int k = 0; k < cfg->nr_plants; k++) {
 		const struct sync_verdict *sv = verdict_at(bt, cfg->plants[k].ts);
+		bool harmless_legacy = cfg->plants[k].kind == SYNC_LEGACY && !cfg->blocking_streams;
 
 		assert_string_equal(model__sync_kind_name(sv->sync->kind),
 				    model__sync_kind_name(cfg->plants[k].kind));
 		assert_string_equal(syncs__pos_name(sv->pos), syncs__pos_name(cfg->plants[k].pos));
-		if (cfg->plants[k].pos != SPOS_OUTSIDE || cfg->plants[k].kind == SYNC_CAPTURE) {
+		if (harmless_legacy) {
+			assert_false(sv->flagged);
+		} else if (cfg->plants[k].pos != SPOS_OUTSIDE ||
+			   cfg->plants[k].kind == SYNC_CAPTURE) {
 			assert_true(sv->flagged);
 			flagged++;
 		}
 	}
 	assert_int_equal(bt->sy.flagged, flagged);
+}
+
+/* Legacy-stream work while blocking streams have graphs in flight serialises with them. */
+static void test_legacy_serialises_with_blocking_streams(void **state)
+{
+	struct loop_cfg cfg = {
+		.cycles = 4, .from_start = true, .blocking_streams = true, .nr_plants = 1,
+		.plants = { { 2, SPOS_DRAFT_VERIFY, SYNC_LEGACY } },
+	};
+	struct built bt;
+
+	build(&bt, &cfg);
+	expect_plants(&bt, &cfg);
+	/* the two draft graphs just launched on the main stream */
+	assert_true(verdict_at(&bt, cfg.plants[0].ts)->sync->waited.graphs >= 2);
+	done(&bt);
 }
 
 static void test_every_kind_at_its_position(void **state)
@@ -397,6 +424,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_every_kind_at_its_position),
+		cmocka_unit_test(test_legacy_serialises_with_blocking_streams),
 		cmocka_unit_test(test_accept_and_clean_syncs_not_flagged),
 		cmocka_unit_test(test_deferred_accept_is_the_cycles_own),
 		cmocka_unit_test(test_unknown_host_after_attach),
