@@ -50,6 +50,12 @@ def main():
         replays = sum(t["replays"].values())
         check(calls[pid]["cuGraphLaunch"] == replays,
               f"rank {rank}: cuGraphLaunch {calls[pid]['cuGraphLaunch']} (want {replays})")
+        flagged = collections.Counter((x["kind"], x["position"]) for x in report["syncs"]
+                                      if x["pid"] == pid and x["flagged"])
+        planted = t.get("planted_ctx_syncs", 0)
+        want_flags = {("ctx", "draft-verify"): planted} if planted else {}
+        check(dict(flagged) == want_flags, f"rank {rank}: flagged syncs {dict(flagged)} "
+              f"(want {want_flags})")
         loops = [lp for lp in report["loops"] if lp["pid"] == pid]
         got_cycles = sum(lp["cycles"] for lp in loops)
         check(got_cycles == t["cycles"], f"rank {rank}: report cycles {got_cycles} "

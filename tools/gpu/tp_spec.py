@@ -12,7 +12,8 @@ GPU) and waits, like an SGLang or vLLM launcher. Each rank:
   loop     k draft replays, one verify replay, accept (the verify result copied to the
            host and read: a stream sync), one extend replay
 and writes DIR/rank-R.json: its pid, rank, the counts of each and the collectives it
-made outside and inside capture. With --go the ranks wait for that file after capture,
+made outside and inside capture. --plant-ctx-sync adds torch.cuda.synchronize() between
+draft and verify in every cycle: a sync that breaks graph overlap. With --go the ranks wait for that file after capture,
 so a tracer that attached to the launcher sees the loop from its first cycle.
 """
 import argparse
@@ -98,6 +99,8 @@ def rank_main(args):
         for _ in range(args.k):
             graphs["draft"].replay()
             replays["draft"] += 1
+        if args.plant_ctx_sync:
+            torch.cuda.synchronize()  # a planted host sync between draft and verify
         graphs["verify"].replay()
         replays["verify"] += 1
         accepted += accept_out.item()  # the accept decision needs the result on the host
@@ -108,6 +111,7 @@ def rank_main(args):
     truth = {"pid": os.getpid(), "rank": rank, "nranks": args.ranks, "cycles": args.cycles,
              "k": args.k, "layers": args.layers, "replays": replays,
              "eager_all_reduce": eager_collectives, "captured_all_reduce": {"verify": args.layers},
+             "planted_ctx_syncs": args.cycles if args.plant_ctx_sync else 0,
              "loop_start_ns": t0, "loop_end_ns": t1, "accepted_sum": accepted}
     with open(os.path.join(args.truth, f"rank-{rank}.json"), "w") as f:
         json.dump(truth, f)
@@ -124,6 +128,8 @@ def main():
     ap.add_argument("--prefills", type=int, default=3)
     ap.add_argument("--truth", required=True)
     ap.add_argument("--go")
+    ap.add_argument("--plant-ctx-sync", action="store_true",
+                    help="torch.cuda.synchronize() between draft and verify in every cycle")
     ap.add_argument("--port", type=int, default=29533)
     ap.add_argument("--rank", type=int, help=argparse.SUPPRESS)
     args = ap.parse_args()
