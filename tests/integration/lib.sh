@@ -31,6 +31,25 @@ wait_ready() {
 	return 1
 }
 
+# The simulated server, started waiting for DIR/go with its truth in DIR/gt.
+SERVER=${SPECSIM_SERVER:-$TOP/.output/specsim/specsim-server}
+
+# start_server DIR SERVER_ARGS...: sets $server_pid (our child) and $target (pid to trace)
+start_server() {
+	local dir=$1
+	shift
+	mkdir -p "$dir"
+	"$SERVER" -q --ground-truth "$dir/gt" --ready-file "$dir/ready" --go-file "$dir/go" "$@" \
+		>"$dir/server.out" 2>&1 &
+	server_pid=$!
+	if ! wait_file "$dir/ready" 300; then
+		echo "server never became ready: $(tail -1 "$dir/server.out")"
+		return 1
+	fi
+	sleep 0.1
+	target=$(head -1 "$dir/ready")
+}
+
 finish() {
 	echo "$(basename "$0" .sh): $PASSED passed, $FAILED failed"
 	[ "$FAILED" -eq 0 ]

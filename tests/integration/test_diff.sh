@@ -4,7 +4,6 @@
 # different; a planted sync that drains the GPU every cycle is, slower, and the interval
 # holds the change the server's own truth gives; setup differences; bad input.
 source "$(dirname "$0")/lib.sh"
-SERVER=${SPECSIM_SERVER:-$TOP/.output/specsim/specsim-server}
 CHECK=$TOP/tests/integration/check_diff.py
 # host preparation (250 us) hides behind each draft step's GPU time (400 us) unless a sync
 # has just drained the GPU: the planted sync costs the GPU that preparation, every cycle

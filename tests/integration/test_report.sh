@@ -3,24 +3,7 @@
 # specprobe report on the simulated server: cycles, phase boundaries and graphs against
 # its ground truth; a live report equals the report of its recording; bad input.
 source "$(dirname "$0")/lib.sh"
-SERVER=${SPECSIM_SERVER:-$TOP/.output/specsim/specsim-server}
 CHECK=$TOP/tests/integration/check_report.py
-
-# start_server DIR SERVER_ARGS...: sets $server_pid (our child) and $target (pid to trace)
-start_server() {
-	local dir=$1
-	shift
-	mkdir -p "$dir"
-	"$SERVER" -q --ground-truth "$dir/gt" --ready-file "$dir/ready" --go-file "$dir/go" "$@" \
-		>"$dir/server.out" 2>&1 &
-	server_pid=$!
-	if ! wait_file "$dir/ready" 300; then
-		echo "server never became ready: $(tail -1 "$dir/server.out")"
-		return 1
-	fi
-	sleep 0.1
-	target=$(head -1 "$dir/ready")
-}
 
 # check NAME DIR INVENTORY: the report of DIR/rec.sprb against the truth
 check() {

@@ -5,7 +5,6 @@
 # the tracer's cost equal to its calls times the calibrated cost. Traced from cuInit, from
 # the start gate and from the middle of the loop.
 source "$(dirname "$0")/lib.sh"
-SERVER=${SPECSIM_SERVER:-$TOP/.output/specsim/specsim-server}
 CHECK=$TOP/tests/integration/check_syncs.py
 
 if ! "$SERVER" --help | grep -q -- --clean-syncs; then
@@ -13,22 +12,6 @@ if ! "$SERVER" --help | grep -q -- --clean-syncs; then
 	finish
 	exit
 fi
-
-# start_server DIR SERVER_ARGS...: sets $server_pid (our child) and $target (pid to trace)
-start_server() {
-	local dir=$1
-	shift
-	mkdir -p "$dir"
-	"$SERVER" -q --ground-truth "$dir/gt" --ready-file "$dir/ready" --go-file "$dir/go" "$@" \
-		>"$dir/server.out" 2>&1 &
-	server_pid=$!
-	if ! wait_file "$dir/ready" 300; then
-		echo "server never became ready: $(tail -1 "$dir/server.out")"
-		return 1
-	fi
-	sleep 0.1
-	target=$(head -1 "$dir/ready")
-}
 
 check() {
 	local name=$1 dir=$2 widest
