@@ -63,8 +63,10 @@ bool targets__cpu_ns(__u32 tgid, __u64 *cpu_ns)
 	if (fgets(buf, sizeof(buf), f) && ticks > 0) {
 		close_paren = strrchr(buf, ')');
 		/* fields 14 and 15; after ')' come state (3) and ten more before them */
-		ok = close_paren && sscanf(close_paren + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu",
-					   &utime, &stime) == 2;
+		ok = close_paren &&
+		     sscanf(close_paren + 1,
+			    " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &utime,
+			    &stime) == 2;
 		if (ok)
 			*cpu_ns = (utime + stime) * (1000000000ull / ticks);
 	}

@@ -18,7 +18,7 @@ cp "$TOP/.output/lookalike/libcuda.so.1" "$TMP/copy/"
 
 wait_file() { for _ in $(seq 600); do [ -e "$1" ] && return 0; sleep 0.05; done; return 1; }
 
-# neighbour_run ROUND NAME [LIBDIR]: trace a decoy (using LIBDIR's copy if given), time the neighbour
+# neighbour_run ROUND NAME [LIBDIR]: trace a decoy (LIBDIR's copy if given), time the neighbour
 neighbour_run() {
 	local decoy rec out=$TMP/decoy.$1.$2
 	if [ -n "${3:-}" ]; then

@@ -44,7 +44,8 @@ print("first calls recorded: " + ", ".join(c["name"] for c in early))
 print("ok   launch" if ok else "FAIL launch")
 PY
 if grep -q "attached [0-9]* probes to .*site-packages/.*libnccl.so" "$OUT/record.err"; then
-	echo "ok   libnccl from the package directory attached when dlopen'ed: $(grep -o 'attached [0-9]* probes to .*' "$OUT/record.err")"
+	attached=$(grep -o 'attached [0-9]* probes to .*' "$OUT/record.err")
+	echo "ok   libnccl from the package directory attached when dlopen'ed: $attached"
 else
 	echo "FAIL libnccl was not attached late"
 fi | tee -a "$OUT/check.txt"

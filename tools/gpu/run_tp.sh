@@ -26,6 +26,7 @@ wait "$rec"; echo "record exit $?" >>"$OUT/record.err"
 "$SP" report "$W/rec.sprb" >"$OUT/report.txt" 2>>"$OUT/report.err"
 cp -r "$W/truth" "$OUT/truth"
 cp "$W/rec.sprb" "$OUT/rec.sprb"
-xz -T4 -c "$W/calls.jsonl" >"$OUT/calls.jsonl.xz" 2>/dev/null || gzip -c "$W/calls.jsonl" >"$OUT/calls.jsonl.gz"
+xz -T4 -c "$W/calls.jsonl" >"$OUT/calls.jsonl.xz" 2>/dev/null ||
+	gzip -c "$W/calls.jsonl" >"$OUT/calls.jsonl.gz"
 python3 "$TOP/tools/gpu/check_tp.py" "$W/truth" "$W/calls.jsonl" "$OUT/report.json" |
 	tee "$OUT/check.txt"

@@ -13,8 +13,9 @@ GPU) and waits, like an SGLang or vLLM launcher. Each rank:
            host and read: a stream sync), one extend replay
 and writes DIR/rank-R.json: its pid, rank, the counts of each and the collectives it
 made outside and inside capture. --plant-ctx-sync adds torch.cuda.synchronize() between
-draft and verify in every cycle: a sync that breaks graph overlap. With --go the ranks wait for that file after capture,
-so a tracer that attached to the launcher sees the loop from its first cycle.
+draft and verify in every cycle: a sync that breaks graph overlap. With --go the ranks
+wait for that file after capture, so a tracer that attached to the launcher sees the
+loop from its first cycle.
 """
 import argparse
 import json
