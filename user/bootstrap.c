@@ -196,12 +196,26 @@ out:
 	return ret;
 }
 
+double bootstrap__run_spread(const double *p50, size_t n)
+{
+	double lo = n ? p50[0] : 0, hi = lo;
+
+	for (size_t i = 1; i < n; i++) {
+		lo = p50[i] < lo ? p50[i] : lo;
+		hi = p50[i] > hi ? p50[i] : hi;
+	}
+	return hi - lo;
+}
+
 double bootstrap__noise_floor(const struct boot_change *c)
 {
 	double rel = NOISE_MIN_REL * c->median_a;
 	double spread = NOISE_IQR_FRAC * (c->iqr_a + c->iqr_b) / 2;
+	/* a change smaller than two runs of one setting differ by is not shown to be real */
+	double runs = NOISE_RUNS_MULT * c->between_runs;
+	double floor_ns = rel > spread ? rel : spread;
 
-	return rel > spread ? rel : spread;
+	return runs > floor_ns ? runs : floor_ns;
 }
 
 enum verdict bootstrap__verdict(const struct boot_change *c)

@@ -36,6 +36,7 @@ struct boot_change {
 	double iqr_a, iqr_b;
 	double median_change, mean_change;
 	struct boot_interval median_ci, mean_ci;
+	double between_runs;	/* the caller's bootstrap__run_spread, 0: not measured */
 };
 
 /* Both samples need at least one value; 0, -EINVAL or -ENOMEM. */
@@ -51,6 +52,10 @@ enum verdict {
 /* Changes smaller than this are run-to-run noise, whatever the interval says. */
 #define NOISE_MIN_REL 0.03	/* of A's median */
 #define NOISE_IQR_FRAC 0.25	/* of the mean of the two interquartile ranges */
+#define NOISE_RUNS_MULT 2	/* times the between-run spread, where replicates measure it */
+
+/* Largest difference between the p50s of recordings of one setting; 0 for fewer than two. */
+double bootstrap__run_spread(const double *p50, size_t n);
 
 double bootstrap__noise_floor(const struct boot_change *c);
 enum verdict bootstrap__verdict(const struct boot_change *c);

@@ -10,11 +10,14 @@
 #include "record.h"
 #include "tracefile.h"
 
+enum { OPT_ALSO_A = 0x100, OPT_ALSO_B };	/* long options only */
+
 static struct diff_env {
-	const char *input[2];
+	const char *input[2][DIFF_MAX_RUNS];	/* A or B first, then its --also-a/--also-b */
+	size_t nr[2];
 	int nr_inputs;
 	bool json;
-} env;
+} env = { .nr = { 1, 1 } };
 
 static const char doc[] =
 	"Compare two recordings (A, then B): cycle time per loop and overall (p50, p90, p99,\n"
@@ -22,25 +25,41 @@ static const char doc[] =
 	"for B and the change B - A. The change in cycle time gets a 95% bootstrap interval and\n"
 	"a verdict; setup the recordings show (ranks, graphs per role and their kernels) is\n"
 	"compared too.\n\n"
+	"Runs of one setting differ by more than one recording shows (GPU clocks, which CPU the\n"
+	"loop ran on): record each setting twice and give the others with --also-a and\n"
+	"--also-b. Each side's cycles are then pooled, and the noise floor is at least twice\n"
+	"the largest p50 difference between recordings of one side.\n\n"
 	"EXAMPLES:\n"
 	"  specprobe diff k3.sprb k5.sprb\n"
+	"  specprobe diff k3.sprb k5.sprb --also-a k3-2.sprb --also-b k5-2.sprb\n"
 	"  specprobe diff --json before.sprb after.sprb | jq .cycle_time.verdict\n";
 
 static const struct argp_option options[] = {
 	{ "json", 'j', NULL, 0, "One JSON document (docs/diff-json.md)", 0 },
+	{ "also-a", OPT_ALSO_A, "FILE", 0, "Another recording of A's setting (repeatable)", 0 },
+	{ "also-b", OPT_ALSO_B, "FILE", 0, "Another recording of B's setting (repeatable)", 0 },
 	{},
 };
 
 static error_t parse_arg(int key, char *arg, struct argp_state *state)
 {
+	int side;
+
 	switch (key) {
 	case 'j':
 		env.json = true;
 		break;
+	case OPT_ALSO_A:
+	case OPT_ALSO_B:
+		side = key == OPT_ALSO_B;
+		if (env.nr[side] == DIFF_MAX_RUNS)
+			argp_error(state, "at most %d recordings per side", DIFF_MAX_RUNS);
+		env.input[side][env.nr[side]++] = arg;
+		break;
 	case ARGP_KEY_ARG:
 		if (env.nr_inputs == 2)
 			argp_error(state, "two recordings: specprobe diff A B");
-		env.input[env.nr_inputs++] = arg;
+		env.input[env.nr_inputs++][0] = arg;
 		break;
 	case ARGP_KEY_END:
 		if (env.nr_inputs != 2)
@@ -102,21 +121,25 @@ static bool has_cycles(const struct cycles *cy)
 	return false;
 }
 
-static int print(struct reporter *rep[2])
+static int print(struct reporter *rep[2][DIFF_MAX_RUNS])
 {
-	struct diff_input in[2];
+	struct diff_input in[2][DIFF_MAX_RUNS];
+	const struct diff_input *runs[2] = { in[0], in[1] };
 	struct diff d;
 	int ret;
 
-	for (int s = 0; s < 2; s++) {
-		in[s] = (struct diff_input){ env.input[s], reporter__model(rep[s]),
-					     reporter__cycles(rep[s]) };
-		if (!has_cycles(in[s].cycles)) {
-			log_error("%s: no cycles found: nothing to compare", in[s].path);
-			return 1;
+	for (int s = 0; s < 2; s++)
+		for (size_t i = 0; i < env.nr[s]; i++) {
+			in[s][i] = (struct diff_input){ env.input[s][i],
+							reporter__model(rep[s][i]),
+							reporter__cycles(rep[s][i]) };
+			if (!has_cycles(in[s][i].cycles)) {
+				log_error("%s: no cycles found: nothing to compare",
+					  in[s][i].path);
+				return 1;
+			}
 		}
-	}
-	ret = diff__compute(&d, &in[0], &in[1]);
+	ret = diff__compute_runs(&d, runs, env.nr);
 	if (ret) {
 		log_error("comparing the recordings: %s", strerror(-ret));
 	} else {
@@ -136,19 +159,21 @@ static int print(struct reporter *rep[2])
 int cmd_diff(int argc, char **argv)
 {
 	static const struct argp argp = { options, parse_arg, "A B", doc, NULL, NULL, NULL };
-	struct reporter *rep[2] = { NULL, NULL };
+	struct reporter *rep[2][DIFF_MAX_RUNS] = { { NULL } };
 	int status = 1;
 
 	if (argp_parse(&argp, argc, argv, 0, NULL, NULL))
 		return 2;
-	for (int s = 0; s < 2; s++) {
-		rep[s] = analyse(env.input[s]);
-		if (!rep[s])
-			goto out;
-	}
+	for (int s = 0; s < 2; s++)
+		for (size_t i = 0; i < env.nr[s]; i++) {
+			rep[s][i] = analyse(env.input[s][i]);
+			if (!rep[s][i])
+				goto out;
+		}
 	status = print(rep);
 out:
-	reporter__free(rep[0]);
-	reporter__free(rep[1]);
+	for (int s = 0; s < 2; s++)
+		for (size_t i = 0; i < env.nr[s]; i++)
+			reporter__free(rep[s][i]);
 	return status;
 }

@@ -151,7 +151,7 @@ static void free_sample(struct boot_sample *s)
 
 /* Summaries of both sets of loops; the interval when both have cycles. */
 static int compare(const struct loop *const *a, size_t na, const struct loop *const *b,
-		   size_t nb, struct diff_times *t)
+		   size_t nb, double between_runs, struct diff_times *t)
 {
 	struct boot_sample sa = { 0 }, sb = { 0 };
 	int ret = 0;
@@ -172,6 +172,7 @@ static int compare(const struct loop *const *a, size_t na, const struct loop *co
 		t->compared = !ret;
 		if (ret == -EINVAL)
 			ret = 0;	/* one side has no cycle: nothing to compare */
+		t->change.between_runs = between_runs;
 		if (t->compared)
 			t->verdict = bootstrap__verdict(&t->change);
 	}
@@ -230,7 +231,8 @@ static int pair_loops(struct diff *d, const struct cycles *a, const struct cycle
 	d->nr_pairs = n;
 	for (size_t i = 0; i < n; i++) {
 		struct diff_pair *p = &d->pairs[i];
-		int ret = compare(&p->a, p->a != NULL, &p->b, p->b != NULL, &p->times);
+		int ret = compare(&p->a, p->a != NULL, &p->b, p->b != NULL, d->between_runs,
+				  &p->times);
 
 		if (ret)
 			return ret;
@@ -238,51 +240,102 @@ static int pair_loops(struct diff *d, const struct cycles *a, const struct cycle
 	return 0;
 }
 
+/*
+ * All recordings of a side, pooled: the change is that of the pooled p50s. Each loop stays
+ * a bootstrap group, so every recording is resampled within itself; a median of the
+ * recordings' p50s would weigh a short recording as much as a long one and, with two per
+ * side, be no more robust than their mean.
+ */
 static int overall(struct diff *d)
 {
-	const struct cycles *cy[2] = { d->in[0]->cycles, d->in[1]->cycles };
 	const struct loop **loops[2] = { NULL, NULL };
 	int ret = -ENOMEM;
 
 	for (int s = 0; s < 2; s++) {
-		loops[s] = calloc(cy[s]->nr_loops + 1, sizeof(*loops[s]));
+		loops[s] = calloc(d->runs[s].nr_pooled + 1, sizeof(*loops[s]));
 		if (!loops[s])
 			goto out;
-		for (size_t l = 0; l < cy[s]->nr_loops; l++)
-			loops[s][l] = &cy[s]->loops[l];
+		for (size_t l = 0; l < d->runs[s].nr_pooled; l++)
+			loops[s][l] = &d->runs[s].pooled[l];
 	}
-	ret = compare(loops[0], cy[0]->nr_loops, loops[1], cy[1]->nr_loops, &d->overall);
-	d->overall.a = d->side[0].sum;
-	d->overall.b = d->side[1].sum;
+	ret = compare(loops[0], d->runs[0].nr_pooled, loops[1], d->runs[1].nr_pooled,
+		      d->between_runs, &d->overall);
+	for (int s = 0; !ret && s < 2; s++)
+		ret = report__summarise(d->runs[s].pooled, d->runs[s].nr_pooled,
+					s ? &d->overall.b : &d->overall.a);
 out:
 	free(loops[0]);
 	free(loops[1]);
 	return ret;
 }
 
-int diff__compute(struct diff *d, const struct diff_input *a, const struct diff_input *b)
+/* Each recording's p50, and the loops of all in one array (the cycles are not copied). */
+static int read_runs(struct diff_runs *r)
 {
-	const struct diff_input *in[2] = { a, b };
+	size_t k = 0;
+
+	r->nr_pooled = 0;
+	for (size_t i = 0; i < r->nr; i++)
+		r->nr_pooled += r->in[i].cycles->nr_loops;
+	r->pooled = calloc(r->nr_pooled + 1, sizeof(*r->pooled));
+	if (!r->pooled)
+		return -ENOMEM;
+	for (size_t i = 0; i < r->nr; i++) {
+		const struct cycles *cy = r->in[i].cycles;
+		struct cycle_summary sum;
+		int ret = report__summarise(cy->loops, cy->nr_loops, &sum);
+
+		if (ret)
+			return ret;
+		r->p50[i] = sum.p50_ns;
+		r->cycles[i] = sum.cycles;
+		memcpy(&r->pooled[k], cy->loops, cy->nr_loops * sizeof(*cy->loops));
+		k += cy->nr_loops;
+	}
+	return 0;
+}
+
+int diff__compute_runs(struct diff *d, const struct diff_input *const in[2], const size_t nr[2])
+{
 	int ret;
 
 	memset(d, 0, sizeof(*d));
 	for (int s = 0; s < 2; s++) {
-		d->in[s] = in[s];
-		if (!nr_cycles(in[s]->cycles))
-			return -ENODATA;
+		if (!nr[s] || nr[s] > DIFF_MAX_RUNS)
+			return -EINVAL;
+		d->in[s] = &in[s][0];
+		d->runs[s] = (struct diff_runs){ .in = in[s], .nr = nr[s] };
+		for (size_t i = 0; i < nr[s]; i++)
+			if (!nr_cycles(in[s][i].cycles))
+				return -ENODATA;
 	}
 	for (int s = 0; s < 2; s++) {
 		struct diff_side *side = &d->side[s];
+		double spread;
 
-		ret = report__summarise(in[s]->cycles->loops, in[s]->cycles->nr_loops, &side->sum);
+		ret = read_runs(&d->runs[s]);
+		if (!ret)
+			ret = report__summarise(in[s]->cycles->loops, in[s]->cycles->nr_loops,
+						&side->sum);
 		if (!ret)
 			ret = phase_medians(in[s]->cycles, side);
 		if (ret)
 			return ret;
 		read_setup(in[s], &side->setup);
+		spread = bootstrap__run_spread(d->runs[s].p50, d->runs[s].nr);
+		if (spread > d->between_runs)
+			d->between_runs = spread;
 	}
 	ret = overall(d);
-	return ret ? ret : pair_loops(d, a->cycles, b->cycles);
+	return ret ? ret : pair_loops(d, in[0]->cycles, in[1]->cycles);
+}
+
+int diff__compute(struct diff *d, const struct diff_input *a, const struct diff_input *b)
+{
+	const struct diff_input *in[2] = { a, b };
+	const size_t nr[2] = { 1, 1 };
+
+	return diff__compute_runs(d, in, nr);
 }
 
 void diff__free(struct diff *d)
@@ -292,6 +345,10 @@ void diff__free(struct diff *d)
 	free(d->pairs);
 	d->pairs = NULL;
 	d->nr_pairs = 0;
+	for (int s = 0; s < 2; s++) {
+		free(d->runs[s].pooled);
+		d->runs[s].pooled = NULL;
+	}
 }
 
 static void role_text(const struct diff_role *r, char *buf, size_t len)

@@ -14,6 +14,7 @@
 
 #define DIFF_JSON_VERSION 1
 #define DIFF_MAX_COUNTS 8	/* distinct kernel counts shown per role */
+#define DIFF_MAX_RUNS 16	/* recordings per side */
 
 /* One recording, analysed. */
 struct diff_input {
@@ -62,9 +63,21 @@ struct diff_pair {
 	struct diff_times times;
 };
 
+/* All recordings of one side: the first is A (or B) itself, the others its replicates. */
+struct diff_runs {
+	const struct diff_input *in;
+	size_t nr;
+	double p50[DIFF_MAX_RUNS];	/* each recording's cycle time p50, all its loops */
+	size_t cycles[DIFF_MAX_RUNS];
+	struct loop *pooled;		/* the loops of all of them, for the overall change */
+	size_t nr_pooled;
+};
+
 struct diff {
-	const struct diff_input *in[2];
-	struct diff_side side[2];
+	const struct diff_input *in[2];	/* the first recording of each side */
+	struct diff_runs runs[2];
+	double between_runs;		/* bootstrap__run_spread, the larger side (runs[].nr > 1) */
+	struct diff_side side[2];	/* of in[]: phases, setup */
 	struct diff_times overall;
 	struct diff_pair *pairs;
 	size_t nr_pairs;
@@ -73,6 +86,8 @@ struct diff {
 
 /* Analyse A against B; 0, -ENODATA (a recording has no cycles: in[] says which) or -ENOMEM. */
 int diff__compute(struct diff *d, const struct diff_input *a, const struct diff_input *b);
+/* The same with nr[s] recordings of one setting per side (1 to DIFF_MAX_RUNS), or -EINVAL. */
+int diff__compute_runs(struct diff *d, const struct diff_input *const in[2], const size_t nr[2]);
 void diff__free(struct diff *d);
 
 /* Setup row `row` (0, 1, ...) as text for A and B, and its name; false past the last. */

@@ -163,16 +163,38 @@ static void put_setup(FILE *out, const struct diff *d)
 	fputs("]}", out);
 }
 
+/* Every recording of both sides; the spread is null with one per side. */
+static void put_recordings(FILE *out, const struct diff *d)
+{
+	fputs(",\"recordings\":{", out);
+	for (int s = 0; s < 2; s++) {
+		fprintf(out, "%s\"%c\":[", s ? "," : "", s ? 'b' : 'a');
+		for (size_t i = 0; i < d->runs[s].nr; i++) {
+			fputs(i ? ",{\"path\":" : "{\"path\":", out);
+			put_string(out, d->runs[s].in[i].path);
+			fprintf(out, ",\"cycles\":%zu,\"p50_ns\":%.1f}", d->runs[s].cycles[i],
+				d->runs[s].p50[i]);
+		}
+		fputc(']', out);
+	}
+	fputs("},\"between_run_spread_ns\":", out);
+	if (d->runs[0].nr > 1 || d->runs[1].nr > 1)
+		fprintf(out, "%.1f", d->between_runs);
+	else
+		fputs("null", out);
+}
+
 void diff__json(FILE *out, const struct diff *d)
 {
 	fprintf(out, "{\"diff_version\":%d,\"a\":", DIFF_JSON_VERSION);
 	put_string(out, d->in[0]->path);
 	fputs(",\"b\":", out);
 	put_string(out, d->in[1]->path);
+	put_recordings(out, d);
 	fprintf(out, ",\"bootstrap\":{\"resamples\":%d,\"seed\":%llu,\"level\":%.2f,"
-		     "\"noise_min_rel\":%.2f,\"noise_iqr_frac\":%.2f}",
+		     "\"noise_min_rel\":%.2f,\"noise_iqr_frac\":%.2f,\"noise_runs_mult\":%d}",
 		BOOT_RESAMPLES, (unsigned long long)BOOT_SEED, BOOT_LEVEL, NOISE_MIN_REL,
-		NOISE_IQR_FRAC);
+		NOISE_IQR_FRAC, NOISE_RUNS_MULT);
 	fputs(",\"cycle_time\":{", out);
 	put_times(out, &d->overall);
 	fputc('}', out);

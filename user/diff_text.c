@@ -12,16 +12,41 @@ static double ms(double ns)
 	return ns / 1e6;
 }
 
-/* A long path keeps its end, where the file name is. */
-static void put_path(FILE *out, const char *tag, const struct diff_input *in, size_t cycles)
+static bool replicated(const struct diff *d)
 {
-	size_t len = strlen(in->path);
+	return d->runs[0].nr > 1 || d->runs[1].nr > 1;
+}
 
-	if (len > PATH_WIDTH)
-		fprintf(out, "  %s = ...%s (%zu cycles)\n", tag, in->path + len - PATH_WIDTH + 3,
-			cycles);
+/* A long path keeps its end, where the file name is; with replicates, each one's p50. */
+static void put_path(FILE *out, const struct diff *d, int s, size_t i)
+{
+	const char *path = d->runs[s].in[i].path;
+	size_t len = strlen(path), width = replicated(d) ? PATH_WIDTH - 20 : PATH_WIDTH;
+	char tag[16];
+
+	snprintf(tag, sizeof(tag), i ? "%c%zu" : "%c", s ? 'B' : 'A', i + 1);
+	if (len > width)
+		fprintf(out, "  %-*s = ...%s (%zu cycles", replicated(d) ? 2 : 1, tag,
+			path + len - width + 3, d->runs[s].cycles[i]);
 	else
-		fprintf(out, "  %s = %s (%zu cycles)\n", tag, in->path, cycles);
+		fprintf(out, "  %-*s = %s (%zu cycles", replicated(d) ? 2 : 1, tag, path,
+			d->runs[s].cycles[i]);
+	if (replicated(d))
+		fprintf(out, ", p50 %.3f ms", ms(d->runs[s].p50[i]));
+	fputs(")\n", out);
+}
+
+static void put_recordings(FILE *out, const struct diff *d)
+{
+	for (int s = 0; s < 2; s++)
+		for (size_t i = 0; i < d->runs[s].nr; i++)
+			put_path(out, d, s, i);
+	if (!replicated(d))
+		return;
+	fprintf(out, "  between-run spread: %.3f ms, the largest p50 difference between\n"
+		     "  recordings of one side. Cycle time pools each side's recordings;\n"
+		     "  per loop, phases and setup are of A and B alone\n",
+		ms(d->between_runs));
 }
 
 static void put_pct(FILE *out, double change, double base)
@@ -56,8 +81,9 @@ static const char *direction(const struct boot_change *c)
 									      : "no change";
 }
 
-static void put_verdict(FILE *out, const struct diff_times *t)
+static void put_verdict(FILE *out, const struct diff *d)
 {
+	const struct diff_times *t = &d->overall;
 	const struct boot_change *c = &t->change;
 	double floor_ns = bootstrap__noise_floor(c);
 
@@ -77,8 +103,16 @@ static void put_verdict(FILE *out, const struct diff_times *t)
 		fputs(": the interval of the p50 change holds 0\n", out);
 	}
 	fprintf(out, "  (%d resamples of each recording's cycles, fixed seed; noise floor: the larger\n"
-		     "   of %.0f%% of A's p50 and %.2f of the mean interquartile range)\n",
+		     "   of %.0f%% of A's p50 and %.2f of the mean interquartile range",
 		BOOT_RESAMPLES, 100 * NOISE_MIN_REL, NOISE_IQR_FRAC);
+	if (replicated(d)) {
+		fprintf(out, "; at least %d x\n   the between-run spread)\n", NOISE_RUNS_MULT);
+		return;
+	}
+	/* runs of one setting differ by more than one recording can show */
+	fputs(")\n  one recording per side: between-run variation not measured; record each\n"
+	      "  setting twice to measure it (--also-a, --also-b)\n",
+	      out);
 }
 
 static void put_cycle_time(FILE *out, const struct diff *d)
@@ -99,7 +133,7 @@ static void put_cycle_time(FILE *out, const struct diff *d)
 	put_time_row(out, "p99", a->p99_ns, b->p99_ns, NULL);
 	put_time_row(out, "mean", a->mean_ns, b->mean_ns, &t->change.mean_ci);
 	put_time_row(out, "IQR", t->change.iqr_a, t->change.iqr_b, NULL);
-	put_verdict(out, t);
+	put_verdict(out, d);
 }
 
 static void loop_label(const struct loop *a, const struct loop *b, char *buf, size_t len)
@@ -189,8 +223,7 @@ static void put_setup(FILE *out, const struct diff *d)
 void diff__text(FILE *out, const struct diff *d)
 {
 	fputs("specprobe diff: change = B - A\n", out);
-	put_path(out, "A", d->in[0], d->overall.a.cycles);
-	put_path(out, "B", d->in[1], d->overall.b.cycles);
+	put_recordings(out, d);
 	put_cycle_time(out, d);
 	put_loops(out, d);
 	put_phases(out, d);

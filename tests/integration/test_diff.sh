@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 # specprobe diff on the simulated server: two runs of one setting are not significantly
 # different; a planted sync that drains the GPU every cycle is, slower, and the interval
-# holds the change the server's own truth gives; setup differences; bad input.
+# holds the change the server's own truth gives; replicate recordings and the between-run
+# spread they give the noise floor; setup differences; bad input.
 source "$(dirname "$0")/lib.sh"
 CHECK=$TOP/tests/integration/check_diff.py
 # host preparation (250 us) hides behind each draft step's GPU time (400 us) unless a sync
@@ -61,6 +62,59 @@ text_output() {
 	fi
 }
 
+# replicates NAME EXPECT B A A2...: diff --json A B --also-a A2...; the recordings, their
+# spread and the floor it sets are shown; EXPECT is significant or not-significant
+replicates() {
+	local name=$1 expect=$2 b="$SCRATCH/$3/rec.sprb" a="$SCRATCH/$4/rec.sprb" out also=()
+	out="$SCRATCH/$name.json"
+	shift 4
+	for r in "$@"; do
+		also+=(--also-a "$SCRATCH/$r/rec.sprb")
+	done
+	if ! "$SPECPROBE" diff --json "$a" "$b" "${also[@]}" >"$out" 2>"$out.err"; then
+		fail "$name: diff failed: $(head -1 "$out.err")"
+		return
+	fi
+	if python3 - "$out" "$expect" $(($# + 1)) <<'PY'; then
+import json, sys
+d = json.load(open(sys.argv[1]))
+t, runs, spread = d["cycle_time"], d["recordings"], d["between_run_spread_ns"]
+p50s = [r["p50_ns"] for r in runs["a"]]
+ok = len(p50s) == int(sys.argv[3]) and len(runs["b"]) == 1
+ok = ok and t["cycles"]["a"] == sum(r["cycles"] for r in runs["a"])
+ok = ok and abs(spread - (max(p50s) - min(p50s))) < 1
+floor = max(0.03 * t["p50_ns"]["a"], 0.25 * (t["iqr_ns"]["a"] + t["iqr_ns"]["b"]) / 2,
+            2 * spread)
+ok = ok and abs(t["noise_floor_ns"] - floor) < 1
+ok = ok and t["significant"] == (sys.argv[2] == "significant")
+ms = [f"{p / 1e6:.3f}" for p in p50s]
+print(f"  p50s {' '.join(ms)} ms, spread {spread / 1e6:.3f} ms, floor "
+      f"{t['noise_floor_ns'] / 1e6:.3f} ms, change {t['p50_ns']['change'] / 1e6:+.3f} ms: "
+      f"{t['verdict']}")
+sys.exit(0 if ok else 1)
+PY
+		pass "$name: A and $# more of its setting, between-run spread in the floor, $expect"
+	else
+		fail "$name: recordings, spread or verdict wrong ($out)"
+	fi
+}
+
+# the text: each recording's p50 and the spread with replicates; without, that it is unmeasured
+replicates_text() {
+	local one two
+	one=$("$SPECPROBE" diff "$SCRATCH/$1/rec.sprb" "$SCRATCH/$2/rec.sprb")
+	two=$("$SPECPROBE" diff "$SCRATCH/$1/rec.sprb" "$SCRATCH/$2/rec.sprb" \
+		--also-a "$SCRATCH/$3/rec.sprb")
+	if echo "$one" | grep -q '^  one recording per side: between-run variation not measured' &&
+		echo "$two" | grep -q '^  A2 = .*(300 cycles, p50 [0-9.]* ms)$' &&
+		echo "$two" | grep -q '^  between-run spread: [0-9.]* ms' &&
+		! echo "$two" | grep -q '.\{101\}'; then
+		pass "text: one recording per side said; replicates' p50s and spread shown"
+	else
+		fail "text with replicates: $(echo "$two" | grep -m1 spread)"
+	fi
+}
+
 # a run with two ranks and five draft steps: the setup rows say so
 setup_differs() {
 	local out="$SCRATCH/setup.json"
@@ -97,6 +151,7 @@ bad_input() {
 
 trace same-1 "${LOOP[@]}" || fail "same-1: no server"
 trace same-2 "${LOOP[@]}" || fail "same-2: no server"
+trace same-3 "${LOOP[@]}" || fail "same-3: no server"
 trace planted "${LOOP[@]}" --plant-sync 1 || fail "planted: no server"
 trace ranks-k5 --cycles 100 --ranks 2 --draft-k 5 || fail "ranks-k5: no server"
 trace no-cycles --cycles 0 || fail "no-cycles: no server"
@@ -105,6 +160,11 @@ against_truth same-setting same-1 same-2 same
 against_truth planted-sync same-1 planted slower
 against_truth planted-reversed planted same-2 faster
 text_output same-1 planted
+replicates replicates-same not-significant same-3 same-1 same-2
+replicates replicates-planted significant planted same-1 same-2
+# runs of "one setting" that disagree by the planted sync: no change is shown real
+replicates replicates-disagree not-significant same-3 same-1 planted
+replicates_text same-1 planted same-2
 setup_differs same-1 ranks-k5
 
 good="$SCRATCH/same-1/rec.sprb"
