@@ -39,6 +39,15 @@ def launcher(args):
     return status
 
 
+def host_prep(us):
+    """Host work before the verify launch (sampling, batch prep): it overlaps the
+    draft's GPU work unless a sync drained the GPU first. Spun, not slept: sleeps
+    oversleep by more than this lasts."""
+    end = time.perf_counter() + us / 1e6
+    while time.perf_counter() < end:
+        pass
+
+
 def rank_main(args):
     import torch
     import torch.distributed as dist
@@ -102,6 +111,7 @@ def rank_main(args):
             replays["draft"] += 1
         if args.plant_ctx_sync:
             torch.cuda.synchronize()  # a planted host sync between draft and verify
+        host_prep(args.host_us)
         graphs["verify"].replay()
         replays["verify"] += 1
         accepted += accept_out.item()  # the accept decision needs the result on the host
@@ -129,6 +139,8 @@ def main():
     ap.add_argument("--prefills", type=int, default=3)
     ap.add_argument("--truth", required=True)
     ap.add_argument("--go")
+    ap.add_argument("--host-us", type=float, default=0,
+                    help="host work before each verify launch, in microseconds")
     ap.add_argument("--plant-ctx-sync", action="store_true",
                     help="torch.cuda.synchronize() between draft and verify in every cycle")
     ap.add_argument("--port", type=int, default=29533)
