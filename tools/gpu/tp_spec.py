@@ -90,7 +90,8 @@ def rank_main(args):
         torch.cuda.synchronize()
         graphs["draft"] = torch.cuda.CUDAGraph()
         with torch.cuda.graph(graphs["draft"], stream=side):
-            draft_in.copy_(torch.tanh(draft_in @ draft_w))
+            for _ in range(args.draft_matmuls):
+                draft_in.copy_(torch.tanh(draft_in @ draft_w))
         graphs["verify"] = torch.cuda.CUDAGraph()
         with torch.cuda.graph(graphs["verify"], stream=side):
             out = target_forward(tokens)
@@ -139,6 +140,8 @@ def main():
     ap.add_argument("--prefills", type=int, default=3)
     ap.add_argument("--truth", required=True)
     ap.add_argument("--go")
+    ap.add_argument("--draft-matmuls", type=int, default=1,
+                    help="matmuls per draft step (GPU time of a draft graph)")
     ap.add_argument("--host-us", type=float, default=0,
                     help="host work before each verify launch, in microseconds")
     ap.add_argument("--plant-ctx-sync", action="store_true",
