@@ -29,13 +29,15 @@ static struct demo_env {
 } env = { .cycles = 200, .ranks = 1 };
 
 static const char doc[] =
-	"Trace the bundled simulated GPU server (tools/specsim) and show what was captured:\n"
-	"calls per entry point and one decode cycle. Needs root, no GPU.\n\n"
-	"The server is looked for at $SPECPROBE_SPECSIM, next to the specprobe binary\n"
+	"Trace the bundled simulated GPU server (tools/specsim) and show what was captured: "
+	"one decode cycle, the calls per entry point, then 'specprobe report' of the "
+	"recording. Needs root, no GPU.\n\n"
+	"The server is looked for at $SPECPROBE_SPECSIM, next to the specprobe binary "
 	"(.output/specsim/ in a build tree), then in ../lib/specprobe/ beside it.\n";
 
 static const struct argp_option options[] = {
-	{ "output", 'o', "DIR", 0, "Keep the recording and ground truth here (default: a new /tmp folder)", 0 },
+	{ "output", 'o', "DIR", 0,
+	  "Keep the recording and ground truth here (default: a new /tmp folder)", 0 },
 	{ "cycles", 'c', "N", 0, "Decode cycles to run (default 200)", 0 },
 	{ "ranks", 'r', "N", 0, "Tensor-parallel ranks, one process each (default 1)", 0 },
 	{ "server", 's', "PATH", 0, "specsim-server to run", 0 },

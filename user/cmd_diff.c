@@ -20,14 +20,15 @@ static struct diff_env {
 } env = { .nr = { 1, 1 } };
 
 static const char doc[] =
-	"Compare two recordings (A, then B): cycle time per loop and overall (p50, p90, p99,\n"
-	"mean, cycles/s), phase spans and blocked time, launches and syncs per cycle, for A,\n"
-	"for B and the change B - A. The change in cycle time gets a 95% bootstrap interval and\n"
-	"a verdict; setup the recordings show (ranks, graphs per role and their kernels) is\n"
-	"compared too.\n\n"
-	"Runs of one setting differ by more than one recording shows (GPU clocks, which CPU the\n"
-	"loop ran on): record each setting twice and give the others with --also-a and\n"
-	"--also-b. Each side's cycles are then pooled, and the noise floor is at least twice\n"
+	/* argp wraps paragraphs itself: no newlines inside them */
+	"Compare two recordings (A, then B): cycle time per loop and overall (p50, p90, p99, "
+	"mean, cycles/s), phase spans and blocked time, launches and syncs per cycle, for A, "
+	"for B and the change B - A. The change in cycle time gets a 95% bootstrap interval "
+	"and a verdict; setup the recordings show (ranks, graphs per role and their kernels) "
+	"is compared too.\n\n"
+	"Runs of one setting differ by more than one recording shows (GPU clocks, which CPU "
+	"the loop ran on): record each setting twice and give the others with --also-a and "
+	"--also-b. Each side's cycles are then pooled, and the noise floor is at least twice "
 	"the largest p50 difference between recordings of one side.\n\n"
 	"EXAMPLES:\n"
 	"  specprobe diff k3.sprb k5.sprb\n"

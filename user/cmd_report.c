@@ -20,14 +20,16 @@ static struct report_env {
 } env;
 
 static const char doc[] =
-	"Decode cycles, their phases and the CUDA graphs of a recording (FILE), or of "
-	"processes traced now (-p): then the calls are recorded as 'specprobe record' does, "
-	"the recording is kept (-o, default report-PID.sprb here), and the report is printed "
-	"at the end. Both give the same report for the same recording.\n\n"
+	"Decode cycles, their phases, the CUDA graphs and the syncs that stall the loop, of a "
+	"recording (FILE) or of processes traced now (-p PID, or -- CMD started under trace): "
+	"then the calls are recorded as 'specprobe record' does, the recording is kept (-o, "
+	"default report-PID.sprb here) and the report is printed at the end. Both give the "
+	"same report for the same recording.\n\n"
 	"EXAMPLES:\n"
 	"  specprobe report run.sprb\n"
 	"  specprobe report --json run.sprb | jq .summary\n"
-	"  specprobe report -p 4242 --duration 10 -o run.sprb\n";
+	"  specprobe report -p 4242 --duration 10 -o run.sprb\n"
+	"  specprobe report -o run.sprb -- python3 serve.py\n";
 
 enum { OPT_ALL_CYCLES = 256 };
 
