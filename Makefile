@@ -38,7 +38,9 @@ else
 	msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
 endif
 
-.PHONY: all static test unit-test integration-test deps vmlinux clean tools demo
+.PHONY: all static test unit-test integration-test deps vmlinux clean tools demo install
+
+PREFIX ?= /usr/local
 
 all: specprobe tools
 
@@ -86,6 +88,16 @@ test: unit-test integration-test
 # Trace the bundled simulated GPU server (root).
 demo: all
 	$(Q)./specprobe demo
+
+# The binary, the simulated GPU for the demo (found in ../lib/specprobe beside the binary)
+# and the man page.
+install: all
+	$(call msg,INSTALL,$(DESTDIR)$(PREFIX))
+	$(Q)install -D -m 0755 specprobe $(DESTDIR)$(PREFIX)/bin/specprobe
+	$(Q)install -d $(DESTDIR)$(PREFIX)/lib/specprobe
+	$(Q)cp -P $(OUTPUT)/specsim/libcuda.so* $(OUTPUT)/specsim/libnccl.so* \
+		$(OUTPUT)/specsim/specsim-server $(DESTDIR)$(PREFIX)/lib/specprobe/
+	$(Q)install -D -m 0644 docs/specprobe.1 $(DESTDIR)$(PREFIX)/share/man/man1/specprobe.1
 
 deps:
 	$(Q)if [ "$$(id -u)" != 0 ]; then echo "make deps: run as root (apt-get)" >&2; exit 1; fi

@@ -2,6 +2,7 @@
 /* specprobe: trace CUDA driver and NCCL calls of unmodified processes. */
 #include <stdio.h>
 #include <string.h>
+#include <argp.h>
 #include "cli.h"
 
 static const struct command {
@@ -27,6 +28,8 @@ static void usage(FILE *out)
 
 int main(int argc, char **argv)
 {
+	/* a usage error exits 2, as an unknown command does (argp's default is 64) */
+	argp_err_exit_status = 2;
 	if (argc < 2) {
 		usage(stderr);
 		return 2;

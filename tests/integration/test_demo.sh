@@ -28,4 +28,16 @@ if [ $? -ne 0 ] && grep -q "no specsim-server found" "$SCRATCH/err.txt"; then
 else
 	fail "demo without its simulator: $(cat "$SCRATCH/err.txt")"
 fi
+
+# make install: the installed binary finds the simulator in ../lib/specprobe
+dest=$SCRATCH/install
+if make -s -C "$TOP" install DESTDIR="$dest" PREFIX=/usr >"$SCRATCH/install.log" 2>&1 &&
+	"$dest/usr/bin/specprobe" demo --cycles 20 --output "$SCRATCH/installed" \
+		>"$SCRATCH/installed.out" 2>&1 &&
+	grep -q "over 20 cycles of 1 loop" "$SCRATCH/installed.out" &&
+	[ -s "$dest/usr/share/man/man1/specprobe.1" ]; then
+	pass "make install: the installed demo reports 20 of 20 cycles; man page installed"
+else
+	fail "make install: $(tail -2 "$SCRATCH/install.log" "$SCRATCH/installed.out" | tr '\n' ' ')"
+fi
 finish
