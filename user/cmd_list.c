@@ -176,6 +176,8 @@ int cmd_list(int argc, char **argv)
 		printf("%d process(es) traced\n", tr.targets.nr_tgids);
 	for (int i = 0; i < tr.targets.nr_libs; i++)
 		print_lib(&tr, i, attach);
+	if (env.targets.cmd && !tr.targets.nr_maps)
+		printf("%s mapped no libcuda.so or libnccl.so\n", env.targets.cmd[0]);
 	tracer__stop(&tr);
 	return 0;
 }

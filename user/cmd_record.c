@@ -225,7 +225,8 @@ static int record_run(struct recorder *r)
 	    WEXITSTATUS(r->tracer.child_status))
 		log_warn("%s exited with status %d", env.targets.cmd[0],
 			 WEXITSTATUS(r->tracer.child_status));
-	if (!r->tracer.nr_attached) {
+	/* libraries probed in advance for a command count only if something mapped them */
+	if (!r->tracer.nr_attached || !r->tracer.targets.nr_maps) {
 		log_error("no libcuda.so or libnccl.so was loaded by the traced processes: "
 			  "are they CUDA programs?");
 		return 1;
