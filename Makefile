@@ -13,7 +13,7 @@ VMLINUX := vmlinux/$(ARCH_RAW)/vmlinux.h
 
 WARN := -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers
 CFLAGS ?= -g -O2
-CFLAGS += $(WARN) -std=gnu11 -D_GNU_SOURCE
+override CFLAGS += $(WARN) -std=gnu11 -D_GNU_SOURCE
 INCLUDES := -I$(OUTPUT) -Ibpf -Iuser
 LDLIBS := -lbpf -lelf -lz
 STATIC_LDLIBS := -l:libbpf.a -l:libelf.a -l:libz.a -l:libzstd.a

@@ -224,7 +224,8 @@ int syncs__analyse(struct model *m, const struct cycles *cy, struct syncs *out)
 			return -ENOMEM;
 		}
 	}
-	qsort(out->sites, out->nr_sites, sizeof(*out->sites), site_cmp);
+	if (out->nr_sites)
+		qsort(out->sites, out->nr_sites, sizeof(*out->sites), site_cmp);
 	return 0;
 }
 
