@@ -274,6 +274,8 @@ static void put_graphs(FILE *out, struct model *m, const struct model_view *v)
 	}
 	fprintf(out, "\nGraphs: %zu execs, %zu captured while traced, %zu launched\n", v->nr_execs,
 		captured, launched);
+	if (!v->nr_execs)
+		return;
 	order = malloc(v->nr_execs * sizeof(*order));
 	if (!order)
 		return;
