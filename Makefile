@@ -38,7 +38,8 @@ else
 	msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
 endif
 
-.PHONY: all static test unit-test integration-test deps vmlinux clean tools demo install
+.PHONY: all static test unit-test sanitize-test integration-test deps vmlinux clean tools demo \
+	install
 
 PREFIX ?= /usr/local
 
@@ -83,7 +84,13 @@ unit-test: $(UNIT_BINS)
 integration-test: specprobe tools
 	$(Q)tests/integration/run.sh
 
-test: unit-test integration-test
+# The unit tests again under AddressSanitizer and UBSan (leaks too): any finding fails.
+SANITIZE := -g -O1 -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all
+sanitize-test:
+	$(Q)$(MAKE) --no-print-directory OUTPUT=$(OUTPUT)/sanitize CFLAGS="$(SANITIZE)" \
+		LDLIBS="$(LDLIBS) -fsanitize=address,undefined" unit-test
+
+test: unit-test sanitize-test integration-test
 
 # Trace the bundled simulated GPU server (root).
 demo: all
