@@ -12,23 +12,14 @@ LOOP=(--cycles 300 --draft-us 400 --host-us 250)
 
 # trace NAME SERVER_ARGS...: from before cuInit into $SCRATCH/NAME/rec.sprb, then report it
 trace() {
-	local dir="$SCRATCH/$1" rec server target
+	local dir="$SCRATCH/$1" rec
 	shift
-	mkdir -p "$dir"
-	"$SERVER" -q --ground-truth "$dir/gt" --ready-file "$dir/ready" --go-file "$dir/go" \
-		--wait-at init "$@" >"$dir/server.out" 2>&1 &
-	server=$!
-	if ! wait_file "$dir/ready" 300; then
-		echo "server never became ready: $(tail -1 "$dir/server.out")"
-		return 1
-	fi
-	sleep 0.1
-	target=$(head -1 "$dir/ready")
+	start_server "$dir" --wait-at init "$@" || return 1
 	"$SPECPROBE" record -o "$dir/rec.sprb" -p "$target" --ring-mb 256 2>"$dir/rec.err" &
 	rec=$!
 	wait_file "$dir/rec.sprb" 300
 	touch "$dir/go"
-	wait $server
+	wait $server_pid
 	wait $rec
 	"$SPECPROBE" report --json "$dir/rec.sprb" >"$dir/report.json"
 }
