@@ -525,6 +525,14 @@ int BPF_KPROBE(on_dl_state)
 		len = bpf_probe_read_user_str(w->name, DL_NAME, (void *)w->new_names[k]);
 		found = len > 10 && dl_cuda_name(w, &loop_ctx, len);
 	}
+	/*
+	 * More new objects than were looked at, or a list longer than the walk:
+	 * stop anyway and let user space read the mappings, rather than miss one.
+	 */
+	if (!found && (w->node || w->nr_new >= DL_NEW_MAX)) {
+		found = true;
+		w->name[0] = '\0';
+	}
 	if (!found)
 		return 0;
 	rec = bpf_ringbuf_reserve(&events, sizeof(*rec), 0);
