@@ -69,6 +69,22 @@ mkdir -p "$dir"
 	"$dir/truth.jsonl" 2>"$dir/rec.err"
 check "-- CMD launcher, 4 workers" "$dir"
 
+# One dlopen that brings 70 other new objects before libcuda: more than the loader hook
+# looks at by name, so it must stop the process anyway.
+dir=$SCRATCH/many
+mkdir -p "$dir/libs"
+needed=()
+for i in $(seq 70); do
+	echo "int dummy$i(void) { return $i; }" | cc -shared -fPIC -x c - -o "$dir/libs/libdummy$i.so"
+	needed+=("-ldummy$i")
+done
+cp "$RUNTIME_LIB" "$dir/libs/"
+echo "int bundle(void) { return 0; }" | cc -shared -fPIC -x c - -o "$dir/libs/libbundle.so" \
+	-L"$dir/libs" -Wl,--no-as-needed "${needed[@]}" -l:libcuda.so.1 -Wl,-rpath,"$dir/libs"
+"$SPECPROBE" record -o "$dir/rec.sprb" -- "$LOADER" dlopen "$dir/libs/libbundle.so" 200 \
+	"$dir/truth.jsonl" 2>"$dir/rec.err"
+check "one dlopen of 72 objects, libcuda the last" "$dir"
+
 # A worker in its own mount and pid namespaces: its library exists only in there.
 dir=$SCRATCH/unshare
 mkdir -p "$dir" "$dir/private"
