@@ -50,6 +50,17 @@ start_server() {
 	target=$(head -1 "$dir/ready")
 }
 
+# record_whole_run DIR: trace $target into DIR/rec.sprb, open the gate, wait for both
+record_whole_run() {
+	local rec
+	"$SPECPROBE" record -o "$1/rec.sprb" -p "$target" --ring-mb 256 2>"$1/rec.err" &
+	rec=$!
+	wait_file "$1/rec.sprb" 300
+	touch "$1/go"
+	wait $server_pid
+	wait $rec
+}
+
 finish() {
 	echo "$(basename "$0" .sh): $PASSED passed, $FAILED failed"
 	[ "$FAILED" -eq 0 ]

@@ -12,15 +12,10 @@ LOOP=(--cycles 300 --draft-us 400 --host-us 250)
 
 # trace NAME SERVER_ARGS...: from before cuInit into $SCRATCH/NAME/rec.sprb, then report it
 trace() {
-	local dir="$SCRATCH/$1" rec
+	local dir="$SCRATCH/$1"
 	shift
 	start_server "$dir" --wait-at init "$@" || return 1
-	"$SPECPROBE" record -o "$dir/rec.sprb" -p "$target" --ring-mb 256 2>"$dir/rec.err" &
-	rec=$!
-	wait_file "$dir/rec.sprb" 300
-	touch "$dir/go"
-	wait $server_pid
-	wait $rec
+	record_whole_run "$dir"
 	"$SPECPROBE" report --json "$dir/rec.sprb" >"$dir/report.json"
 }
 

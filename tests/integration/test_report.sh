@@ -29,29 +29,19 @@ check() {
 
 # traced from before cuInit: every capture is seen, the inventory is complete
 from_init() {
-	local name=$1 dir="$SCRATCH/$1" rec
+	local name=$1 dir="$SCRATCH/$1"
 	shift
 	start_server "$dir" --wait-at init "$@" || { fail "$name: no server"; return; }
-	"$SPECPROBE" record -o "$dir/rec.sprb" -p "$target" --ring-mb 256 2>"$dir/rec.err" &
-	rec=$!
-	wait_file "$dir/rec.sprb" 300
-	touch "$dir/go"
-	wait $server_pid
-	wait $rec
+	record_whole_run "$dir"
 	check "$name" "$dir" full
 }
 
 # attached at the start gate, after capture: the first cycle is the first thing recorded
 from_gate() {
-	local name=$1 dir="$SCRATCH/$1" rec
+	local name=$1 dir="$SCRATCH/$1"
 	shift
 	start_server "$dir" "$@" || { fail "$name: no server"; return; }
-	"$SPECPROBE" record -o "$dir/rec.sprb" -p "$target" --ring-mb 256 2>"$dir/rec.err" &
-	rec=$!
-	wait_file "$dir/rec.sprb" 300
-	touch "$dir/go"
-	wait $server_pid
-	wait $rec
+	record_whole_run "$dir"
 	check "$name" "$dir" launched
 }
 

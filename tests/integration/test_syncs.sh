@@ -40,16 +40,11 @@ check() {
 
 # from_init|from_gate NAME ARGS...: traced from before cuInit, or from the start gate
 traced() {
-	local how=$1 name=$2 dir="$SCRATCH/$2" rec wait_at=()
+	local how=$1 name=$2 dir="$SCRATCH/$2" wait_at=()
 	shift 2
 	[ "$how" = init ] && wait_at=(--wait-at init)
 	start_server "$dir" "${wait_at[@]}" "$@" || { fail "$name: no server"; return; }
-	"$SPECPROBE" record -o "$dir/rec.sprb" -p "$target" --ring-mb 256 2>"$dir/rec.err" &
-	rec=$!
-	wait_file "$dir/rec.sprb" 300
-	touch "$dir/go"
-	wait $server_pid
-	wait $rec
+	record_whole_run "$dir"
 	check "$name" "$dir"
 }
 
