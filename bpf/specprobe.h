@@ -29,6 +29,7 @@ enum sp_rec_type {
 	SP_REC_PROC = 22,	/* a traced process's pid in its own pid namespace */
 	SP_REC_CALIB = 23,	/* cost of one probe hit, measured on this host at the start */
 	SP_REC_CPU = 24,	/* CPU time a traced process has used so far */
+	SP_REC_HOSTMEM = 25,	/* a writable mapping a traced process had when first described */
 };
 
 #define SP_MAX_PROBES	4096	/* size of the spec map: probes of all libraries, late ones too */
@@ -230,6 +231,22 @@ struct sp_cpu_rec {
 	__u32 tgid;
 	__u64 ts;
 	__u64 cpu_ns;
+};
+
+/* What a mapping in /proc/PID/maps says of host memory a copy may use. */
+enum sp_hostmem_kind {
+	SP_HOSTMEM_DRIVER = 1,		/* shared /dev/zero or /dev/nvidia*: the driver's pinned memory */
+	SP_HOSTMEM_PRIVATE = 2,		/* any other writable mapping: pinned only if registered */
+};
+
+struct sp_hostmem_rec {
+	__u16 type;
+	__u16 size;
+	__u32 tgid;
+	__u64 ts;		/* when the mapping was read */
+	__u64 start, end;
+	__u32 kind;		/* enum sp_hostmem_kind */
+	__u32 pad;
 };
 
 #endif /* __SPECPROBE_H */

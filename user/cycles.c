@@ -559,7 +559,10 @@ static size_t deferred_sync(struct thread_ctx *tc, size_t i, size_t record)
  * An event recorded after the result's copy and synced only in a later
  * iteration: that sync (deferred accept). Else the last sync that waits for
  * the copy, the one after which the loop goes on (a sync made before it
- * returns with the result not yet read); else the last copy that blocked.
+ * returns with the result not yet read), up to the next copy to the host once
+ * one was found: that copy starts another read (PyTorch's .item() after
+ * .nonzero()), whose sync is a round trip of its own; else the last copy that
+ * blocked.
  */
 static void find_accept(struct thread_ctx *tc, size_t i)
 {
@@ -583,6 +586,8 @@ static void find_accept(struct thread_ctx *tc, size_t i)
 	for (size_t j = since + 1; j < it->after; j++) {
 		const struct loop_event *e = &t->events[j];
 
+		if (last != NONE && is_d2h(e) && e->stream == stream)
+			break;
 		if (covers(t, j, stream, since))
 			last = j;
 		if (e->kind == LOOP_RECORD && e->stream == stream) {

@@ -290,6 +290,7 @@ int decoder__feed(struct decoder *d, const void *rec, size_t size)
 		d->stats.calib = *(const struct sp_calib_rec *)rec;
 		return 0;
 	case SP_REC_CPU:
+	case SP_REC_HOSTMEM:
 		return 0;	/* for the analyses, which see every record */
 	case SP_REC_END:
 		d->stats.ended = true;

@@ -111,9 +111,15 @@ struct probe_info {
 struct model_stream {
 	struct model_capture *capture;	/* capture it is part of, NULL if none */
 	__u32 tgid;
+	__u64 key;		/* stream_key() */
 	bool non_blocking;
+	bool flags_known;	/* created while traced, or a default stream */
 	/* totals since attach: queued, and known to be done; the difference is in flight */
 	struct work_count queued, drained;
+	/* of its queued work, what later legacy-stream work is already ordered behind */
+	struct work_count before_legacy;
+	/* of the legacy stream's queued work, what its next work is already ordered behind */
+	struct work_count legacy_before;
 };
 
 struct model_event {
@@ -128,6 +134,7 @@ struct model {
 	struct probe_info *probes;
 	__u32 nr_probes;
 	struct hmap procs, threads, streams, events, names, graphs, execs, cpus;
+	struct hmap hostmaps;	/* mappings of processes that made no call yet */
 	struct model_stream **all_streams;	/* for the device-wide views of in-flight work */
 	size_t nr_all_streams;
 	char **strings;		/* interned names, freed at the end */
@@ -268,6 +275,7 @@ static bool succeeded(const struct sp_call *c)
 static struct model_proc *proc_get(struct model *m, __u32 tgid)
 {
 	struct model_proc *p = hmap__get(&m->procs, tgid, 0);
+	struct host_ranges *host;
 
 	if (p)
 		return p;
@@ -279,6 +287,11 @@ static struct model_proc *proc_get(struct model *m, __u32 tgid)
 	}
 	p->tgid = tgid;
 	p->rank = p->nranks = p->device = -1;
+	host = hmap__get(&m->hostmaps, tgid, 0);
+	if (host) {
+		p->host = *host;
+		*host = (struct host_ranges){ 0 };
+	}
 	return p;
 }
 
@@ -322,6 +335,9 @@ static struct model_stream *stream_get(struct model *m, const struct sp_call *c,
 		return NULL;
 	}
 	s->tgid = c->entry.tgid;
+	s->key = key;
+	/* the legacy and per-thread default streams need no creation to be known blocking */
+	s->flags_known = key == 1 || (key & 0xffffffff) == 2;
 	if (!push_ptr((void ***)&m->all_streams, &m->nr_all_streams, s))
 		return NULL;	/* the map owns it */
 	return s;
@@ -400,6 +416,27 @@ static bool work_any(const struct work_count *w)
 	return w->graphs || w->kernels || w->copies;
 }
 
+static __u32 work_total(const struct work_count *w)
+{
+	return w->graphs + w->kernels + w->copies;
+}
+
+static struct work_count work_max(const struct work_count *a, const struct work_count *b)
+{
+	return (struct work_count){ a->graphs > b->graphs ? a->graphs : b->graphs,
+				    a->kernels > b->kernels ? a->kernels : b->kernels,
+				    a->copies > b->copies ? a->copies : b->copies };
+}
+
+/* In flight on s and not yet ordered before something: queued less max(drained, mark). */
+static struct work_count in_flight_since(const struct model_stream *s,
+					 const struct work_count *mark)
+{
+	struct work_count done = work_max(&s->drained, mark);
+
+	return work_sub(&s->queued, &done);
+}
+
 /* Done up to at: what was queued before an event record, say. */
 static void drain_to(struct model_stream *s, const struct work_count *at)
 {
@@ -431,6 +468,20 @@ static bool in_scope(const struct model_stream *s, const struct model_stream *on
 	}
 }
 
+/* Waited work of one stream: the stream holding most of it is named in the verdict. */
+static void note_waited(struct model_sync *sy, const struct model_stream *s,
+			const struct work_count *w)
+{
+	if (!work_any(w))
+		return;
+	if (!sy->waited_on || work_total(w) > sy->waited_most) {
+		sy->waited_on = s->key;
+		sy->waited_most = work_total(w);
+	}
+	sy->waited_streams++;
+	work_add(&sy->waited, w);
+}
+
 /* Work in flight at entry: what the call waits for, and the rest of the process's. */
 static void split_in_flight(struct model *m, const struct model_stream *one, enum wait_scope scope,
 			    struct model_sync *sy)
@@ -442,7 +493,11 @@ static void split_in_flight(struct model *m, const struct model_stream *one, enu
 		if (s->tgid != sy->tgid)
 			continue;
 		w = work_sub(&s->queued, &s->drained);
-		work_add(in_scope(s, one, scope) ? &sy->waited : &sy->other, &w);
+		if (!in_scope(s, one, scope)) {
+			work_add(&sy->other, &w);
+			continue;
+		}
+		note_waited(sy, s, &w);
 	}
 }
 
@@ -564,24 +619,92 @@ static void launched(struct model *m, struct model_proc *p, const struct sp_call
 	note_launch(m, p, c->entry.ts);
 }
 
-/* Work put on the legacy stream: it waits for every blocking stream, and they for it. */
+/*
+ * Work put on the legacy stream (already queued there) waits for the work in
+ * flight on every other blocking stream: that is its implicit sync. Work of its
+ * own stream is plain stream order, and work it was already ordered behind (by
+ * an earlier legacy call, or an event it waited for) is not waited for twice.
+ * A stream created before attach may or may not be blocking: work behind it is
+ * "unknown". The streams it serialised with wait for it in turn: that is the
+ * same barrier, not another one.
+ */
 static int legacy_work(struct model *m, struct model_proc *p, struct model_thread *t,
 		       const struct sp_call *c, const struct probe_info *pi)
 {
-	struct model_sync sy;
+	struct model_stream *legacy = work_stream(m, c, 0);
+	struct model_sync sy, unknown = { 0 };
 
-	const struct model_stream *legacy = work_stream(m, c, 0);
-	struct work_count own;
-
+	if (!legacy)
+		return -ENOMEM;
 	sync_init(&sy, t, c, pi, SYNC_LEGACY, 0);
-	split_in_flight(m, NULL, WAIT_BLOCKING, &sy);
-	/* what it serialises with is the other blocking streams' work, not its own stream's */
-	if (legacy) {
-		own = work_sub(&legacy->queued, &legacy->drained);
-		sy.waited = work_sub(&sy.waited, &own);
-		work_add(&sy.other, &own);
+	for (size_t i = 0; i < m->nr_all_streams; i++) {
+		struct model_stream *s = m->all_streams[i];
+		struct work_count w;
+
+		if (s->tgid != sy.tgid)
+			continue;
+		w = s == legacy ? work_sub(&s->queued, &s->drained)
+				: in_flight_since(s, &s->before_legacy);
+		if (s == legacy || s->non_blocking) {
+			work_add(&sy.other, &w);
+			continue;
+		}
+		if (s->flags_known)
+			note_waited(&sy, s, &w);
+		else
+			note_waited(&unknown, s, &w);
+		s->before_legacy = s->queued;
+		if (s->flags_known && work_any(&w))
+			s->legacy_before = legacy->queued;
+	}
+	/* only streams of unknown flags had work: what it waits for cannot be told */
+	if (!work_any(&sy.waited) && work_any(&unknown.waited)) {
+		sy.flags |= SYNC_FLAGS_UNKNOWN;
+		sy.waited = unknown.waited;
+		sy.waited_on = unknown.waited_on;
+		sy.waited_streams = unknown.waited_streams;
+	} else {
+		work_add(&sy.other, &unknown.waited);
 	}
 	return sync_push(m, p, &sy);
+}
+
+/*
+ * Work put on a known blocking stream (already queued there) waits for the
+ * legacy stream's work in flight, unless an event or an earlier barrier already
+ * ordered it behind that work.
+ */
+static int held_back(struct model *m, struct model_proc *p, struct model_thread *t,
+		     const struct sp_call *c, const struct probe_info *pi, __u64 stream)
+{
+	struct model_stream *s = work_stream(m, c, stream), *legacy;
+	struct model_sync sy;
+	struct work_count w;
+
+	if (!s)
+		return -ENOMEM;
+	if (is_legacy(stream) || s->non_blocking || !s->flags_known)
+		return 0;
+	legacy = hmap__get(&m->streams, c->entry.tgid, 1);
+	if (!legacy || legacy == s)
+		return 0;
+	w = in_flight_since(legacy, &s->legacy_before);
+	s->legacy_before = legacy->queued;
+	if (!work_any(&w))
+		return 0;
+	sync_init(&sy, t, c, pi, SYNC_LEGACY, s->key);
+	sy.flags |= SYNC_HELD_BACK;
+	note_waited(&sy, legacy, &w);
+	return sync_push(m, p, &sy);
+}
+
+/* Work on a stream, outside capture: how it orders with the legacy stream. */
+static int stream_order(struct model *m, struct model_proc *p, struct model_thread *t,
+			const struct sp_call *c, const struct probe_info *pi, __u64 stream)
+{
+	if (is_legacy(stream))
+		return legacy_work(m, p, t, c, pi);
+	return held_back(m, p, t, c, pi, stream);
 }
 
 static int add_loop_event(struct model_thread *t, const struct loop_event *ev)
@@ -660,9 +783,9 @@ static int launch(struct model *m, struct model_proc *p, struct model_thread *t,
 	cap = capturing(m, c, stream);
 	if (cap)
 		return capture_add_kernel(cap, func, stream_key(c, stream) != cap->stream);
-	if (is_legacy(stream) && legacy_work(m, p, t, c, pi))
-		return -ENOMEM;
 	launched(m, p, c, stream, WORK_KERNEL);
+	if (stream_order(m, p, t, c, pi, stream))
+		return -ENOMEM;
 	return loop_event(t, c, pi, LOOP_KERNEL, func, stream_key(c, stream), 0);
 }
 
@@ -676,9 +799,9 @@ static int host_func(struct model *m, struct model_proc *p, struct model_thread 
 		cap->host_funcs++;
 		return 0;
 	}
-	if (is_legacy(stream) && legacy_work(m, p, t, c, pi))
-		return -ENOMEM;
 	launched(m, p, c, stream, WORK_KERNEL);
+	if (stream_order(m, p, t, c, pi, stream))
+		return -ENOMEM;
 	return loop_event(t, c, pi, LOOP_KERNEL, arg_or0(c, 1), stream_key(c, stream), 0);
 }
 
@@ -787,65 +910,81 @@ static int graph_launch(struct model *m, struct model_proc *p, struct model_thre
 	}
 	if (!x->launches++)
 		x->launch_tid = t->tid;
-	if (is_legacy(stream) && legacy_work(m, p, t, c, pi))
-		return -ENOMEM;
 	launched(m, p, c, stream, WORK_GRAPH);
+	if (stream_order(m, p, t, c, pi, stream))
+		return -ENOMEM;
 	return loop_event(t, c, pi, LOOP_GRAPH, x->id, stream_key(c, stream), 0);
 }
 
-static bool pinned(const struct model_proc *p, __u64 ptr)
-{
-	for (__u32 i = 0; i < p->nr_pinned; i++)
-		if (ptr >= p->pinned[i].start && ptr < p->pinned[i].end)
-			return true;
-	return false;
-}
+/*
+ * An "async" copy that returns this long after its entry, with work in flight on
+ * its stream, waited for that work: its host memory is pageable. On the H200 an
+ * async D2H into pinned memory returned within 4-13 us, a small pageable one
+ * with the stream idle within 22 us (docs/host-memory.md).
+ */
+#define COPY_WAIT_NS 50000
 
-static int pin(struct model_proc *p, __u64 start, __u64 bytes)
+static __u64 blocked_ns(const struct sp_call *c)
 {
-	if (!grow_array((void **)&p->pinned, &p->cap_pinned, p->nr_pinned + 1, sizeof(*p->pinned)))
-		return -ENOMEM;
-	p->pinned[p->nr_pinned++] = (struct model_range){ start, start + bytes };
-	return 0;
-}
-
-static void unpin(struct model_proc *p, __u64 start)
-{
-	for (__u32 i = 0; i < p->nr_pinned; i++)
-		if (p->pinned[i].start == start) {
-			p->pinned[i] = p->pinned[--p->nr_pinned];
-			return;
-		}
+	return c->has_ret && c->returned && c->ts_return > c->entry.ts ? c->ts_return - c->entry.ts
+									 : 0;
 }
 
 /*
- * A copy's kind: synchronous; "async" to or from memory known to be pageable or of
- * unknown kind; on the legacy stream; or none (async and pinned): then it is only work.
+ * By the CUDA rules: a D2H into pageable memory waits for the stream; an H2D from
+ * pageable memory is staged and waits for nothing, and into or from pinned memory
+ * a copy is only work. The measured blocked time overrules what the memory says.
+ * SYNC_KIND_NR: the copy is only work.
+ */
+static enum sync_kind async_copy_kind(struct host_class *hc, const struct probe_info *pi,
+				      const struct sp_call *c, const struct work_count *waited)
+{
+	/* kernels or graphs to wait for: a copy alone ahead of it says little */
+	if ((waited->graphs || waited->kernels) && blocked_ns(c) >= COPY_WAIT_NS) {
+		if (hc->kind != HOST_PAGEABLE)
+			*hc = (struct host_class){ HOST_PAGEABLE, HOST_FROM_MEASURED };
+		return SYNC_PAGEABLE;
+	}
+	if (hc->kind == HOST_PINNED || !pi->d2h)
+		return SYNC_KIND_NR;
+	return hc->kind == HOST_PAGEABLE ? SYNC_PAGEABLE : SYNC_UNKNOWN_HOST;
+}
+
+/*
+ * A copy's kind: synchronous; "async" to or from pageable memory, or memory of
+ * unknown kind; or only work (pinned, staged, device to device), which orders
+ * with the legacy stream like any work. *blocking: the host waited for it.
  */
 static int classify_copy(struct model *m, struct model_proc *p, struct model_thread *t,
-			 const struct sp_call *c, const struct probe_info *pi, __u64 stream)
+			 const struct sp_call *c, const struct probe_info *pi, __u64 stream,
+			 bool *blocking)
 {
 	struct model_stream *s = work_stream(m, c, stream);
+	struct host_class hc = { HOST_UNKNOWN, HOST_FROM_NONE };
 	enum sync_kind kind = SYNC_KIND_NR;
 	struct model_sync sy;
 	__u64 host;
 
 	if (!s)
 		return -ENOMEM;
-	if (pi->blocking)
+	sync_init(&sy, t, c, pi, SYNC_COPY, stream_key(c, stream));
+	/* synchronous copies run on the legacy stream */
+	split_in_flight(m, s, pi->blocking || is_legacy(stream) ? WAIT_BLOCKING : WAIT_ONE, &sy);
+	if (pi->blocking) {
 		kind = SYNC_COPY;
-	else if (pi->host != NO_ARG && arg(c, pi->host, &host) && !pinned(p, host))
-		kind = p->pinned_known ? SYNC_PAGEABLE : SYNC_UNKNOWN_HOST;
-	else if (pi->stream != NO_ARG && is_legacy(stream))
-		kind = SYNC_LEGACY;
+	} else if (pi->host != NO_ARG && arg(c, pi->host, &host)) {
+		hc = hostmem__classify(&p->host, host, p->pinned_known);
+		kind = async_copy_kind(&hc, pi, c, &sy.waited);
+	}
+	/* known pageable from the start: the cycles read it as a host wait */
+	*blocking = pi->blocking || (p->pinned_known && hc.kind == HOST_PAGEABLE);
 	if (kind == SYNC_KIND_NR) {
 		queue_work(s, WORK_COPY);
-		return 0;
+		return pi->stream != NO_ARG ? stream_order(m, p, t, c, pi, stream) : 0;
 	}
-	sync_init(&sy, t, c, pi, kind, stream_key(c, stream));
-	/* synchronous copies run on the legacy stream */
-	split_in_flight(m, s, kind == SYNC_COPY || is_legacy(stream) ? WAIT_BLOCKING : WAIT_ONE,
-			&sy);
+	sy.kind = kind;
+	sy.host = hc.kind;
+	sy.host_from = hc.from;
 	if (kind == SYNC_COPY && !(sy.flags & SYNC_FAILED))
 		drain_scope(m, p->tgid, s, WAIT_BLOCKING);
 	else if (kind == SYNC_PAGEABLE && !(sy.flags & SYNC_FAILED))
@@ -859,9 +998,9 @@ static int classify_copy(struct model *m, struct model_proc *p, struct model_thr
 static int copy(struct model *m, struct model_proc *p, struct model_thread *t,
 		const struct sp_call *c, const struct probe_info *pi)
 {
-	__u64 stream = 0, host;
 	struct model_capture *cap;
-	__u8 flags = 0;
+	bool blocking = false;
+	__u64 stream = 0;
 
 	if (pi->stream != NO_ARG && !arg(c, pi->stream, &stream))
 		return 0;
@@ -870,15 +1009,10 @@ static int copy(struct model *m, struct model_proc *p, struct model_thread *t,
 		cap->copies++;
 		return 0;
 	}
-	if (pi->d2h)
-		flags |= LOOP_D2H;
-	/* an "async" copy to memory known not to be pinned waits like a synchronous one */
-	if (pi->blocking || (pi->host != NO_ARG && p->pinned_known && arg(c, pi->host, &host) &&
-			     !pinned(p, host)))
-		flags |= LOOP_BLOCKING;
-	if (classify_copy(m, p, t, c, pi, stream))
+	if (classify_copy(m, p, t, c, pi, stream, &blocking))
 		return -ENOMEM;
-	return loop_event(t, c, pi, LOOP_COPY, 0, stream_key(c, stream), flags);
+	return loop_event(t, c, pi, LOOP_COPY, 0, stream_key(c, stream),
+			  (pi->d2h ? LOOP_D2H : 0) | (blocking ? LOOP_BLOCKING : 0));
 }
 
 /* CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED: the call was made while a capture was open. */
@@ -997,6 +1131,21 @@ static int event_record(struct model *m, struct model_thread *t, const struct sp
 }
 
 /* A stream that waits on an event recorded in a capture joins that capture. */
+/* A stream waiting on an event is ordered behind its stream's work up to the record. */
+static int order_by_event(struct model *m, const struct sp_call *c, struct model_event *e,
+			  __u64 stream)
+{
+	struct model_stream *s = work_stream(m, c, stream);
+
+	if (!s)
+		return -ENOMEM;
+	if (is_legacy(stream))
+		e->stream->before_legacy = work_max(&e->stream->before_legacy, &e->at);
+	else if (e->stream->key == 1)
+		s->legacy_before = work_max(&s->legacy_before, &e->at);
+	return 0;
+}
+
 static int wait_event(struct model *m, const struct sp_call *c, const struct probe_info *pi)
 {
 	__u64 stream = arg_or0(c, pi->stream);
@@ -1004,6 +1153,8 @@ static int wait_event(struct model *m, const struct sp_call *c, const struct pro
 	struct model_capture *cap = e ? e->captured_in : NULL;
 	struct model_stream *s;
 
+	if (!cap && e && e->stream && !capturing(m, c, stream))
+		return order_by_event(m, c, e, stream);
 	if (!cap || cap->ended || capturing(m, c, stream))
 		return 0;
 	s = stream_get(m, c, stream);
@@ -1099,15 +1250,15 @@ static int host_memory(struct model_proc *p, const struct sp_call *c, const stru
 	switch (pi->op) {
 	case OP_HOST_ALLOC:
 		if (out_value(c, &ptr))
-			return pin(p, ptr, bytes);
+			return hostmem__pin(&p->host, ptr, bytes);
 		return 0;
 	case OP_HOST_REGISTER:
 		if (succeeded(c) && arg(c, pi->ptr, &ptr))
-			return pin(p, ptr, bytes);
+			return hostmem__pin(&p->host, ptr, bytes);
 		return 0;
 	default:
 		if (arg(c, pi->ptr, &ptr))
-			unpin(p, ptr);
+			hostmem__unpin(&p->host, ptr);
 		return 0;
 	}
 }
@@ -1207,6 +1358,7 @@ static int stream_create(struct model *m, struct model_proc *p, const struct sp_
 	if (!s)
 		return -ENOMEM;
 	s->non_blocking = arg_or0(c, pi->flags) & STREAM_NON_BLOCKING;
+	s->flags_known = true;
 	return 0;
 }
 
@@ -1396,6 +1548,24 @@ static void cpu_sample(struct model *m, const struct sp_cpu_rec *rec)
 	span->samples++;
 }
 
+/* Kept apart until the process makes a call: a launcher that makes none is no process here. */
+static void host_mapping(struct model *m, const struct sp_hostmem_rec *rec)
+{
+	struct model_proc *p = hmap__get(&m->procs, rec->tgid, 0);
+	struct host_ranges *host = p ? &p->host : hmap__get(&m->hostmaps, rec->tgid, 0);
+
+	if (!host) {
+		host = calloc(1, sizeof(*host));
+		if (!host || hmap__set(&m->hostmaps, rec->tgid, 0, host)) {
+			free(host);
+			m->view.out_of_memory = true;
+			return;
+		}
+	}
+	if (hostmem__add_mapping(host, rec->start, rec->end, rec->kind))
+		m->view.out_of_memory = true;
+}
+
 void model__record(struct model *m, const void *rec, size_t size)
 {
 	const struct sp_rec_hdr *hdr = rec;
@@ -1432,6 +1602,17 @@ void model__record(struct model *m, const void *rec, size_t size)
 	case SP_REC_CPU:
 		if (size >= sizeof(struct sp_cpu_rec))
 			cpu_sample(m, rec);
+		break;
+	case SP_REC_HOSTMEM:
+		if (size >= sizeof(struct sp_hostmem_rec))
+			host_mapping(m, rec);
+		break;
+	case SP_REC_EXEC:
+		if (size < sizeof(struct sp_exec_rec))
+			return;
+		p = hmap__get(&m->procs, ((const struct sp_exec_rec *)rec)->tgid, 0);
+		if (p)
+			hostmem__forget_mappings(&p->host);
 		break;
 	case SP_REC_END:
 		m->view.ended_cleanly = true;
@@ -1483,7 +1664,7 @@ void model__free(struct model *m)
 	if (!m)
 		return;
 	for (size_t i = 0; i < m->view.nr_procs; i++) {
-		free(m->view.procs[i]->pinned);
+		hostmem__free(&m->view.procs[i]->host);
 		free(m->view.procs[i]->pending);
 		free(m->view.procs[i]);
 	}
@@ -1507,6 +1688,9 @@ void model__free(struct model *m)
 	free_values(&m->streams);
 	free_values(&m->events);
 	free_values(&m->cpus);
+	for (size_t i = 0; i < m->hostmaps.cap; i++)
+		hostmem__free(m->hostmaps.slots[i].value);
+	free_values(&m->hostmaps);
 	free(m->all_streams);
 	free(m->view.syncs);
 	hmap__free(&m->names);

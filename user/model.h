@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <linux/types.h>
 #include "decode.h"
+#include "hostmem.h"
 #include "tracefile.h"
 
 /* What a thread did that shapes its decode loop, in entry order. */
@@ -53,6 +54,8 @@ enum sync_flags {
 	SYNC_LAUNCH_DURING = 1 << 2,	/* a launch of its process entered while it blocked */
 	SYNC_DRAINS_DEVICE = 1 << 3,	/* after it, no work was known in flight on the device */
 	SYNC_WAIT_UNKNOWN = 1 << 4,	/* what it waits for was queued before attach */
+	SYNC_FLAGS_UNKNOWN = 1 << 5,	/* legacy: behind a stream whose flags were set before attach */
+	SYNC_HELD_BACK = 1 << 6,	/* legacy: work of a blocking stream held back by legacy work */
 };
 
 /* Work queued and not known to be done: graph launches, kernels (and collectives), copies. */
@@ -71,10 +74,14 @@ struct model_sync {
 	__u32 queries;		/* poll: calls in the spin */
 	struct work_count waited;	/* in flight on what it waits for */
 	struct work_count other;	/* in flight on the other streams of its process */
+	__u64 waited_on;	/* stream holding most of the waited work (legacy: the other one), 0 */
+	__u32 waited_streams;	/* streams with waited work */
+	__u32 waited_most;	/* work in flight on waited_on */
 	__s32 result;
 	__u16 name;		/* catalogue index (poll: the query) */
 	__u8 kind;		/* enum sync_kind */
 	__u8 flags;		/* enum sync_flags */
+	__u8 host, host_from;	/* copies: enum host_kind, enum host_from of the host pointer */
 };
 
 /* CPU time a process used, from its first and last sample. */
@@ -171,17 +178,12 @@ struct model_proc {
 	__u32 nr_threads, nr_streams, nr_events, nr_captures, nr_execs;
 	__u64 work_calls;	/* calls other than setup, names and driver lookups */
 	bool pinned_known;	/* every pinned allocation was seen: unknown memory is pageable */
-	struct model_range *pinned;
-	__u32 nr_pinned, cap_pinned;
+	struct host_ranges host;
 	/* probe hits, nested calls included: entry-only kinds, entry + completion kinds */
 	__u64 hits_entry, hits_return;
 	struct cpu_span cpu;	/* from SP_REC_CPU */
 	__u32 *pending;		/* syncs waiting for the process's next launch (view.syncs index) */
 	__u32 nr_pending, cap_pending;
-};
-
-struct model_range {
-	__u64 start, end;
 };
 
 struct model_thread {

@@ -254,6 +254,18 @@ static void put_work(FILE *out, const char *key, const struct work_count *w)
 		w->kernels, w->copies);
 }
 
+static void put_host(FILE *out, const struct model_sync *sy)
+{
+	bool copy = sy->kind == SYNC_PAGEABLE || sy->kind == SYNC_UNKNOWN_HOST;
+
+	if (!copy) {
+		fputs("\"host_memory\":null,\"host_from\":null", out);
+		return;
+	}
+	fprintf(out, "\"host_memory\":\"%s\",\"host_from\":\"%s\"",
+		hostmem__kind_name(sy->host), hostmem__from_name(sy->host_from));
+}
+
 static void put_sync(FILE *out, const struct sync_verdict *sv)
 {
 	const struct model_sync *sy = sv->sync;
@@ -273,11 +285,35 @@ static void put_sync(FILE *out, const struct sync_verdict *sv)
 	put_work(out, "waited", &sy->waited);
 	fputc(',', out);
 	put_work(out, "other", &sy->other);
-	fprintf(out, ",\"waited_known\":%s},", sy->flags & SYNC_WAIT_UNKNOWN ? "false" : "true");
+	fprintf(out, ",\"waited_known\":%s,\"waited_streams\":%u,",
+		sy->flags & SYNC_WAIT_UNKNOWN ? "false" : "true", sy->waited_streams);
+	put_handle(out, "waited_on", sy->waited_on, sy->waited_on);
+	fputs("},", out);
 	put_int_or_null(out, "starvation_bound_ns", sv->bound_ns, sv->has_bound);
-	fprintf(out, ",\"own\":%s,\"breaks_overlap\":%s,\"flagged\":%s}",
+	fprintf(out, ",\"own\":%s,\"breaks_overlap\":%s,\"flagged\":%s,\"verdict\":\"%s\",",
 		sv->own ? "true" : "false", sv->breaks_overlap ? "true" : "false",
-		sv->flagged ? "true" : "false");
+		sv->flagged ? "true" : "false", syncs__verdict_name(sv->verdict));
+	put_host(out, sy);
+	fputc(',', out);
+	/* legacy: the other stream it is ordered behind, or the one it holds back */
+	put_handle(out, "serialises_with", sy->waited_on, sy->kind == SYNC_LEGACY && sy->waited_on);
+	fprintf(out, ",\"held_back\":%s}", sy->flags & SYNC_HELD_BACK ? "true" : "false");
+}
+
+static void put_sites(FILE *out, const struct site_table *tab, size_t cycles)
+{
+	for (size_t i = 0; i < tab->nr; i++) {
+		const struct sync_site *site = &tab->sites[i];
+
+		fprintf(out, "%s{\"call\":\"%s\",\"position\":\"%s\",\"kind\":\"%s\",", i ? "," : "",
+			model__call_name(site->name), syncs__pos_name(site->pos),
+			model__sync_kind_name(site->kind));
+		put_handle(out, "stream", site->stream, site->stream);
+		fprintf(out, ",\"count\":%zu,\"cycles_with\":%zu,\"blocked_ns\":%llu,"
+			     "\"blocked_ns_per_cycle\":%.1f,\"breaks_overlap\":%zu}",
+			site->count, site->cycles_with, (unsigned long long)site->blocked_ns,
+			cycles ? (double)site->blocked_ns / cycles : 0.0, site->breaks);
+	}
 }
 
 static void put_syncs(FILE *out, struct model *m, const struct cycles *cy)
@@ -293,7 +329,12 @@ static void put_syncs(FILE *out, struct model *m, const struct cycles *cy)
 		fputs(i ? ",\n" : "\n", out);
 		put_sync(out, &sy.verdicts[i]);
 	}
-	fprintf(out, "],\"flagged_syncs\":%zu", sy.flagged);
+	fprintf(out, "],\"flagged_syncs\":%zu,\"unknown_syncs\":%zu,\"flagged_sites\":[", sy.flagged,
+		sy.unknown);
+	put_sites(out, &sy.flagged_sites, sy.cycles);
+	fputs("],\"unknown_sites\":[", out);
+	put_sites(out, &sy.unknown_sites, sy.cycles);
+	fputc(']', out);
 	syncs__free(&sy);
 }
 

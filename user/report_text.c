@@ -315,9 +315,9 @@ static void put_graphs(FILE *out, struct model *m, const struct model_view *v)
 }
 
 /* What a flagged call does when it does not break the graph overlap. */
-static const char *verdict_of(enum sync_kind kind)
+static const char *effect_of(const struct sync_site *site)
 {
-	switch (kind) {
+	switch (site->kind) {
 	case SYNC_CAPTURE:
 		return "fails: capture open";
 	case SYNC_LEGACY:
@@ -329,40 +329,79 @@ static const char *verdict_of(enum sync_kind kind)
 	}
 }
 
-static void put_site(FILE *out, const struct sync_site *site)
+static void stream_name(char *buf, size_t size, __u64 stream)
 {
-	char bound[16] = "n/a", verdict[40];
-
-	if (site->bounded)
-		snprintf(bound, sizeof(bound), "%.3f", ms((double)site->bound_ns / site->bounded));
-	if (site->breaks == site->count)
-		snprintf(verdict, sizeof(verdict), "breaks overlap");
-	else if (site->breaks)
-		snprintf(verdict, sizeof(verdict), "breaks overlap %zux", site->breaks);
+	if (!stream)
+		snprintf(buf, size, "-");
+	else if (stream == 1)
+		snprintf(buf, size, "legacy");
+	else if ((stream & 0xffffffff) == 2)
+		snprintf(buf, size, "per-thread");
 	else
-		snprintf(verdict, sizeof(verdict), "%s", verdict_of(site->kind));
-	fprintf(out, "  %-13s %-12s %-20s %6zu %10.3f %10s  %s\n",
-		model__sync_kind_name(site->kind), syncs__pos_name(site->pos),
-		model__call_name(site->name), site->count,
-		ms((double)site->blocked_ns / site->count), bound, verdict);
+		snprintf(buf, size, "0x%llx", (unsigned long long)stream);
+}
+
+/* Evidence line: what it did, how long it blocked, what was in flight on what it waited for. */
+static void put_evidence(FILE *out, const struct sync_site *site)
+{
+	char what[48], idle[40] = "";
+	double n = site->count;
+
+	if (site->breaks)
+		snprintf(what, sizeof(what), "breaks overlap %zux", site->breaks);
+	else
+		snprintf(what, sizeof(what), "%s", effect_of(site));
+	if (site->bounded)
+		snprintf(idle, sizeof(idle), ", idle %.3f", ms((double)site->bound_ns /
+							       site->bounded));
+	fprintf(out, "    %s; blocked %.3f ms%s; waited on %.1f graphs %.1f kernels %.1f copies\n",
+		what, ms(site->blocked_ns / n), idle, site->waited_graphs / n,
+		site->waited_kernels / n, site->waited_copies / n);
+}
+
+static void put_site(FILE *out, const struct sync_site *site, size_t cycles)
+{
+	char stream[24];
+
+	stream_name(stream, sizeof(stream), site->stream);
+	fprintf(out, "  %-20s %-12s %-13s %-14s %6zu %6zu %9.3f\n", model__call_name(site->name),
+		syncs__pos_name(site->pos), model__sync_kind_name(site->kind), stream, site->count,
+		site->cycles_with, cycles ? ms((double)site->blocked_ns / cycles) : 0.0);
+	put_evidence(out, site);
+}
+
+static void put_site_table(FILE *out, const struct site_table *tab, size_t cycles)
+{
+	/* a screen: the rest are in the JSON report */
+	size_t shown = tab->nr < 8 ? tab->nr : 8;
+
+	fprintf(out, "  %-20s %-12s %-13s %-14s %6s %6s %9s\n", "call", "position", "kind",
+		"stream", "count", "cycles", "ms/cycle");
+	for (size_t i = 0; i < shown; i++)
+		put_site(out, &tab->sites[i], cycles);
+	if (shown < tab->nr)
+		fprintf(out, "  ... %zu more call sites (--json: syncs[])\n", tab->nr - shown);
 }
 
 static void put_syncs(FILE *out, const struct syncs *sy)
 {
 	fprintf(out, "\nFlagged syncs: %zu of %zu blocking or implicitly synchronising calls\n",
 		sy->flagged, sy->nr);
-	if (!sy->nr_sites) {
-		fputs("  none: only accept syncs and syncs that waited for nothing\n", out);
-		return;
+	if (sy->flagged_sites.nr)
+		put_site_table(out, &sy->flagged_sites, sy->cycles);
+	else
+		fputs("  none\n", out);
+	fprintf(out, "  not flagged: %zu accept syncs and result copies, %zu with no wait seen "
+		     "(nothing in\n  flight, or back within a probe hit, %.1f us), %zu outside the "
+		     "loop, %zu unknown\n  per call: blocked and GPU idle after it (means), what was "
+		     "in flight on what it\n  waited for; ms/cycle: blocked time per counted cycle\n",
+		sy->verdicts_of[VERDICT_ACCEPT], sy->verdicts_of[VERDICT_NO_WAIT],
+		sy->trap_ns / 1e3, sy->verdicts_of[VERDICT_OUTSIDE], sy->unknown);
+	if (sy->unknown_sites.nr) {
+		fputs("\nUnknown: cannot be told from outside (made before attach), not flagged\n",
+		      out);
+		put_site_table(out, &sy->unknown_sites, sy->cycles);
 	}
-	fprintf(out, "  %-13s %-12s %-20s %6s %10s %10s  %s\n", "kind", "position", "call", "count",
-		"blocked ms", "starve ms", "verdict");
-	for (size_t i = 0; i < sy->nr_sites; i++)
-		put_site(out, &sy->sites[i]);
-	fputs("  blocked: mean per call; starve: mean GPU idle bound after the syncs that\n"
-	      "  drained the device (n/a: it does not hold); not flagged: accept syncs and\n"
-	      "  syncs that waited for nothing\n",
-	      out);
 }
 
 static void put_overhead(FILE *out, const struct model_view *v)
@@ -400,6 +439,12 @@ void report__text(FILE *out, struct model *m, const struct cycles *cy,
 
 	report__summarise(cy->loops, cy->nr_loops, &s);
 	put_header(out, v);
+	/* what matters first: the syncs that cost the loop */
+	if (!syncs__analyse(m, cy, &sy))
+		put_syncs(out, &sy);
+	else
+		fputs("\nFlagged syncs: out of memory\n", out);
+	syncs__free(&sy);
 	if (v->nr_procs)
 		put_processes(out, v);
 	if (!s.cycles) {
@@ -417,10 +462,5 @@ void report__text(FILE *out, struct model *m, const struct cycles *cy,
 			put_cycle_table(out, &cy->loops[i], v->first_ns, opts->all_cycles);
 	}
 	put_graphs(out, m, v);
-	if (!syncs__analyse(m, cy, &sy))
-		put_syncs(out, &sy);
-	else
-		fputs("\nFlagged syncs: out of memory\n", out);
-	syncs__free(&sy);
 	put_overhead(out, v);
 }

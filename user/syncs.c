@@ -125,10 +125,47 @@ static bool work_any(const struct work_count *w)
 /* Kinds that only wait: with nothing in flight to wait for they cost nothing. */
 static bool only_waits(enum sync_kind kind)
 {
-	return kind == SYNC_CTX || kind == SYNC_STREAM || kind == SYNC_EVENT || kind == SYNC_POLL;
+	return kind == SYNC_CTX || kind == SYNC_STREAM || kind == SYNC_EVENT || kind == SYNC_POLL ||
+	       kind == SYNC_PAGEABLE || kind == SYNC_LEGACY;
 }
 
-static void judge(struct sync_verdict *sv)
+/*
+ * A call that returned faster than one probe hit costs, while work was in flight,
+ * did not wait for that work: what the model took as in flight was done. Launches
+ * (legacy work) return at once by nature and are not judged by it.
+ */
+static bool no_wait_seen(const struct sync_verdict *sv, __u64 trap_ns)
+{
+	const struct model_sync *sy = sv->sync;
+
+	if (sy->kind == SYNC_LEGACY || sy->flags & SYNC_UNRETURNED || !trap_ns)
+		return false;
+	return (work_any(&sy->waited) || work_any(&sy->other)) && sv->blocked_ns < trap_ns;
+}
+
+static enum verdict verdict_of(const struct sync_verdict *sv, __u64 trap_ns)
+{
+	const struct model_sync *sy = sv->sync;
+
+	if (sy->kind == SYNC_CAPTURE)
+		return VERDICT_FLAGGED;	/* it fails, and spoils the capture */
+	if (sv->own)
+		return VERDICT_ACCEPT;
+	if (sv->pos == SPOS_OUTSIDE)
+		return VERDICT_OUTSIDE;
+	if (sy->kind == SYNC_UNKNOWN_HOST)
+		/* returned: its blocked time showed it did not wait; else nothing tells */
+		return sy->flags & SYNC_UNRETURNED ? VERDICT_UNKNOWN : VERDICT_NO_WAIT;
+	if (sy->flags & (SYNC_FLAGS_UNKNOWN | SYNC_WAIT_UNKNOWN))
+		return VERDICT_UNKNOWN;
+	if (only_waits(sy->kind) && !work_any(&sy->waited))
+		return VERDICT_NO_WAIT;
+	if (no_wait_seen(sv, trap_ns))
+		return VERDICT_NO_WAIT;
+	return VERDICT_FLAGGED;	/* waited on work in flight, or blocks by itself */
+}
+
+static void judge(struct sync_verdict *sv, __u64 trap_ns)
 {
 	const struct model_sync *sy = sv->sync;
 
@@ -137,54 +174,55 @@ static void judge(struct sync_verdict *sv)
 	sv->has_bound = (sy->flags & SYNC_DRAINS_DEVICE) && !(sy->flags & SYNC_LAUNCH_DURING) &&
 			sy->next_launch_ns >= sy->ts_return && sy->next_launch_ns;
 	sv->bound_ns = sv->has_bound ? sy->next_launch_ns - sy->ts_return : 0;
-	if (sy->kind == SYNC_CAPTURE) {
-		sv->flagged = true;	/* it fails, and spoils the capture */
-		return;
-	}
-	if (sv->own || sv->pos == SPOS_OUTSIDE)
-		return;
-	/*
-	 * Legacy-stream work serialises only with blocking streams that have work
-	 * in flight: a loop that runs on the default stream alone is not flagged.
-	 */
-	if (only_waits(sy->kind) || sy->kind == SYNC_LEGACY)
-		sv->flagged = work_any(&sy->waited) && !(sy->flags & SYNC_WAIT_UNKNOWN);
-	else
-		sv->flagged = true;	/* it blocks by itself */
+	sv->verdict = verdict_of(sv, trap_ns);
+	sv->flagged = sv->verdict == VERDICT_FLAGGED;
 	sv->breaks_overlap = sv->flagged && sy->waited.graphs && sv->has_bound && sv->bound_ns;
 }
 
-static int add_site(struct syncs *s, size_t *cap, const struct sync_verdict *sv)
+/* The stream a site is named by: what the call waited on, else the stream it names. */
+static __u64 site_stream(const struct model_sync *sy)
 {
-	struct sync_site *site = NULL;
+	return sy->waited_on ? sy->waited_on : sy->kind == SYNC_EVENT ? 0 : sy->handle;
+}
 
-	for (size_t i = 0; i < s->nr_sites && !site; i++)
-		if (s->sites[i].kind == sv->sync->kind && s->sites[i].pos == sv->pos &&
-		    s->sites[i].name == sv->sync->name)
-			site = &s->sites[i];
+static int add_site(struct site_table *tab, struct sync_verdict *sv)
+{
+	const struct model_sync *sy = sv->sync;
+	__u64 stream = site_stream(sy);
+	struct sync_site *site = NULL;
+	size_t i;
+
+	for (i = 0; i < tab->nr && !site; i++)
+		if (tab->sites[i].kind == sy->kind && tab->sites[i].pos == sv->pos &&
+		    tab->sites[i].name == sy->name && tab->sites[i].stream == stream)
+			site = &tab->sites[i];
 	if (!site) {
-		if (s->nr_sites == *cap) {
-			size_t n = *cap ? *cap * 2 : 16;
-			struct sync_site *grown = realloc(s->sites, n * sizeof(*grown));
+		if (tab->nr == tab->cap) {
+			size_t n = tab->cap ? tab->cap * 2 : 16;
+			struct sync_site *grown = realloc(tab->sites, n * sizeof(*grown));
 
 			if (!grown)
 				return -ENOMEM;
-			s->sites = grown;
-			*cap = n;
+			tab->sites = grown;
+			tab->cap = n;
 		}
-		site = &s->sites[s->nr_sites++];
-		*site = (struct sync_site){ .kind = sv->sync->kind, .pos = sv->pos,
-					    .name = sv->sync->name };
+		site = &tab->sites[tab->nr++];
+		*site = (struct sync_site){ .kind = sy->kind, .pos = sv->pos, .name = sy->name,
+					    .stream = stream };
 	}
+	sv->site = site - tab->sites;
 	site->count++;
 	site->blocked_ns += sv->blocked_ns;
 	site->bounded += sv->has_bound;
 	site->bound_ns += sv->bound_ns;
 	site->breaks += sv->breaks_overlap;
+	site->waited_graphs += sy->waited.graphs;
+	site->waited_kernels += sy->waited.kernels;
+	site->waited_copies += sy->waited.copies;
 	return 0;
 }
 
-/* Most frequent first, then by position in the cycle, kind and call. */
+/* Most frequent first, then by position in the cycle, kind, call and stream. */
 static int site_cmp(const void *a, const void *b)
 {
 	const struct sync_site *x = a, *y = b;
@@ -195,19 +233,75 @@ static int site_cmp(const void *a, const void *b)
 		return (x->pos > y->pos) - (x->pos < y->pos);
 	if (x->kind != y->kind)
 		return (x->kind > y->kind) - (x->kind < y->kind);
-	return (x->name > y->name) - (x->name < y->name);
+	if (x->name != y->name)
+		return (x->name > y->name) - (x->name < y->name);
+	return (x->stream > y->stream) - (x->stream < y->stream);
 }
 
-int syncs__analyse(struct model *m, const struct cycles *cy, struct syncs *out)
+/* Cycles with at least one call of each site: within one thread cycles only grow. */
+static int count_cycles_with(struct syncs *out, enum verdict v, struct site_table *tab,
+			     const struct cycles *cy)
 {
-	const struct model_view *v = model__view(m);
-	size_t cap = 0;
+	long *last = malloc((tab->nr ? tab->nr : 1) * sizeof(*last));
 
-	memset(out, 0, sizeof(*out));
-	out->verdicts = calloc(v->nr_syncs ? v->nr_syncs : 1, sizeof(*out->verdicts));
-	if (!out->verdicts)
+	if (!last)
 		return -ENOMEM;
-	out->nr = v->nr_syncs;
+	for (size_t l = 0; l < cy->nr_loops; l++) {
+		for (size_t i = 0; i < tab->nr; i++)
+			last[i] = -1;
+		for (size_t i = 0; i < out->nr; i++) {
+			const struct sync_verdict *sv = &out->verdicts[i];
+
+			if (sv->verdict != v || sv->cycle < 0 || sv->sync->tid != cy->loops[l].tid ||
+			    sv->sync->tgid != cy->loops[l].tgid || last[sv->site] == sv->cycle)
+				continue;
+			last[sv->site] = sv->cycle;
+			tab->sites[sv->site].cycles_with++;
+		}
+	}
+	free(last);
+	return 0;
+}
+
+/* Sites by count; the verdicts' site indices follow the sort. */
+static int sort_sites(struct syncs *out, enum verdict v, struct site_table *tab)
+{
+	size_t *rank = malloc((tab->nr ? tab->nr : 1) * sizeof(*rank));
+	struct sync_site *sorted = malloc((tab->nr ? tab->nr : 1) * sizeof(*sorted));
+
+	if (!rank || !sorted) {
+		free(rank);
+		free(sorted);
+		return -ENOMEM;
+	}
+	if (tab->nr)
+		memcpy(sorted, tab->sites, tab->nr * sizeof(*sorted));
+	if (tab->nr)
+		qsort(sorted, tab->nr, sizeof(*sorted), site_cmp);
+	for (size_t i = 0; i < tab->nr; i++)
+		for (size_t j = 0; j < tab->nr; j++)
+			if (!site_cmp(&tab->sites[i], &sorted[j]))
+				rank[i] = j;
+	for (size_t i = 0; i < out->nr; i++)
+		if (out->verdicts[i].verdict == v)
+			out->verdicts[i].site = rank[out->verdicts[i].site];
+	free(tab->sites);
+	tab->sites = sorted;
+	tab->cap = tab->nr ? tab->nr : 1;
+	free(rank);
+	return 0;
+}
+
+static int finish_sites(struct syncs *out, enum verdict v, struct site_table *tab,
+			const struct cycles *cy)
+{
+	int ret = sort_sites(out, v, tab);
+
+	return ret ? ret : count_cycles_with(out, v, tab, cy);
+}
+
+static int classify_all(struct syncs *out, const struct model_view *v, const struct cycles *cy)
+{
 	for (size_t i = 0; i < v->nr_syncs; i++) {
 		struct sync_verdict *sv = &out->verdicts[i];
 		const struct model_sync *sy = &v->syncs[i];
@@ -215,17 +309,37 @@ int syncs__analyse(struct model *m, const struct cycles *cy, struct syncs *out)
 		sv->sync = sy;
 		sv->rank = rank_of(v, sy->tgid);
 		place(loop_of(cy, sy->tgid, sy->tid), thread_of(v, sy->tid), sv);
-		judge(sv);
-		if (!sv->flagged)
-			continue;
-		out->flagged++;
-		if (add_site(out, &cap, sv)) {
-			syncs__free(out);
+		judge(sv, out->trap_ns);
+		out->verdicts_of[sv->verdict]++;
+		if (sv->verdict == VERDICT_FLAGGED && add_site(&out->flagged_sites, sv))
 			return -ENOMEM;
-		}
+		if (sv->verdict == VERDICT_UNKNOWN && add_site(&out->unknown_sites, sv))
+			return -ENOMEM;
 	}
-	if (out->nr_sites)
-		qsort(out->sites, out->nr_sites, sizeof(*out->sites), site_cmp);
+	out->flagged = out->verdicts_of[VERDICT_FLAGGED];
+	out->unknown = out->verdicts_of[VERDICT_UNKNOWN];
+	if (finish_sites(out, VERDICT_FLAGGED, &out->flagged_sites, cy) ||
+	    finish_sites(out, VERDICT_UNKNOWN, &out->unknown_sites, cy))
+		return -ENOMEM;
+	return 0;
+}
+
+int syncs__analyse(struct model *m, const struct cycles *cy, struct syncs *out)
+{
+	const struct model_view *v = model__view(m);
+
+	memset(out, 0, sizeof(*out));
+	out->verdicts = calloc(v->nr_syncs ? v->nr_syncs : 1, sizeof(*out->verdicts));
+	if (!out->verdicts)
+		return -ENOMEM;
+	out->nr = v->nr_syncs;
+	out->trap_ns = v->calib.calls ? (v->calib.entry_ps + v->calib.return_ps) / 1000 : 0;
+	for (size_t i = 0; i < cy->nr_loops; i++)
+		out->cycles += cy->loops[i].nr_cycles;
+	if (classify_all(out, v, cy)) {
+		syncs__free(out);
+		return -ENOMEM;
+	}
 	return 0;
 }
 
@@ -234,7 +348,8 @@ void syncs__free(struct syncs *s)
 	if (!s)
 		return;
 	free(s->verdicts);
-	free(s->sites);
+	free(s->flagged_sites.sites);
+	free(s->unknown_sites.sites);
 	memset(s, 0, sizeof(*s));
 }
 
@@ -247,6 +362,16 @@ static const char *const pos_names[SPOS_NR] = {
 const char *syncs__pos_name(enum sync_pos pos)
 {
 	return pos < SPOS_NR ? pos_names[pos] : "?";
+}
+
+static const char *const verdict_names[VERDICT_NR] = {
+	[VERDICT_FLAGGED] = "flagged", [VERDICT_ACCEPT] = "accept",   [VERDICT_NO_WAIT] = "no-wait",
+	[VERDICT_UNKNOWN] = "unknown", [VERDICT_OUTSIDE] = "outside",
+};
+
+const char *syncs__verdict_name(enum verdict v)
+{
+	return v < VERDICT_NR ? verdict_names[v] : "?";
 }
 
 int syncs__overhead(const struct model_view *v, const struct model_proc *p, struct overhead *o)

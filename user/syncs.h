@@ -25,11 +25,23 @@ enum sync_pos {
 	SPOS_NR,
 };
 
+/* What a sync is found to be, shown with its evidence (blocked time, work in flight). */
+enum verdict {
+	VERDICT_FLAGGED,	/* waited on work in flight in the loop, or blocked by itself */
+	VERDICT_ACCEPT,		/* the cycle's own accept sync, or the copy of its result */
+	VERDICT_NO_WAIT,	/* nothing to wait for, or returned faster than a probe hit costs */
+	VERDICT_UNKNOWN,	/* cannot be told: memory or stream flags from before attach */
+	VERDICT_OUTSIDE,	/* not in the decode loop */
+	VERDICT_NR,
+};
+
 struct sync_verdict {
 	const struct model_sync *sync;
 	int rank;
 	long cycle;		/* counted cycle of its loop, -1: none */
 	enum sync_pos pos;
+	enum verdict verdict;
+	size_t site;		/* flagged or unknown: index in its site table */
 	bool own;		/* the cycle's accept sync, or the copy of its result */
 	bool flagged;
 	bool breaks_overlap;	/* waited on graph work in the cycle and the GPU then starved */
@@ -38,27 +50,38 @@ struct sync_verdict {
 	__u64 blocked_ns;
 };
 
-/* Flagged calls of one kind, position and call name. */
+/* Flagged (or unknown) calls of one call site: kind, position, call and stream. */
 struct sync_site {
 	enum sync_kind kind;
 	enum sync_pos pos;
 	__u16 name;
+	__u64 stream;		/* what it waited on (legacy: the other stream), 0 */
 	size_t count, bounded, breaks;
+	size_t cycles_with;	/* cycles that have at least one */
 	__u64 blocked_ns, bound_ns;	/* sums */
+	__u64 waited_graphs, waited_kernels, waited_copies;	/* in flight at entry, sums */
+};
+
+struct site_table {
+	struct sync_site *sites;	/* by count */
+	size_t nr, cap;
 };
 
 struct syncs {
 	struct sync_verdict *verdicts;	/* one per model sync, in entry order */
 	size_t nr;
-	struct sync_site *sites;	/* flagged ones, by count */
-	size_t nr_sites;
-	size_t flagged;
+	struct site_table flagged_sites, unknown_sites;
+	size_t flagged, unknown;
+	size_t verdicts_of[VERDICT_NR];
+	size_t cycles;		/* counted cycles of all loops: per-cycle costs divide by it */
+	__u64 trap_ns;		/* a probe hit with its return probe: below it, no wait is seen */
 };
 
 /* After cycles__analyse; 0 or -ENOMEM. */
 int syncs__analyse(struct model *m, const struct cycles *cy, struct syncs *out);
 void syncs__free(struct syncs *s);
 const char *syncs__pos_name(enum sync_pos pos);
+const char *syncs__verdict_name(enum verdict v);
 
 /* What the probes cost one process: hits counted by kind times the calibrated cost. */
 struct overhead {

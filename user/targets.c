@@ -286,6 +286,36 @@ int targets__scan(struct targets *t, __u32 tgid)
 	return err;
 }
 
+/* Which mappings of a process hold memory the driver pinned (shared, /dev/zero or /dev/nvidia*). */
+static __u32 hostmem_kind(const char *perms, const char *path)
+{
+	if (perms[3] == 's' && (!strncmp(path, "/dev/zero", 9) || !strncmp(path, "/dev/nvidia", 11)))
+		return SP_HOSTMEM_DRIVER;
+	return SP_HOSTMEM_PRIVATE;
+}
+
+int targets__host_mappings(__u32 tgid, hostmem_fn fn, void *ctx)
+{
+	char path[64], line[PATH_MAX + 128], perms[8], mapped[PATH_MAX];
+	unsigned long long start, end;
+	int err = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%u/maps", tgid);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;	/* exited meanwhile */
+	while (!err && fgets(line, sizeof(line), f)) {
+		mapped[0] = '\0';
+		if (sscanf(line, "%llx-%llx %7s %*s %*s %*s %4095[^\n]", &start, &end, perms,
+			   mapped) < 3 || strlen(perms) < 4 || perms[1] != 'w')
+			continue;
+		err = fn(ctx, start, end, hostmem_kind(perms, mapped));
+	}
+	fclose(f);
+	return err;
+}
+
 int targets__discover(const int *pids, int nr_pids, bool may_wait, struct targets *t, char *err,
 		      size_t err_sz)
 {

@@ -56,6 +56,9 @@ int targets__add_lib_file(struct targets *t, const char *path, char *err, size_t
 bool targets__read_state(__u32 tgid, char *state);
 /* utime + stime of a process so far, in ns (clock-tick resolution); false if gone. */
 bool targets__cpu_ns(__u32 tgid, __u64 *cpu_ns);
+typedef int (*hostmem_fn)(void *ctx, __u64 start, __u64 end, __u32 kind);
+/* Each writable mapping of tgid with its enum sp_hostmem_kind; 0 or fn's first error. */
+int targets__host_mappings(__u32 tgid, hostmem_fn fn, void *ctx);
 /* The pid a process has in its own pid namespace, 0 if it is the host's or unknown. */
 __u32 targets__ns_pid(__u32 tgid);
 /* Is tgid still alive (not gone, not a zombie)? */

@@ -701,6 +701,8 @@ static bool rec_size_ok(__u16 type, __u16 size)
 		return size == sizeof(struct sp_calib_rec);
 	case SP_REC_CPU:
 		return size == sizeof(struct sp_cpu_rec);
+	case SP_REC_HOSTMEM:
+		return size == sizeof(struct sp_hostmem_rec);
 	default:
 		return false;
 	}

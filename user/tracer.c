@@ -115,6 +115,45 @@ int tracer__resolve(struct tracer *tr, const struct tracer_opts *opts)
 	return -1;
 }
 
+struct hostmem_emit {
+	struct tracer *tr;
+	__u32 tgid;
+	__u64 ts;
+};
+
+static int emit_hostmem(void *ctx, __u64 start, __u64 end, __u32 kind)
+{
+	const struct hostmem_emit *he = ctx;
+	struct sp_hostmem_rec rec = {
+		.type = SP_REC_HOSTMEM,
+		.size = sizeof(rec),
+		.tgid = he->tgid,
+		.ts = he->ts,
+		.start = start,
+		.end = end,
+		.kind = kind,
+	};
+
+	return he->tr->on_record(he->tr->ctx, &rec, sizeof(rec));
+}
+
+/*
+ * Host memory mapped before the probes saw it, read once per process after attach:
+ * the analyses tell the driver's pinned memory from the rest by it.
+ */
+static int describe_host_memory(struct tracer *tr)
+{
+	int ret = 0;
+
+	for (; !ret && tr->hostmem_described < tr->targets.nr_tgids; tr->hostmem_described++) {
+		struct hostmem_emit he = { tr, tr->targets.tgids[tr->hostmem_described],
+					   tracer__now_ns() };
+
+		ret = targets__host_mappings(he.tgid, emit_hostmem, &he);
+	}
+	return ret;
+}
+
 /* Hand the libraries, probes and mappings the header does not hold to the owner. */
 static int emit_late(struct tracer *tr)
 {
@@ -188,7 +227,7 @@ static int emit_late(struct tracer *tr)
 		if (proc.ns_pid)
 			ret = tr->on_record(tr->ctx, &proc, proc.size);
 	}
-	return ret;
+	return ret ? ret : describe_host_memory(tr);
 }
 
 int tracer__describe(struct tracer *tr)

@@ -33,6 +33,7 @@ struct tracer {
 	/* what the header holds; later libraries, probes, maps go out as records */
 	int hdr_libs, hdr_probes, hdr_maps;
 	int procs_described;	/* targets.tgids before this index went out as SP_REC_PROC */
+	int hostmem_described;	/* ... and their writable mappings as SP_REC_HOSTMEM */
 	bool header_done;
 	int loaders_hooked;	/* targets.loaders before this index have their hook */
 	bool stopping;		/* only continue stopped processes from here on */

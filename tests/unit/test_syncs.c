@@ -17,6 +17,9 @@
 #define EXTEND_EXEC 0xf000
 #define PINNED_HOST 0x7000	/* copy_d2h's destination */
 #define PAGEABLE_HOST 0x12340000
+#define DRIVER_HOST 0x7f0000001000	/* in a shared /dev/zero mapping at attach */
+#define PRIVATE_HOST 0x12350000		/* in a private mapping at attach */
+#define LATER_HOST 0x50000000		/* in no mapping at attach */
 #define PLANT_EVENT 0xe900
 #define CLEAN_EVENT 0xe800
 #define MAX_PLANTS 16
@@ -28,6 +31,8 @@ struct plant {
 	enum sync_pos pos;
 	enum sync_kind kind;
 	__u64 ts;		/* noted by the builder */
+	__u64 host;		/* copies: host pointer, 0: PAGEABLE_HOST */
+	__u64 dur_ns;		/* copies and stream syncs: 0: 300 us (unknown-host: 5 us) */
 };
 
 struct loop_cfg {
@@ -36,6 +41,8 @@ struct loop_cfg {
 	bool clean;		/* syncs on a complete event and on the idle side stream */
 	bool deferred;		/* the accept sync is the next iteration's event sync */
 	bool blocking_streams;	/* main and side streams created without CU_STREAM_NON_BLOCKING */
+	bool maps;		/* the mappings read at attach (SP_REC_HOSTMEM) */
+	bool calibrated;	/* a probe hit costs 1 us, its return probe 0.5 us more */
 	struct plant plants[MAX_PLANTS];
 	int nr_plants;
 };
@@ -62,15 +69,18 @@ static __u64 query_spin(struct call_seq *s, const char *name, __u64 handle, int 
 }
 
 /* One planted call of a kind; returns the entry time of the call to classify. */
-static __u64 plant_call(struct call_seq *s, enum sync_kind kind)
+static __u64 plant_call(struct call_seq *s, const struct plant *p)
 {
-	__u64 ts;
+	__u64 ts, host = p->host ? p->host : PAGEABLE_HOST;
 
-	switch (kind) {
+	switch (p->kind) {
 	case SYNC_CTX:
 		return seq_call(s, "cuCtxSynchronize", 300000, 0, NULL, 0);
 	case SYNC_STREAM:
-		return stream_sync(s, 300000);
+		return stream_sync(s, p->dur_ns ? p->dur_ns : 300000);
+	case SYNC_UNKNOWN_HOST:
+		return seq_call(s, "cuMemcpyDtoHAsync", p->dur_ns ? p->dur_ns : 5000, 0, NULL, 4,
+				host, 0x8000ull, 64ull, (__u64)MAIN_STREAM);
 	case SYNC_EVENT:
 		event_record(s, PLANT_EVENT, MAIN_STREAM);
 		return event_sync(s, PLANT_EVENT, 300000);
@@ -78,8 +88,8 @@ static __u64 plant_call(struct call_seq *s, enum sync_kind kind)
 		return seq_call(s, "cuMemcpyDtoH", 5000, 0, NULL, 3, (__u64)PINNED_HOST, 0x8000ull,
 				64ull);
 	case SYNC_PAGEABLE:
-		return seq_call(s, "cuMemcpyDtoHAsync", 300000, 0, NULL, 4,
-				(__u64)PAGEABLE_HOST, 0x8000ull, 64ull, (__u64)MAIN_STREAM);
+		return seq_call(s, "cuMemcpyDtoHAsync", p->dur_ns ? p->dur_ns : 300000, 0, NULL, 4,
+				host, 0x8000ull, 64ull, (__u64)MAIN_STREAM);
 	case SYNC_FREE:
 		return seq_call(s, "cuMemFree", 300000, 0, NULL, 1, 0x9100ull);
 	case SYNC_ALLOC:
@@ -105,7 +115,23 @@ static void plants_at(struct built *bt, struct loop_cfg *cfg, int cycle, enum sy
 {
 	for (int k = 0; k < cfg->nr_plants; k++)
 		if (cfg->plants[k].cycle == cycle && cfg->plants[k].pos == pos)
-			cfg->plants[k].ts = plant_call(&bt->s, cfg->plants[k].kind);
+			cfg->plants[k].ts = plant_call(&bt->s, &cfg->plants[k]);
+}
+
+/* What /proc/PID/maps showed at attach: a driver chunk and a heap. */
+static void host_maps(struct call_seq *s)
+{
+	struct sp_hostmem_rec rec = { .type = SP_REC_HOSTMEM, .size = sizeof(rec),
+				      .tgid = s->tgid };
+
+	rec.start = PRIVATE_HOST & ~0xfffffull;
+	rec.end = rec.start + (2 << 20);
+	rec.kind = SP_HOSTMEM_PRIVATE;
+	model__record(s->m, &rec, sizeof(rec));
+	rec.start = DRIVER_HOST & ~0x1fffffull;
+	rec.end = rec.start + (2 << 20);
+	rec.kind = SP_HOSTMEM_DRIVER;
+	model__record(s->m, &rec, sizeof(rec));
 }
 
 static void setup_calls(struct built *bt, const struct loop_cfg *cfg)
@@ -119,6 +145,15 @@ static void setup_calls(struct built *bt, const struct loop_cfg *cfg)
 	seq_call(s, "cuStreamCreate", 1000, SIDE_STREAM, NULL, 2, 0x9988ull,
 		 cfg->blocking_streams ? 0ull : 1ull);
 	seq_call(s, "cuMemHostAlloc", 1000, PINNED_HOST, NULL, 3, 0x9970ull, 4096ull, 0ull);
+	if (cfg->maps)
+		host_maps(s);
+	if (cfg->calibrated) {
+		struct sp_calib_rec calib = { .type = SP_REC_CALIB, .size = sizeof(calib),
+					      .calls = 10000, .entry_ps = 1000000,
+					      .return_ps = 500000 };
+
+		model__record(s->m, &calib, sizeof(calib));
+	}
 	capture_graph(s, 0x9000 + VERIFY_EXEC, VERIFY_EXEC, VERIFY_FUNC, 9);
 	capture_graph(s, 0x9000 + DRAFT_EXEC, DRAFT_EXEC, DRAFT_FUNC, 4);
 	capture_graph(s, 0x9000 + EXTEND_EXEC, EXTEND_EXEC, EXTEND_FUNC, 4);
@@ -311,19 +346,184 @@ static void test_deferred_accept_is_the_cycles_own(void **state)
 }
 
 /* Attached after the context was made: host memory not seen pinned is unknown. */
-static void test_unknown_host_after_attach(void **state)
+/* Memory of unknown kind: the copy's blocked time decides whether it waited. */
+static void test_host_memory_by_measurement(void **state)
 {
 	struct loop_cfg cfg = { .cycles = 5, .nr_plants = 2,
 				.plants = { { 1, SPOS_DRAFT_VERIFY, SYNC_PAGEABLE },
-					    { 3, SPOS_ACCEPT, SYNC_PAGEABLE } } };
+					    { 3, SPOS_DRAFT_VERIFY, SYNC_UNKNOWN_HOST } } };
+	const struct sync_verdict *waited, *quick;
 	struct built bt;
 
 	build(&bt, &cfg);
-	for (int k = 0; k < cfg.nr_plants; k++)
-		cfg.plants[k].kind = SYNC_UNKNOWN_HOST;
-	expect_plants(&bt, &cfg);
+	waited = verdict_at(&bt, cfg.plants[0].ts);
+	quick = verdict_at(&bt, cfg.plants[1].ts);
+	/* 300 us behind the draft graphs: it waited, so the memory is pageable */
+	assert_int_equal(waited->sync->kind, SYNC_PAGEABLE);
+	assert_int_equal(waited->sync->host_from, HOST_FROM_MEASURED);
+	assert_true(waited->flagged);
+	/* back in 5 us with the same work in flight: no wait seen, whatever the memory */
+	assert_int_equal(quick->sync->kind, SYNC_UNKNOWN_HOST);
+	assert_int_equal(quick->verdict, VERDICT_NO_WAIT);
+	assert_int_equal(bt.sy.flagged, 1);
+	done(&bt);
+}
+
+static const struct sync_verdict *verdict_or_null(const struct built *bt, __u64 ts)
+{
+	for (size_t i = 0; i < bt->sy.nr; i++)
+		if (bt->sy.verdicts[i].sync->ts == ts)
+			return &bt->sy.verdicts[i];
+	return NULL;
+}
+
+/* The maps read at attach: the driver's shared memory is pinned, later memory pageable. */
+static void test_host_memory_from_maps(void **state)
+{
+	struct loop_cfg cfg = { .cycles = 5, .maps = true, .nr_plants = 3,
+				.plants = { { 1, SPOS_DRAFT_VERIFY, SYNC_UNKNOWN_HOST, 0, DRIVER_HOST },
+					    { 2, SPOS_DRAFT_VERIFY, SYNC_UNKNOWN_HOST, 0,
+					      PRIVATE_HOST },
+					    { 3, SPOS_DRAFT_VERIFY, SYNC_UNKNOWN_HOST, 0,
+					      LATER_HOST } } };
+	const struct sync_verdict *sv;
+	struct built bt;
+
+	build(&bt, &cfg);
+	/* pinned: only work, no sync at all */
+	assert_null(verdict_or_null(&bt, cfg.plants[0].ts));
+	/* a private mapping at attach may have been registered: unknown, no wait seen */
+	sv = verdict_at(&bt, cfg.plants[1].ts);
+	assert_int_equal(sv->sync->kind, SYNC_UNKNOWN_HOST);
+	assert_int_equal(sv->sync->host_from, HOST_FROM_MAPS);
+	assert_false(sv->flagged);
+	/* mapped after attach, never registered: pageable, and a D2H into it waits */
+	sv = verdict_at(&bt, cfg.plants[2].ts);
+	assert_int_equal(sv->sync->kind, SYNC_PAGEABLE);
+	assert_int_equal(sv->sync->host_from, HOST_FROM_AFTER_ATTACH);
+	assert_true(sv->flagged);
+	assert_int_equal(bt.sy.flagged, 1);
+	done(&bt);
+}
+
+static __u64 legacy_graph(struct call_seq *s, __u64 exec)
+{
+	return seq_call(s, "cuGraphLaunch", 0, 0, NULL, 2, exec, 0ull);
+}
+
+static __u64 legacy_d2d(struct call_seq *s)
+{
+	return seq_call(s, "cuMemcpyDtoDAsync", 3000, 0, NULL, 4, 0x8100ull, 0x8200ull, 8ull,
+			0ull);
+}
+
+static __u64 legacy_d2h_sync(struct call_seq *s, __u64 wait_ns)
+{
+	seq_call(s, "cuMemcpyDtoHAsync", 5000, 0, NULL, 4, (__u64)PINNED_HOST, 0x8000ull, 8ull,
+		 0ull);
+	return seq_call(s, "cuStreamSynchronize", wait_ns, 0, NULL, 1, 0ull);
+}
+
+/*
+ * PyTorch's default stream under cudagraph trees: input copies before each
+ * replay, all on the legacy stream. Plain stream order: only the second sync
+ * in accept (an .item()) is flagged, once a cycle.
+ */
+static void test_legacy_own_stream_not_flagged(void **state)
+{
+	struct loop_cfg cfg = { .cycles = 0, .from_start = true };
+	struct built bt;
+	__u64 items[4], copies[4];
+
+	build(&bt, &cfg);
+	syncs__free(&bt.sy);
+	cycles__free(&bt.cy);
+	for (int i = 0; i < 4; i++) {
+		bt.s.now += 30000;
+		copies[i] = legacy_d2d(&bt.s);
+		legacy_graph(&bt.s, DRAFT_EXEC);
+		legacy_d2d(&bt.s);
+		legacy_graph(&bt.s, DRAFT_EXEC);
+		legacy_d2d(&bt.s);
+		legacy_graph(&bt.s, VERIFY_EXEC);
+		seq_call(&bt.s, "cuMemsetD8Async", 0, 0, NULL, 4, 0x8300ull, 0ull, 8ull, 0ull);
+		legacy_d2h_sync(&bt.s, 900000);
+		kernel(&bt.s, 0xa700, 0);
+		items[i] = legacy_d2h_sync(&bt.s, 20000);
+		legacy_graph(&bt.s, EXTEND_EXEC);
+	}
+	legacy_d2h_sync(&bt.s, 10000);
+	assert_int_equal(cycles__analyse(bt.s.m, &bt.cy), 0);
+	assert_int_equal(syncs__analyse(bt.s.m, &bt.cy, &bt.sy), 0);
+	for (int i = 1; i < 3; i++) {
+		assert_true(verdict_at(&bt, items[i])->flagged);
+		assert_int_equal(verdict_at(&bt, copies[i])->verdict, VERDICT_NO_WAIT);
+	}
 	for (size_t i = 0; i < bt.sy.nr; i++)
-		assert_int_not_equal(bt.sy.verdicts[i].sync->kind, SYNC_PAGEABLE);
+		if (bt.sy.verdicts[i].sync->kind == SYNC_LEGACY)
+			assert_false(bt.sy.verdicts[i].flagged);
+	assert_int_equal(bt.sy.flagged_sites.nr, 1);
+	assert_int_equal(bt.sy.flagged_sites.sites[0].kind, SYNC_STREAM);
+	done(&bt);
+}
+
+/*
+ * Legacy work behind a side stream's kernel: flagged once, naming the side
+ * stream when its flags are known; "unknown" when it was made before attach.
+ */
+static void side_batch(bool side_created, enum verdict want)
+{
+	struct loop_cfg cfg = { .cycles = 0, .from_start = true };
+	const struct sync_verdict *first;
+	__u64 behind[3], again[3];
+	struct built bt;
+
+	build(&bt, &cfg);
+	syncs__free(&bt.sy);
+	cycles__free(&bt.cy);
+	if (side_created)
+		seq_call(&bt.s, "cuStreamCreate", 1000, 0x5200, NULL, 2, 0x9978ull, 0ull);
+	for (int i = 0; i < 3; i++) {
+		bt.s.now += 30000;
+		legacy_graph(&bt.s, DRAFT_EXEC);
+		legacy_graph(&bt.s, DRAFT_EXEC);
+		kernel(&bt.s, 0xa800, 0x5200);
+		behind[i] = legacy_graph(&bt.s, VERIFY_EXEC);
+		again[i] = kernel(&bt.s, 0xa700, 0);
+		legacy_d2h_sync(&bt.s, 900000);
+		legacy_graph(&bt.s, EXTEND_EXEC);
+	}
+	legacy_d2h_sync(&bt.s, 10000);
+	assert_int_equal(cycles__analyse(bt.s.m, &bt.cy), 0);
+	assert_int_equal(syncs__analyse(bt.s.m, &bt.cy, &bt.sy), 0);
+	first = verdict_at(&bt, behind[1]);
+	assert_int_equal(first->verdict, want);
+	assert_int_equal(first->sync->waited_on, 0x5200);
+	assert_int_equal(first->sync->waited.kernels, 1);
+	assert_int_equal(verdict_at(&bt, again[1])->verdict, VERDICT_NO_WAIT);
+	done(&bt);
+}
+
+static void test_legacy_behind_side_stream(void **state)
+{
+	side_batch(true, VERDICT_FLAGGED);
+	side_batch(false, VERDICT_UNKNOWN);
+}
+
+/* A sync back faster than a probe hit costs did not wait for what seemed in flight. */
+static void test_no_wait_faster_than_a_probe_hit(void **state)
+{
+	struct loop_cfg cfg = { .cycles = 5, .from_start = true, .calibrated = true,
+				.nr_plants = 2,
+				.plants = { { 1, SPOS_DRAFT_VERIFY, SYNC_STREAM, 0, 0, 500 },
+					    { 3, SPOS_DRAFT_VERIFY, SYNC_STREAM } } };
+	struct built bt;
+
+	build(&bt, &cfg);
+	assert_int_equal(bt.sy.trap_ns, 1500);
+	assert_int_equal(verdict_at(&bt, cfg.plants[0].ts)->verdict, VERDICT_NO_WAIT);
+	assert_true(verdict_at(&bt, cfg.plants[1].ts)->flagged);
+	assert_int_equal(bt.sy.flagged, 1);
 	done(&bt);
 }
 
@@ -427,7 +627,11 @@ int main(void)
 		cmocka_unit_test(test_legacy_serialises_with_blocking_streams),
 		cmocka_unit_test(test_accept_and_clean_syncs_not_flagged),
 		cmocka_unit_test(test_deferred_accept_is_the_cycles_own),
-		cmocka_unit_test(test_unknown_host_after_attach),
+		cmocka_unit_test(test_host_memory_by_measurement),
+		cmocka_unit_test(test_host_memory_from_maps),
+		cmocka_unit_test(test_legacy_own_stream_not_flagged),
+		cmocka_unit_test(test_legacy_behind_side_stream),
+		cmocka_unit_test(test_no_wait_faster_than_a_probe_hit),
 		cmocka_unit_test(test_starvation_bounds),
 		cmocka_unit_test(test_poll_runs),
 		cmocka_unit_test(test_self_overhead),
