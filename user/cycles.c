@@ -402,6 +402,26 @@ static void apply_votes(struct thread_ctx *tc)
 	}
 }
 
+/* A draft graph launched in [floor, j). */
+static bool draft_graph_before(const struct thread_ctx *tc, size_t floor, size_t j)
+{
+	while (j-- > floor)
+		if (tc->t->events[j].kind == LOOP_GRAPH &&
+		    role_of(tc, &tc->t->events[j]) == ROLE_DRAFT)
+			return true;
+	return false;
+}
+
+/* The thread launches graphs whose role is draft. */
+static bool has_draft_graphs(const struct thread_ctx *tc)
+{
+	for (size_t id = 0; id < tc->v->nr_execs; id++)
+		if (tc->v->execs[id]->role == ROLE_DRAFT &&
+		    tc->v->execs[id]->launch_tid == tc->t->tid)
+			return true;
+	return false;
+}
+
 /*
  * Walking back from verify: past calls that are not draft launches (a sync
  * between draft and verify, work on other streams), then over draft launches
@@ -415,6 +435,8 @@ static void find_draft(struct thread_ctx *tc, size_t i)
 	const struct loop_event *verify = &t->events[it->vs];
 	size_t floor = i ? tc->iters[i - 1].ve + 1 : 0, j = it->vs;
 
+	bool graphs = has_draft_graphs(tc), graph_found = false;
+
 	it->draft = NONE;
 	it->draft_seen = i > 0;
 	while (j-- > floor) {
@@ -422,6 +444,13 @@ static void find_draft(struct thread_ctx *tc, size_t i)
 
 		if (is_draft_launch(tc, e, verify)) {
 			it->draft = j;
+			graph_found |= e->kind == LOOP_GRAPH;
+			continue;
+		}
+		/* eager work between a sync and verify is no draft when draft graphs precede */
+		if (graphs && !graph_found && it->draft != NONE && is_blocking(e) &&
+		    draft_graph_before(tc, floor, j)) {
+			it->draft = NONE;
 			continue;
 		}
 		/* before the first draft launch is found, only a graph launch ends the walk */
@@ -559,10 +588,10 @@ static size_t deferred_sync(struct thread_ctx *tc, size_t i, size_t record)
  * An event recorded after the result's copy and synced only in a later
  * iteration: that sync (deferred accept). Else the last sync that waits for
  * the copy, the one after which the loop goes on (a sync made before it
- * returns with the result not yet read), up to the next copy to the host once
- * one was found: that copy starts another read (PyTorch's .item() after
- * .nonzero()), whose sync is a round trip of its own; else the last copy that
- * blocked.
+ * returns with the result not yet read), up to the next copy to the host after
+ * work launched once one was found: that copy starts another read (PyTorch's
+ * .item() after .nonzero()), whose sync is a round trip of its own; else the
+ * last copy that blocked.
  */
 static void find_accept(struct thread_ctx *tc, size_t i)
 {
@@ -571,6 +600,7 @@ static void find_accept(struct thread_ctx *tc, size_t i)
 	/* the result comes from the verify stream; a copy on another one blocks by itself */
 	__u64 stream = t->events[it->ve].stream;
 	size_t since = it->ve, last = NONE, blocking_copy = NONE;
+	bool launched_after = false;
 
 	for (size_t j = it->ve + 1; j < it->after; j++) {
 		if (!is_d2h(&t->events[j]))
@@ -586,7 +616,9 @@ static void find_accept(struct thread_ctx *tc, size_t i)
 	for (size_t j = since + 1; j < it->after; j++) {
 		const struct loop_event *e = &t->events[j];
 
-		if (last != NONE && is_d2h(e) && e->stream == stream)
+		if (last != NONE && is_launch(e))
+			launched_after = true;
+		if (launched_after && is_d2h(e) && e->stream == stream)
 			break;
 		if (covers(t, j, stream, since))
 			last = j;

@@ -1,0 +1,81 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+"""Check `specprobe report --json` of spec_compile.py's rounds against the program's truth.
+
+  check_spec.py DIR        (DIR holds I-VARIANT.truth.json and I-VARIANT.report.json)
+
+Every variant: cycles equal the round's (one may be cut at the recording's end); no
+legacy or unknown-host sync flagged but the planted ones; the two real extra syncs of
+each cycle (.item() after .nonzero(), the sync after torch.tensor([pos], device)) flagged
+as stream syncs in accept in every cycle; the accept sync itself not flagged. Plants:
+ctx at draft-verify, legacy at draft-verify naming the side stream (made after attach),
+"unknown" for the side stream made before attach, pageable-copy at draft-verify. A
+cuMemAlloc in the first cycle of a round that made a new stream (the caching allocator's
+first block for it) is a real sync of the loop and allowed once.
+"""
+import collections
+import glob
+import json
+import os
+import sys
+
+
+def expected(t):
+    want = {("stream", "accept"): t["item"] + t["scalar_h2d"]}
+    plant = {"ctx": ("ctx", "draft-verify"), "side": ("legacy", "draft-verify"),
+             "pageable": ("pageable-copy", "draft-verify")}.get(t["plant"])
+    if plant:
+        want[plant] = t["planted"]
+    return want
+
+
+def check_round(truth_path, results):
+    t = json.load(open(truth_path))
+    rep = json.load(open(truth_path.replace(".truth.json", ".report.json")))
+    name = os.path.basename(truth_path).replace(".truth.json", "")
+
+    def check(ok, what):
+        results.append(ok)
+        print(("ok   " if ok else "FAIL ") + f"{name}: {what}")
+
+    cycles = sum(lp["cycles"] for lp in rep["loops"] if lp["pid"] == t["pid"])
+    check(t["cycles"] - 1 <= cycles <= t["cycles"], f"cycles {cycles} (round: {t['cycles']})")
+    syncs = [s for s in rep["syncs"] if s["pid"] == t["pid"]]
+    flagged = collections.Counter((s["kind"], s["position"]) for s in syncs if s["flagged"])
+    allocs = flagged.pop(("alloc", "draft-verify"), 0) + flagged.pop(("alloc", "extend"), 0)
+    check(allocs <= (1 if t["plant"] in ("side", "side-pre") else 0), f"{allocs} cuMemAlloc flagged")
+    want = expected(t)
+    # one cycle of the round may lie past the recording's last counted cycle
+    per_cycle = {k: v / t["cycles"] for k, v in want.items()}
+    ok = set(flagged) == set(want) and all(
+        want[k] - 2 * per_cycle[k] <= flagged[k] <= want[k] for k in want)
+    check(ok, f"flagged {dict(flagged)} (want {want}, less one cycle's at the ends)")
+    check(not any(s["flagged"] and s["verdict"] == "accept" for s in syncs),
+          "the accept sync is not flagged")
+    sites = [x for x in rep["flagged_sites"] if (x["kind"], x["position"]) == ("stream", "accept")]
+    check(bool(sites) and sites[0]["cycles_with"] >= cycles - 1,
+          f"the extra accept syncs flagged in {sites[0]['cycles_with'] if sites else 0} of "
+          f"{cycles} cycles")
+    unknown = collections.Counter((s["kind"], s["position"]) for s in syncs
+                                  if s["verdict"] == "unknown")
+    if t["plant"] == "side-pre":
+        check(unknown.get(("legacy", "draft-verify"), 0) >= t["planted"] - 2,
+              f"side stream made before attach: unknown {dict(unknown)}")
+    if t["plant"] == "side":
+        named = {s["serialises_with"] for s in syncs if s["flagged"] and s["kind"] == "legacy"}
+        check(len(named) == 1 and None not in named, f"legacy flags name the side stream {named}")
+    host = collections.Counter((s["call"], s["host_memory"], s["host_from"], s["verdict"])
+                               for s in syncs if s["host_memory"])
+    print(f"     host-memory verdicts: {dict(host)}")
+
+
+def main():
+    results = []
+    for path in sorted(glob.glob(os.path.join(sys.argv[1], "*.truth.json"))):
+        check_round(path, results)
+    print(f"{sum(results)} passed, {len(results) - sum(results)} failed")
+    return 0 if results and all(results) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
