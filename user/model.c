@@ -940,9 +940,9 @@ static enum sync_kind async_copy_kind(struct host_class *hc, const struct probe_
 				      const struct sp_call *c, const struct work_count *waited)
 {
 	/* kernels or graphs to wait for: a copy alone ahead of it says little */
-	/* what the probes saw pinned is pinned; the maps are only a reading */
+	/* pinned memory, seen so or in the driver's maps, is only slow now and then */
 	if ((waited->graphs || waited->kernels) && blocked_ns(c) >= COPY_WAIT_NS &&
-	    !(hc->kind == HOST_PINNED && hc->from == HOST_FROM_TRACED)) {
+	    hc->kind != HOST_PINNED) {
 		if (hc->kind != HOST_PAGEABLE)
 			*hc = (struct host_class){ HOST_PAGEABLE, HOST_FROM_MEASURED };
 		return SYNC_PAGEABLE;
