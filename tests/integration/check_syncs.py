@@ -72,8 +72,8 @@ def expected(call, pinned_known, last_cycle, cut_cycles):
     kinds = {kind}
     if kind == "pageable-copy" and not pinned_known:
         kinds = {"pageable-copy", "unknown-host"}
-    elif kind == "unknown-host" and pinned_known:
-        kinds = None
+    elif kind == "unknown-host":
+        kinds = None    # pinned: seen allocated, or in the driver's shared maps at attach
     pos = call["position"]
     if pos == "outside" and call["cycle"] >= 0:
         pos = "extend"          # specsim: an outside plant in the loop lies in extend
