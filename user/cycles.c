@@ -53,6 +53,7 @@ struct thread_ctx {
 	size_t *accept_of;		/* by event: iteration whose accept sync it is, or NONE */
 	bool copies_d2h;		/* the thread copies results to the host */
 	bool has_extend;		/* some exec launched here is an extend graph */
+	bool graph_drafts;		/* some exec launched here is a draft graph */
 	enum lead_from lead_from;
 	bool lead_extends;
 };
@@ -682,11 +683,25 @@ static void apply_votes(struct thread_ctx *tc)
 	}
 }
 
+/* The last draft graph launched in [from, vs), past any other call; NONE if none. */
+static size_t last_draft_graph(const struct thread_ctx *tc, size_t from, size_t vs)
+{
+	for (size_t j = vs; j-- > from;) {
+		const struct loop_event *e = &tc->t->events[j];
+
+		if (e->kind == LOOP_GRAPH)
+			return role_of(tc, e) == ROLE_DRAFT ? j : NONE;
+	}
+	return NONE;
+}
+
 /*
  * Walking back from verify: past calls that are not draft launches (a sync
  * between draft and verify, work on other streams), then over draft launches
  * (draft graphs, eager launches on the verify stream), up to a sync or a
- * launch that is not a draft.
+ * launch that is not a draft. Where the thread drafts with graphs, the walk
+ * starts at the last draft graph: eager launches after it and a sync between
+ * feed verify, they do not end the draft.
  */
 static void find_draft(struct thread_ctx *tc, size_t i)
 {
@@ -694,9 +709,12 @@ static void find_draft(struct thread_ctx *tc, size_t i)
 	struct iter *it = &tc->iters[i];
 	const struct loop_event *verify = &t->events[it->vs];
 	size_t floor = i ? tc->iters[i - 1].ve + 1 : 0, j = it->vs;
+	size_t graph = tc->graph_drafts ? last_draft_graph(tc, floor, it->vs) : NONE;
 
 	it->draft = NONE;
 	it->draft_seen = i > 0;
+	if (graph != NONE)
+		j = graph + 1;
 	while (j-- > floor) {
 		const struct loop_event *e = &t->events[j];
 
@@ -973,15 +991,15 @@ static bool no_sync_between(const struct model_thread *t, size_t from, size_t to
 	return true;
 }
 
-/* Last launch before verify: the draft's end, for the joined check. */
-static size_t last_launch_before(const struct model_thread *t, size_t from, size_t vs)
+/* The draft's end, for the joined check: its last draft graph, else the last launch. */
+static size_t draft_end(const struct thread_ctx *tc, size_t from, size_t vs)
 {
-	size_t last = NONE;
+	size_t graph = tc->graph_drafts ? last_draft_graph(tc, from, vs) : NONE, last = NONE;
 
 	for (size_t j = from; j < vs; j++)
-		if (is_launch(&t->events[j]))
+		if (is_launch(&tc->t->events[j]))
 			last = j;
-	return last;
+	return graph != NONE ? graph : last;
 }
 
 /* 0: cycle i is complete and filled in; 1: it is cut by the start or the end. */
@@ -1024,7 +1042,7 @@ static int build_cycle(struct thread_ctx *tc, size_t i, struct cycle *c)
 	c->accept_call = acc ? acc->name : 0;
 	c->accept_wait_ns = acc ? blocked_ns(acc) : 0;
 	c->accept_deferred = it->accept_deferred;
-	last_draft = last_launch_before(t, first, it->vs);
+	last_draft = draft_end(tc, first, it->vs);
 	c->draft_joined = last_draft != NONE && no_sync_between(t, last_draft, it->vs);
 	c->followed = !last;
 	c->extend_joined = !last && it->xl != NONE && no_sync_between(t, it->xl, end_idx);
@@ -1074,9 +1092,10 @@ static void find_boundaries(struct thread_ctx *tc)
 {
 	const struct model_thread *t = tc->t;
 
-	for (size_t j = 0; j < t->nr_events; j++)
-		if (role_of(tc, &t->events[j]) == ROLE_EXTEND)
-			tc->has_extend = true;
+	for (size_t j = 0; j < t->nr_events; j++) {
+		tc->has_extend |= role_of(tc, &t->events[j]) == ROLE_EXTEND;
+		tc->graph_drafts |= role_of(tc, &t->events[j]) == ROLE_DRAFT;
+	}
 	for (size_t i = 0; i < tc->nr_iters; i++)
 		find_draft(tc, i);
 	trust_first_drafts(tc);
