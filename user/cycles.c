@@ -566,10 +566,10 @@ static __u64 longest_lead_gap(const struct thread_ctx *tc)
 
 	for (size_t i = 0; i < tc->nr_iters; i++) {
 		size_t lead = lead_of(tc, i);
-		__u64 gap = lead != NONE ? tc->t->events[lead].ts - tc->t->events[tc->iters[i].ve].ts
-					 : 0;
+		__u64 verify_ts = tc->t->events[tc->iters[i].ve].ts;
 
-		longest = gap > longest ? gap : longest;
+		if (lead != NONE && tc->t->events[lead].ts - verify_ts > longest)
+			longest = tc->t->events[lead].ts - verify_ts;
 	}
 	return longest;
 }
