@@ -559,17 +559,16 @@ static enum opening draft_opening(const struct thread_ctx *tc, size_t i, size_t 
 	return floor ? OPEN_GRAPH : OPEN_UNSEEN;
 }
 
-/* Longest time from a verify launch to the lead after it. */
-static __u64 longest_lead_gap(const struct thread_ctx *tc)
+/* Longest time from one verify launch group to the next: the longest a cycle lasted. */
+static __u64 longest_period(const struct thread_ctx *tc)
 {
 	__u64 longest = 0;
 
-	for (size_t i = 0; i < tc->nr_iters; i++) {
-		size_t lead = lead_of(tc, i);
-		__u64 verify_ts = tc->t->events[tc->iters[i].ve].ts;
+	for (size_t i = 0; i + 1 < tc->nr_iters; i++) {
+		__u64 period = tc->t->events[tc->iters[i + 1].vs].ts -
+			       tc->t->events[tc->iters[i].vs].ts;
 
-		if (lead != NONE && tc->t->events[lead].ts - verify_ts > longest)
-			longest = tc->t->events[lead].ts - verify_ts;
+		longest = period > longest ? period : longest;
 	}
 	return longest;
 }
@@ -578,23 +577,23 @@ static __u64 longest_lead_gap(const struct thread_ctx *tc)
  * The loop's first draft, past warm-up replays with nothing launched before
  * them, where the recording shows its start. Opened by a lead graph: the lead
  * is a draft step (-1). Opened by the graph that follows the lead in other
- * cycles: the lead is no part of a draft, an extend (+1). Its start counts
- * only if it came later after the attach mark than a lead ever follows its
- * verify: a cycle whose verify was missed before the mark would show less.
+ * cycles: the lead is no part of a draft, an extend (+1). It counts only if
+ * the loop began later after the attach mark than a cycle ever lasts: the
+ * rest of a cycle begun before the mark could not pass for it.
  */
 static int lead_at_loop_start(const struct thread_ctx *tc)
 {
 	const struct model_thread *t = tc->t;
+	__u64 bound = tc->v->attach_done_ns + longest_period(tc);
 
 	for (size_t i = 0; i < tc->nr_iters; i++) {
 		size_t open = NONE;
 		enum opening how = draft_opening(tc, i, &open);
 		const struct exec_stats *st;
 
-		if (how == OPEN_NOTHING)
+		if (how == OPEN_NOTHING && t->events[tc->iters[i].vs].ts > bound)
 			continue;
-		if (how != OPEN_GRAPH ||
-		    t->events[open].ts <= tc->v->attach_done_ns + longest_lead_gap(tc))
+		if (how != OPEN_GRAPH || t->events[open].ts <= bound)
 			return 0;
 		st = &tc->stats[t->events[open].handle];
 		return is_lead(st) ? -1 : is_follower(st) ? 1 : 0;
