@@ -26,6 +26,8 @@ struct exec_stats {
 	__u64 wait_ns;		/* time blocked in those syncs */
 	__u32 adjacent;		/* launches next to a verify piece (capture order +-1) */
 	__u32 extend_votes, draft_votes;
+	__u32 lead;		/* launches as the lead of a cycle (first graph after accept) */
+	__u32 follow;		/* launches as the graph right after a lead */
 };
 
 /* One verify launch group and what surrounds it. */
@@ -51,6 +53,9 @@ struct thread_ctx {
 	size_t *accept_of;		/* by event: iteration whose accept sync it is, or NONE */
 	bool copies_d2h;		/* the thread copies results to the host */
 	bool has_extend;		/* some exec launched here is an extend graph */
+	bool graph_drafts;		/* some exec launched here is a draft graph */
+	enum lead_from lead_from;
+	bool lead_extends;
 };
 
 static bool is_launch(const struct loop_event *e)
@@ -327,6 +332,25 @@ static bool is_draft_launch(const struct thread_ctx *tc, const struct loop_event
 	return is_launch(e) && on_stream_of(e, verify);
 }
 
+/* Does event j wait for work on stream, queued at or before index since? */
+static bool covers(const struct model_thread *t, size_t j, __u64 stream, size_t since)
+{
+	const struct loop_event *e = &t->events[j];
+
+	if (e->kind != LOOP_SYNC)
+		return false;
+	if (e->flags & LOOP_CTX_WIDE)
+		return true;
+	if (e->serial) {
+		for (size_t k = since + 1; k < j; k++)
+			if (t->events[k].kind == LOOP_RECORD && t->events[k].serial == e->serial &&
+			    t->events[k].stream == stream)
+				return true;
+		return false;
+	}
+	return e->handle == stream && e->handle;
+}
+
 /*
  * Accept's calls end at the first graph launched after verify (extend, or the
  * next draft); with no graph before the next verify, at the first launch on
@@ -362,26 +386,282 @@ static void find_accept_ends(struct thread_ctx *tc)
 }
 
 /*
- * Between one accept and the next verify: the first graph launched, when more
- * launches follow, extends the draft over the accepted tokens; the rest draft.
+ * The lead of iteration i: the first graph launched after its accept, when
+ * more launches follow before the next verify. It extends the draft over the
+ * accepted tokens, or it is the first draft step: decide_lead says which.
  */
+static size_t lead_of(const struct thread_ctx *tc, size_t i)
+{
+	const struct model_thread *t = tc->t;
+	const struct iter *it = &tc->iters[i];
+	const struct loop_event *verify = &t->events[it->ve];
+	size_t launches = 0;
+
+	if (i + 1 >= tc->nr_iters || it->after >= it->region_end ||
+	    t->events[it->after].kind != LOOP_GRAPH ||
+	    role_of(tc, &t->events[it->after]) == ROLE_VERIFY)
+		return NONE;
+	for (size_t j = it->after; j < it->region_end && launches < 2; j++)
+		launches += on_stream_of(&t->events[j], verify);
+	return launches >= 2 ? it->after : NONE;
+}
+
+/* The next graph launch after from, before end, that is not verify; NONE if none. */
+static size_t next_graph(const struct thread_ctx *tc, size_t from, size_t end)
+{
+	for (size_t j = from + 1; j < end; j++)
+		if (tc->t->events[j].kind == LOOP_GRAPH &&
+		    role_of(tc, &tc->t->events[j]) != ROLE_VERIFY)
+			return j;
+	return NONE;
+}
+
+static bool launched_again(const struct thread_ctx *tc, size_t from, size_t end)
+{
+	for (size_t j = next_graph(tc, from, end); j != NONE; j = next_graph(tc, j, end))
+		if (tc->t->events[j].handle == tc->t->events[from].handle)
+			return true;
+	return false;
+}
+
+/* Most launches of the exec are leads (followers: right after a lead). */
+static bool is_lead(const struct exec_stats *st)
+{
+	return st->lead * 2 > st->launches;
+}
+
+static bool is_follower(const struct exec_stats *st)
+{
+	return st->follow * 2 > st->launches;
+}
+
+static void count_leads(struct thread_ctx *tc)
+{
+	for (size_t i = 0; i < tc->nr_iters; i++) {
+		size_t lead = lead_of(tc, i), next;
+
+		if (lead == NONE)
+			continue;
+		tc->stats[tc->t->events[lead].handle].lead++;
+		next = next_graph(tc, lead, tc->iters[i].region_end);
+		if (next != NONE)
+			tc->stats[tc->t->events[next].handle].follow++;
+	}
+}
+
+/*
+ * What a cycle's own graphs say of its lead. A draft graph replayed in the
+ * cycle while the lead is not: the draft steps are that graph, the lead is
+ * something else, an extend (+1). The lead replayed itself: a step (-1).
+ * Captured, the lead has the kernels of the graph after it (a step, -1) or
+ * others (+1). Else nothing (0).
+ */
+static int lead_structure(const struct thread_ctx *tc, size_t i, size_t lead)
+{
+	const struct model_thread *t = tc->t;
+	size_t end = tc->iters[i].region_end, next = next_graph(tc, lead, end);
+	const struct model_exec *x = exec_of(tc, &t->events[lead]), *n;
+
+	if (launched_again(tc, lead, end))
+		return -1;
+	for (size_t j = next; j != NONE; j = next_graph(tc, j, end))
+		if (launched_again(tc, j, end))
+			return 1;
+	if (next == NONE)
+		return 0;
+	n = exec_of(tc, &t->events[next]);
+	if (!x->capture || !n->capture)
+		return 0;
+	return model__same_kernels(x->capture, n->capture) ? -1 : 1;
+}
+
+static int sign(long n)
+{
+	return (n > 0) - (n < 0);
+}
+
+static int lead_by_structure(const struct thread_ctx *tc)
+{
+	long votes = 0;
+
+	for (size_t i = 0; i < tc->nr_iters; i++) {
+		size_t lead = lead_of(tc, i);
+
+		if (lead != NONE)
+			votes += lead_structure(tc, i, lead);
+	}
+	return sign(votes);
+}
+
+/*
+ * The loop's last cycle. After its verify one lead graph, then calls and no
+ * more launches: the cycle ends with it, an extend (+1). No graph, and the
+ * host waits again after the sync that brought the result: the cycle ends at
+ * its accept, the lead is a draft step (-1). Cut inside the cycle: nothing.
+ */
+static int lead_at_loop_end(const struct thread_ctx *tc)
+{
+	const struct model_thread *t = tc->t;
+	const struct loop_event *verify = &t->events[tc->iters[tc->nr_iters - 1].ve];
+	size_t j = tc->iters[tc->nr_iters - 1].ve, graph = NONE, copy = NONE, result = NONE;
+	bool went_on = false, waited_again = false;
+
+	while (++j < t->nr_events) {
+		const struct loop_event *e = &t->events[j];
+
+		if (graph != NONE && on_stream_of(e, verify))
+			return 0;	/* a second graph, or a draft going on */
+		if (e->kind == LOOP_GRAPH)
+			graph = j;
+		else if (graph != NONE)
+			went_on = true;
+		else if (copy == NONE)
+			copy = is_d2h(e) && e->stream == verify->stream ? j : NONE;
+		else if (result == NONE)
+			result = covers(t, j, verify->stream, copy) ? j : NONE;
+		else
+			waited_again |= is_blocking(e);
+	}
+	if (graph != NONE)
+		return went_on && is_lead(&tc->stats[t->events[graph].handle]);
+	return waited_again ? -1 : 0;
+}
+
+enum opening { OPEN_UNSEEN, OPEN_NOTHING, OPEN_EAGER, OPEN_GRAPH };
+
+/*
+ * How the draft before verify i opens, roles aside: back past syncs and other
+ * work to the last graph launch, then over graphs and eager launches on the
+ * verify stream to a sync or another launch, which shows where it began.
+ * *open: the earliest graph launch of that run.
+ */
+static enum opening draft_opening(const struct thread_ctx *tc, size_t i, size_t *open)
+{
+	const struct model_thread *t = tc->t;
+	const struct loop_event *verify = &t->events[tc->iters[i].vs];
+	size_t floor = i ? tc->iters[i - 1].ve + 1 : 0, j = tc->iters[i].vs;
+	bool synced = false, eager = false;
+
+	for (; j > floor && t->events[j - 1].kind != LOOP_GRAPH; j--) {
+		synced |= is_blocking(&t->events[j - 1]);
+		eager |= is_launch(&t->events[j - 1]) && on_stream_of(&t->events[j - 1], verify);
+	}
+	if (j == floor)
+		return eager ? OPEN_EAGER : synced || floor ? OPEN_NOTHING : OPEN_UNSEEN;
+	for (*open = --j; j > floor; j--) {
+		const struct loop_event *e = &t->events[j - 1];
+
+		if (is_blocking(e) || (is_launch(e) && !on_stream_of(e, verify)))
+			return OPEN_GRAPH;
+		if (e->kind == LOOP_GRAPH)
+			*open = j - 1;
+	}
+	return floor ? OPEN_GRAPH : OPEN_UNSEEN;
+}
+
+/* Longest time from one verify launch group to the next: the longest a cycle lasted. */
+static __u64 longest_period(const struct thread_ctx *tc)
+{
+	__u64 longest = 0;
+
+	for (size_t i = 0; i + 1 < tc->nr_iters; i++) {
+		__u64 period = tc->t->events[tc->iters[i + 1].vs].ts -
+			       tc->t->events[tc->iters[i].vs].ts;
+
+		longest = period > longest ? period : longest;
+	}
+	return longest;
+}
+
+/*
+ * The loop's first draft, past warm-up replays with nothing launched before
+ * them, where the recording shows its start. Opened by a lead graph: the lead
+ * is a draft step (-1). Opened by the graph that follows the lead in other
+ * cycles: the lead is no part of a draft, an extend (+1). It counts only if
+ * the loop began later after the attach mark than a cycle ever lasts: the
+ * rest of a cycle begun before the mark could not pass for it.
+ */
+static int lead_at_loop_start(const struct thread_ctx *tc)
+{
+	const struct model_thread *t = tc->t;
+	__u64 bound = tc->v->attach_done_ns + longest_period(tc);
+
+	for (size_t i = 0; i < tc->nr_iters; i++) {
+		size_t open = NONE;
+		enum opening how = draft_opening(tc, i, &open);
+		const struct exec_stats *st;
+
+		if (how == OPEN_NOTHING && t->events[tc->iters[i].vs].ts > bound)
+			continue;
+		if (how != OPEN_GRAPH || t->events[open].ts <= bound)
+			return 0;
+		st = &tc->stats[t->events[open].handle];
+		return is_lead(st) ? -1 : is_follower(st) ? 1 : 0;
+	}
+	return 0;
+}
+
+/*
+ * Nothing seen tells. Two or more graphs after the lead, each its own, read
+ * as per-step draft graphs the lead is the first of (as cudagraph trees make
+ * them): no extend phase is invented. One graph or eager launches after it
+ * read as an extend and its draft (a draft graph holding every step).
+ */
+static int lead_by_shape(const struct thread_ctx *tc)
+{
+	long votes = 0;
+
+	for (size_t i = 0; i < tc->nr_iters; i++) {
+		size_t lead = lead_of(tc, i), end = tc->iters[i].region_end, next;
+
+		if (lead == NONE)
+			continue;
+		next = next_graph(tc, lead, end);
+		votes += next != NONE && next_graph(tc, next, end) != NONE ? -1 : 1;
+	}
+	return votes > 0 ? 1 : -1;
+}
+
+/* Whether the leads extend, from the first rule that tells (enum lead_from order). */
+static void decide_lead(struct thread_ctx *tc)
+{
+	int (*const rules[])(const struct thread_ctx *) = {
+		lead_by_structure, lead_at_loop_end, lead_at_loop_start, lead_by_shape,
+	};
+	bool any = false;
+
+	count_leads(tc);
+	for (size_t id = 0; id < tc->v->nr_execs && !any; id++)
+		any = tc->stats[id].lead;
+	tc->lead_from = LEAD_NONE;
+	tc->lead_extends = false;
+	for (int r = 0; any && r < 4; r++) {
+		int says = rules[r](tc);
+
+		if (says) {
+			tc->lead_from = LEAD_STRUCTURE + r;
+			tc->lead_extends = says > 0;
+			return;
+		}
+	}
+}
+
+/* Between one accept and the next verify: the lead extends, if decided so; the rest draft. */
 static void vote_roles(struct thread_ctx *tc)
 {
 	const struct model_thread *t = tc->t;
 
+	decide_lead(tc);
 	for (size_t i = 0; i + 1 < tc->nr_iters; i++) {
 		const struct iter *it = &tc->iters[i];
-		const struct loop_event *verify = &t->events[it->ve];
-		size_t first = it->after, launches = 0;
+		size_t lead = lead_of(tc, i);
 
-		for (size_t j = first; j < it->region_end; j++)
-			launches += on_stream_of(&t->events[j], verify);
-		for (size_t j = first; j < it->region_end; j++) {
+		for (size_t j = it->after; j < it->region_end; j++) {
 			struct model_exec *x = exec_of(tc, &t->events[j]);
 
 			if (!x || x->role == ROLE_VERIFY)
 				continue;
-			if (j == first && launches >= 2)
+			if (j == lead && tc->lead_extends)
 				tc->stats[x->id].extend_votes++;
 			else
 				tc->stats[x->id].draft_votes++;
@@ -402,31 +682,25 @@ static void apply_votes(struct thread_ctx *tc)
 	}
 }
 
-/* A draft graph launched in [floor, j). */
-static bool draft_graph_before(const struct thread_ctx *tc, size_t floor, size_t j)
+/* The last draft graph launched in [from, vs), past any other call; NONE if none. */
+static size_t last_draft_graph(const struct thread_ctx *tc, size_t from, size_t vs)
 {
-	while (j-- > floor)
-		if (tc->t->events[j].kind == LOOP_GRAPH &&
-		    role_of(tc, &tc->t->events[j]) == ROLE_DRAFT)
-			return true;
-	return false;
-}
+	for (size_t j = vs; j-- > from;) {
+		const struct loop_event *e = &tc->t->events[j];
 
-/* The thread launches graphs whose role is draft. */
-static bool has_draft_graphs(const struct thread_ctx *tc)
-{
-	for (size_t id = 0; id < tc->v->nr_execs; id++)
-		if (tc->v->execs[id]->role == ROLE_DRAFT &&
-		    tc->v->execs[id]->launch_tid == tc->t->tid)
-			return true;
-	return false;
+		if (e->kind == LOOP_GRAPH)
+			return role_of(tc, e) == ROLE_DRAFT ? j : NONE;
+	}
+	return NONE;
 }
 
 /*
  * Walking back from verify: past calls that are not draft launches (a sync
  * between draft and verify, work on other streams), then over draft launches
  * (draft graphs, eager launches on the verify stream), up to a sync or a
- * launch that is not a draft.
+ * launch that is not a draft. Where the thread drafts with graphs, the walk
+ * starts at the last draft graph: eager launches after it and a sync between
+ * feed verify, they do not end the draft.
  */
 static void find_draft(struct thread_ctx *tc, size_t i)
 {
@@ -434,23 +708,17 @@ static void find_draft(struct thread_ctx *tc, size_t i)
 	struct iter *it = &tc->iters[i];
 	const struct loop_event *verify = &t->events[it->vs];
 	size_t floor = i ? tc->iters[i - 1].ve + 1 : 0, j = it->vs;
-
-	bool graphs = has_draft_graphs(tc), graph_found = false;
+	size_t graph = tc->graph_drafts ? last_draft_graph(tc, floor, it->vs) : NONE;
 
 	it->draft = NONE;
 	it->draft_seen = i > 0;
+	if (graph != NONE)
+		j = graph + 1;
 	while (j-- > floor) {
 		const struct loop_event *e = &t->events[j];
 
 		if (is_draft_launch(tc, e, verify)) {
 			it->draft = j;
-			graph_found |= e->kind == LOOP_GRAPH;
-			continue;
-		}
-		/* eager work between a sync and verify is no draft when draft graphs precede */
-		if (graphs && !graph_found && it->draft != NONE && is_blocking(e) &&
-		    draft_graph_before(tc, floor, j)) {
-			it->draft = NONE;
 			continue;
 		}
 		/* before the first draft launch is found, only a graph launch ends the walk */
@@ -542,25 +810,6 @@ static void find_extend(struct thread_ctx *tc, size_t i)
 		else if (is_launch(e) || is_blocking(e))
 			break;
 	}
-}
-
-/* Does event j wait for work on stream, queued at or before index since? */
-static bool covers(const struct model_thread *t, size_t j, __u64 stream, size_t since)
-{
-	const struct loop_event *e = &t->events[j];
-
-	if (e->kind != LOOP_SYNC)
-		return false;
-	if (e->flags & LOOP_CTX_WIDE)
-		return true;
-	if (e->serial) {
-		for (size_t k = since + 1; k < j; k++)
-			if (t->events[k].kind == LOOP_RECORD && t->events[k].serial == e->serial &&
-			    t->events[k].stream == stream)
-				return true;
-		return false;
-	}
-	return e->handle == stream && e->handle;
 }
 
 /* The sync of cycle i's event record made in a later iteration (deferred accept). */
@@ -749,15 +998,15 @@ static bool no_sync_between(const struct model_thread *t, size_t from, size_t to
 	return true;
 }
 
-/* Last launch before verify: the draft's end, for the joined check. */
-static size_t last_launch_before(const struct model_thread *t, size_t from, size_t vs)
+/* The draft's end, for the joined check: its last draft graph, else the last launch. */
+static size_t draft_end(const struct thread_ctx *tc, size_t from, size_t vs)
 {
-	size_t last = NONE;
+	size_t graph = tc->graph_drafts ? last_draft_graph(tc, from, vs) : NONE, last = NONE;
 
 	for (size_t j = from; j < vs; j++)
-		if (is_launch(&t->events[j]))
+		if (is_launch(&tc->t->events[j]))
 			last = j;
-	return last;
+	return graph != NONE ? graph : last;
 }
 
 /* 0: cycle i is complete and filled in; 1: it is cut by the start or the end. */
@@ -800,7 +1049,7 @@ static int build_cycle(struct thread_ctx *tc, size_t i, struct cycle *c)
 	c->accept_call = acc ? acc->name : 0;
 	c->accept_wait_ns = acc ? blocked_ns(acc) : 0;
 	c->accept_deferred = it->accept_deferred;
-	last_draft = last_launch_before(t, first, it->vs);
+	last_draft = draft_end(tc, first, it->vs);
 	c->draft_joined = last_draft != NONE && no_sync_between(t, last_draft, it->vs);
 	c->followed = !last;
 	c->extend_joined = !last && it->xl != NONE && no_sync_between(t, it->xl, end_idx);
@@ -850,9 +1099,10 @@ static void find_boundaries(struct thread_ctx *tc)
 {
 	const struct model_thread *t = tc->t;
 
-	for (size_t j = 0; j < t->nr_events; j++)
-		if (role_of(tc, &t->events[j]) == ROLE_EXTEND)
-			tc->has_extend = true;
+	for (size_t j = 0; j < t->nr_events; j++) {
+		tc->has_extend |= role_of(tc, &t->events[j]) == ROLE_EXTEND;
+		tc->graph_drafts |= role_of(tc, &t->events[j]) == ROLE_DRAFT;
+	}
 	for (size_t i = 0; i < tc->nr_iters; i++)
 		find_draft(tc, i);
 	trust_first_drafts(tc);
@@ -992,6 +1242,8 @@ static int analyse_threads(struct model *m, struct thread_ctx *tcs, size_t nr, s
 		lp->rank = rank_of(v, lp->tgid);
 		lp->verify_exec = anchors[k]->id;
 		lp->verify_from = froms[k];
+		lp->lead_from = tcs[k].lead_from;
+		lp->lead_extends = tcs[k].lead_extends;
 		out->nr_loops++;
 		if (build_loop(&tcs[k], lp))
 			goto out;
@@ -1067,4 +1319,15 @@ static const char *const phase_names[PHASE_NR] = {
 const char *cycles__phase_name(enum phase p)
 {
 	return p < PHASE_NR ? phase_names[p] : "?";
+}
+
+static const char *const lead_from_names[LEAD_FROM_NR] = {
+	[LEAD_NONE] = "none",		[LEAD_STRUCTURE] = "structure",
+	[LEAD_LOOP_END] = "loop-end",	[LEAD_LOOP_START] = "loop-start",
+	[LEAD_SHAPE] = "shape",
+};
+
+const char *cycles__lead_from_name(enum lead_from from)
+{
+	return from < LEAD_FROM_NR ? lead_from_names[from] : "?";
 }

@@ -50,6 +50,20 @@ struct cycle {
 
 #define LOOP_NONE ((size_t)-1)
 
+/*
+ * The lead: the first graph launched after an accept when more launches follow
+ * before the next verify. It is an extend graph or the first draft step; what
+ * told them apart (docs/report-json.md, "Roles").
+ */
+enum lead_from {
+	LEAD_NONE,		/* the loop has no lead */
+	LEAD_STRUCTURE,		/* a draft graph replays, or captured kernels differ or match */
+	LEAD_LOOP_END,		/* the last cycle ends with it alone, or at its accept */
+	LEAD_LOOP_START,	/* the loop's first draft opens with it, or without it */
+	LEAD_SHAPE,		/* nothing seen tells: read from what follows it */
+	LEAD_FROM_NR,
+};
+
 /* Where one iteration lies in its thread's loop events (indices; LOOP_NONE: none). */
 struct loop_iter {
 	size_t first;		/* first draft launch, else the first verify launch */
@@ -67,6 +81,8 @@ struct loop {
 	int rank;
 	__u32 verify_exec;	/* exec id of the verify graph found first */
 	enum role_source verify_from;
+	enum lead_from lead_from;
+	bool lead_extends;	/* its lead is an extend graph (else a draft step) */
 	struct cycle *cycles;
 	size_t nr_cycles;
 	__u32 iterations;	/* verify launch groups seen on the thread */
@@ -86,5 +102,7 @@ struct cycles {
 int cycles__analyse(struct model *m, struct cycles *out);
 void cycles__free(struct cycles *c);
 const char *cycles__phase_name(enum phase p);
+/* "structure", "loop-end", ...; "none" for LEAD_NONE */
+const char *cycles__lead_from_name(enum lead_from from);
 
 #endif /* __CYCLES_H */

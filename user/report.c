@@ -160,8 +160,13 @@ int report__summarise(const struct loop *loops, size_t nr, struct cycle_summary 
 	__u64 *durations;
 
 	memset(s, 0, sizeof(*s));
-	for (size_t l = 0; l < nr; l++)
+	for (size_t l = 0; l < nr; l++) {
 		n += loops[l].nr_cycles;
+		if (loops[l].lead_from == LEAD_SHAPE && loops[l].lead_extends)
+			s->lead_shape_extend++;
+		else if (loops[l].lead_from == LEAD_SHAPE)
+			s->lead_shape_draft++;
+	}
 	if (!n)
 		return 0;
 	durations = malloc(n * sizeof(*durations));

@@ -54,6 +54,8 @@ struct cycle_summary {
 	size_t deferred;		/* cycles whose accept sync came in a later iteration */
 	size_t no_accept_sync;
 	size_t verify_pieces;
+	/* loops where nothing seen told the lead's role: read as draft, as extend */
+	size_t lead_shape_draft, lead_shape_extend;
 	__u16 accept_call[REPORT_MAX_ACCEPT_KINDS];
 	size_t accept_count[REPORT_MAX_ACCEPT_KINDS];
 	int nr_accept_kinds;

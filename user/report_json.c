@@ -186,6 +186,11 @@ static void put_loop(FILE *out, struct model *m, const struct loop *lp)
 		     "\"skipped_start\":%u,\"skipped_end\":%u,\"skipped_no_draft\":%u,",
 		(unsigned long long)anchor->handle, model__role_source_name(lp->verify_from),
 		lp->iterations, lp->skipped_start, lp->skipped_end, lp->skipped_no_draft);
+	if (lp->lead_from == LEAD_NONE)
+		fputs("\"lead_role\":null,", out);
+	else
+		fprintf(out, "\"lead_role\":\"%s\",", lp->lead_extends ? "extend" : "draft");
+	fprintf(out, "\"lead_from\":\"%s\",", cycles__lead_from_name(lp->lead_from));
 	put_summary_fields(out, &s);
 	fputc('}', out);
 }
@@ -222,6 +227,19 @@ static void put_cycle(FILE *out, const struct loop *lp, const struct cycle *c)
 		c->verify_pieces ? "true" : "false");
 }
 
+/* Loops whose lead role came from the shape alone (docs/report-json.md, "Roles"). */
+static void put_lead_note(FILE *out, const char *reading, size_t loops, bool *first)
+{
+	if (!loops)
+		return;
+	fprintf(out, "%s\"in %zu loop(s) nothing seen tells the graph launched first after the "
+		     "accept from a first draft step (no graph replays in a cycle, no captured "
+		     "kernels tell, the loop's first and last cycles are not seen whole); read as "
+		     "%s\"",
+		*first ? "" : ",", loops, reading);
+	*first = false;
+}
+
 static void put_notes(FILE *out, const struct cycles *cy, const struct cycle_summary *s)
 {
 	bool first = true;
@@ -241,10 +259,15 @@ static void put_notes(FILE *out, const struct cycles *cy, const struct cycle_sum
 			first ? "" : ",", s->draft_joined, s->cycles);
 		first = false;
 	}
-	if (s->extend_joined)
+	if (s->extend_joined) {
 		fprintf(out, "%s\"extend and the next draft had no sync between them in %zu of %zu "
 			     "cycles: their GPU work is seen only together\"",
 			first ? "" : ",", s->extend_joined, s->extend_joinable);
+		first = false;
+	}
+	put_lead_note(out, "draft: no extend phase", s->lead_shape_draft, &first);
+	put_lead_note(out, "extend: one graph or eager launches follow it", s->lead_shape_extend,
+		      &first);
 	fputc(']', out);
 }
 

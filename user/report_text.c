@@ -127,6 +127,17 @@ static void put_notes(FILE *out, const struct cycle_summary *s)
 		fprintf(out,
 			"  note: verify was several graph launches (piecewise) in %zu cycles\n",
 			s->verify_pieces);
+	if (s->lead_shape_draft)
+		fprintf(out,
+			"  note: in %zu loop(s) nothing seen tells the first graph after the accept\n"
+			"        from a first draft step; read as draft: no extend phase\n",
+			s->lead_shape_draft);
+	if (s->lead_shape_extend)
+		fprintf(out,
+			"  note: in %zu loop(s) nothing seen tells the first graph after the accept\n"
+			"        from a first draft step; read as extend: one graph or eager\n"
+			"        launches follow it\n",
+			s->lead_shape_extend);
 }
 
 static void put_breakdown(FILE *out, const struct cycles *cy, const struct cycle_summary *s)

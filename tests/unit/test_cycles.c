@@ -5,6 +5,7 @@
  */
 #include "call_seq.h"
 #include "cycles.h"
+#include "syncs.h"
 
 #define MAX_CYCLES 32
 #define MAX_PIECES 3
@@ -13,6 +14,7 @@
 #define EXTEND_FUNC 0xa600
 #define ATTN_FUNC 0xa700
 #define ACCEPT_FUNC 0xa800
+#define FEED_FUNC 0xa900	/* an eager copy into a graph's static inputs */
 #define VERIFY_FUNC 0xa100	/* + piece */
 #define EVENT 0xe000		/* + cycle % 2 */
 
@@ -33,11 +35,17 @@ struct loop_cfg {
 	bool cut_last_accept;	/* the recording ends inside the last accept sync */
 	int warmup;		/* verify replays, each followed by a sync, before the loop */
 	bool plant_accept;	/* syncs between the accept copy and the accept sync */
+	bool plant_ctx;		/* the plant_every sync is a context sync */
+	bool no_extend;		/* no extend graph: the next draft follows the accept */
+	bool feed;		/* a FEED_FUNC kernel before every draft and verify launch */
+	bool sync_before_loop;	/* a context sync, then the loop well after the mark */
+	bool no_final_sync;	/* the recording ends with the loop's last launch or sync */
 };
 
 /* What the builder saw: the contract's boundary times per cycle. */
 struct expect {
 	__u64 d, v, ve, a, e, x, end;
+	__u64 plant;		/* entry of the sync planted between draft and verify, 0 */
 	int launches[PHASE_NR];
 };
 
@@ -86,6 +94,18 @@ static void capture_all(struct call_seq *s, const struct loop_cfg *cfg)
 	seq_call(s, "cuCtxSynchronize", 1000, 0, NULL, 0);
 }
 
+/* cudagraph trees copy inputs in eagerly before each replay: part of the draft phase */
+static void feed(struct built *bt, const struct loop_cfg *cfg, int i)
+{
+	__u64 ts;
+
+	if (!cfg->feed)
+		return;
+	ts = kernel(&bt->s, FEED_FUNC, MAIN_STREAM);
+	bt->want[i].d = bt->want[i].d ? bt->want[i].d : ts;
+	bt->want[i].launches[PHASE_DRAFT]++;
+}
+
 static void draft_phase(struct built *bt, const struct loop_cfg *cfg, int i, int b)
 {
 	struct call_seq *s = &bt->s;
@@ -109,12 +129,17 @@ static void draft_phase(struct built *bt, const struct loop_cfg *cfg, int i, int
 			s->now += GAP_NS;
 			continue;
 		}
+		feed(bt, cfg, i);
 		ts = graph_launch(s, draft_exec(b, cfg->one_graph ? 0 : step));
 		w->d = w->d ? w->d : ts;
 		w->launches[PHASE_DRAFT]++;
 	}
-	if (cfg->plant_every && i % cfg->plant_every == cfg->plant_every - 1)
-		stream_sync(s, 50000);
+	if (cfg->plant_every && i % cfg->plant_every == cfg->plant_every - 1) {
+		if (cfg->plant_ctx)
+			w->plant = seq_call(s, "cuCtxSynchronize", 50000, 0, NULL, 0);
+		else
+			w->plant = stream_sync(s, 50000);
+	}
 }
 
 static void verify_phase(struct built *bt, const struct loop_cfg *cfg, int i, int b)
@@ -122,6 +147,7 @@ static void verify_phase(struct built *bt, const struct loop_cfg *cfg, int i, in
 	struct expect *w = &bt->want[i];
 	int pieces = cfg->pieces ? cfg->pieces : 1;
 
+	feed(bt, cfg, i);
 	for (int p = 0; p < pieces; p++) {
 		__u64 ts = graph_launch(&bt->s, verify_exec(b, p));
 
@@ -170,13 +196,31 @@ static void accept_phase(struct built *bt, const struct loop_cfg *cfg, int i)
 	}
 }
 
-static void extend_phase(struct built *bt, int i, int b)
+static void extend_phase(struct built *bt, const struct loop_cfg *cfg, int i, int b)
 {
 	struct expect *w = &bt->want[i];
 
+	if (cfg->no_extend)
+		return;
 	w->x = graph_launch(&bt->s, extend_exec(b));
 	w->e = w->e ? w->e : w->x;
 	w->launches[PHASE_EXTEND] = 1;
+}
+
+/*
+ * With no extend, extend spans are empty at the next draft's start. The last
+ * cycle ends at its accept: the last sync that waits for the result's copy,
+ * which is the final sync after the loop when there is one.
+ */
+static void no_extend_ends(struct built *bt, const struct loop_cfg *cfg)
+{
+	struct expect *last = &bt->want[cfg->cycles - 1];
+
+	if (!cfg->no_final_sync)
+		last->a = bt->s.now - GAP_NS;
+	last->end = last->a;
+	for (int i = 0; i < cfg->cycles; i++)
+		bt->want[i].e = bt->want[i].end;
 }
 
 static void build(struct built *bt, const struct loop_cfg *cfg)
@@ -192,6 +236,11 @@ static void build(struct built *bt, const struct loop_cfg *cfg)
 	bt->n = cfg->cycles;
 	if (!cfg->uncaptured)
 		capture_all(s, cfg);
+	if (cfg->sync_before_loop) {
+		/* torch.cuda.synchronize(), then the loop, later than any cycle lasts */
+		seq_call(s, "cuCtxSynchronize", 1000, 0, NULL, 0);
+		s->now += 10000000;
+	}
 	for (int w = 0; w < cfg->warmup; w++) {
 		graph_launch(s, verify_exec(w % 2, 0));
 		stream_sync(s, 3000000);
@@ -203,7 +252,7 @@ static void build(struct built *bt, const struct loop_cfg *cfg)
 		draft_phase(bt, cfg, i, b);
 		verify_phase(bt, cfg, i, b);
 		accept_phase(bt, cfg, i);
-		extend_phase(bt, i, b);
+		extend_phase(bt, cfg, i, b);
 	}
 	for (int i = 0; i + 1 < cfg->cycles; i++)
 		bt->want[i].end = bt->want[i + 1].d;
@@ -212,7 +261,10 @@ static void build(struct built *bt, const struct loop_cfg *cfg)
 		event_sync(s, EVENT + (cfg->cycles - 1) % 2, 1000000);
 		bt->want[cfg->cycles - 1].a = s->now - GAP_NS;
 	}
-	stream_sync(s, 10000);
+	if (!cfg->no_final_sync)
+		stream_sync(s, 10000);
+	if (cfg->no_extend)
+		no_extend_ends(bt, cfg);
 }
 
 static void run(struct built *bt, const struct loop_cfg *cfg)
@@ -468,6 +520,121 @@ static void test_warmup_replays_are_not_cycles(void **state)
 	done(&bt);
 }
 
+/* cudagraph trees: every draft step its own graph, inputs copied in before each replay */
+static const struct loop_cfg trees = {
+	.cycles = 8, .steps = 5, .uncaptured = true, .no_extend = true, .feed = true,
+	.sync_before_loop = true,
+};
+
+static void expect_no_extend(struct built *bt, enum lead_from from)
+{
+	const struct loop *lp = &bt->cy.loops[0];
+
+	for (int j = 0; j < 5; j++) {
+		assert_int_equal(role(bt, draft_exec(0, j)), ROLE_DRAFT);
+		assert_int_equal(find_exec(&bt->s, draft_exec(0, j))->role_from,
+				 ROLE_FROM_POSITION);
+	}
+	assert_int_equal(role(bt, verify_exec(0, 0)), ROLE_VERIFY);
+	assert_int_equal(lp->lead_from, from);
+	assert_false(lp->lead_extends);
+	for (size_t i = 0; i < lp->nr_cycles; i++)
+		assert_int_equal(lp->cycles[i].phase[PHASE_EXTEND].span_ns, 0);
+}
+
+static const struct sync_verdict *verdict_at(const struct syncs *sy, __u64 ts)
+{
+	for (size_t i = 0; i < sy->nr; i++)
+		if (sy->verdicts[i].sync->ts == ts)
+			return &sy->verdicts[i];
+	fail_msg("no sync entered at %llu", (unsigned long long)ts);
+	return NULL;
+}
+
+/* Seen from before the loop to after it: its last cycle ends at the accept. */
+static void test_per_step_graphs_no_extend(void **state)
+{
+	struct loop_cfg cfg = trees;
+	struct built bt;
+	struct syncs sy;
+
+	run(&bt, &cfg);
+	expect_cycles(&bt, 0, 0);
+	expect_no_extend(&bt, LEAD_LOOP_END);
+	assert_false(bt.cy.loops[0].cycles[7].followed);
+	assert_int_equal(syncs__analyse(bt.s.m, &bt.cy, &sy), 0);
+	for (size_t i = 0; i < sy.nr; i++)
+		assert_int_not_equal(sy.verdicts[i].pos, SPOS_EXTEND);
+	syncs__free(&sy);
+	done(&bt);
+}
+
+/* torch.cuda.synchronize() between the last draft step and verify: before verify's feed */
+static void test_ctx_sync_before_verify(void **state)
+{
+	struct loop_cfg cfg = trees;
+	struct built bt;
+	struct syncs sy;
+
+	cfg.plant_every = 1;
+	cfg.plant_ctx = true;
+	run(&bt, &cfg);
+	expect_cycles(&bt, 0, 0);
+	expect_no_extend(&bt, LEAD_LOOP_END);
+	assert_int_equal(syncs__analyse(bt.s.m, &bt.cy, &sy), 0);
+	for (int i = 0; i < cfg.cycles; i++) {
+		const struct sync_verdict *sv = verdict_at(&sy, bt.want[i].plant);
+		const struct cycle *c = &bt.cy.loops[0].cycles[i];
+
+		assert_int_equal(sv->sync->kind, SYNC_CTX);
+		assert_int_equal(sv->pos, SPOS_DRAFT_VERIFY);
+		assert_int_equal(sv->cycle, i);
+		assert_true(sv->flagged);
+		assert_false(c->draft_joined);
+		assert_int_equal(c->phase[PHASE_DRAFT].syncs, 1);
+		assert_int_equal(c->phase[PHASE_DRAFT].blocked_ns, 50000);
+	}
+	syncs__free(&sy);
+	done(&bt);
+}
+
+/* Cut right after the last accept: the loop's first draft opens with the lead. */
+static void test_loop_start_tells_no_extend(void **state)
+{
+	struct loop_cfg cfg = trees;
+	struct built bt;
+
+	cfg.no_final_sync = true;
+	run(&bt, &cfg);
+	expect_cycles(&bt, 0, 0);
+	expect_no_extend(&bt, LEAD_LOOP_START);
+	done(&bt);
+}
+
+/* Seen neither at its start nor at its end: read from the shape, and noted. */
+static void test_nothing_tells(void **state)
+{
+	struct loop_cfg per_step = trees;
+	struct loop_cfg one_graph = { .cycles = 6, .steps = 3, .one_graph = true,
+				      .uncaptured = true, .no_final_sync = true };
+	struct built bt;
+
+	per_step.sync_before_loop = false;
+	per_step.no_final_sync = true;
+	run(&bt, &per_step);
+	expect_cycles(&bt, 0, 0);
+	expect_no_extend(&bt, LEAD_SHAPE);
+	done(&bt);
+	/* one graph after the lead: an extend and a draft graph holding every step */
+	run(&bt, &one_graph);
+	expect_cycles(&bt, 0, 0);
+	assert_int_equal(role(&bt, extend_exec(0)), ROLE_EXTEND);
+	assert_int_equal(role(&bt, draft_exec(0, 0)), ROLE_DRAFT);
+	assert_int_equal(bt.cy.loops[0].lead_from, LEAD_SHAPE);
+	assert_true(bt.cy.loops[0].lead_extends);
+	done(&bt);
+}
+
 static void test_no_loop(void **state)
 {
 	struct call_seq s;
@@ -499,6 +666,10 @@ int main(void)
 		cmocka_unit_test(test_cut_inside_last_accept),
 		cmocka_unit_test(test_syncs_before_the_accept_sync),
 		cmocka_unit_test(test_warmup_replays_are_not_cycles),
+		cmocka_unit_test(test_per_step_graphs_no_extend),
+		cmocka_unit_test(test_ctx_sync_before_verify),
+		cmocka_unit_test(test_loop_start_tells_no_extend),
+		cmocka_unit_test(test_nothing_tells),
 		cmocka_unit_test(test_no_loop),
 	};
 
