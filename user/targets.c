@@ -270,7 +270,9 @@ static int scan_map_line(struct targets *t, __u32 tgid, const char *line)
 	return add_map(t, tgid, lib, start, end, pgoff);
 }
 
-int targets__scan(struct targets *t, __u32 tgid)
+/* Each line of /proc/PID/maps to fn; 0 (also when the process is gone) or fn's error. */
+static int each_maps_line(__u32 tgid, int (*fn)(void *ctx, __u32 tgid, const char *line),
+			  void *ctx)
 {
 	char path[64], line[PATH_MAX + 128];
 	int err = 0;
@@ -281,9 +283,19 @@ int targets__scan(struct targets *t, __u32 tgid)
 	if (!f)
 		return 0;	/* exited meanwhile */
 	while (!err && fgets(line, sizeof(line), f))
-		err = scan_map_line(t, tgid, line);
+		err = fn(ctx, tgid, line);
 	fclose(f);
 	return err;
+}
+
+static int scan_line(void *ctx, __u32 tgid, const char *line)
+{
+	return scan_map_line(ctx, tgid, line);
+}
+
+int targets__scan(struct targets *t, __u32 tgid)
+{
+	return each_maps_line(tgid, scan_line, t);
 }
 
 /* Which mappings of a process hold memory the driver pinned (shared, /dev/zero or /dev/nvidia*). */
@@ -294,26 +306,28 @@ static __u32 hostmem_kind(const char *perms, const char *path)
 	return SP_HOSTMEM_PRIVATE;
 }
 
+struct host_walk {
+	hostmem_fn fn;
+	void *ctx;
+};
+
+static int host_line(void *ctx, __u32 tgid, const char *line)
+{
+	const struct host_walk *hw = ctx;
+	char perms[8], mapped[PATH_MAX] = "";
+	unsigned long long start, end;
+
+	if (sscanf(line, "%llx-%llx %7s %*s %*s %*s %4095[^\n]", &start, &end, perms, mapped) <
+		    3 || strlen(perms) < 4 || perms[1] != 'w')
+		return 0;
+	return hw->fn(hw->ctx, start, end, hostmem_kind(perms, mapped));
+}
+
 int targets__host_mappings(__u32 tgid, hostmem_fn fn, void *ctx)
 {
-	char path[64], line[PATH_MAX + 128], perms[8], mapped[PATH_MAX];
-	unsigned long long start, end;
-	int err = 0;
-	FILE *f;
+	struct host_walk hw = { fn, ctx };
 
-	snprintf(path, sizeof(path), "/proc/%u/maps", tgid);
-	f = fopen(path, "re");
-	if (!f)
-		return 0;	/* exited meanwhile */
-	while (!err && fgets(line, sizeof(line), f)) {
-		mapped[0] = '\0';
-		if (sscanf(line, "%llx-%llx %7s %*s %*s %*s %4095[^\n]", &start, &end, perms,
-			   mapped) < 3 || strlen(perms) < 4 || perms[1] != 'w')
-			continue;
-		err = fn(ctx, start, end, hostmem_kind(perms, mapped));
-	}
-	fclose(f);
-	return err;
+	return each_maps_line(tgid, host_line, &hw);
 }
 
 int targets__discover(const int *pids, int nr_pids, bool may_wait, struct targets *t, char *err,
