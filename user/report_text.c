@@ -335,6 +335,12 @@ static const char *effect_of(const struct sync_site *site)
 		return "serialises streams";
 	case SYNC_UNKNOWN_HOST:
 		return "host memory unknown";
+	case SYNC_CTX:
+	case SYNC_STREAM:
+	case SYNC_EVENT:
+	case SYNC_POLL:
+	case SYNC_PAGEABLE:
+		return "waits for the GPU";
 	default:
 		return "blocks the host";
 	}
@@ -365,9 +371,14 @@ static void put_evidence(FILE *out, const struct sync_site *site)
 	if (site->bounded)
 		snprintf(idle, sizeof(idle), ", idle %.3f", ms((double)site->bound_ns /
 							       site->bounded));
-	fprintf(out, "    %s; blocked %.3f ms%s; waited on %.1f graphs %.1f kernels %.1f copies\n",
-		what, ms(site->blocked_ns / n), idle, site->waited_graphs / n,
-		site->waited_kernels / n, site->waited_copies / n);
+	if (site->kind == SYNC_LEGACY)	/* a launch: it returns at once, the GPU waits */
+		fprintf(out, "    %s; behind %.1f graphs %.1f kernels %.1f copies there\n", what,
+			site->waited_graphs / n, site->waited_kernels / n, site->waited_copies / n);
+	else
+		fprintf(out, "    %s; blocked %.3f ms%s; waited on %.1f graphs %.1f kernels "
+			     "%.1f copies\n",
+			what, ms(site->blocked_ns / n), idle, site->waited_graphs / n,
+			site->waited_kernels / n, site->waited_copies / n);
 }
 
 static void put_site(FILE *out, const struct sync_site *site, size_t cycles)
