@@ -8,6 +8,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include "sim.h"
 
 #define PTR(d) ((void *)(uintptr_t)(d))
@@ -253,6 +254,10 @@ SIM_EXPORT CUresult cuMemsetD32Async(CUdeviceptr dstDevice, unsigned int ui, siz
 	return sim_memset(hStream, true, dstDevice, ui, 4, N, 0, 1);
 }
 
+/*
+ * Shared anonymous, as the real driver maps pinned memory: /proc/PID/maps shows
+ * it as "rw-s ... /dev/zero (deleted)", which tells it from malloc'd memory.
+ */
 static CUresult host_alloc(void **pp, size_t bytes)
 {
 	size_t len = (bytes + 4095) & ~(size_t)4095;
@@ -261,12 +266,12 @@ static CUresult host_alloc(void **pp, size_t bytes)
 
 	if (!pp || !bytes)
 		return CUDA_ERROR_INVALID_VALUE;
-	p = aligned_alloc(4096, len);
-	if (!p)
+	p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
 		return CUDA_ERROR_OUT_OF_MEMORY;
 	err = sim_host_add(p, len, HOST_PINNED_ALLOC);
 	if (err) {
-		free(p);
+		munmap(p, len);
 		return err;
 	}
 	*pp = p;
@@ -296,7 +301,7 @@ SIM_EXPORT CUresult cuMemHostRegister_v2(void *p, size_t bytesize, unsigned int 
 SIM_EXPORT CUresult cuMemHostUnregister(void *p)
 {
 	CHECK_INIT();
-	return sim_host_remove(p, HOST_REGISTERED);
+	return sim_host_remove(p, HOST_REGISTERED, NULL);
 }
 
 /* Freeing memory the device may use drains the device first; not while capturing. */
@@ -315,15 +320,16 @@ static CUresult drain_for_free(void)
 
 SIM_EXPORT CUresult cuMemFreeHost(void *p)
 {
+	size_t len = 0;
 	CUresult err;
 
 	CHECK_INIT();
 	err = drain_for_free();
 	if (err)
 		return err;
-	err = sim_host_remove(p, HOST_PINNED_ALLOC);
+	err = sim_host_remove(p, HOST_PINNED_ALLOC, &len);
 	if (!err)
-		free(p);
+		munmap(p, len);
 	return err;
 }
 

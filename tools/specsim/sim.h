@@ -235,7 +235,7 @@ bool sim_dev_ok(uintptr_t p, size_t bytes);
 int sim_dev_alloc(CUdeviceptr *dptr, size_t bytes);
 int sim_dev_forget(CUdeviceptr dptr);
 int sim_host_add(void *p, size_t bytes, enum sim_host_kind kind);
-int sim_host_remove(void *p, enum sim_host_kind kind);
+int sim_host_remove(void *p, enum sim_host_kind kind, size_t *len);
 
 /* cuda_mem.c */
 CUresult sim_memset(CUstream hStream, bool async, CUdeviceptr dst, unsigned int value, int elem,

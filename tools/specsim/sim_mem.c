@@ -137,7 +137,8 @@ int sim_host_add(void *p, size_t bytes, enum sim_host_kind kind)
 	return err;
 }
 
-int sim_host_remove(void *p, enum sim_host_kind kind)
+/* Forgets a range that starts at p; *len (when given) says how long it was. */
+int sim_host_remove(void *p, enum sim_host_kind kind, size_t *len)
 {
 	struct range *r;
 	int err = kind == HOST_REGISTERED ? CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED
@@ -146,6 +147,8 @@ int sim_host_remove(void *p, enum sim_host_kind kind)
 	pthread_mutex_lock(&mem_lock);
 	r = range_find(&host_ranges, (uintptr_t)p);
 	if (r && r->start == (uintptr_t)p && r->kind == (int)kind) {
+		if (len)
+			*len = r->len;
 		range_drop(&host_ranges, r);
 		err = 0;
 	}

@@ -158,6 +158,54 @@ static void test_pageable(CUfunction k10, CUstream s)
 	free(pageable);
 }
 
+/* The maps line holding p: its permissions and path, "" when none. */
+static void maps_of(const void *p, char *perms, char *path, size_t size)
+{
+	FILE *f = fopen("/proc/self/maps", "r");
+	char line[512];
+
+	perms[0] = path[0] = '\0';
+	while (f && fgets(line, sizeof(line), f)) {
+		unsigned long lo, hi;
+		int at = 0;
+
+		if (sscanf(line, "%lx-%lx %4s %*s %*s %*s %n", &lo, &hi, perms, &at) < 3)
+			continue;
+		if ((unsigned long)p < lo || (unsigned long)p >= hi) {
+			perms[0] = '\0';
+			continue;
+		}
+		snprintf(path, size, "%s", line + at);
+		path[strcspn(path, "\n")] = '\0';
+		break;
+	}
+	if (f)
+		fclose(f);
+}
+
+/* Pinned memory is shared anonymous, as the real driver maps it; malloc's is private. */
+static void test_pinned_maps(void)
+{
+	char perms[8], path[256];
+	char *heap = malloc(64);
+	void *a = NULL, *b = NULL;
+
+	EXPECT(cuMemHostAlloc(&a, 100, 0) == 0 && cuMemAllocHost_v2(&b, 8192) == 0, "alloc");
+	maps_of(a, perms, path, sizeof(path));
+	EXPECT(!strcmp(perms, "rw-s") && !strcmp(path, "/dev/zero (deleted)"),
+	       "cuMemHostAlloc memory maps as '%s %s'", perms, path);
+	maps_of((char *)b + 8191, perms, path, sizeof(path));
+	EXPECT(!strcmp(perms, "rw-s") && !strcmp(path, "/dev/zero (deleted)"),
+	       "cuMemAllocHost memory maps as '%s %s'", perms, path);
+	maps_of(heap, perms, path, sizeof(path));
+	EXPECT(perms[3] == 'p', "malloc'd memory maps as '%s %s'", perms, path);
+	EXPECT(cuMemFreeHost(a) == 0 && cuMemFreeHost(b) == 0, "free");
+	maps_of(a, perms, path, sizeof(path));
+	EXPECT(strcmp(path, "/dev/zero (deleted)"), "freed pinned memory still mapped");
+	EXPECT(cuMemFreeHost(heap) == CUDA_ERROR_INVALID_VALUE, "cuMemFreeHost of malloc'd memory");
+	free(heap);
+}
+
 static void test_data(CUstream s)
 {
 	unsigned int in[256], out[256];
@@ -333,6 +381,7 @@ int main(void)
 	test_capture(kernel(mod, "k5", 5 * MS), s, side);
 	test_spoiled_capture(kernel(mod, "k5", 5 * MS), s);
 	test_pageable(kernel(mod, "k10", 10 * MS), s);
+	test_pinned_maps();
 	test_data(s);
 	test_memset_shapes(s);
 	test_legacy(kernel(mod, "k10", 10 * MS), s);
