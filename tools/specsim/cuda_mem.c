@@ -3,6 +3,7 @@
  * Exported driver entry points: copies, memsets, pinned host memory and device
  * memory. Host-blocking behaviour follows the driver's documented rules: an
  * "async" copy to pageable memory returns only when the copy is done, one from
+ * pageable memory returns once the source is staged, a synchronous one from
  * pageable memory first waits for the stream, synchronous copies run on the
  * legacy stream, and freeing device or pinned memory waits for the device.
  */
@@ -67,8 +68,8 @@ static CUresult h2d(struct specsim_stream *s, CUdeviceptr dst, const void *src, 
 
 	if (!sim_dev_ok(dst, bytes) || (!src && bytes))
 		return CUDA_ERROR_INVALID_VALUE;
-	/* pageable: the driver syncs the stream, then stages the source */
-	if (pageable && !capturing(s))
+	/* pageable: staged at once; only the synchronous copy syncs the stream first */
+	if (pageable && !async && !capturing(s))
 		sim_wait_stream(s);
 	err = copy_submit(s, PTR(dst), src, bytes, host_gbps(src), pageable, &seq);
 	/* synchronous from pinned memory: returns when the copy is done */

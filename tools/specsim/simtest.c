@@ -127,7 +127,10 @@ static void test_spoiled_capture(CUfunction k5, CUstream s)
 	       "a spoiled capture gives no graph");
 }
 
-/* An "async" copy to pageable memory returns only when the copy is done. */
+/*
+ * An "async" copy to pageable memory returns only when the copy is done; one
+ * from pageable memory returns once its source is staged.
+ */
 static void test_pageable(CUfunction k10, CUstream s)
 {
 	CUdeviceptr d;
@@ -146,6 +149,16 @@ static void test_pageable(CUfunction k10, CUstream s)
 	launch(k10, s);
 	cuMemcpyDtoHAsync_v2(pageable, d, 4096, s);
 	EXPECT(now() - t0 >= 10 * MS, "a pageable D2H copy returned early");
+	/* from pageable memory: staged at once, the stream's work not waited for */
+	t0 = now();
+	launch(k10, s);
+	memset(pageable, 0x5a, 4096);
+	cuMemcpyHtoDAsync_v2(d, pageable, 4096, s);
+	memset(pageable, 0, 4096);
+	EXPECT(now() - t0 < 5 * MS, "a pageable H2D copy waited for the stream");
+	cuMemcpyDtoHAsync_v2(pageable, d, 4096, s);
+	EXPECT(now() - t0 >= 10 * MS && pageable[4095] == 0x5a,
+	       "a pageable D2H copy after it returned early or lost the staged bytes");
 	cuMemHostRegister_v2(pageable, 4096, 0);
 	t0 = now();
 	launch(k10, s);
