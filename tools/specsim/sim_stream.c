@@ -427,6 +427,33 @@ void sim_wait_stream(struct specsim_stream *s)
 	pthread_mutex_unlock(&sim_dev.lock);
 }
 
+/* What a sync of s would wait for: its own work, on the legacy stream the blocking streams' too. */
+bool sim_stream_busy_locked(const struct specsim_stream *s)
+{
+	bool busy = busy_locked(s);
+
+	if (s->legacy)
+		for (struct specsim_stream *t = sim_dev.streams; t && !busy; t = t->next)
+			busy = !(t->flags & CU_STREAM_NON_BLOCKING) && busy_locked(t);
+	return busy;
+}
+
+SIM_EXPORT int specsimStreamBusy(CUstream hStream)
+{
+	struct specsim_stream *s;
+	bool busy;
+
+	if (!sim_dev.inited)
+		return -1;
+	s = sim_stream_resolve(hStream);
+	if (!s)
+		return -1;
+	pthread_mutex_lock(&sim_dev.lock);
+	busy = sim_stream_busy_locked(s);
+	pthread_mutex_unlock(&sim_dev.lock);
+	return busy;
+}
+
 void sim_wait_ctx(struct specsim_ctx *ctx)
 {
 	pthread_mutex_lock(&sim_dev.lock);

@@ -55,7 +55,9 @@ static void test_async_and_sync(CUfunction k20, CUstream s)
 	t1 = now();
 	EXPECT(t1 - t0 < 5 * MS, "a launch returned after %lld us", (t1 - t0) / 1000);
 	EXPECT(cuStreamQuery(s) == CUDA_ERROR_NOT_READY, "query while the kernel runs");
+	EXPECT(specsimStreamBusy(s) == 1, "busy while the kernel runs");
 	EXPECT(cuStreamSynchronize(s) == 0, "sync");
+	EXPECT(specsimStreamBusy(s) == 0, "busy after sync");
 	EXPECT(now() - t0 >= 20 * MS, "sync returned before the 20 ms kernel ended");
 	EXPECT(cuStreamQuery(s) == 0, "query after sync");
 }
