@@ -63,6 +63,8 @@ static void init_device(void)
 {
 	sim_dev.default_kernel_ns = env_ll("SPECSIM_KERNEL_NS", 2000);
 	sim_dev.copy.latency_ns = env_ll("SPECSIM_COPY_LATENCY_NS", 2000);
+	/* staging through a bounce buffer; scaled, as the other defaults, past a trap's cost */
+	sim_dev.copy.pageable_latency_ns = env_ll("SPECSIM_PAGEABLE_LATENCY_NS", 50000);
 	sim_dev.copy.pinned_gbps = env_ll("SPECSIM_PINNED_GBPS", 25);
 	sim_dev.copy.pageable_gbps = env_ll("SPECSIM_PAGEABLE_GBPS", 10);
 	sim_dev.copy.device_gbps = env_ll("SPECSIM_DEVICE_GBPS", 1000);

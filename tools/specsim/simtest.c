@@ -161,6 +161,12 @@ static void test_pageable(CUfunction k10, CUstream s)
 	cuMemcpyDtoHAsync_v2(pageable, d, 4096, s);
 	EXPECT(now() - t0 >= 10 * MS && pageable[4095] == 0x5a,
 	       "a pageable D2H copy after it returned early or lost the staged bytes");
+	/* staging makes a pageable copy slower than a pinned one: 50 us by default */
+	t0 = now();
+	cuMemcpyHtoDAsync_v2(d, pageable, 8, s);
+	EXPECT(specsimStreamBusy(s) == 1, "idle right after a pageable H2D");
+	cuStreamSynchronize(s);
+	EXPECT(now() - t0 >= 50000, "a pageable H2D took %lld ns", now() - t0);
 	cuMemHostRegister_v2(pageable, 4096, 0);
 	t0 = now();
 	launch(k10, s);
