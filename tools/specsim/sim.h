@@ -169,7 +169,7 @@ struct specsim_event {
 };
 
 struct sim_copy_model {
-	long long latency_ns, pageable_latency_ns;
+	long long latency_ns, staged_latency_ns;
 	long long pinned_gbps, pageable_gbps, device_gbps;
 };
 
