@@ -4,7 +4,8 @@
  * plant makes one call of interest, tagged "planted:KIND"; calls it needs
  * beside it (an event record, the allocation a free frees) are tagged
  * "companion:KIND"; syncs that wait for nothing are tagged "clean:KIND". All
- * carry "position". Blocking ones are noted for the cycle bounds. The
+ * carry "position"; planted waits and copies also "stream_busy": whether what
+ * they wait for had work queued. Blocking ones are noted for the cycle bounds. The
  * side-stream plants (--torch) launch a kernel on a blocking side stream; the
  * loop's next legacy-stream call, ordered behind it, is the planted one.
  */
@@ -110,6 +111,7 @@ static int poll_until_ready(struct rank_state *st)
 {
 	struct timespec nap = { 0, POLL_NAP_NS };
 
+	truth__set_stream_busy(specsimStreamBusy(st->work));
 	for (;;) {
 		int r = CALL(cuStreamQuery, (st->work), A("stream", st->work));
 
@@ -144,6 +146,7 @@ static int plant_free(struct rank_state *st, enum plant_pos pos)
 	CU(cuMemAllocAsync, (&p, PLANT_BYTES, st->work), A("dptr_out", &p),
 	   A("bytes", PLANT_BYTES), A("stream", st->work), A("dptr", p));
 	tag(planted_tag[PLANT_FREE], pos);
+	truth__set_stream_busy(specsimDeviceBusy());
 	CU(cuMemFree_v2, (p), A("dptr", p));
 	return 0;
 }
@@ -189,9 +192,11 @@ static int plant_calls(struct rank_state *st, enum plant_kind kind, enum plant_p
 	*blocked = true;
 	switch (kind) {
 	case PLANT_CTX:
+		truth__set_stream_busy(specsimDeviceBusy());
 		CU(cuCtxSynchronize, ());
 		return 0;
 	case PLANT_STREAM:
+		truth__set_stream_busy(specsimStreamBusy(st->work));
 		CU(cuStreamSynchronize, (st->work), A("stream", st->work));
 		return 0;
 	case PLANT_EVENT:
@@ -199,6 +204,8 @@ static int plant_calls(struct rank_state *st, enum plant_kind kind, enum plant_p
 		CU(cuEventRecord, (st->plant_ev, st->work), A("event", st->plant_ev),
 		   A("stream", st->work));
 		tag(planted_tag[PLANT_EVENT], pos);
+		/* nothing is queued after the record: the event is pending while the stream is busy */
+		truth__set_stream_busy(specsimStreamBusy(st->work));
 		CU(cuEventSynchronize, (st->plant_ev), A("event", st->plant_ev));
 		return 0;
 	case PLANT_SYNC_COPY:
@@ -268,6 +275,7 @@ static int plants_due(struct rank_state *st, enum plant_pos pos, int cycle, bool
 		tag(side ? companion_tag[p->kind] : planted_tag[p->kind], pos);
 		if (plant_calls(st, p->kind, pos, &blocked))
 			return -1;
+		truth__set_stream_busy(-1);
 		if (blocked)
 			bounds__blocking(st, cycle);
 		tag(NULL, 0);
