@@ -25,11 +25,24 @@
 #define SIDE_NS 50000		/* the side-stream plants' kernel */
 #define INPUT_COPIES 2
 
-/* the device buffer: the scalar, nonzero's count, .item()'s value, a clone, a mask, inputs */
-enum { DEV_POS = 0, DEV_COUNT = 64, DEV_ITEM = 128, DEV_CLONE = 256, DEV_MASK = 512,
-       DEV_INPUTS = 4096, DEV_BYTES = 65536 };
-/* the pinned buffer: where the count, the value and the async copy land */
-enum { HOST_COUNT = 0, HOST_ITEM = 64, HOST_OUT = 128, HOST_BYTES = 4096 };
+/* offsets in the device buffer */
+enum {
+	DEV_POS = 0,		/* the scalar */
+	DEV_COUNT = 64,		/* nonzero's count */
+	DEV_ITEM = 128,		/* .item()'s value */
+	DEV_CLONE = 256,
+	DEV_MASK = 512,
+	DEV_INPUTS = 4096,	/* the graphs' static inputs */
+	DEV_BYTES = 65536,
+};
+
+/* offsets in the pinned buffer, where the D2H copies land */
+enum {
+	HOST_COUNT = 0,
+	HOST_ITEM = 64,
+	HOST_OUT = 128,
+	HOST_BYTES = 4096,
+};
 
 static void note(const char *tag, enum plant_pos pos)
 {
