@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 # Sync classification and self-overhead on the simulated server: every planted sync found
-# with its kind and position, nothing else flagged, starvation bounds only where they hold,
-# the tracer's cost equal to its calls times the calibrated cost. Traced from cuInit, from
-# the start gate and from the middle of the loop.
+# with its kind, position and verdict, nothing else flagged, starvation bounds only where
+# they hold, the tracer's cost equal to its calls times the calibrated cost. Traced from
+# cuInit, from the start gate and from the middle of the loop; specsim's loop and PyTorch's
+# (--torch).
 source "$(dirname "$0")/lib.sh"
 CHECK=$TOP/tests/integration/check_syncs.py
 
@@ -81,6 +82,29 @@ traced init two-ranks --cycles 150 --ranks 2 --plant ctx@draft-verify/4 \
 	--clean-syncs
 traced init eager-draft --cycles 150 --draft-mode eager --plant event@draft-verify/2 \
 	--plant sync-copy@extend/3 --clean-syncs
+# PyTorch's loop (--torch): the legacy stream only, pinned buffers and a malloc'd scalar made
+# before the gate. Under the tracer a call can outlast a 50 us copy, so the scalar's staged H2D
+# and .item()'s kernels last longer here: their syncs then still find work (the truth's
+# stream_busy says whether they did).
+TORCH="--torch --draft-k 5 --accept-us 800"
+torch_traced() {
+	SPECSIM_STAGED_LATENCY_NS=400000 traced "$@"
+}
+# shellcheck disable=SC2086
+torch_traced gate torch-clean --cycles 200 $TORCH --clean-syncs
+# shellcheck disable=SC2086
+torch_traced gate torch-plants --cycles 200 $TORCH --plant ctx@draft-verify/3 \
+	--plant event@after-verify/4 --plant stream@accept/5 --plant unknown-host@accept/2 \
+	--plant legacy@after-verify/3 --plant poll@draft-verify/7 --plant ctx@outside
+# shellcheck disable=SC2086
+torch_traced gate torch-side-streams --cycles 200 $TORCH --plant side-stream/2 \
+	--plant side-stream-pre@after-verify/3
+# shellcheck disable=SC2086
+torch_traced gate torch-pageable --cycles 200 $TORCH --plant pageable-copy@draft-verify/2
+# shellcheck disable=SC2086
+torch_traced init torch-from-init --cycles 200 $TORCH --plant side-stream/3 \
+	--plant side-stream-pre@after-verify/2 --plant pageable-copy@draft-verify/4 \
+	--plant capture-sync --clean-syncs
 # uncaptured graphs take their roles from behaviour: no copies to the host after a draft
 mid_run mid-run --cycles 1000000 --plant unknown-host@accept/2 \
 	--plant pageable-copy@accept/3 --plant alloc@after-verify/4 --plant ctx@accept/5 \

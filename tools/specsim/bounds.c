@@ -124,3 +124,12 @@ void bounds__loop_end(struct rank_state *st, int last_cycle)
 	t->ended = true;
 	write_if_done(t);
 }
+
+/* With --torch there is no extend launch: the last cycle ends at its last call's return. */
+void bounds__cycle_tail(struct rank_state *st, int cycle)
+{
+	struct cycle_track *t = track_of(st, cycle);
+
+	if (t)
+		t->last_extend = truth__last(false);
+}

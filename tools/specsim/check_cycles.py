@@ -11,10 +11,17 @@ briefs/cycle-defs.md; and the launch and sync counts, E (extend start) and the
 accept end are derived again here from the call lines and must agree. A call's
 time is its before for an entry edge and its after for a return edge.
 
-Planted calls (tags planted:, companion:, clean:) must carry a position and lie
-where it says, between the loop's own calls; --expect-plant counts the planted
-calls of one kind at one position (for poll: spins, i.e. queries that found the
-stream ready).
+Planted calls (tags planted:, unknown:, companion:, clean:) must carry a
+position and lie where it says, between the loop's own calls; --expect-plant
+counts the planted calls of one kind at one position (for poll: spins, i.e.
+queries that found the stream ready).
+
+With --torch there is no extend launch: E is the return of the last blocking
+call after verify, the last cycle ends at the return of its last call, and the
+draft launches are the k graph launches, step j's exec as the j-th. Positions
+follow the cycle: draft-verify from the first draft launch to the verify
+launch, after-verify up to the accept result's copy, accept from that copy to
+the next cycle's first draft launch.
 """
 import argparse
 import collections
@@ -25,7 +32,7 @@ BLOCKING = {"cuCtxSynchronize", "cuCtxSynchronize_v2", "cuStreamSynchronize",
             "cuEventSynchronize", "cuMemcpy", "cuMemcpyHtoD_v2", "cuMemcpyDtoH_v2",
             "cuMemcpyDtoD_v2", "cuMemFree_v2", "cuMemFreeHost"}
 PAGEABLE_TAGS = {"pageable-copy", "planted:pageable-copy"}
-PLANT_PREFIXES = ("planted:", "companion:", "clean:")
+PLANT_PREFIXES = ("planted:", "unknown:", "companion:", "clean:")
 PHASES = ("draft", "verify", "accept", "extend")
 
 
@@ -56,6 +63,7 @@ class Rank:
         self.execs = {l["exec"]: l for l in lines if "exec" in l and "role" in l}
         summary = [l for l in lines if l.get("summary")]
         self.summary = summary[0] if summary else None
+        self.torch = bool(self.summary and self.summary.get("torch"))
         self.by_key = collections.defaultdict(list)
         for c in self.calls:
             self.by_key[(c["name"], c["before"], c["after"])].append(c)
@@ -75,6 +83,8 @@ class Rank:
 
 def expected_draft_launches(s, cycle):
     k, mode, dk = s["draft_k"], s["draft_mode"], s["draft_kernels"]
+    if s.get("torch"):
+        return k
     per_step = dk if mode == "eager" else 1
     steps = k if mode != "one-graph" else 1
     n = s["extra_draft_every"]
@@ -91,9 +101,9 @@ def iteration_calls(r, tid):
     return by_cycle
 
 
-def draft_launch(c):
-    return (c["phase"] == "draft" and not planted(c)
-            and c["name"] in ("cuGraphLaunch", "cuLaunchKernel"))
+def draft_launch(c, torch=False):
+    names = ("cuGraphLaunch",) if torch else ("cuGraphLaunch", "cuLaunchKernel")
+    return c["phase"] == "draft" and not planted(c) and c["name"] in names
 
 
 def check_roles(r, i, drafts, verifies, extends):
@@ -109,6 +119,9 @@ def check_roles(r, i, drafts, verifies, extends):
             r.expect(e["role"] == role and e["batch"] == bs,
                      f"cycle {i}: {role} launch replays {e['role']} batch {e['batch']}, "
                      f"want batch {bs}")
+    if r.torch:
+        steps = [r.execs.get(c["args"]["exec"], {}).get("step") for c in drafts]
+        r.expect(steps == list(range(s["draft_k"])), f"cycle {i}: draft steps {steps}")
     if s["verify_pieces"] > 1:
         pieces = [r.execs.get(c["args"]["exec"], {}).get("piece") for c in verifies]
         r.expect(pieces == list(range(s["verify_pieces"])), f"cycle {i}: verify pieces {pieces}")
@@ -117,18 +130,20 @@ def check_roles(r, i, drafts, verifies, extends):
 def check_derived(r, b, calls, last):
     """Counts and E from the call lines of the iteration."""
     i, s, ph = b["cycle_bounds"], r.summary, b["phases"]
-    drafts = [c for c in calls if draft_launch(c)]
+    drafts = [c for c in calls if draft_launch(c, r.torch)]
     verifies = [c for c in calls if c["phase"] == "verify" and c["name"] == "cuGraphLaunch"
                 and not planted(c)]
     extends = [c for c in calls if c["phase"] == "extend" and c["name"] == "cuGraphLaunch"
                and not planted(c)]
     syncs = [c for c in calls if blocking(c)]
-    want = (expected_draft_launches(s, i), s["verify_pieces"], 1)
+    want = (expected_draft_launches(s, i), s["verify_pieces"], 0 if r.torch else 1)
     got = (b["draft_launches"], b["verify_launches"], b["extend_launches"])
     r.expect(got == want, f"cycle {i}: draft/verify/extend launches {got}, want {want}")
     r.expect((len(drafts), len(verifies), len(extends)) == want,
              f"cycle {i}: call lines hold {len(drafts)}/{len(verifies)}/{len(extends)} launches")
     r.expect(b["syncs"] == len(syncs), f"cycle {i}: syncs {b['syncs']}, call lines {len(syncs)}")
+    if r.torch:
+        return check_torch_tail(r, b, calls, syncs, drafts, verifies, last)
     if not (drafts and verifies and extends):
         return
     r.expect(same(b["start"], drafts[0], "entry"),
@@ -142,6 +157,26 @@ def check_derived(r, b, calls, last):
     if last:
         r.expect(same(b["end"], extends[-1], "return"), f"cycle {i}: last cycle's end")
     check_roles(r, i, drafts, verifies, extends)
+
+
+def check_torch_tail(r, b, calls, syncs, drafts, verifies, last):
+    """E, the last cycle's end and the launch order, with no extend launch."""
+    i, ph = b["cycle_bounds"], b["phases"]
+    if not (drafts and verifies):
+        return
+    r.expect(same(b["start"], drafts[0], "entry"),
+             f"cycle {i}: start is not the first draft launch")
+    r.expect(same(ph["verify"]["start"], verifies[0], "entry"), f"cycle {i}: V")
+    r.expect(same(ph["verify"]["end"], verifies[-1], "return"), f"cycle {i}: Ve")
+    after = [c for c in syncs if c["before"] >= verifies[-1]["after"]]
+    if r.expect(after, f"cycle {i}: no sync after verify"):
+        r.expect(same(ph["extend"]["start"], after[-1], "return"), f"cycle {i}: extend start")
+    if last:
+        r.expect(same(b["end"], calls[-1], "return"), f"cycle {i}: last cycle's end")
+    r.expect(all(c["args"].get("stream", 0) == 0 for c in calls
+                 if c.get("tag") is None and "stream" in c["args"]),
+             f"cycle {i}: loop calls off the legacy stream")
+    check_roles(r, i, drafts, verifies, [])
 
 
 def check_accept(r, b, nxt, tid):
@@ -188,9 +223,26 @@ def first(calls, pred):
     return next((c for c in calls if pred(c)), None)
 
 
+def torch_region(c, calls, b, nxt):
+    """Where a position lies in a --torch cycle, as the module docstring says."""
+    ph, pos = b["phases"], c["position"]
+    ve = ph["verify"]["end"]["after"]
+    copy = first(calls, lambda x: x["before"] > ve and x["name"] == "cuMemcpyDtoHAsync_v2"
+                 and not planted(x))
+    next_d = nxt["start"]["before"] if nxt else None
+    regions = {
+        "draft-verify": (b["start"]["before"], ph["verify"]["start"]["before"]),
+        "after-verify": (ve, copy["before"] if copy else None),
+        "accept": (copy["before"] if copy else ve, next_d),
+    }
+    return regions.get(pos, (ve, next_d))
+
+
 def plant_region(r, c, calls, b, nxt):
     """(after, before): the call must start at or after one and end by the other."""
     pos, i = c["position"], c["cycle"]
+    if r.torch:
+        return torch_region(c, calls, b, nxt)
     ve = b["phases"]["verify"]["end"]["after"]
     own = [x for x in calls if not planted(x)]
     accept = [x for x in own if x["phase"] == "accept"]

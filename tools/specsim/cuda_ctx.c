@@ -233,10 +233,7 @@ SIM_EXPORT CUresult cuStreamQuery(CUstream hStream)
 	if (err)
 		return err;
 	pthread_mutex_lock(&sim_dev.lock);
-	busy = s->done_seq < s->enq_seq;
-	if (s->legacy)
-		for (struct specsim_stream *t = sim_dev.streams; t && !busy; t = t->next)
-			busy = !(t->flags & CU_STREAM_NON_BLOCKING) && t->done_seq < t->enq_seq;
+	busy = sim_stream_busy_locked(s);
 	pthread_mutex_unlock(&sim_dev.lock);
 	return busy ? CUDA_ERROR_NOT_READY : CUDA_SUCCESS;
 }

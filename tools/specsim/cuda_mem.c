@@ -25,21 +25,26 @@ static bool capturing(struct specsim_stream *s)
 	return cap;
 }
 
-static long long host_gbps(const void *p)
+/* Pageable memory moves at a lower rate; a staged H2D also has its own DMA latency. */
+static long long host_copy_ns(const void *p, size_t bytes, bool staged)
 {
-	return sim_host_kind(p, 0) == HOST_PAGEABLE ? sim_dev.copy.pageable_gbps
-						    : sim_dev.copy.pinned_gbps;
+	if (sim_host_kind(p, 0) != HOST_PAGEABLE)
+		return sim_copy_ns(bytes, sim_dev.copy.pinned_gbps);
+	if (!staged)
+		return sim_copy_ns(bytes, sim_dev.copy.pageable_gbps);
+	return sim_copy_ns(bytes, sim_dev.copy.pageable_gbps) - sim_dev.copy.latency_ns +
+	       sim_dev.copy.staged_latency_ns;
 }
 
 static CUresult copy_submit(struct specsim_stream *s, void *dst, const void *src, size_t bytes,
-			    long long gbps, bool stage, u64 *seq)
+			    long long dur_ns, bool stage, u64 *seq)
 {
 	struct sim_node node = {
 		.kind = NODE_COPY,
 		.dst = dst,
 		.src = src,
 		.bytes = bytes,
-		.dur_ns = sim_copy_ns(bytes, gbps),
+		.dur_ns = dur_ns,
 	};
 	CUresult err;
 
@@ -71,7 +76,8 @@ static CUresult h2d(struct specsim_stream *s, CUdeviceptr dst, const void *src, 
 	/* pageable: staged at once; only the synchronous copy syncs the stream first */
 	if (pageable && !async && !capturing(s))
 		sim_wait_stream(s);
-	err = copy_submit(s, PTR(dst), src, bytes, host_gbps(src), pageable, &seq);
+	err = copy_submit(s, PTR(dst), src, bytes, host_copy_ns(src, bytes, pageable), pageable,
+			  &seq);
 	/* synchronous from pinned memory: returns when the copy is done */
 	if (!err && !async && !pageable && seq)
 		sim_wait_seq(s, seq);
@@ -87,7 +93,7 @@ static CUresult d2h(struct specsim_stream *s, void *dst, CUdeviceptr src, size_t
 
 	if (!sim_dev_ok(src, bytes) || (!dst && bytes))
 		return CUDA_ERROR_INVALID_VALUE;
-	err = copy_submit(s, dst, PTR(src), bytes, host_gbps(dst), false, &seq);
+	err = copy_submit(s, dst, PTR(src), bytes, host_copy_ns(dst, bytes, false), false, &seq);
 	if (!err && seq && (!async || pageable))
 		sim_wait_seq(s, seq);
 	return err;
@@ -97,7 +103,8 @@ CUresult sim_copy_d2d(struct specsim_stream *s, CUdeviceptr dst, CUdeviceptr src
 {
 	if (!sim_dev_ok(dst, bytes) || !sim_dev_ok(src, bytes))
 		return CUDA_ERROR_INVALID_VALUE;
-	return copy_submit(s, PTR(dst), PTR(src), bytes, sim_dev.copy.device_gbps, false, NULL);
+	return copy_submit(s, PTR(dst), PTR(src), bytes,
+			   sim_copy_ns(bytes, sim_dev.copy.device_gbps), false, NULL);
 }
 
 /* Unified addressing: the pointers say the direction. */
@@ -116,7 +123,8 @@ static CUresult copy_any(struct specsim_stream *s, CUdeviceptr dst, CUdeviceptr 
 		return d2h(s, PTR(dst), src, bytes, async);
 	if ((!dst || !src) && bytes)
 		return CUDA_ERROR_INVALID_VALUE;
-	err = copy_submit(s, PTR(dst), PTR(src), bytes, host_gbps(PTR(dst)), false, &seq);
+	err = copy_submit(s, PTR(dst), PTR(src), bytes, host_copy_ns(PTR(dst), bytes, false), false,
+			  &seq);
 	if (!err && seq && (!async || sim_host_kind(PTR(dst), bytes) == HOST_PAGEABLE ||
 			    sim_host_kind(PTR(src), bytes) == HOST_PAGEABLE))
 		sim_wait_seq(s, seq);

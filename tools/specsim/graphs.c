@@ -4,7 +4,9 @@
  * graph first, then the draft graphs, then draft-extend. The verify graph forks
  * a side stream through events (capture spreads there) and, with several
  * ranks, ends each layer with a captured ncclAllReduce. Piecewise, as vLLM
- * does it, the verify forward is several graphs, each a run of layers.
+ * does it, the verify forward is several graphs, each a run of layers. With
+ * --torch, as cudagraph trees do it, one graph per draft position and no
+ * draft-extend graph, captured on a side stream and replayed on the legacy one.
  */
 #include <string.h>
 #include "rank.h"
@@ -195,7 +197,8 @@ int graphs__capture_all(struct rank_state *st)
 	for (int b = 0; b < env.nr_batch_sizes && env.draft_mode != DRAFT_EAGER; b++)
 		if (capture_draft(st, b))
 			return -1;
-	for (int b = 0; b < env.nr_batch_sizes; b++)
+	/* PyTorch's loop has no draft-extend graph */
+	for (int b = 0; b < env.nr_batch_sizes && !env.torch; b++)
 		if (capture_extend(st, b))
 			return -1;
 	if (plants__capture(st))

@@ -23,7 +23,7 @@ static bool every(int n, int cycle)
  * it overlaps GPU work unless a sync just drained the GPU, and then it is GPU
  * idle time, which is what makes a planted sync cost something.
  */
-static void host_prepare(void)
+void loop__host_prepare(void)
 {
 	struct timespec ts = { env.host_ns / 1000000000, env.host_ns % 1000000000 };
 
@@ -59,11 +59,23 @@ static int draft_step(struct rank_state *st, int cycle, int step)
 	return 0;
 }
 
+/* --plant-sync: the host waits for the draft before launching verify */
+int loop__plant_sync(struct rank_state *st, int cycle)
+{
+	if (!every(env.plant_sync, cycle))
+		return 0;
+	truth__set_tag("planted-sync");
+	CU(cuStreamSynchronize, (st->work), A("stream", st->work));
+	bounds__blocking(st, cycle);
+	truth__set_tag(NULL);
+	return 0;
+}
+
 static int draft_phase(struct rank_state *st, int cycle)
 {
 	int steps = env.draft_mode == DRAFT_EAGER ? env.draft_k : st->nr_draft_graphs;
 
-	host_prepare();
+	loop__host_prepare();
 	for (int j = 0; j < steps; j++)
 		if (draft_step(st, cycle, j))
 			return -1;
@@ -74,13 +86,8 @@ static int draft_phase(struct rank_state *st, int cycle)
 			return -1;
 		truth__set_tag(NULL);
 	}
-	if (every(env.plant_sync, cycle)) {
-		/* the anti-pattern: the host waits for the draft before launching verify */
-		truth__set_tag("planted-sync");
-		CU(cuStreamSynchronize, (st->main), A("stream", st->main));
-		bounds__blocking(st, cycle);
-		truth__set_tag(NULL);
-	}
+	if (loop__plant_sync(st, cycle))
+		return -1;
 	return plants__at(st, POS_DRAFT_VERIFY, cycle);
 }
 
@@ -167,7 +174,7 @@ static int accept_phase(struct rank_state *st, int cycle)
 /* The verify forward: one graph, or its pieces back to back. */
 static int verify_phase(struct rank_state *st, int cycle)
 {
-	host_prepare();
+	loop__host_prepare();
 	for (int j = 0; j < env.verify_pieces; j++) {
 		CUgraphExec x = st->verify[st->batch_index][j].exec;
 
@@ -181,16 +188,25 @@ static int extend_phase(struct rank_state *st, int cycle)
 {
 	CUgraphExec x = st->extend[st->batch_index].exec;
 
-	host_prepare();
+	loop__host_prepare();
 	CU(cuGraphLaunch, (x, st->main), A("exec", x), A("stream", st->main));
 	bounds__extend_launch(st, cycle);
 	/* between this cycle's last launch and the next cycle's first */
 	return plants__at(st, POS_EXTEND, cycle) || plants__at(st, POS_OUTSIDE, cycle) ? -1 : 0;
 }
 
+/* --torch launches no draft-extend graph: the phase is empty */
+static int no_extend(struct rank_state *st, int cycle)
+{
+	return 0;
+}
+
 /* in cycle order, from PH_DRAFT on */
 static int (*const phases[])(struct rank_state *st, int cycle) = {
 	draft_phase, verify_phase, accept_phase, extend_phase,
+};
+static int (*const torch_phases[])(struct rank_state *st, int cycle) = {
+	torch__draft, torch__verify, torch__accept, no_extend,
 };
 
 /* *mark: where this cycle starts; set to where it ended, so cycles tile too. */
@@ -203,7 +219,7 @@ static int one_cycle(struct rank_state *st, int cycle, unsigned long long *mark)
 	bounds__begin(st, cycle);
 	for (int p = 0; p < 4; p++) {
 		truth__set_phase(PH_DRAFT + p, cycle);
-		if (phases[p](st, cycle))
+		if ((env.torch ? torch_phases : phases)[p](st, cycle))
 			return -1;
 		t[p + 1] = gt_now();
 	}
@@ -218,6 +234,8 @@ int loop__run(struct rank_state *st)
 	unsigned long long mark;
 
 	if (plants__at(st, POS_OUTSIDE, -1))
+		return -1;
+	if (env.torch && env.cycles && torch__prologue(st, -1))
 		return -1;
 	mark = gt_now();
 	st->loop_start = mark;

@@ -39,6 +39,7 @@ enum {
 	OPT_EXERCISE, OPT_READY, OPT_GO, OPT_WAIT_SIGNAL, OPT_DELAY, OPT_WAIT_AT, OPT_RATE,
 	OPT_RATE_CALL, OPT_RATE_TRUTH, OPT_WORKER, OPT_READY_FD, OPT_GO_FD, OPT_UID_FILE,
 	OPT_EXTRA_DRAFT, OPT_VERIFY_PIECES, OPT_BATCH_SCHEDULE, OPT_PLANT, OPT_CLEAN_SYNCS,
+	OPT_TORCH,
 };
 
 static const char doc[] =
@@ -52,6 +53,7 @@ static const char doc[] =
 	"  specsim-server --ranks 4 --plant-sync 5 --ready-file r --go-file go\n"
 	"  specsim-server --draft-mode eager --verify-pieces 2 --batch-schedule 1,4,4\n"
 	"  specsim-server --plant ctx@draft-verify/5 --plant pageable-copy@accept --clean-syncs\n"
+	"  specsim-server --torch -k 5 --plant side-stream/2 --plant pageable-copy/3\n"
 	"  specsim-server --cycles 0 --rate-test 1000000\n";
 
 static const struct argp_option opts[] = {
@@ -84,6 +86,10 @@ static const struct argp_option opts[] = {
 	  "sync (cuStreamSynchronize), event (record + cuEventSynchronize) or deferred "
 	  "(the event of the previous cycle) (default sync)", 1 },
 	{ "ranks", 'r', "R", 0, "tensor-parallel ranks, one process each (default 1)", 1 },
+	{ "torch", OPT_TORCH, NULL, 0,
+	  "PyTorch's loop (torch.compile reduce-overhead): everything on the legacy stream, "
+	  "one graph per draft step, graph-input copies, a CPU scalar copied in and synced, "
+	  "nonzero() and item() in accept", 1 },
 	{ NULL, 0, NULL, 0, "Planted problems:", 2 },
 	{ "plant-sync", OPT_PLANT_SYNC, "N", 0,
 	  "cuStreamSynchronize between draft and verify every N cycles", 2 },
@@ -92,9 +98,9 @@ static const struct argp_option opts[] = {
 	  "cuMemAlloc_v2 + cuMemFree_v2 after verify every N cycles (default 1)", 2 },
 	{ "plant", OPT_PLANT, "KIND[@POS][/N]", 0,
 	  "plant a call (repeatable). KIND: ctx, stream, event, sync-copy, pageable-copy, "
-	  "unknown-host, free, alloc, legacy, poll, capture-sync. POS: draft-verify (default), "
-	  "after-verify, accept, extend, outside. N: every N-th cycle (default 1; outside "
-	  "without /N: once, before the loop)", 2 },
+	  "unknown-host, free, alloc, legacy, poll, capture-sync, side-stream, side-stream-pre "
+	  "(--torch). POS: draft-verify (default), after-verify, accept, extend, outside. N: "
+	  "every N-th cycle (default 1; outside without /N: once, before the loop)", 2 },
 	{ "clean-syncs", OPT_CLEAN_SYNCS, NULL, 0,
 	  "each cycle, syncs that wait for nothing: an event already complete, an idle stream",
 	  2 },
@@ -192,6 +198,8 @@ static const char *const plant_kinds[] = {
 	[PLANT_LEGACY] = "legacy",
 	[PLANT_POLL] = "poll",
 	[PLANT_CAPTURE_SYNC] = "capture-sync",
+	[PLANT_SIDE_STREAM] = "side-stream",
+	[PLANT_SIDE_STREAM_PRE] = "side-stream-pre",
 };
 static const char *const plant_positions[] = {
 	[POS_DRAFT_VERIFY] = "draft-verify",
@@ -266,6 +274,51 @@ static bool captured(int bs)
 	return false;
 }
 
+static bool side_plant(enum plant_kind kind)
+{
+	return kind == PLANT_SIDE_STREAM || kind == PLANT_SIDE_STREAM_PRE;
+}
+
+/* Side-stream work is followed by the loop's own legacy call at these positions. */
+static void check_plants_torch(struct argp_state *state)
+{
+	bool side_at[POS_NR] = { false };
+
+	for (int i = 0; i < env.nr_plants; i++) {
+		const struct plant *p = &env.plants[i];
+
+		if (p->pos == POS_EXTEND || (p->pos == POS_OUTSIDE && p->every))
+			argp_error(state, "--torch has no extend launch: no plant @extend or "
+					  "@outside/N");
+		if (!side_plant(p->kind))
+			continue;
+		if (p->pos != POS_DRAFT_VERIFY && p->pos != POS_AFTER_VERIFY)
+			argp_error(state, "--plant %s: only @draft-verify or @after-verify",
+				   plant_kinds[p->kind]);
+		if (side_at[p->pos])
+			argp_error(state, "one side-stream plant per position");
+		side_at[p->pos] = true;
+	}
+}
+
+static void check_torch(struct argp_state *state)
+{
+	if (!env.torch) {
+		for (int i = 0; i < env.nr_plants; i++)
+			if (side_plant(env.plants[i].kind))
+				argp_error(state, "--plant %s needs --torch",
+					   plant_kinds[env.plants[i].kind]);
+		return;
+	}
+	if (env.draft_mode != DRAFT_PER_STEP || env.accept_mode != ACCEPT_SYNC ||
+	    env.extra_draft_every || env.verify_pieces != 1 || env.pageable || env.free_every)
+		argp_error(state, "--torch replays per-step draft graphs and one verify graph and "
+				  "syncs in accept: no --draft-mode, --accept-mode, "
+				  "--extra-draft-every, --verify-pieces, --pageable-copies or "
+				  "--free-in-loop");
+	check_plants_torch(state);
+}
+
 static void check_all(struct argp_state *state)
 {
 	if (env.batch && env.nr_batch_schedule)
@@ -283,6 +336,7 @@ static void check_all(struct argp_state *state)
 			   env.verify_pieces);
 	if (env.ranks > 1 && !env.worker && env.wait_signal && env.go_file)
 		argp_error(state, "use one of --wait-signal and --go-file");
+	check_torch(state);
 }
 
 /* How an option's argument lands in env. */
@@ -330,6 +384,7 @@ static const struct opt_arg args[] = {
 	INT_ARG(OPT_PLANT_SYNC, plant_sync, 0, 100000000),
 	SET_ARG(OPT_PAGEABLE, pageable),
 	SET_ARG(OPT_CLEAN_SYNCS, clean_syncs),
+	SET_ARG(OPT_TORCH, torch),
 	INT_ARG(OPT_FREE, free_every, 0, 100000000),
 	STR_ARG('g', truth_path),
 	SET_ARG(OPT_GPU_LOG, gpu_log),

@@ -4,7 +4,10 @@
  * plant makes one call of interest, tagged "planted:KIND"; calls it needs
  * beside it (an event record, the allocation a free frees) are tagged
  * "companion:KIND"; syncs that wait for nothing are tagged "clean:KIND". All
- * carry "position". Blocking ones are noted for the cycle bounds.
+ * carry "position"; planted waits and copies also "stream_busy": whether what
+ * they wait for had work queued. Blocking ones are noted for the cycle bounds. The
+ * side-stream plants (--torch) launch a kernel on a blocking side stream; the
+ * loop's next legacy-stream call, ordered behind it, is the planted one.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +19,7 @@ static const char *const planted_tag[PLANT_NR] = {
 	"planted:ctx",		 "planted:stream",	 "planted:event", "planted:sync-copy",
 	"planted:pageable-copy", "planted:unknown-host", "planted:free",  "planted:alloc",
 	"planted:legacy",	 "planted:poll",	 "planted:capture-sync",
+	"planted:legacy",	 "unknown:legacy",
 };
 static const char *const companion_tag[PLANT_NR] = {
 	[PLANT_EVENT] = "companion:event",
@@ -23,6 +27,8 @@ static const char *const companion_tag[PLANT_NR] = {
 	[PLANT_FREE] = "companion:free",
 	[PLANT_ALLOC] = "companion:alloc",
 	[PLANT_CAPTURE_SYNC] = "companion:capture-sync",
+	[PLANT_SIDE_STREAM] = "companion:side-stream",
+	[PLANT_SIDE_STREAM_PRE] = "companion:side-stream-pre",
 };
 
 #define PLANT_BYTES 4096	/* the free/alloc plants' buffer */
@@ -56,8 +62,16 @@ int plants__setup(struct rank_state *st)
 		   A("bytes", bytes), A("flags", 0), A("ptr", st->unknown_host));
 		tag(NULL, 0);
 	}
+	/* a CPU tensor's storage: heap memory, never registered */
 	if (wanted(PLANT_PAGEABLE_COPY) && !(st->plant_pageable = calloc(1, bytes)))
 		return -1;
+	if (wanted(PLANT_SIDE_STREAM_PRE)) {
+		/* made before the gate: a tracer attached there cannot know its flags */
+		tag(companion_tag[PLANT_SIDE_STREAM_PRE], POS_OUTSIDE);
+		CU(cuStreamCreate, (&st->torch.side_pre, 0), A("stream_out", &st->torch.side_pre),
+		   A("flags", 0), A("stream", st->torch.side_pre));
+		tag(NULL, 0);
+	}
 	if (wanted(PLANT_EVENT))
 		CU(cuEventCreate, (&st->plant_ev, 0), A("event_out", &st->plant_ev), A("flags", 0),
 		   A("event", st->plant_ev));
@@ -97,8 +111,9 @@ static int poll_until_ready(struct rank_state *st)
 {
 	struct timespec nap = { 0, POLL_NAP_NS };
 
+	truth__set_stream_busy(specsimStreamBusy(st->work));
 	for (;;) {
-		int r = CALL(cuStreamQuery, (st->main), A("stream", st->main));
+		int r = CALL(cuStreamQuery, (st->work), A("stream", st->work));
 
 		if (r != CUDA_ERROR_NOT_READY)
 			return r ? -1 : 0;
@@ -106,16 +121,19 @@ static int poll_until_ready(struct rank_state *st)
 	}
 }
 
+/* stream_busy: whether the copy's stream had work queued, so anything to wait for */
 static int plant_copy(struct rank_state *st, void *dst, bool async)
 {
 	size_t bytes = st->accept_bytes;
 
+	truth__set_stream_busy(specsimStreamBusy(async ? st->work : NULL));
 	if (async)
-		CU(cuMemcpyDtoHAsync_v2, (dst, st->accept_dev, bytes, st->main), A("dst_host", dst),
-		   A("src", st->accept_dev), A("bytes", bytes), A("stream", st->main));
+		CU(cuMemcpyDtoHAsync_v2, (dst, st->accept_dev, bytes, st->work), A("dst_host", dst),
+		   A("src", st->accept_dev), A("bytes", bytes), A("stream", st->work));
 	else
 		CU(cuMemcpyDtoH_v2, (dst, st->accept_dev, bytes), A("dst_host", dst),
 		   A("src", st->accept_dev), A("bytes", bytes));
+	truth__set_stream_busy(-1);
 	return 0;
 }
 
@@ -125,9 +143,10 @@ static int plant_free(struct rank_state *st, enum plant_pos pos)
 	CUdeviceptr p = 0;
 
 	tag(companion_tag[PLANT_FREE], pos);
-	CU(cuMemAllocAsync, (&p, PLANT_BYTES, st->main), A("dptr_out", &p),
-	   A("bytes", PLANT_BYTES), A("stream", st->main), A("dptr", p));
+	CU(cuMemAllocAsync, (&p, PLANT_BYTES, st->work), A("dptr_out", &p),
+	   A("bytes", PLANT_BYTES), A("stream", st->work), A("dptr", p));
 	tag(planted_tag[PLANT_FREE], pos);
+	truth__set_stream_busy(specsimDeviceBusy());
 	CU(cuMemFree_v2, (p), A("dptr", p));
 	return 0;
 }
@@ -140,7 +159,29 @@ static int plant_alloc(struct rank_state *st, enum plant_pos pos)
 	CU(cuMemAlloc_v2, (&p, PLANT_BYTES), A("dptr_out", &p), A("bytes", PLANT_BYTES),
 	   A("dptr", p));
 	tag(companion_tag[PLANT_ALLOC], pos);
-	CU(cuMemFreeAsync, (p, st->main), A("dptr", p), A("stream", st->main));
+	CU(cuMemFreeAsync, (p, st->work), A("dptr", p), A("stream", st->work));
+	return 0;
+}
+
+/*
+ * Side-stream work that the loop's next legacy call is ordered behind: that
+ * call is the plant ("planted:legacy", or "unknown:legacy" when the stream was
+ * made before the start gate), with the side stream in serialises_with.
+ */
+static int plant_side(struct rank_state *st, enum plant_kind kind, enum plant_pos pos)
+{
+	struct torch_state *t = &st->torch;
+	bool pre = kind == PLANT_SIDE_STREAM_PRE;
+	CUstream *s = pre ? &t->side_pre : &t->side;
+
+	tag(companion_tag[kind], pos);
+	/* side-stream: made lazily, after the start gate, so a tracer sees its flags */
+	if (!*s)
+		CU(cuStreamCreate, (s, 0), A("stream_out", s), A("flags", 0), A("stream", *s));
+	if (graphs__launch(st, t->side_work, *s, 1, 0))
+		return -1;
+	t->pending = *s;
+	t->pending_tag = planted_tag[kind];
 	return 0;
 }
 
@@ -151,16 +192,20 @@ static int plant_calls(struct rank_state *st, enum plant_kind kind, enum plant_p
 	*blocked = true;
 	switch (kind) {
 	case PLANT_CTX:
+		truth__set_stream_busy(specsimDeviceBusy());
 		CU(cuCtxSynchronize, ());
 		return 0;
 	case PLANT_STREAM:
-		CU(cuStreamSynchronize, (st->main), A("stream", st->main));
+		truth__set_stream_busy(specsimStreamBusy(st->work));
+		CU(cuStreamSynchronize, (st->work), A("stream", st->work));
 		return 0;
 	case PLANT_EVENT:
 		tag(companion_tag[PLANT_EVENT], pos);
-		CU(cuEventRecord, (st->plant_ev, st->main), A("event", st->plant_ev),
-		   A("stream", st->main));
+		CU(cuEventRecord, (st->plant_ev, st->work), A("event", st->plant_ev),
+		   A("stream", st->work));
 		tag(planted_tag[PLANT_EVENT], pos);
+		/* nothing is queued after the record: the event is pending while the stream is busy */
+		truth__set_stream_busy(specsimStreamBusy(st->work));
 		CU(cuEventSynchronize, (st->plant_ev), A("event", st->plant_ev));
 		return 0;
 	case PLANT_SYNC_COPY:
@@ -181,6 +226,10 @@ static int plant_calls(struct rank_state *st, enum plant_kind kind, enum plant_p
 	case PLANT_POLL:
 		*blocked = false;	/* many short calls, none of which blocks */
 		return poll_until_ready(st);
+	case PLANT_SIDE_STREAM:
+	case PLANT_SIDE_STREAM_PRE:
+		*blocked = false;
+		return plant_side(st, kind, pos);
 	case PLANT_CAPTURE_SYNC:
 	case PLANT_NR:
 		break;
@@ -207,27 +256,45 @@ static int clean_syncs(struct rank_state *st, enum plant_pos pos, int cycle)
 	return 0;
 }
 
-/*
- * The plants due at pos in this cycle, in the order given. cycle -1 is before
- * the loop, where the outside plants without a period are made.
- */
-int plants__at(struct rank_state *st, enum plant_pos pos, int cycle)
+static bool side_plant(enum plant_kind kind)
+{
+	return kind == PLANT_SIDE_STREAM || kind == PLANT_SIDE_STREAM_PRE;
+}
+
+/* The plants due at pos in this cycle, side-stream ones or the others, in the order given. */
+static int plants_due(struct rank_state *st, enum plant_pos pos, int cycle, bool side)
 {
 	for (int i = 0; i < env.nr_plants; i++) {
 		const struct plant *p = &env.plants[i];
 		bool due = cycle < 0 ? !p->every : p->every && (cycle + 1) % p->every == 0;
 		bool blocked;
 
-		if (p->pos != pos || !due || p->kind == PLANT_CAPTURE_SYNC)
+		if (p->pos != pos || !due || p->kind == PLANT_CAPTURE_SYNC ||
+		    side_plant(p->kind) != side)
 			continue;
-		tag(planted_tag[p->kind], pos);
+		tag(side ? companion_tag[p->kind] : planted_tag[p->kind], pos);
 		if (plant_calls(st, p->kind, pos, &blocked))
 			return -1;
+		truth__set_stream_busy(-1);
 		if (blocked)
 			bounds__blocking(st, cycle);
 		tag(NULL, 0);
 	}
-	return cycle < 0 ? 0 : clean_syncs(st, pos, cycle);
+	return 0;
+}
+
+/*
+ * The plants due at pos in this cycle. cycle -1 is before the loop, where the
+ * outside plants without a period are made. Side-stream plants come last, so
+ * the next legacy call is the loop's own.
+ */
+int plants__at(struct rank_state *st, enum plant_pos pos, int cycle)
+{
+	if (plants_due(st, pos, cycle, false))
+		return -1;
+	if (cycle >= 0 && clean_syncs(st, pos, cycle))
+		return -1;
+	return plants_due(st, pos, cycle, true);
 }
 
 void plants__teardown(struct rank_state *st)

@@ -41,6 +41,18 @@ struct capture_count {
 	long long gpu_ns;
 };
 
+/* --torch: PyTorch's own kernels, buffers and the side streams of the side-stream plants. */
+struct torch_state {
+	CUfunction pos_add, cat, ne, nonzero, acc_index, acc_sum, side_work;
+	CUdeviceptr dev;	/* graph inputs, the scalar, the results */
+	char *pinned;		/* nonzero's count, .item()'s value, the async copy's target */
+	void *pos_host;		/* the CPU scalar: malloc'd, pageable */
+	CUstream side, side_pre;
+	CUstream pending;	/* side work no legacy call has been ordered behind yet */
+	const char *pending_tag;
+	bool tainted;		/* this cycle's side batch is behind us */
+};
+
 /* A cycle's bounds while its defining calls are made. */
 struct cycle_track {
 	struct gt_bounds b;
@@ -55,6 +67,7 @@ struct rank_state {
 	CUdevice dev;
 	CUcontext ctx;
 	CUstream main, side;
+	CUstream work;		/* the loop's stream: main, or the legacy stream with --torch */
 	CUstream ex;		/* blocking, for the exercise's memory calls */
 	CUmodule module;
 	CUlibrary library;
@@ -78,6 +91,7 @@ struct rank_state {
 	int nr_schedule;
 	struct cycle_track track[2];	/* this cycle's bounds and the previous one's */
 	struct capture_count count;
+	struct torch_state torch;
 	int cycles_run;
 	unsigned long long loop_start, loop_end;
 };
@@ -101,6 +115,7 @@ void bounds__blocking(struct rank_state *st, int cycle);
 void bounds__accepted(struct rank_state *st, int for_cycle);
 void bounds__extend_launch(struct rank_state *st, int cycle);
 void bounds__loop_end(struct rank_state *st, int last_cycle);
+void bounds__cycle_tail(struct rank_state *st, int cycle);
 
 /* plants.c */
 int plants__setup(struct rank_state *st);
@@ -108,8 +123,18 @@ int plants__capture(struct rank_state *st);
 int plants__at(struct rank_state *st, enum plant_pos pos, int cycle);
 void plants__teardown(struct rank_state *st);
 
+/* torch.c */
+int torch__setup(struct rank_state *st);
+int torch__prologue(struct rank_state *st, int cycle);
+int torch__draft(struct rank_state *st, int cycle);
+int torch__verify(struct rank_state *st, int cycle);
+int torch__accept(struct rank_state *st, int cycle);
+void torch__teardown(struct rank_state *st);
+
 /* loop.c */
 int loop__run(struct rank_state *st);
+void loop__host_prepare(void);
+int loop__plant_sync(struct rank_state *st, int cycle);
 int loop__rate_test(struct rank_state *st);
 
 /* exercise.c */

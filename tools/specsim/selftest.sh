@@ -3,7 +3,7 @@
 # Builds the simulated GPU and runs specsim-server for 1 and 4 ranks, checking
 # that every ground truth file parses and holds exactly the cuGraphLaunch
 # calls and phases the options ask for, plus the nesting and start gate rules;
-# then each loop variant, whose cycle_bounds lines check_cycles.py checks.
+# then each loop variant, whose cycle_bounds lines check_cycles.py checks, and --torch.
 set -euo pipefail
 TOP=$(cd "$(dirname "$0")/../.." && pwd)
 OUT=${SPECSIM_OUTPUT:-$TOP/.output}
@@ -327,6 +327,136 @@ if variant plants2 --expect-plant pageable-copy@accept=8 --expect-plant free@aft
 	pass "plants on 2 ranks with eager drafts, verify pieces and a deferred accept"
 else
 	fail "plants with the other loop variants"
+fi
+
+echo "== --torch: the legacy stream, one graph per draft step, PyTorch's copies and syncs"
+# torch_calls TRUTH K: each cycle's calls, from its first draft launch to the next, exactly
+torch_calls() {
+	python3 - "$@" <<'EOF'
+import json, sys
+path, k = sys.argv[1], int(sys.argv[2])
+lines = [json.loads(l) for l in open(path)]
+bounds = [l for l in lines if "cycle_bounds" in l]
+tid = bounds[0]["tid"]
+calls = [l for l in lines if "name" in l and l["depth"] == 0 and l["tid"] == tid]
+execs = {l["exec"]: l for l in lines if "role" in l}
+wait = next(l for l in lines if l.get("stage") == "wait")
+K, G, DD, DH, HD, S = ("cuLaunchKernel", "cuGraphLaunch", "cuMemcpyDtoDAsync_v2",
+                       "cuMemcpyDtoHAsync_v2", "cuMemcpyHtoDAsync_v2", "cuStreamSynchronize")
+prologue = [HD, S, K, DD, DD]
+errors = []
+starts = [b["start"]["before"] for b in bounds]
+before = [c["name"] for c in calls if c["phase"] == "draft" and c["cycle"] == -1]
+if before != prologue:
+    errors.append(f"before the loop: {before}")
+for i, t0 in enumerate(starts):
+    last = i + 1 == len(starts)
+    t1 = bounds[i]["end"]["after"] if last else starts[i + 1]
+    got = [c for c in calls if t0 <= c["before"] and c["before"] < t1]
+    want = []
+    for j in range(k):
+        want += ([K, DD, DD] if j else []) + [G]
+    want += [K, DD, DD, G, K, K, DH, S, K, K, DH, S, DD, "cuMemsetD8Async", DH]
+    want += [] if last else prologue
+    if [c["name"] for c in got] != want:
+        errors.append(f"cycle {i}: {[c['name'] for c in got]}")
+    if any(c["args"].get("stream") != 0 for c in got):
+        errors.append(f"cycle {i}: a call off the legacy stream")
+    graphs = [execs[c["args"]["exec"]] for c in got if c["name"] == G]
+    if [(g["role"], g["step"]) for g in graphs] != [("draft", j) for j in range(k)] + [("verify", -1)]:
+        errors.append(f"cycle {i}: graphs {[(g['role'], g['step']) for g in graphs]}")
+    if len({g["exec"] for g in graphs}) != k + 1:
+        errors.append(f"cycle {i}: execs launched twice")
+sizes = next(l for l in lines if l.get("summary"))["batch_sizes"]
+ends = [c for c in lines if c.get("name") == "cuStreamEndCapture"]
+if len(ends) != (k + 1) * len(sizes) or any(c["after"] > wait["start"] for c in ends) or \
+        any(l.get("role") == "extend" for l in lines):
+    errors.append("graphs not all captured before the start gate, or an extend graph")
+for e in errors[:10]:
+    print("    " + e)
+sys.exit(1 if errors else 0)
+EOF
+}
+
+if variant torch --expect-tag clean:staged-h2d=8 --expect-plant stream@accept=15 \
+	--expect-plant stream@outside=1 --expect-tag clean:pinned-copy=16 -- \
+	--torch --draft-k 5 --cycles 8 && torch_calls "$SCRATCH/torch.rank0" 5; then
+	pass "8 cycles of 37 calls (the last 32) in PyTorch's order, k + 1 execs launched once each"
+else
+	fail "--torch call sequence"
+fi
+
+# the pinned buffers show as the driver's do in the maps a tracer reads at attach
+TT=$SCRATCH/torchmaps
+"$SERVER" -q --torch --cycles 4 --plant unknown-host@accept/2 --plant pageable-copy/2 \
+	--ground-truth "$TT" --ready-file "$SCRATCH/ready3" --go-file "$SCRATCH/go3" &
+pid=$!
+for _ in $(seq 300); do [ -e "$SCRATCH/ready3" ] && break; sleep 0.1; done
+cp "/proc/$(head -1 "$SCRATCH/ready3")/maps" "$SCRATCH/maps3"
+touch "$SCRATCH/go3"
+if wait "$pid" && python3 - "$TT.rank0" "$SCRATCH/maps3" <<'EOF'; then
+import json, sys
+lines = [json.loads(l) for l in open(sys.argv[1])]
+maps = []
+for l in open(sys.argv[2]):
+    f = l.split(maxsplit=5)
+    lo, hi = (int(x, 16) for x in f[0].split("-"))
+    maps.append((lo, hi, f[1], f[5].strip() if len(f) > 5 else ""))
+def where(p):
+    return next(((perms, path) for lo, hi, perms, path in maps if lo <= p < hi), None)
+pinned, heap = ("rw-s", "/dev/zero (deleted)"), ("rw-p", "[heap]")
+want = {"clean:pinned-copy": pinned, "planted:unknown-host": pinned, None: pinned,
+        "clean:staged-h2d": heap, "planted:pageable-copy": heap}
+errors = []
+for c in lines:
+    if c.get("phase") not in ("draft", "verify", "accept"):
+        continue
+    host = c.get("args", {}).get("dst_host", c.get("args", {}).get("src_host"))
+    if host is not None and where(host) != want[c.get("tag")]:
+        errors.append(f"{c['name']} {c.get('tag')}: {where(host)}")
+allocs = [c for c in lines if c.get("name") in ("cuMemHostAlloc", "cuMemAllocHost_v2")]
+errors += [f"{c['name']}: {where(c['args']['ptr'])}" for c in allocs
+           if where(c["args"]["ptr"]) != pinned]
+for e in errors[:10]:
+    print("    " + e)
+sys.exit(1 if errors or not allocs else 0)
+EOF
+	pass "pinned buffers are rw-s /dev/zero (deleted) at the gate, the scalar and pageable copy [heap]"
+else
+	fail "--torch host memory in /proc/PID/maps"
+fi
+
+# side streams: blocking, one made after the gate, one before; 2 ranks replay on stream 0
+if variant torchside --expect-plant legacy@draft-verify=3 --expect-tag unknown:legacy=2 \
+	--expect-tag companion:side-stream=4 --expect-tag companion:side-stream-pre=3 \
+	--expect-plant pageable-copy@draft-verify=6 -- --torch --ranks 2 --cycles 6 \
+	--plant side-stream/2 --plant side-stream-pre@after-verify/3 --plant pageable-copy \
+	--clean-syncs &&
+	python3 - "$SCRATCH/torchside" <<'EOF'; then
+import json, sys
+for r in range(2):
+    lines = [json.loads(l) for l in open(f"{sys.argv[1]}.rank{r}")]
+    made = {c["args"]["stream"]: c for c in lines if c.get("name") == "cuStreamCreate"
+            and c.get("tag", "").startswith("companion:side-stream")}
+    errors = [f"{c['name']} {c['tag']}" for c in lines
+              if c.get("tag") in ("planted:legacy", "unknown:legacy")
+              and (c["args"]["stream"] != 0 or c.get("serialises_with") not in made)]
+    pre = [c for c in made.values() if c["tag"].endswith("-pre")]
+    wait = next(l for l in lines if l.get("stage") == "wait")
+    if len(made) != 2 or pre[0]["after"] > wait["start"] or \
+            any(c["args"]["flags"] for c in made.values()):
+        errors.append(f"side streams {list(made.values())}")
+    busy = [c["stream_busy"] for c in lines if c.get("tag") == "planted:pageable-copy"]
+    if len(busy) != 6 or not all(busy):
+        errors.append(f"pageable copies after the draft found the stream busy: {busy}")
+    for e in errors[:10]:
+        print(f"    rank {r}: {e}")
+    if errors:
+        sys.exit(1)
+EOF
+	pass "side-stream plants: legacy call behind each side launch, serialises_with its stream"
+else
+	fail "--torch side-stream plants"
 fi
 
 echo "== rate test, SIGUSR1 start"

@@ -31,6 +31,8 @@ enum plant_kind {
 	PLANT_LEGACY,
 	PLANT_POLL,
 	PLANT_CAPTURE_SYNC,
+	PLANT_SIDE_STREAM,
+	PLANT_SIDE_STREAM_PRE,
 	PLANT_NR,
 };
 enum plant_pos { POS_DRAFT_VERIFY, POS_AFTER_VERIFY, POS_ACCEPT, POS_EXTEND, POS_OUTSIDE, POS_NR };
@@ -64,6 +66,7 @@ struct env {
 	struct plant plants[MAX_PLANTS];
 	int nr_plants;
 	bool clean_syncs;
+	bool torch;		/* PyTorch's patterns: the legacy stream, cudagraph trees */
 	enum accept_mode accept_mode;
 	const char *truth_path;
 	bool gpu_log;

@@ -132,7 +132,10 @@ int setup__init(struct rank_state *st)
 	CU(cuStreamCreateWithPriority, (&st->side, CU_STREAM_NON_BLOCKING, -1),
 	   A("stream_out", &st->side), A("flags", CU_STREAM_NON_BLOCKING), A("priority", -1),
 	   A("stream", st->side));
-	if (make_events(st) || load_kernels(st) || alloc_buffers(st) || plants__setup(st))
+	/* PyTorch replays on its default stream, the legacy one */
+	st->work = env.torch ? NULL : st->main;
+	if (make_events(st) || load_kernels(st) || alloc_buffers(st) || torch__setup(st) ||
+	    plants__setup(st))
 		return -1;
 	return 0;
 }
@@ -260,6 +263,7 @@ void setup__teardown(struct rank_state *st)
 		CALL(ncclCommDestroy, (st->comm), A("comm", st->comm));
 	}
 	plants__teardown(st);
+	torch__teardown(st);
 	free_buffers(st);
 	if (st->side)
 		CALL(cuStreamDestroy_v2, (st->side), A("stream", st->side));

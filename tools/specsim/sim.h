@@ -169,7 +169,7 @@ struct specsim_event {
 };
 
 struct sim_copy_model {
-	long long latency_ns;
+	long long latency_ns, staged_latency_ns;
 	long long pinned_gbps, pageable_gbps, device_gbps;
 };
 
@@ -204,6 +204,7 @@ void sim_wait_locked(struct specsim_stream *s, u64 seq);
 void sim_wait_seq(struct specsim_stream *s, u64 seq);
 void sim_wait_stream(struct specsim_stream *s);
 void sim_wait_ctx(struct specsim_ctx *ctx);
+bool sim_stream_busy_locked(const struct specsim_stream *s);
 
 /* *Async entry points run on hStream, the others on the legacy stream; NULL: bad handle */
 static inline struct specsim_stream *sim_stream_for(CUstream hStream, bool async)

@@ -63,6 +63,8 @@ static void init_device(void)
 {
 	sim_dev.default_kernel_ns = env_ll("SPECSIM_KERNEL_NS", 2000);
 	sim_dev.copy.latency_ns = env_ll("SPECSIM_COPY_LATENCY_NS", 2000);
+	/* a staged H2D's DMA; scaled, as the other defaults are, past a probe's cost */
+	sim_dev.copy.staged_latency_ns = env_ll("SPECSIM_STAGED_LATENCY_NS", 50000);
 	sim_dev.copy.pinned_gbps = env_ll("SPECSIM_PINNED_GBPS", 25);
 	sim_dev.copy.pageable_gbps = env_ll("SPECSIM_PAGEABLE_GBPS", 10);
 	sim_dev.copy.device_gbps = env_ll("SPECSIM_DEVICE_GBPS", 1000);
@@ -425,6 +427,45 @@ void sim_wait_stream(struct specsim_stream *s)
 		wait_all_locked(NULL, true);
 	sim_wait_locked(s, s->enq_seq);
 	pthread_mutex_unlock(&sim_dev.lock);
+}
+
+/* What a sync of s would wait for: its own work, on the legacy stream the blocking streams' too. */
+bool sim_stream_busy_locked(const struct specsim_stream *s)
+{
+	bool busy = busy_locked(s);
+
+	if (s->legacy)
+		for (struct specsim_stream *t = sim_dev.streams; t && !busy; t = t->next)
+			busy = !(t->flags & CU_STREAM_NON_BLOCKING) && busy_locked(t);
+	return busy;
+}
+
+/* Whether any stream has work queued: what cuCtxSynchronize would wait for. */
+SIM_EXPORT int specsimDeviceBusy(void)
+{
+	bool busy = false;
+
+	pthread_mutex_lock(&sim_dev.lock);
+	for (struct specsim_stream *t = sim_dev.streams; t && !busy; t = t->next)
+		busy = busy_locked(t);
+	pthread_mutex_unlock(&sim_dev.lock);
+	return busy;
+}
+
+SIM_EXPORT int specsimStreamBusy(CUstream hStream)
+{
+	struct specsim_stream *s;
+	bool busy;
+
+	if (!sim_dev.inited)
+		return -1;
+	s = sim_stream_resolve(hStream);
+	if (!s)
+		return -1;
+	pthread_mutex_lock(&sim_dev.lock);
+	busy = sim_stream_busy_locked(s);
+	pthread_mutex_unlock(&sim_dev.lock);
+	return busy;
 }
 
 void sim_wait_ctx(struct specsim_ctx *ctx)

@@ -55,7 +55,10 @@ static void test_async_and_sync(CUfunction k20, CUstream s)
 	t1 = now();
 	EXPECT(t1 - t0 < 5 * MS, "a launch returned after %lld us", (t1 - t0) / 1000);
 	EXPECT(cuStreamQuery(s) == CUDA_ERROR_NOT_READY, "query while the kernel runs");
+	EXPECT(specsimStreamBusy(s) == 1 && specsimDeviceBusy() == 1 && specsimStreamBusy(NULL) == 0,
+	       "busy while the kernel runs, the legacy stream not waiting for it");
 	EXPECT(cuStreamSynchronize(s) == 0, "sync");
+	EXPECT(specsimStreamBusy(s) == 0 && specsimDeviceBusy() == 0, "busy after sync");
 	EXPECT(now() - t0 >= 20 * MS, "sync returned before the 20 ms kernel ended");
 	EXPECT(cuStreamQuery(s) == 0, "query after sync");
 }
@@ -159,6 +162,12 @@ static void test_pageable(CUfunction k10, CUstream s)
 	cuMemcpyDtoHAsync_v2(pageable, d, 4096, s);
 	EXPECT(now() - t0 >= 10 * MS && pageable[4095] == 0x5a,
 	       "a pageable D2H copy after it returned early or lost the staged bytes");
+	/* a staged H2D's DMA takes 50 us by default */
+	t0 = now();
+	cuMemcpyHtoDAsync_v2(d, pageable, 8, s);
+	EXPECT(specsimStreamBusy(s) == 1, "idle right after a pageable H2D");
+	cuStreamSynchronize(s);
+	EXPECT(now() - t0 >= 50000, "a pageable H2D took %lld ns", now() - t0);
 	cuMemHostRegister_v2(pageable, 4096, 0);
 	t0 = now();
 	launch(k10, s);

@@ -253,6 +253,14 @@ int specsimSetFunctionHook(CUfunction f, specsim_run_fn run);
 void specsimSetCopyModel(long long latency_ns, long long pinned_gbps, long long pageable_gbps,
 			 long long device_gbps);
 
+/*
+ * 1 when a sync of hStream would find work to wait for (on the legacy stream,
+ * the blocking streams' work counts too), 0 when idle, -1 for a bad handle.
+ */
+int specsimStreamBusy(CUstream hStream);
+/* 1 when any stream has work queued: what a context sync or a free would wait for. */
+int specsimDeviceBusy(void);
+
 /* What the simulated GPU executed, one span per work item. */
 struct specsim_gpu_span {
 	CUstream stream;

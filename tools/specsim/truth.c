@@ -13,8 +13,10 @@
 struct gt_call {
 	const char *name, *parent, *tag, *position;
 	unsigned long long before, after;
+	unsigned long long serialises;	/* the stream it is ordered behind, 0: none */
 	size_t seq;
 	int result, cycle, tid;
+	signed char busy;		/* stream_busy: 1, 0, or -1 for none */
 	unsigned char phase, nargs, depth;
 	struct gt_arg args[GT_MAX_ARGS];
 };
@@ -39,7 +41,9 @@ static struct {
 	enum gt_phase phase;
 	int cycle;
 	const char *tag, *position;
-} gt = { .lock = PTHREAD_MUTEX_INITIALIZER, .cycle = -1 };
+	unsigned long long serialises;
+	int busy;
+} gt = { .lock = PTHREAD_MUTEX_INITIALIZER, .cycle = -1, .busy = -1 };
 
 static const char *const phase_names[PH_NR] = {
 	[PH_INIT] = "init",	[PH_CAPTURE] = "capture", [PH_EXERCISE] = "exercise",
@@ -90,6 +94,16 @@ void truth__set_position(const char *position)
 	gt.position = position;
 }
 
+void truth__set_serialises(unsigned long long stream)
+{
+	gt.serialises = stream;
+}
+
+void truth__set_stream_busy(int busy)
+{
+	gt.busy = busy;
+}
+
 struct gt_ref truth__last(bool entry)
 {
 	struct gt_ref ref = last_call;
@@ -129,6 +143,8 @@ static struct gt_call *new_call_locked(void)
 	c->cycle = gt.cycle;
 	c->tag = gt.tag;
 	c->position = gt.position;
+	c->serialises = gt.serialises;
+	c->busy = gt.busy;
 	return c;
 }
 
@@ -260,6 +276,10 @@ static void put_call(FILE *f, const struct gt_call *c)
 		fprintf(f, ",\"tag\":\"%s\"", c->tag);
 	if (c->position)
 		fprintf(f, ",\"position\":\"%s\"", c->position);
+	if (c->serialises)
+		fprintf(f, ",\"serialises_with\":%llu", c->serialises);
+	if (c->busy >= 0)
+		fprintf(f, ",\"stream_busy\":%s", c->busy ? "true" : "false");
 	fputs(",\"args\":{", f);
 	for (int i = 0; i < c->nargs; i++) {
 		fprintf(f, "%s\"%s\":", i ? "," : "", c->args[i].key);

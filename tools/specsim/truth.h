@@ -58,6 +58,8 @@ void truth__init(int rank, int nranks);
 void truth__set_phase(enum gt_phase phase, int cycle);
 void truth__set_tag(const char *tag);
 void truth__set_position(const char *position);
+void truth__set_serialises(unsigned long long stream);
+void truth__set_stream_busy(int busy);
 struct gt_ref truth__last(bool entry);
 void truth__cycle_bounds(const struct gt_bounds *b);
 void truth__call(const char *name, unsigned long long before, unsigned long long after,
