@@ -3,8 +3,8 @@
  * Bootstrap intervals for the change between two sets of cycle times, and the
  * verdict of specprobe diff (docs/diff-json.md, "Significance").
  */
-#ifndef __BOOTSTRAP_H
-#define __BOOTSTRAP_H
+#ifndef __STATS_H
+#define __STATS_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -64,4 +64,4 @@ const char *bootstrap__verdict_name(enum verdict v);
 /* Nearest rank, as the report's percentiles; sorted[0..n), n > 0. */
 __u64 bootstrap__percentile(const __u64 *sorted, size_t n, unsigned int pct);
 
-#endif /* __BOOTSTRAP_H */
+#endif /* __STATS_H */

@@ -9,7 +9,7 @@
 
 #include <stdbool.h>
 #include <stdio.h>
-#include "bootstrap.h"
+#include "stats.h"
 #include "report.h"
 
 #define DIFF_JSON_VERSION 1

@@ -9,7 +9,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include "bootstrap.h"
+#include "stats.h"
 
 /* splitmix64: small, fast and the same on every host, so a seed gives one output. */
 static __u64 next_random(__u64 *state)
