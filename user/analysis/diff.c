@@ -158,9 +158,9 @@ static int compare(const struct loop *const *a, size_t na, const struct loop *co
 
 	memset(t, 0, sizeof(*t));
 	if (na == 1)
-		ret = report__summarise(a[0], 1, &t->a);
+		ret = cycle_summary__compute(a[0], 1, &t->a);
 	if (!ret && nb == 1)
-		ret = report__summarise(b[0], 1, &t->b);
+		ret = cycle_summary__compute(b[0], 1, &t->b);
 	if (!ret)
 		ret = to_sample(a, na, &sa);
 	if (!ret)
@@ -261,7 +261,7 @@ static int overall(struct diff *d)
 	ret = compare(loops[0], d->runs[0].nr_pooled, loops[1], d->runs[1].nr_pooled,
 		      d->between_runs, &d->overall);
 	for (int s = 0; !ret && s < 2; s++)
-		ret = report__summarise(d->runs[s].pooled, d->runs[s].nr_pooled,
+		ret = cycle_summary__compute(d->runs[s].pooled, d->runs[s].nr_pooled,
 					s ? &d->overall.b : &d->overall.a);
 out:
 	free(loops[0]);
@@ -283,7 +283,7 @@ static int read_runs(struct diff_runs *r)
 	for (size_t i = 0; i < r->nr; i++) {
 		const struct cycles *cy = r->in[i].cycles;
 		struct cycle_summary sum;
-		int ret = report__summarise(cy->loops, cy->nr_loops, &sum);
+		int ret = cycle_summary__compute(cy->loops, cy->nr_loops, &sum);
 
 		if (ret)
 			return ret;
@@ -315,7 +315,7 @@ int diff__compute_runs(struct diff *d, const struct diff_input *const in[2], con
 
 		ret = read_runs(&d->runs[s]);
 		if (!ret)
-			ret = report__summarise(in[s]->cycles->loops, in[s]->cycles->nr_loops,
+			ret = cycle_summary__compute(in[s]->cycles->loops, in[s]->cycles->nr_loops,
 						&side->sum);
 		if (!ret)
 			ret = phase_medians(in[s]->cycles, side);
@@ -349,84 +349,4 @@ void diff__free(struct diff *d)
 		free(d->runs[s].pooled);
 		d->runs[s].pooled = NULL;
 	}
-}
-
-static void role_text(const struct diff_role *r, char *buf, size_t len)
-{
-	int n;
-
-	if (!r->execs) {
-		snprintf(buf, len, "none");
-		return;
-	}
-	n = snprintf(buf, len, "%zu, %zu launched", r->execs, r->launched);
-	for (int i = 0; i < r->nr_kernels && n > 0 && (size_t)n < len; i++)
-		n += snprintf(buf + n, len - n, "%s%u", i ? "/" : "; kernels ", r->kernels[i]);
-	if (r->more_kernels && n > 0 && (size_t)n < len)
-		n += snprintf(buf + n, len - n, "/...");
-	if (r->collectives && n > 0 && (size_t)n < len)
-		n += snprintf(buf + n, len - n, "; %u nccl", r->collectives);
-	if (r->uncaptured && n > 0 && (size_t)n < len)
-		snprintf(buf + n, len - n, "; %zu uncaptured", r->uncaptured);
-}
-
-static void accept_text(const struct cycle_summary *s, char *buf, size_t len)
-{
-	int best = -1;
-
-	for (int k = 0; k < s->nr_accept_kinds; k++)
-		if (best < 0 || s->accept_count[k] > s->accept_count[best])
-			best = k;
-	if (best < 0)
-		snprintf(buf, len, "none");
-	else
-		snprintf(buf, len, "%s%s%s", model__call_name(s->accept_call[best]),
-			 s->nr_accept_kinds > 1 ? " and others" : "",
-			 s->deferred ? ", deferred" : "");
-}
-
-static const char *const setup_rows[] = {
-	"host", "processes", "ranks", "loops", "verify_graphs", "draft_graphs", "extend_graphs",
-	"unknown_graphs", "accept_sync",
-};
-
-static const enum graph_role row_role[] = { ROLE_VERIFY, ROLE_DRAFT, ROLE_EXTEND, ROLE_UNKNOWN };
-
-static void setup_text(const struct diff *d, int s, int row, char *buf, size_t len)
-{
-	const struct diff_setup *st = &d->side[s].setup;
-
-	switch (row) {
-	case 0:
-		snprintf(buf, len, "%s", model__view(d->in[s]->model)->host);
-		break;
-	case 1:
-		snprintf(buf, len, "%zu", st->processes);
-		break;
-	case 2:
-		if (st->ranks < 0)
-			snprintf(buf, len, "unknown");
-		else
-			snprintf(buf, len, "%d", st->ranks);
-		break;
-	case 3:
-		snprintf(buf, len, "%zu", st->loops);
-		break;
-	case 8:
-		accept_text(&d->side[s].sum, buf, len);
-		break;
-	default:
-		role_text(&st->role[row_role[row - 4]], buf, len);
-	}
-}
-
-bool diff__setup_row(const struct diff *d, int row, const char **name, char *a, char *b,
-		     size_t len)
-{
-	if (row < 0 || row >= (int)(sizeof(setup_rows) / sizeof(setup_rows[0])))
-		return false;
-	*name = setup_rows[row];
-	setup_text(d, 0, row, a, len);
-	setup_text(d, 1, row, b, len);
-	return true;
 }

@@ -8,11 +8,11 @@
 #define __DIFF_H
 
 #include <stdbool.h>
-#include <stdio.h>
 #include "stats.h"
-#include "report.h"
+#include "cycles.h"
+#include "model.h"
+#include "summary.h"
 
-#define DIFF_JSON_VERSION 1
 #define DIFF_MAX_COUNTS 8	/* distinct kernel counts shown per role */
 #define DIFF_MAX_RUNS 16	/* recordings per side */
 
@@ -54,7 +54,7 @@ struct diff_side {
 struct diff_times {
 	struct cycle_summary a, b;
 	struct boot_change change;
-	enum verdict verdict;
+	enum change_verdict verdict;
 	bool compared;			/* both have cycles: change and verdict are valid */
 };
 
@@ -89,12 +89,5 @@ int diff__compute(struct diff *d, const struct diff_input *a, const struct diff_
 /* The same with nr[s] recordings of one setting per side (1 to DIFF_MAX_RUNS), or -EINVAL. */
 int diff__compute_runs(struct diff *d, const struct diff_input *const in[2], const size_t nr[2]);
 void diff__free(struct diff *d);
-
-/* Setup row `row` (0, 1, ...) as text for A and B, and its name; false past the last. */
-bool diff__setup_row(const struct diff *d, int row, const char **name, char *a, char *b,
-		     size_t len);
-
-void diff__text(FILE *out, const struct diff *d);
-void diff__json(FILE *out, const struct diff *d);
 
 #endif /* __DIFF_H */

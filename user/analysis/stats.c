@@ -218,7 +218,7 @@ double bootstrap__noise_floor(const struct boot_change *c)
 	return runs > floor_ns ? runs : floor_ns;
 }
 
-enum verdict bootstrap__verdict(const struct boot_change *c)
+enum change_verdict bootstrap__verdict(const struct boot_change *c)
 {
 	if (c->median_ci.lo <= 0 && c->median_ci.hi >= 0)
 		return VERDICT_NONE;
@@ -227,7 +227,7 @@ enum verdict bootstrap__verdict(const struct boot_change *c)
 	return VERDICT_SIGNIFICANT;
 }
 
-const char *bootstrap__verdict_name(enum verdict v)
+const char *bootstrap__verdict_name(enum change_verdict v)
 {
 	switch (v) {
 	case VERDICT_SIGNIFICANT:

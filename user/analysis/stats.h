@@ -43,7 +43,7 @@ struct boot_change {
 int bootstrap__change(const struct boot_sample *a, const struct boot_sample *b,
 		      const struct boot_opts *opts, struct boot_change *out);
 
-enum verdict {
+enum change_verdict {
 	VERDICT_NONE,		/* the interval holds zero */
 	VERDICT_BELOW_NOISE,	/* the interval excludes zero, the change is under the floor */
 	VERDICT_SIGNIFICANT,
@@ -58,8 +58,8 @@ enum verdict {
 double bootstrap__run_spread(const double *p50, size_t n);
 
 double bootstrap__noise_floor(const struct boot_change *c);
-enum verdict bootstrap__verdict(const struct boot_change *c);
-const char *bootstrap__verdict_name(enum verdict v);
+enum change_verdict bootstrap__verdict(const struct boot_change *c);
+const char *bootstrap__verdict_name(enum change_verdict v);
 
 /* Nearest rank, as the report's percentiles; sorted[0..n), n > 0. */
 __u64 bootstrap__percentile(const __u64 *sorted, size_t n, unsigned int pct);

@@ -12,7 +12,7 @@
 #include <unistd.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
-#include "callfmt.h"
+#include "dump_fmt.h"
 #include "catalog.h"
 #include "cli.h"
 #include "decode.h"
@@ -180,7 +180,7 @@ static int summarise_call(void *ctx, const struct sp_call *c)
 {
 	struct summary *s = ctx;
 	__u32 entry = c->entry.probe < s->hdr->nr_probes ? s->hdr->probes[c->entry.probe].catalog : 0;
-	const char *name = callfmt__name(s->hdr, c->entry.probe);
+	const char *name = dump_fmt__name(s->hdr, c->entry.probe);
 	bool sync = !strcmp(name, "cuStreamSynchronize");
 
 	if (entry < sizeof(s->per_entry) / sizeof(s->per_entry[0]))
@@ -189,7 +189,7 @@ static int summarise_call(void *ctx, const struct sp_call *c)
 		return 0;
 	if (s->printing) {
 		printf("  +%9.1f us ", (c->entry.ts - s->cycle_start) / 1000.0);
-		callfmt__text(stdout, s->hdr, c);
+		dump_fmt__text(stdout, s->hdr, c);
 		s->printed = sync && s->copies_seen > SHOWN_CYCLE;
 	} else if (sync && s->copies_seen == SHOWN_CYCLE) {
 		s->printing = true;

@@ -5,9 +5,9 @@
 #include <stdio.h>
 #include <string.h>
 #include "cli.h"
-#include "diff.h"
+#include "diff_view.h"
 #include "log.h"
-#include "record.h"
+#include "reporter.h"
 #include "tracefile.h"
 
 enum { OPT_ALSO_A = 0x100, OPT_ALSO_B };	/* long options only */
@@ -132,8 +132,8 @@ static int print(struct reporter *rep[2][DIFF_MAX_RUNS])
 	for (int s = 0; s < 2; s++)
 		for (size_t i = 0; i < env.nr[s]; i++) {
 			in[s][i] = (struct diff_input){ env.input[s][i],
-							reporter__model(rep[s][i]),
-							reporter__cycles(rep[s][i]) };
+							reporter__results(rep[s][i])->model,
+							&reporter__results(rep[s][i])->cycles };
 			if (!has_cycles(in[s][i].cycles)) {
 				log_error("%s: no cycles found: nothing to compare",
 					  in[s][i].path);

@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "callfmt.h"
+#include "dump_fmt.h"
 #include "catalog.h"
 #include "cli.h"
 #include "decode.h"
@@ -78,9 +78,9 @@ static int print_call(void *ctx, const struct sp_call *call)
 		return 0;
 	}
 	if (env.json)
-		callfmt__json(d->out, d->hdr, call);
+		dump_fmt__json(d->out, d->hdr, call);
 	else
-		callfmt__text(d->out, d->hdr, call);
+		dump_fmt__text(d->out, d->hdr, call);
 	return ferror(d->out) ? -EIO : 0;
 }
 

@@ -9,7 +9,8 @@
 #include "cli.h"
 #include "log.h"
 #include "record.h"
-#include "report.h"
+#include "report_view.h"
+#include "reporter.h"
 #include "tracefile.h"
 
 static struct report_env {
@@ -108,7 +109,7 @@ static int print(struct reporter *rep)
 		log_error("analysing the recording: %s", strerror(-ret));
 		return 1;
 	}
-	if (reporter__print(rep, stdout, &env.opts)) {
+	if (report__print(stdout, reporter__results(rep), &env.opts)) {
 		log_error("writing the report: %s", strerror(errno));
 		return 1;
 	}

@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /* specprobe diff as one JSON document; the schema is docs/diff-json.md. */
 #include <string.h>
-#include "callfmt.h"
-#include "diff.h"
+#include "json.h"
+#include "diff_view.h"
 
 static void put_string(FILE *out, const char *s)
 {
-	callfmt__json_string(out, s, strlen(s));
+	json__string(out, s, strlen(s));
 }
 
 /* {"a":x,"b":y,"change":y-x} */

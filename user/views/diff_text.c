@@ -2,7 +2,7 @@
 /* specprobe diff for a person: tables that fit 100 columns; change = B - A. */
 #include <math.h>
 #include <string.h>
-#include "diff.h"
+#include "diff_view.h"
 
 #define PATH_WIDTH 80
 #define CELL 36

@@ -1,9 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /* The report as one JSON document; the schema is docs/report-json.md. */
 #include <string.h>
-#include "callfmt.h"
-#include "report.h"
-#include "syncs.h"
+#include "json.h"
+#include "report_view.h"
 
 static void put_int_or_null(FILE *out, const char *key, long long v, bool known)
 {
@@ -23,7 +22,7 @@ static void put_handle(FILE *out, const char *key, __u64 h, bool known)
 
 static void put_string(FILE *out, const char *s)
 {
-	callfmt__json_string(out, s, strlen(s));
+	json__string(out, s, strlen(s));
 }
 
 static void put_recording(FILE *out, const struct model_view *v)
@@ -174,12 +173,11 @@ static void put_summary_fields(FILE *out, const struct cycle_summary *s)
 	fprintf(out, "%s\"none\":%zu}", s->nr_accept_kinds ? "," : "", s->no_accept_sync);
 }
 
-static void put_loop(FILE *out, struct model *m, const struct loop *lp)
+static void put_loop(FILE *out, struct model *m, const struct loop *lp,
+		     const struct cycle_summary *s)
 {
-	struct cycle_summary s;
 	const struct model_exec *anchor = model__view(m)->execs[lp->verify_exec];
 
-	report__summarise(lp, 1, &s);
 	fprintf(out, "{\"pid\":%u,\"tid\":%u,", lp->tgid, lp->tid);
 	put_int_or_null(out, "rank", lp->rank, lp->rank >= 0);
 	fprintf(out, ",\"verify_exec\":\"0x%llx\",\"verify_from\":\"%s\",\"iterations\":%u,"
@@ -191,7 +189,7 @@ static void put_loop(FILE *out, struct model *m, const struct loop *lp)
 	else
 		fprintf(out, "\"lead_role\":\"%s\",", lp->lead_extends ? "extend" : "draft");
 	fprintf(out, "\"lead_from\":\"%s\",", cycles__lead_from_name(lp->lead_from));
-	put_summary_fields(out, &s);
+	put_summary_fields(out, s);
 	fputc('}', out);
 }
 
@@ -339,26 +337,25 @@ static void put_sites(FILE *out, const struct site_table *tab, size_t cycles)
 	}
 }
 
-static void put_syncs(FILE *out, struct model *m, const struct cycles *cy)
+static void put_syncs(FILE *out, const struct results *res)
 {
-	struct syncs sy;
+	const struct syncs *sy = &res->syncs;
 
 	fputs(",\"syncs\":[", out);
-	if (syncs__analyse(m, cy, &sy)) {
+	if (res->syncs_err) {
 		fputs("]", out);
 		return;
 	}
-	for (size_t i = 0; i < sy.nr; i++) {
+	for (size_t i = 0; i < sy->nr; i++) {
 		fputs(i ? ",\n" : "\n", out);
-		put_sync(out, &sy.verdicts[i]);
+		put_sync(out, &sy->verdicts[i]);
 	}
-	fprintf(out, "],\"flagged_syncs\":%zu,\"unknown_syncs\":%zu,\"flagged_sites\":[", sy.flagged,
-		sy.unknown);
-	put_sites(out, &sy.flagged_sites, sy.cycles);
+	fprintf(out, "],\"flagged_syncs\":%zu,\"unknown_syncs\":%zu,\"flagged_sites\":[",
+		sy->flagged, sy->unknown);
+	put_sites(out, &sy->flagged_sites, sy->cycles);
 	fputs("],\"unknown_sites\":[", out);
-	put_sites(out, &sy.unknown_sites, sy.cycles);
+	put_sites(out, &sy->unknown_sites, sy->cycles);
 	fputc(']', out);
-	syncs__free(&sy);
 }
 
 static void put_overhead(FILE *out, const struct model_view *v)
@@ -395,12 +392,13 @@ static void put_overhead(FILE *out, const struct model_view *v)
 	fputs("]}", out);
 }
 
-void report__json(FILE *out, struct model *m, const struct cycles *cy)
+void report__json(FILE *out, const struct results *res)
 {
+	struct model *m = res->model;
+	const struct cycles *cy = &res->cycles;
+	const struct cycle_summary *s = &res->overall;
 	struct model_view *v = model__view(m);
-	struct cycle_summary s;
 
-	report__summarise(cy->loops, cy->nr_loops, &s);
 	fprintf(out, "{\"report_version\":%d,", REPORT_JSON_VERSION);
 	put_recording(out, v);
 	fputs(",\"processes\":[", out);
@@ -416,7 +414,7 @@ void report__json(FILE *out, struct model *m, const struct cycles *cy)
 	fputs("],\"loops\":[", out);
 	for (size_t i = 0; i < cy->nr_loops; i++) {
 		fputs(i ? ",\n" : "\n", out);
-		put_loop(out, m, &cy->loops[i]);
+		put_loop(out, m, &cy->loops[i], &res->per_loop[i]);
 	}
 	fputs("],\"cycles\":[", out);
 	for (size_t i = 0, n = 0; i < cy->nr_loops; i++)
@@ -426,11 +424,11 @@ void report__json(FILE *out, struct model *m, const struct cycles *cy)
 		}
 	fputs("],\"summary\":{", out);
 	fprintf(out, "\"loops\":%zu,", cy->nr_loops);
-	put_summary_fields(out, &s);
+	put_summary_fields(out, s);
 	fputc('}', out);
-	put_syncs(out, m, cy);
+	put_syncs(out, res);
 	put_overhead(out, v);
 	fputc(',', out);
-	put_notes(out, cy, &s);
+	put_notes(out, cy, s);
 	fputs("}\n", out);
 }

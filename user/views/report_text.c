@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /* The report for a person: tables that fit 100 columns. */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include "report.h"
-#include "syncs.h"
+#include "report_view.h"
 
 #define FIRST_CYCLES 10
 #define SLOWEST_CYCLES 5
@@ -67,29 +67,30 @@ static void put_processes(FILE *out, const struct model_view *v)
 	}
 }
 
-static void put_rank_rows(FILE *out, const struct cycles *cy)
+static void put_rank_rows(FILE *out, const struct results *res)
 {
+	const struct cycles *cy = &res->cycles;
+
 	fputs("\nCycles per rank (a cycle starts at its first draft launch; phase means in ms)\n"
 	      "  rank  pid       tid       cycles  cycles/s  p50 ms  p90 ms  p99 ms  "
 	      "draft  verify accept extend\n",
 	      out);
 	for (size_t i = 0; i < cy->nr_loops; i++) {
 		const struct loop *lp = &cy->loops[i];
-		struct cycle_summary s;
+		const struct cycle_summary *s = &res->per_loop[i];
 
-		report__summarise(lp, 1, &s);
 		fputs("  ", out);
 		put_rank(out, lp->rank);
-		fprintf(out, " %-9u %-9u %-7zu ", lp->tgid, lp->tid, s.cycles);
-		if (!s.cycles) {
+		fprintf(out, " %-9u %-9u %-7zu ", lp->tgid, lp->tid, s->cycles);
+		if (!s->cycles) {
 			fprintf(out, "no complete cycle (%u verify launches seen)\n",
 				lp->iterations);
 			continue;
 		}
 		fprintf(out, "%-9.1f %-7.3f %-7.3f %-7.3f %-6.3f %-6.3f %-6.3f %.3f\n",
-			s.cycles_per_s, ms(s.p50_ns), ms(s.p90_ns), ms(s.p99_ns),
-			ms(s.phase[PHASE_DRAFT].span_ns), ms(s.phase[PHASE_VERIFY].span_ns),
-			ms(s.phase[PHASE_ACCEPT].span_ns), ms(s.phase[PHASE_EXTEND].span_ns));
+			s->cycles_per_s, ms(s->p50_ns), ms(s->p90_ns), ms(s->p99_ns),
+			ms(s->phase[PHASE_DRAFT].span_ns), ms(s->phase[PHASE_VERIFY].span_ns),
+			ms(s->phase[PHASE_ACCEPT].span_ns), ms(s->phase[PHASE_EXTEND].span_ns));
 	}
 }
 
@@ -452,37 +453,44 @@ static void put_overhead(FILE *out, const struct model_view *v)
 	}
 }
 
-void report__text(FILE *out, struct model *m, const struct cycles *cy,
-		  const struct report_opts *opts)
+void report__text(FILE *out, const struct results *res, const struct report_opts *opts)
 {
-	struct syncs sy;
+	struct model *m = res->model;
+	const struct cycles *cy = &res->cycles;
+	const struct cycle_summary *s = &res->overall;
 	struct model_view *v = model__view(m);
-	struct cycle_summary s;
 
-	report__summarise(cy->loops, cy->nr_loops, &s);
 	put_header(out, v);
 	/* what matters first: the syncs that cost the loop */
-	if (!syncs__analyse(m, cy, &sy))
-		put_syncs(out, &sy);
+	if (!res->syncs_err)
+		put_syncs(out, &res->syncs);
 	else
 		fputs("\nFlagged syncs: out of memory\n", out);
-	syncs__free(&sy);
 	if (v->nr_procs)
 		put_processes(out, v);
-	if (!s.cycles) {
+	if (!s->cycles) {
 		fprintf(out, "\nno cycles found: %s\n",
 			cy->nr_loops
 			    ? "verify launches were seen, but no complete decode cycle after "
 			      "the attach mark"
 			    : "no thread launched a graph repeatedly");
 		if (cy->nr_loops)
-			put_rank_rows(out, cy);
+			put_rank_rows(out, res);
 	} else {
-		put_rank_rows(out, cy);
-		put_breakdown(out, cy, &s);
+		put_rank_rows(out, res);
+		put_breakdown(out, cy, s);
 		for (size_t i = 0; i < cy->nr_loops; i++)
 			put_cycle_table(out, &cy->loops[i], v->first_ns, opts->all_cycles);
 	}
 	put_graphs(out, m, v);
 	put_overhead(out, v);
+}
+
+int report__print(FILE *out, const struct results *res, const struct report_opts *opts)
+{
+	if (opts->json)
+		report__json(out, res);
+	else
+		report__text(out, res, opts);
+	return fflush(out) || ferror(out) ? -EIO : 0;
 }

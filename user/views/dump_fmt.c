@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 #include <string.h>
-#include "callfmt.h"
+#include "dump_fmt.h"
 #include "catalog.h"
+#include "json.h"
 
 static const struct catalog_entry *probe_entry(const struct tf_header *hdr, __u32 probe)
 {
@@ -10,27 +11,11 @@ static const struct catalog_entry *probe_entry(const struct tf_header *hdr, __u3
 	return &catalog[hdr->probes[probe].catalog];
 }
 
-const char *callfmt__name(const struct tf_header *hdr, __u32 probe)
+const char *dump_fmt__name(const struct tf_header *hdr, __u32 probe)
 {
 	const struct catalog_entry *e = probe_entry(hdr, probe);
 
 	return e ? e->name : "?";
-}
-
-void callfmt__json_string(FILE *out, const char *s, size_t max_len)
-{
-	fputc('"', out);
-	for (size_t i = 0; i < max_len && s[i]; i++) {
-		unsigned char ch = s[i];
-
-		if (ch == '"' || ch == '\\')
-			fprintf(out, "\\%c", ch);
-		else if (ch < 0x20 || ch >= 0x7f)
-			fprintf(out, "\\u%04x", ch);
-		else
-			fputc(ch, out);
-	}
-	fputc('"', out);
 }
 
 /* One argument value in its catalogue format; JSON and text share the forms. */
@@ -111,7 +96,7 @@ static void put_data_json(FILE *out, const struct catalog_entry *e, const struct
 	if (c->entry.faults & (1 << SP_FAULT_DATA))
 		fputs("null", out);
 	else
-		callfmt__json_string(out, (const char *)c->data, c->data_len);
+		json__string(out, (const char *)c->data, c->data_len);
 }
 
 /* Which probed entry point a code pointer (cuGetProcAddress output) lands on. */
@@ -148,21 +133,21 @@ static void put_out_json(FILE *out, const struct tf_header *hdr, const struct ca
 		hit = probe_at(hdr, c->entry.tgid, c->out);
 		fputs(",\"pfn_probe\":", out);
 		if (hit)
-			callfmt__json_string(out, hit, strlen(hit));
+			json__string(out, hit, strlen(hit));
 		else
 			fputs("null", out);
 	}
 }
 
-void callfmt__json(FILE *out, const struct tf_header *hdr, const struct sp_call *c)
+void dump_fmt__json(FILE *out, const struct tf_header *hdr, const struct sp_call *c)
 {
 	const struct catalog_entry *e = probe_entry(hdr, c->entry.probe);
 	const char *symbol = c->entry.probe < hdr->nr_probes ? hdr->probes[c->entry.probe].symbol : "?";
 
 	fputs("{\"name\":", out);
-	callfmt__json_string(out, e ? e->name : "?", 128);
+	json__string(out, e ? e->name : "?", 128);
 	fputs(",\"symbol\":", out);
-	callfmt__json_string(out, symbol, 128);
+	json__string(out, symbol, 128);
 	fprintf(out, ",\"class\":\"%s\",\"pid\":%u,\"tid\":%u,\"seq\":%u,\"ts_entry\":%llu",
 		e ? catalog__class_name(e->cls) : "?", c->entry.tgid, c->entry.tid, c->entry.seq,
 		(unsigned long long)c->entry.ts);
@@ -189,7 +174,7 @@ void callfmt__json(FILE *out, const struct tf_header *hdr, const struct sp_call 
 	fputs("}\n", out);
 }
 
-void callfmt__text(FILE *out, const struct tf_header *hdr, const struct sp_call *c)
+void dump_fmt__text(FILE *out, const struct tf_header *hdr, const struct sp_call *c)
 {
 	const struct catalog_entry *e = probe_entry(hdr, c->entry.probe);
 	__u64 ts = c->entry.ts;
