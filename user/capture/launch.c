@@ -9,7 +9,8 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/wait.h>
-#include "cli.h"
+#include "host.h"
+#include "parse.h"
 #include "launch.h"
 
 #define MAX_GROUPS 64
@@ -23,7 +24,7 @@ int launch__lookup_user(const char *user, uid_t *uid, gid_t *gid, char *name, si
 {
 	char line[1024];
 	unsigned long num;
-	bool numeric = !cli__parse_ulong(user, &num);
+	bool numeric = !parse__ulong(user, &num);
 	int ret = -ENOENT;
 	FILE *f = fopen("/etc/passwd", "re");
 
@@ -105,7 +106,7 @@ static void child_run(int go_fd, char *const *cmd, const struct run_as *as)
 	if (read(go_fd, &go, 1) != 1)
 		_exit(127);
 	close(go_fd);
-	cli__restore_nofile();
+	host__restore_nofile();
 	signal(SIGPIPE, SIG_DFL);
 	if (as->set) {
 		if (setgroups(as->nr_groups, as->groups) || setgid(as->gid) || setuid(as->uid)) {

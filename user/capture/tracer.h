@@ -3,7 +3,7 @@
 #ifndef __TRACER_H
 #define __TRACER_H
 
-#include "cli.h"
+#include "trace_args.h"
 #include "launch.h"
 #include "probes.h"
 #include "session.h"

@@ -5,21 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <sys/resource.h>
-#include <bpf/libbpf.h>
 #include "cli.h"
 #include "log.h"
-
-int cli__parse_ulong(const char *arg, unsigned long *val)
-{
-	char *end;
-
-	errno = 0;
-	*val = strtoul(arg, &end, 10);
-	if (errno || end == arg || *end || arg[0] == '-')
-		return -EINVAL;
-	return 0;
-}
+#include "parse.h"
 
 int cli__parse_pids(const char *arg, int *pids, int *nr_pids, int max_pids)
 {
@@ -31,7 +19,7 @@ int cli__parse_pids(const char *arg, int *pids, int *nr_pids, int max_pids)
 	for (tok = strtok_r(copy, ",", &save); tok && !ret; tok = strtok_r(NULL, ",", &save)) {
 		unsigned long pid;
 
-		if (cli__parse_ulong(tok, &pid) || pid == 0 || pid > 0x7fffffff ||
+		if (parse__ulong(tok, &pid) || pid == 0 || pid > 0x7fffffff ||
 		    *nr_pids >= max_pids)
 			ret = -EINVAL;
 		else
@@ -58,14 +46,14 @@ static error_t parse_recording_arg(int key, char *arg, struct argp_state *state)
 		rec->output = arg;
 		break;
 	case 'd':
-		if (cli__parse_ulong(arg, &rec->duration_s) || rec->duration_s == 0)
+		if (parse__ulong(arg, &rec->duration_s) || rec->duration_s == 0)
 			argp_error(state, "invalid duration '%s'", arg);
 		break;
 	case 'f':
 		rec->force = true;
 		break;
 	case 'r':
-		if (cli__parse_ulong(arg, &rec->ring_mb) || !rec->ring_mb ||
+		if (parse__ulong(arg, &rec->ring_mb) || !rec->ring_mb ||
 		    (rec->ring_mb & (rec->ring_mb - 1)) || rec->ring_mb > 4096)
 			argp_error(state, "--ring-mb must be a power of two up to 4096");
 		break;
@@ -124,63 +112,3 @@ static error_t parse_target_arg(int key, char *arg, struct argp_state *state)
 }
 
 const struct argp target_argp = { target_options, parse_target_arg, NULL, NULL, NULL, NULL, NULL };
-
-int cli__check_bpf(void)
-{
-	if (geteuid() != 0) {
-		log_error("tracing needs root (BPF and uprobes): run specprobe with sudo");
-		return -1;
-	}
-	if (access("/sys/kernel/btf/vmlinux", R_OK)) {
-		log_error("no kernel BTF at /sys/kernel/btf/vmlinux: the kernel needs CONFIG_DEBUG_INFO_BTF=y");
-		return -1;
-	}
-	return 0;
-}
-
-static struct rlimit nofile_at_start;
-static bool nofile_saved;
-
-bool cli__has_targets(const struct target_args *targets)
-{
-	return targets->nr_pids || targets->nr_libs || targets->cmd;
-}
-
-void cli__restore_nofile(void)
-{
-	if (nofile_saved)
-		setrlimit(RLIMIT_NOFILE, &nofile_at_start);
-}
-
-void cli__raise_nofile(void)
-{
-	struct rlimit lim;
-
-	if (getrlimit(RLIMIT_NOFILE, &lim))
-		return;
-	nofile_at_start = lim;
-	nofile_saved = true;
-	lim.rlim_cur = lim.rlim_max;
-	/* root may raise the hard limit too; an uprobe needs one or two descriptors */
-	if (lim.rlim_max < 65536) {
-		struct rlimit want = { 65536, 65536 };
-
-		if (!setrlimit(RLIMIT_NOFILE, &want))
-			return;
-	}
-	setrlimit(RLIMIT_NOFILE, &lim);
-}
-
-static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
-{
-	if (level == LIBBPF_DEBUG && !log_verbose)
-		return 0;
-	if (!log_verbose)
-		return 0;
-	return vfprintf(stderr, fmt, ap);
-}
-
-void cli__setup_libbpf(void)
-{
-	libbpf_set_print(libbpf_print);
-}

@@ -12,11 +12,13 @@
 #include <unistd.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
-#include "dump_fmt.h"
 #include "catalog.h"
 #include "cli.h"
 #include "decode.h"
+#include "dump_fmt.h"
 #include "log.h"
+#include "host.h"
+#include "parse.h"
 #include "tracefile.h"
 
 #define SERVER_NAME "specsim-server"
@@ -51,11 +53,11 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		env.dir = arg;
 		break;
 	case 'c':
-		if (cli__parse_ulong(arg, &env.cycles) || !env.cycles || env.cycles > 1000000)
+		if (parse__ulong(arg, &env.cycles) || !env.cycles || env.cycles > 1000000)
 			argp_error(state, "invalid cycle count '%s'", arg);
 		break;
 	case 'r':
-		if (cli__parse_ulong(arg, &env.ranks) || !env.ranks || env.ranks > 64)
+		if (parse__ulong(arg, &env.ranks) || !env.ranks || env.ranks > 64)
 			argp_error(state, "invalid rank count '%s'", arg);
 		break;
 	case 's':
@@ -304,7 +306,7 @@ int cmd_demo(int argc, char **argv)
 
 	if (argp_parse(&argp, argc, argv, 0, NULL, NULL))
 		return 2;
-	if (cli__check_bpf())
+	if (host__check_bpf())
 		return 1;
 	ret = find_server(server, sizeof(server));
 	if (ret) {

@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 #include "cli.h"
 #include "log.h"
+#include "host.h"
 #include "tracer.h"
 
 static struct list_env {
@@ -47,7 +48,7 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		state->child_inputs[0] = &env.targets;
 		break;
 	case ARGP_KEY_END:
-		if (!cli__has_targets(&env.targets))
+		if (!host__has_targets(&env.targets))
 			argp_error(state, "give -p PID, --lib PATH or -- CMD");
 		if (env.targets.cmd && env.no_attach)
 			argp_error(state, "-- CMD runs the command under trace: it cannot be --no-attach");
@@ -161,10 +162,10 @@ int cmd_list(int argc, char **argv)
 	attach = !env.no_attach && geteuid() == 0;
 	if (!attach && !env.no_attach)
 		log_warn("not root: resolving only, nothing attached");
-	if (attach && cli__check_bpf())
+	if (attach && host__check_bpf())
 		return 1;
-	cli__setup_libbpf();
-	cli__raise_nofile();
+	host__setup_libbpf();
+	host__raise_nofile();
 	topts.targets = &env.targets;
 	if (attach ? tracer__start(&tr, &topts) : tracer__resolve(&tr, &topts))
 		return 1;

@@ -8,7 +8,7 @@
 #include <unistd.h>
 #include "cli.h"
 #include "log.h"
-#include "record.h"
+#include "recorder.h"
 #include "report_view.h"
 #include "reporter.h"
 #include "tracefile.h"
@@ -189,7 +189,7 @@ static int report_live(void)
 			 env.targets.nr_pids ? env.targets.pids[0] : (int)getpid());
 		env.rec.output = path;
 	}
-	status = record__run(&req);
+	status = recorder__run(&req);
 	if (!status && l.err)
 		log_error("reading the records live: %s", strerror(-l.err));
 	else if (!status)

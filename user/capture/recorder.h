@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
-/* A recording run from another command: report records live through it. */
-#ifndef __RECORD_H
-#define __RECORD_H
+/* Record traced processes into a file; a tap sees the same records live. */
+#ifndef __RECORDER_H
+#define __RECORDER_H
 
 #include <stdbool.h>
 #include <stddef.h>
-#include "cli.h"
+#include "trace_args.h"
 #include "tracefile.h"
 
 /* Sees the header, then every record exactly as it is written to the file. */
@@ -21,7 +21,7 @@ struct record_request {
 	const struct record_tap *tap;	/* NULL: none */
 };
 
-/* What 'specprobe record' does after parsing; its exit status. */
-int record__run(const struct record_request *req);
+/* Trace, record until done, and report how it went; an exit status (0, 1). */
+int recorder__run(const struct record_request *req);
 
-#endif /* __RECORD_H */
+#endif /* __RECORDER_H */
