@@ -14,12 +14,11 @@
 #include <sys/wait.h>
 #include "catalog.h"
 #include "cli.h"
-#include "decode.h"
 #include "dump_fmt.h"
-#include "log.h"
 #include "host.h"
+#include "log.h"
 #include "parse.h"
-#include "tracefile.h"
+#include "pipeline.h"
 
 #define SERVER_NAME "specsim-server"
 
@@ -166,7 +165,6 @@ static int read_first_pid(const char *path)
 
 /* The demo's view of the recording: counts per entry point and one cycle. */
 struct summary {
-	const struct tf_header *hdr;
 	__u64 per_entry[256];
 	__u32 main_tid;
 	int copies_seen;	/* accept copies (one per cycle) of the main thread so far */
@@ -178,11 +176,11 @@ struct summary {
 #define SHOWN_CYCLE 10	/* skip the first cycles: warm-up */
 
 /* Print the main thread's calls from one accept sync to the next. */
-static int summarise_call(void *ctx, const struct sp_call *c)
+static int summarise_call(void *ctx, const struct tf_header *hdr, const struct sp_call *c)
 {
 	struct summary *s = ctx;
-	__u32 entry = c->entry.probe < s->hdr->nr_probes ? s->hdr->probes[c->entry.probe].catalog : 0;
-	const char *name = dump_fmt__name(s->hdr, c->entry.probe);
+	__u32 entry = c->entry.probe < hdr->nr_probes ? hdr->probes[c->entry.probe].catalog : 0;
+	const char *name = dump_fmt__name(hdr, c->entry.probe);
 	bool sync = !strcmp(name, "cuStreamSynchronize");
 
 	if (entry < sizeof(s->per_entry) / sizeof(s->per_entry[0]))
@@ -191,7 +189,7 @@ static int summarise_call(void *ctx, const struct sp_call *c)
 		return 0;
 	if (s->printing) {
 		printf("  +%9.1f us ", (c->entry.ts - s->cycle_start) / 1000.0);
-		dump_fmt__text(stdout, s->hdr, c);
+		dump_fmt__text(stdout, hdr, c);
 		s->printed = sync && s->copies_seen > SHOWN_CYCLE;
 	} else if (sync && s->copies_seen == SHOWN_CYCLE) {
 		s->printing = true;
@@ -203,41 +201,36 @@ static int summarise_call(void *ctx, const struct sp_call *c)
 
 static int summarise(const char *recording)
 {
+	static const struct pipeline_opts calls_only = { .analyse = false };
 	struct summary s = { 0 };
-	struct tf_reader *r;
-	struct decoder *dec;
-	const void *rec;
+	struct pipeline_consumer consumer = { .call = summarise_call, .ctx = &s };
+	const struct decode_stats *st;
+	const struct tf_header *hdr;
+	struct pipeline *p;
 	char err[512];
-	int ret;
 
-	r = tf_reader__open(recording, err, sizeof(err));
-	if (!r) {
+	p = pipeline__open(recording, &calls_only, err, sizeof(err));
+	if (!p) {
 		log_error("%s", err);
 		return -1;
 	}
-	s.hdr = tf_reader__header(r);
-	s.main_tid = s.hdr->nr_targets ? s.hdr->targets[s.hdr->nr_targets > 1 ? 1 : 0] : 0;
-	dec = decoder__new(summarise_call, &s, 50000000ull);
+	hdr = pipeline__header(p);
+	s.main_tid = hdr->nr_targets ? hdr->targets[hdr->nr_targets > 1 ? 1 : 0] : 0;
+	pipeline__add(p, &consumer);
 	printf("\none decode cycle of pid %u, from the accept sync of cycle %d to the next:\n",
 	       s.main_tid, SHOWN_CYCLE);
-	while (dec && (ret = tf_reader__next(r, &rec)) > 0)
-		decoder__feed(dec, rec, ((const struct sp_rec_hdr *)rec)->size);
-	if (dec)
-		decoder__finish(dec);
+	pipeline__read_all(p);
+	pipeline__finish(p);
 	printf("\ncalls per entry point (all processes):\n");
 	for (int e = 0; e < catalog_len && e < 256; e++)
 		if (s.per_entry[e])
 			printf("  %10llu  %s\n", (unsigned long long)s.per_entry[e], catalog[e].name);
-	if (dec) {
-		const struct decode_stats *st = decoder__stats(dec);
-
-		printf("\n%llu calls, %llu dropped records, %llu unreturned\n",
-		       (unsigned long long)st->calls,
-		       (unsigned long long)(st->counters[SP_CNT_DROP_CALL] + st->counters[SP_CNT_DROP_RET]),
-		       (unsigned long long)st->unreturned);
-	}
-	decoder__free(dec);
-	tf_reader__free(r);
+	st = pipeline__stats(p);
+	printf("\n%llu calls, %llu dropped records, %llu unreturned\n",
+	       (unsigned long long)st->calls,
+	       (unsigned long long)(st->counters[SP_CNT_DROP_CALL] + st->counters[SP_CNT_DROP_RET]),
+	       (unsigned long long)st->unreturned);
+	pipeline__free(p);
 	return 0;
 }
 

@@ -7,8 +7,7 @@
 #include "cli.h"
 #include "diff_view.h"
 #include "log.h"
-#include "reporter.h"
-#include "tracefile.h"
+#include "pipeline.h"
 
 enum { OPT_ALSO_A = 0x100, OPT_ALSO_B };	/* long options only */
 
@@ -73,44 +72,32 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 }
 
 /* Read and analyse one recording; NULL after one line saying why. */
-static struct reporter *analyse(const char *path)
+static struct pipeline *analyse(const char *path)
 {
-	struct reporter *rep = NULL;
-	struct tf_reader *r;
-	const void *rec;
+	static const struct pipeline_opts opts = { .analyse = true };
+	struct pipeline *p;
 	char err[512];
 	int ret;
 
-	r = tf_reader__open(path, err, sizeof(err));
-	if (!r) {
+	p = pipeline__open(path, &opts, err, sizeof(err));
+	if (!p) {
 		log_error("%s", err);
 		return NULL;
 	}
-	rep = reporter__new(tf_reader__header(r));
-	if (!rep) {
-		log_error("out of memory");
-		goto fail;
-	}
-	while ((ret = tf_reader__next(r, &rec)) > 0) {
-		ret = reporter__feed(rep, rec, ((const struct sp_rec_hdr *)rec)->size);
-		if (ret)
-			break;
-	}
+	ret = pipeline__read_all(p);
 	if (ret == -ENODATA || ret == -EBADMSG) {
-		log_error("%s: no diff", tf_reader__error(r));
+		log_error("%s: no diff", pipeline__error(p));
 		goto fail;
 	}
 	if (!ret)
-		ret = reporter__finish(rep);
+		ret = pipeline__finish(p);
 	if (ret < 0) {
 		log_error("%s: %s", path, strerror(-ret));
 		goto fail;
 	}
-	tf_reader__free(r);
-	return rep;
+	return p;
 fail:
-	reporter__free(rep);
-	tf_reader__free(r);
+	pipeline__free(p);
 	return NULL;
 }
 
@@ -122,7 +109,7 @@ static bool has_cycles(const struct cycles *cy)
 	return false;
 }
 
-static int print(struct reporter *rep[2][DIFF_MAX_RUNS])
+static int print(struct pipeline *rep[2][DIFF_MAX_RUNS])
 {
 	struct diff_input in[2][DIFF_MAX_RUNS];
 	const struct diff_input *runs[2] = { in[0], in[1] };
@@ -132,8 +119,8 @@ static int print(struct reporter *rep[2][DIFF_MAX_RUNS])
 	for (int s = 0; s < 2; s++)
 		for (size_t i = 0; i < env.nr[s]; i++) {
 			in[s][i] = (struct diff_input){ env.input[s][i],
-							reporter__results(rep[s][i])->model,
-							&reporter__results(rep[s][i])->cycles };
+							pipeline__results(rep[s][i])->model,
+							&pipeline__results(rep[s][i])->cycles };
 			if (!has_cycles(in[s][i].cycles)) {
 				log_error("%s: no cycles found: nothing to compare",
 					  in[s][i].path);
@@ -160,7 +147,7 @@ static int print(struct reporter *rep[2][DIFF_MAX_RUNS])
 int cmd_diff(int argc, char **argv)
 {
 	static const struct argp argp = { options, parse_arg, "A B", doc, NULL, NULL, NULL };
-	struct reporter *rep[2][DIFF_MAX_RUNS] = { { NULL } };
+	struct pipeline *rep[2][DIFF_MAX_RUNS] = { { NULL } };
 	int status = 1;
 
 	if (argp_parse(&argp, argc, argv, 0, NULL, NULL))
@@ -175,6 +162,6 @@ int cmd_diff(int argc, char **argv)
 out:
 	for (int s = 0; s < 2; s++)
 		for (size_t i = 0; i < env.nr[s]; i++)
-			reporter__free(rep[s][i]);
+			pipeline__free(rep[s][i]);
 	return status;
 }

@@ -5,15 +5,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "dump_fmt.h"
 #include "catalog.h"
 #include "cli.h"
-#include "decode.h"
+#include "dump_fmt.h"
 #include "log.h"
-#include "tracefile.h"
-
-/* Cross-CPU arrival order in the ring differs from entry order by less than this. */
-#define REORDER_NS 50000000ull
+#include "pipeline.h"
 
 static struct dump_env {
 	const char *input;
@@ -63,24 +59,23 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 }
 
 struct dumper {
-	const struct tf_header *hdr;
 	FILE *out;
 	__u64 *per_probe;	/* --counts; by cookie, SP_MAX_PROBES (late libraries add probes) */
 };
 
-static int print_call(void *ctx, const struct sp_call *call)
+static int print_call(void *ctx, const struct tf_header *hdr, const struct sp_call *call)
 {
 	struct dumper *d = ctx;
 
 	if (d->per_probe) {
-		if (call->entry.probe < d->hdr->nr_probes && call->entry.probe < SP_MAX_PROBES)
+		if (call->entry.probe < hdr->nr_probes && call->entry.probe < SP_MAX_PROBES)
 			d->per_probe[call->entry.probe]++;
 		return 0;
 	}
 	if (env.json)
-		dump_fmt__json(d->out, d->hdr, call);
+		dump_fmt__json(d->out, hdr, call);
 	else
-		dump_fmt__text(d->out, d->hdr, call);
+		dump_fmt__text(d->out, hdr, call);
 	return ferror(d->out) ? -EIO : 0;
 }
 
@@ -104,13 +99,13 @@ static void print_header(FILE *out, const struct tf_header *hdr)
 }
 
 /* Calls per catalogue entry, the variants of one entry point added up. */
-static void print_counts(FILE *out, const struct dumper *d)
+static void print_counts(FILE *out, const struct dumper *d, const struct tf_header *hdr)
 {
 	for (int e = 0; e < catalog_len; e++) {
 		__u64 n = 0;
 
-		for (__u32 p = 0; p < d->hdr->nr_probes && p < SP_MAX_PROBES; p++)
-			if (d->hdr->probes[p].catalog == (__u32)e)
+		for (__u32 p = 0; p < hdr->nr_probes && p < SP_MAX_PROBES; p++)
+			if (hdr->probes[p].catalog == (__u32)e)
 				n += d->per_probe[p];
 		if (n)
 			fprintf(out, "%12llu  %s\n", (unsigned long long)n, catalog[e].name);
@@ -130,65 +125,51 @@ static void print_totals(const struct decode_stats *st)
 		st->ended ? "" : "; the recording did not end cleanly");
 }
 
-static int dump_records(struct tf_reader *r, struct decoder *dec)
-{
-	const void *rec;
-	int ret;
-
-	while ((ret = tf_reader__next(r, &rec)) > 0) {
-		ret = decoder__feed(dec, rec, ((const struct sp_rec_hdr *)rec)->size);
-		if (ret)
-			return ret;
-	}
-	return ret;
-}
-
 int cmd_dump(int argc, char **argv)
 {
 	static const struct argp argp = { options, parse_arg, "FILE", doc, NULL, NULL, NULL };
+	static const struct pipeline_opts calls_only = { .analyse = false };
 	struct dumper d = { .out = stdout };
-	struct decoder *dec = NULL;
-	struct tf_reader *r;
+	struct pipeline_consumer printer = { .call = print_call, .ctx = &d };
+	struct pipeline *p;
 	char err[512];
 	int ret, status = 0;
 
 	if (argp_parse(&argp, argc, argv, 0, NULL, NULL))
 		return 2;
-	r = tf_reader__open(env.input, err, sizeof(err));
-	if (!r) {
+	p = pipeline__open(env.input, &calls_only, err, sizeof(err));
+	if (!p) {
 		log_error("%s", err);
 		return 1;
 	}
-	d.hdr = tf_reader__header(r);
 	if (env.header)
-		print_header(stdout, d.hdr);
+		print_header(stdout, pipeline__header(p));
 	if (env.counts)
 		d.per_probe = calloc(SP_MAX_PROBES, sizeof(*d.per_probe));
-	dec = decoder__new(print_call, &d, REORDER_NS);
-	if (!dec || (env.counts && !d.per_probe)) {
+	if (env.counts && !d.per_probe) {
 		log_error("out of memory");
-		tf_reader__free(r);
+		pipeline__free(p);
 		return 1;
 	}
-	ret = dump_records(r, dec);
+	pipeline__add(p, &printer);
+	ret = pipeline__read_all(p);
 	if (ret == -ENODATA || ret == -EBADMSG) {
 		/* keep what was read: the calls before the cut are whole */
-		log_error("%s", tf_reader__error(r));
+		log_error("%s", pipeline__error(p));
 		status = 1;
 	} else if (ret < 0) {
 		log_error("%s: %s", env.input, strerror(-ret));
 		status = 1;
 	}
-	if (decoder__finish(dec) == -EIO || fflush(stdout)) {
+	if (pipeline__finish(p) == -EIO || fflush(stdout)) {
 		log_error("writing output: %s", strerror(errno));
 		status = 1;
 	}
 	if (d.per_probe)
-		print_counts(stdout, &d);
+		print_counts(stdout, &d, pipeline__header(p));
 	fflush(stdout);
-	print_totals(decoder__stats(dec));
+	print_totals(pipeline__stats(p));
 	free(d.per_probe);
-	decoder__free(dec);
-	tf_reader__free(r);
+	pipeline__free(p);
 	return status;
 }

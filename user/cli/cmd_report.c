@@ -9,9 +9,8 @@
 #include "cli.h"
 #include "log.h"
 #include "recorder.h"
+#include "pipeline.h"
 #include "report_view.h"
-#include "reporter.h"
-#include "tracefile.h"
 
 static struct report_env {
 	const char *input;
@@ -101,16 +100,26 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	return 0;
 }
 
-static int print(struct reporter *rep)
+/* The report is the pipeline's one consumer: it prints when the analyses are done. */
+static int print_report(void *ctx, const struct results *res, const struct decode_stats *st)
 {
-	int ret = reporter__finish(rep);
+	return report__print(stdout, res, &env.opts);
+}
 
-	if (ret) {
-		log_error("analysing the recording: %s", strerror(-ret));
+static const struct pipeline_opts analyse = { .analyse = true };
+static const struct pipeline_consumer report_consumer = { .end = print_report };
+
+static int finish(struct pipeline *p)
+{
+	int ret = pipeline__finish(p);
+
+	/* with results made, an error is the report's own: writing it */
+	if (ret && pipeline__results(p)) {
+		log_error("writing the report: %s", strerror(errno));
 		return 1;
 	}
-	if (report__print(stdout, reporter__results(rep), &env.opts)) {
-		log_error("writing the report: %s", strerror(errno));
+	if (ret) {
+		log_error("analysing the recording: %s", strerror(-ret));
 		return 1;
 	}
 	return 0;
@@ -118,44 +127,30 @@ static int print(struct reporter *rep)
 
 static int report_file(const char *path)
 {
-	struct reporter *rep = NULL;
-	struct tf_reader *r;
-	const void *rec;
+	struct pipeline *p;
 	char err[512];
 	int ret, status = 1;
 
-	r = tf_reader__open(path, err, sizeof(err));
-	if (!r) {
+	p = pipeline__open(path, &analyse, err, sizeof(err));
+	if (!p) {
 		log_error("%s", err);
 		return 1;
 	}
-	rep = reporter__new(tf_reader__header(r));
-	if (!rep) {
-		log_error("out of memory");
-		goto out;
-	}
-	while ((ret = tf_reader__next(r, &rec)) > 0) {
-		ret = reporter__feed(rep, rec, ((const struct sp_rec_hdr *)rec)->size);
-		if (ret)
-			break;
-	}
-	if (ret == -ENODATA || ret == -EBADMSG) {
-		log_error("%s: no report", tf_reader__error(r));
-		goto out;
-	}
-	if (ret < 0) {
+	pipeline__add(p, &report_consumer);
+	ret = pipeline__read_all(p);
+	if (ret == -ENODATA || ret == -EBADMSG)
+		log_error("%s: no report", pipeline__error(p));
+	else if (ret < 0)
 		log_error("%s: %s", path, strerror(-ret));
-		goto out;
-	}
-	status = print(rep);
-out:
-	reporter__free(rep);
-	tf_reader__free(r);
+	else
+		status = finish(p);
+	pipeline__free(p);
 	return status;
 }
 
+/* Live: the recorder's tap feeds the same pipeline a file would. */
 struct live_report {
-	struct reporter *rep;
+	struct pipeline *p;
 	int err;
 };
 
@@ -163,17 +158,19 @@ static void live_header(void *ctx, const struct tf_header *hdr)
 {
 	struct live_report *l = ctx;
 
-	l->rep = reporter__new(hdr);
-	if (!l->rep)
+	l->p = pipeline__new(hdr, &analyse);
+	if (!l->p)
 		l->err = -ENOMEM;
+	else
+		pipeline__add(l->p, &report_consumer);
 }
 
 static void live_record(void *ctx, const void *rec, size_t size)
 {
 	struct live_report *l = ctx;
 
-	if (l->rep && !l->err)
-		l->err = reporter__feed(l->rep, rec, size);
+	if (l->p && !l->err)
+		l->err = pipeline__feed(l->p, rec, size);
 }
 
 static int report_live(void)
@@ -193,11 +190,11 @@ static int report_live(void)
 	if (!status && l.err)
 		log_error("reading the records live: %s", strerror(-l.err));
 	else if (!status)
-		status = print(l.rep);
-	if (l.rep)
+		status = finish(l.p);
+	if (l.p)
 		log_info("the recording is in %s: 'specprobe report %s' reports it again",
 			 env.rec.output, env.rec.output);
-	reporter__free(l.rep);
+	pipeline__free(l.p);
 	return status ? status : l.err ? 1 : 0;
 }
 

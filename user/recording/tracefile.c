@@ -855,6 +855,46 @@ void tf_reader__free(struct tf_reader *r)
 	free(r);
 }
 
+static void *dup_table(const void *table, __u32 n, size_t elem)
+{
+	void *copy = malloc((n ? n : 1) * elem);
+
+	if (copy && n)
+		memcpy(copy, table, n * elem);
+	return copy;
+}
+
+int tf_header__copy(struct tf_header *dst, const struct tf_header *src)
+{
+	*dst = *src;
+	dst->targets = dup_table(src->targets, src->nr_targets, sizeof(*src->targets));
+	dst->libs = dup_table(src->libs, src->nr_libs, sizeof(*src->libs));
+	dst->probes = dup_table(src->probes, src->nr_probes, sizeof(*src->probes));
+	dst->maps = dup_table(src->maps, src->nr_maps, sizeof(*src->maps));
+	dst->procs = dup_table(src->procs, src->nr_procs, sizeof(*src->procs));
+	if (!dst->targets || !dst->libs || !dst->probes || !dst->maps || !dst->procs) {
+		/* the strings are still the source's: free none of them */
+		dst->nr_libs = dst->nr_probes = 0;
+		tf_header__free(dst);
+		return -ENOMEM;
+	}
+	for (__u32 i = 0; i < dst->nr_libs; i++)
+		dst->libs[i].path = NULL;
+	for (__u32 i = 0; i < dst->nr_probes; i++)
+		dst->probes[i].symbol = NULL;
+	for (__u32 i = 0; i < dst->nr_libs; i++)
+		if (src->libs[i].path && !(dst->libs[i].path = strdup(src->libs[i].path)))
+			goto nomem;
+	for (__u32 i = 0; i < dst->nr_probes; i++)
+		if (src->probes[i].symbol &&
+		    !(dst->probes[i].symbol = strdup(src->probes[i].symbol)))
+			goto nomem;
+	return 0;
+nomem:
+	tf_header__free(dst);
+	return -ENOMEM;
+}
+
 void tf_header__free(struct tf_header *hdr)
 {
 	if (!hdr)

@@ -98,6 +98,8 @@ const char *tf_reader__error(const struct tf_reader *r);
 void tf_reader__free(struct tf_reader *r);
 
 void tf_header__free(struct tf_header *hdr);
+/* A deep copy that dst owns (free it with tf_header__free); 0 or -ENOMEM. */
+int tf_header__copy(struct tf_header *dst, const struct tf_header *src);
 /*
  * Extend the tables with a late record (SP_REC_LIB, _PROBE, _MAP, _PROC;
  * other types are left alone). The reader does this itself; live consumers
