@@ -19,7 +19,7 @@ static int legacy_work(struct model *m, struct model_proc *p, struct model_threa
 		       const struct sp_call *c, const struct probe_info *pi)
 {
 	struct model_stream *legacy = inflight__work_stream(m, c, 0);
-	struct model_sync sy, unknown = {0};
+	struct model_sync sy, unknown = { 0 };
 
 	if (!legacy)
 		return -ENOMEM;

@@ -95,7 +95,7 @@ struct model_stream *store__stream_get(struct model *m, const struct sp_call *c,
 	/* the legacy and per-thread default streams need no creation to be known blocking */
 	s->flags_known = key == 1 || (key & 0xffffffff) == 2;
 	if (!store__push_ptr((void ***)&m->all_streams, &m->nr_all_streams, s))
-		return NULL; /* the map owns it */
+		return NULL;	/* the map owns it */
 	return s;
 }
 

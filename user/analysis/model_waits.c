@@ -52,7 +52,7 @@ static int classify_copy(struct model *m, struct model_proc *p, struct model_thr
 			 bool *blocking)
 {
 	struct model_stream *s = inflight__work_stream(m, c, stream);
-	struct host_class hc = {HOST_UNKNOWN, HOST_FROM_NONE};
+	struct host_class hc = { HOST_UNKNOWN, HOST_FROM_NONE };
 	enum sync_kind kind = SYNC_KIND_NR;
 	struct model_sync sy;
 	__u64 host;
@@ -61,8 +61,8 @@ static int classify_copy(struct model *m, struct model_proc *p, struct model_thr
 		return -ENOMEM;
 	inflight__sync_init(&sy, t, c, pi, SYNC_COPY, stream_key(c, stream));
 	/* synchronous copies run on the legacy stream */
-	inflight__split_in_flight(
-	    m, s, pi->blocking || is_legacy(stream) ? WAIT_BLOCKING : WAIT_ONE, &sy);
+	inflight__split_in_flight(m, s, pi->blocking || is_legacy(stream) ? WAIT_BLOCKING : WAIT_ONE,
+				  &sy);
 	if (pi->blocking) {
 		kind = SYNC_COPY;
 	} else if (pi->host != NO_ARG && arg(c, pi->host, &host)) {
@@ -295,9 +295,10 @@ static void split_query(struct model *m, const struct sp_call *c, const struct p
 		inflight__split_event(m, hmap__get(&m->events, c->entry.tgid, sy->handle), sy);
 		return;
 	}
-	inflight__split_in_flight(
-	    m, hmap__get(&m->streams, c->entry.tgid, sy->handle == 1 ? 0 : sy->handle),
-	    is_legacy(sy->handle) ? WAIT_BLOCKING : WAIT_ONE, sy);
+	inflight__split_in_flight(m,
+				  hmap__get(&m->streams, c->entry.tgid,
+					    sy->handle == 1 ? 0 : sy->handle),
+				  is_legacy(sy->handle) ? WAIT_BLOCKING : WAIT_ONE, sy);
 }
 
 /* A query that found the work done: as good as a sync that returned at once. */
