@@ -14,15 +14,18 @@ VMLINUX := vmlinux/$(ARCH_RAW)/vmlinux.h
 WARN := -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers
 CFLAGS ?= -g -O2
 override CFLAGS += $(WARN) -std=gnu11 -D_GNU_SOURCE
-INCLUDES := -I$(OUTPUT) -Ibpf -Iuser
+# user/<layer>/: every layer folder is on the include path, headers are named bare.
+USER_DIRS := $(patsubst %/,%,$(sort $(dir $(wildcard user/*/*.c user/*/*.h))))
+INCLUDES := -I$(OUTPUT) -Ibpf $(addprefix -I,$(USER_DIRS))
 LDLIBS := -lbpf -lelf -lz
 STATIC_LDLIBS := -l:libbpf.a -l:libelf.a -l:libz.a -l:libzstd.a
 
 BPF_SRCS := $(wildcard bpf/*.bpf.c)
 BPF_SKELS := $(patsubst bpf/%.bpf.c,$(OUTPUT)/%.skel.h,$(BPF_SRCS))
-USER_SRCS := $(wildcard user/*.c)
+USER_SRCS := $(wildcard user/*/*.c)
+USER_HDRS := $(wildcard user/*/*.h)
 USER_OBJS := $(patsubst user/%.c,$(OUTPUT)/user/%.o,$(USER_SRCS))
-LIB_OBJS := $(filter-out $(OUTPUT)/user/main.o,$(USER_OBJS))
+LIB_OBJS := $(filter-out $(OUTPUT)/user/cli/main.o,$(USER_OBJS))
 
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(patsubst tests/unit/%.c,$(OUTPUT)/tests/%,$(UNIT_SRCS))
@@ -68,8 +71,9 @@ $(OUTPUT)/%.skel.h: $(OUTPUT)/%.bpf.o | $(OUTPUT)
 	$(call msg,GEN-SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< > $@
 
-$(OUTPUT)/user/%.o: user/%.c user/*.h bpf/*.h $(BPF_SKELS) | $(OUTPUT)/user
+$(OUTPUT)/user/%.o: user/%.c $(USER_HDRS) bpf/*.h $(BPF_SKELS) | $(OUTPUT)/user
 	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) $(INCLUDES) -c $< -o $@
 
 include tools/tools.mk

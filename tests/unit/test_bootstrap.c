@@ -7,7 +7,7 @@
 #include <stdint.h>
 #include <string.h>
 #include <cmocka.h>
-#include "bootstrap.h"
+#include "stats.h"
 
 #define N 400
 #define BASE_NS 5000000ull	/* 5 ms cycles */

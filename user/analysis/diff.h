@@ -1,0 +1,93 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/*
+ * specprobe diff: two recordings side by side, the change in cycle time with a
+ * bootstrap interval and a verdict, and what differs in their setup
+ * (docs/diff-json.md).
+ */
+#ifndef __DIFF_H
+#define __DIFF_H
+
+#include <stdbool.h>
+#include "stats.h"
+#include "cycles.h"
+#include "model.h"
+#include "summary.h"
+
+#define DIFF_MAX_COUNTS 8	/* distinct kernel counts shown per role */
+#define DIFF_MAX_RUNS 16	/* recordings per side */
+
+/* One recording, analysed. */
+struct diff_input {
+	const char *path;
+	struct model *model;
+	const struct cycles *cycles;
+};
+
+/* What can be seen of a recording's setup. */
+struct diff_role {
+	size_t execs, launched;
+	__u32 kernels[DIFF_MAX_COUNTS];	/* distinct captured kernel counts, ascending */
+	int nr_kernels;
+	bool more_kernels;		/* more distinct counts than kept */
+	size_t uncaptured;		/* launched graphs whose capture was not traced */
+	__u32 collectives;		/* most collectives captured into one graph */
+};
+
+struct diff_setup {
+	size_t processes, loops;
+	int ranks;			/* nranks from the communicators, -1 unknown */
+	struct diff_role role[ROLE_NR];
+};
+
+/* Medians (spans, blocked) and means of one phase over the cycles of a recording. */
+struct diff_phase {
+	double span_p50, blocked_p50, blocked_mean, launches, syncs;
+};
+
+struct diff_side {
+	struct cycle_summary sum;
+	struct diff_phase phase[PHASE_NR + 1];	/* the phases, then the whole cycle */
+	struct diff_setup setup;
+};
+
+/* A comparison of cycle times: overall, or of one loop of A with one loop of B. */
+struct diff_times {
+	struct cycle_summary a, b;
+	struct boot_change change;
+	enum change_verdict verdict;
+	bool compared;			/* both have cycles: change and verdict are valid */
+};
+
+struct diff_pair {
+	const struct loop *a, *b;	/* NULL: only in the other recording */
+	struct diff_times times;
+};
+
+/* All recordings of one side: the first is A (or B) itself, the others its replicates. */
+struct diff_runs {
+	const struct diff_input *in;
+	size_t nr;
+	double p50[DIFF_MAX_RUNS];	/* each recording's cycle time p50, all its loops */
+	size_t cycles[DIFF_MAX_RUNS];
+	struct loop *pooled;		/* the loops of all of them, for the overall change */
+	size_t nr_pooled;
+};
+
+struct diff {
+	const struct diff_input *in[2];	/* the first recording of each side */
+	struct diff_runs runs[2];
+	double between_runs;		/* bootstrap__run_spread, the larger side (runs[].nr > 1) */
+	struct diff_side side[2];	/* of in[]: phases, setup */
+	struct diff_times overall;
+	struct diff_pair *pairs;
+	size_t nr_pairs;
+	bool by_rank;			/* loops were paired by rank, else by position */
+};
+
+/* Analyse A against B; 0, -ENODATA (a recording has no cycles: in[] says which) or -ENOMEM. */
+int diff__compute(struct diff *d, const struct diff_input *a, const struct diff_input *b);
+/* The same with nr[s] recordings of one setting per side (1 to DIFF_MAX_RUNS), or -EINVAL. */
+int diff__compute_runs(struct diff *d, const struct diff_input *const in[2], const size_t nr[2]);
+void diff__free(struct diff *d);
+
+#endif /* __DIFF_H */

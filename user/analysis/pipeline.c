@@ -1,0 +1,219 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/* Records to consumers: one decoder, one model, the analyses once, callbacks in order. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "pipeline.h"
+
+/* Cross-CPU arrival order in the ring differs from entry order by less than this. */
+#define REORDER_NS 50000000ull
+
+struct pipeline {
+	struct tf_header hdr;		/* own copy, kept current with late records */
+	struct tf_reader *reader;	/* opened on a file, else NULL */
+	struct decoder *dec;
+	struct model *model;		/* NULL: calls only */
+	struct results results;
+	bool finished;
+	struct pipeline_consumer consumers[PIPELINE_MAX_CONSUMERS];
+	int nr_consumers;
+	__u64 tick_ns, next_tick, last_ts;
+};
+
+static int notify_tick(struct pipeline *p, __u64 ts)
+{
+	int ret = 0;
+
+	if (!p->next_tick)
+		p->next_tick = ts + p->tick_ns;
+	while (ts >= p->next_tick && !ret) {
+		for (int i = 0; i < p->nr_consumers && !ret; i++)
+			if (p->consumers[i].tick)
+				ret = p->consumers[i].tick(p->consumers[i].ctx, p->next_tick);
+		p->next_tick += p->tick_ns;
+	}
+	return ret;
+}
+
+/* The decoder hands calls on in entry order: the model first, then each consumer. */
+static int on_call(void *ctx, const struct sp_call *call)
+{
+	struct pipeline *p = ctx;
+	int ret = p->model ? model__call(p->model, call) : 0;
+
+	p->last_ts = call->entry.ts;
+	for (int i = 0; i < p->nr_consumers && !ret; i++)
+		if (p->consumers[i].call)
+			ret = p->consumers[i].call(p->consumers[i].ctx, &p->hdr, call);
+	if (!ret && p->tick_ns)
+		ret = notify_tick(p, call->entry.ts);
+	return ret;
+}
+
+struct pipeline *pipeline__new(const struct tf_header *hdr, const struct pipeline_opts *opts)
+{
+	struct pipeline *p = calloc(1, sizeof(*p));
+
+	if (!p)
+		return NULL;
+	if (tf_header__copy(&p->hdr, hdr)) {
+		free(p);
+		return NULL;
+	}
+	p->tick_ns = opts->tick_ns;
+	if (opts->analyse && !(p->model = model__new(hdr)))
+		goto fail;
+	p->dec = decoder__new(on_call, p, REORDER_NS);
+	if (!p->dec)
+		goto fail;
+	return p;
+fail:
+	pipeline__free(p);
+	return NULL;
+}
+
+struct pipeline *pipeline__open(const char *path, const struct pipeline_opts *opts, char *err,
+				size_t err_sz)
+{
+	struct tf_reader *r = tf_reader__open(path, err, err_sz);
+	struct pipeline *p;
+
+	if (!r)
+		return NULL;
+	p = pipeline__new(tf_reader__header(r), opts);
+	if (!p) {
+		snprintf(err, err_sz, "out of memory");
+		tf_reader__free(r);
+		return NULL;
+	}
+	p->reader = r;
+	return p;
+}
+
+int pipeline__add(struct pipeline *p, const struct pipeline_consumer *c)
+{
+	if (p->nr_consumers == PIPELINE_MAX_CONSUMERS)
+		return -ENOSPC;
+	p->consumers[p->nr_consumers++] = *c;
+	return 0;
+}
+
+int pipeline__feed(struct pipeline *p, const void *rec, size_t size)
+{
+	/*
+	 * Late libraries and probes describe calls that follow them; a record
+	 * the header cannot take is the model's and the decoder's to judge.
+	 */
+	tf_header__apply(&p->hdr, rec, size);
+	/* the model hears of forks and exits as they come; calls wait for the decoder */
+	if (p->model)
+		model__record(p->model, rec, size);
+	return decoder__feed(p->dec, rec, size);
+}
+
+int pipeline__read_all(struct pipeline *p)
+{
+	const void *rec;
+	int ret;
+
+	if (!p->reader)
+		return -EINVAL;
+	while ((ret = tf_reader__next(p->reader, &rec)) > 0) {
+		ret = pipeline__feed(p, rec, ((const struct sp_rec_hdr *)rec)->size);
+		if (ret)
+			return ret;
+	}
+	return ret;
+}
+
+const char *pipeline__error(const struct pipeline *p)
+{
+	return p->reader ? tf_reader__error(p->reader) : "";
+}
+
+static int notify_cycles(struct pipeline *p, const struct pipeline_consumer *c)
+{
+	const struct cycles *cy = &p->results.cycles;
+	int ret = 0;
+
+	for (size_t l = 0; l < cy->nr_loops && !ret; l++)
+		for (size_t i = 0; i < cy->loops[l].nr_cycles && !ret; i++)
+			ret = c->cycle(c->ctx, &cy->loops[l], &cy->loops[l].cycles[i]);
+	return ret;
+}
+
+static int notify_syncs(struct pipeline *p, const struct pipeline_consumer *c)
+{
+	const struct syncs *sy = &p->results.syncs;
+	int ret = 0;
+
+	for (size_t i = 0; i < sy->nr && !ret; i++)
+		ret = c->sync(c->ctx, &sy->verdicts[i]);
+	return ret;
+}
+
+static int notify_end(struct pipeline *p)
+{
+	const struct results *res = p->model ? &p->results : NULL;
+	int ret = 0;
+
+	for (int i = 0; i < p->nr_consumers && !ret; i++) {
+		const struct pipeline_consumer *c = &p->consumers[i];
+
+		if (res && c->cycle)
+			ret = notify_cycles(p, c);
+		if (!ret && res && c->sync)
+			ret = notify_syncs(p, c);
+		if (!ret && c->end)
+			ret = c->end(c->ctx, res, decoder__stats(p->dec));
+	}
+	return ret;
+}
+
+int pipeline__finish(struct pipeline *p)
+{
+	int ret = decoder__finish(p->dec);
+
+	if (p->model) {
+		model__finish(p->model, decoder__stats(p->dec));
+		if (!ret)
+			ret = results__compute(&p->results, p->model);
+	}
+	p->finished = !ret;
+	return ret ? ret : notify_end(p);
+}
+
+void pipeline__snapshot(const struct pipeline *p, struct pipeline_snapshot *out)
+{
+	out->stats = decoder__stats(p->dec);
+	out->model = p->model ? model__view(p->model) : NULL;
+	out->last_ts = p->last_ts;
+}
+
+const struct tf_header *pipeline__header(const struct pipeline *p)
+{
+	return &p->hdr;
+}
+
+const struct decode_stats *pipeline__stats(const struct pipeline *p)
+{
+	return decoder__stats(p->dec);
+}
+
+const struct results *pipeline__results(const struct pipeline *p)
+{
+	return p->finished && p->model ? &p->results : NULL;
+}
+
+void pipeline__free(struct pipeline *p)
+{
+	if (!p)
+		return;
+	results__free(&p->results);
+	decoder__free(p->dec);
+	model__free(p->model);
+	tf_reader__free(p->reader);
+	tf_header__free(&p->hdr);
+	free(p);
+}

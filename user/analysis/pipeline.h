@@ -1,0 +1,88 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/*
+ * The one path every front end takes: records in (a recording file, or the
+ * live ring through the recorder's tap), the decoder, the model, the analyses,
+ * and consumers told what happened through callbacks.
+ *
+ * Incremental (as records are fed): the header is kept current with late
+ * libraries and probes, calls are decoded and handed to the model and then to
+ * every consumer in entry-time order, window ticks in trace time, and
+ * pipeline__snapshot (decode counters, the model's view so far).
+ * At the end only (pipeline__finish): cycles and syncs need the whole loop, so
+ * they are computed once there and consumers hear of every cycle, every
+ * classified sync, and then the end with the results.
+ */
+#ifndef __PIPELINE_H
+#define __PIPELINE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <linux/types.h>
+#include "cycles.h"
+#include "decode.h"
+#include "model.h"
+#include "results.h"
+#include "syncs.h"
+#include "tracefile.h"
+
+#define PIPELINE_MAX_CONSUMERS 8
+
+/* Each callback may be NULL; a non-zero return (a negative errno) stops the pipeline. */
+struct pipeline_consumer {
+	/* A decoded call, after the model saw it; hdr is current for late probes. */
+	int (*call)(void *ctx, const struct tf_header *hdr, const struct sp_call *call);
+	/* Trace time passed another tick_ns (per the decoded calls' entry times). */
+	int (*tick)(void *ctx, __u64 ts_ns);
+	/* At the end, after the analyses: each cycle of each loop, in order. */
+	int (*cycle)(void *ctx, const struct loop *lp, const struct cycle *c);
+	/* At the end: each sync of the model with its verdict, in entry order. */
+	int (*sync)(void *ctx, const struct sync_verdict *sv);
+	/* Last: res NULL when the pipeline does not analyse (opts.analyse false). */
+	int (*end)(void *ctx, const struct results *res, const struct decode_stats *st);
+	void *ctx;
+};
+
+struct pipeline_opts {
+	bool analyse;		/* build the model and run the analyses; false: calls only */
+	__u64 tick_ns;		/* 0: no ticks */
+};
+
+/* What can be read while records still come. */
+struct pipeline_snapshot {
+	const struct decode_stats *stats;
+	const struct model_view *model;	/* NULL when not analysing */
+	__u64 last_ts;			/* entry time of the last call handed on */
+};
+
+struct pipeline;
+
+/* For records of a trace described by hdr (copied: the caller may free it). NULL: no memory. */
+struct pipeline *pipeline__new(const struct tf_header *hdr, const struct pipeline_opts *opts);
+/*
+ * A recording file as the source: open it, and a pipeline on its header.
+ * NULL with a one-line reason in err.
+ */
+struct pipeline *pipeline__open(const char *path, const struct pipeline_opts *opts, char *err,
+				size_t err_sz);
+/* Add a consumer (copied) before the first record; 0 or -ENOSPC. */
+int pipeline__add(struct pipeline *p, const struct pipeline_consumer *c);
+/* Any record, in the order the ring (or the file) gave it; 0 or a consumer's error. */
+int pipeline__feed(struct pipeline *p, const void *rec, size_t size);
+/*
+ * Opened pipelines: feed every record of the file. 0 at its clean end,
+ * -ENODATA (cut inside a record) or -EBADMSG (corrupt; pipeline__error says
+ * where), or a consumer's error. The calls read so far are whole either way.
+ */
+int pipeline__read_all(struct pipeline *p);
+const char *pipeline__error(const struct pipeline *p);
+/* End of input: the last calls, the analyses, then the end callbacks; 0 or -errno. */
+int pipeline__finish(struct pipeline *p);
+/* Any time: the incremental part (see above). */
+void pipeline__snapshot(const struct pipeline *p, struct pipeline_snapshot *out);
+const struct tf_header *pipeline__header(const struct pipeline *p);
+const struct decode_stats *pipeline__stats(const struct pipeline *p);
+/* After a successful finish with opts.analyse: the results; NULL otherwise. */
+const struct results *pipeline__results(const struct pipeline *p);
+void pipeline__free(struct pipeline *p);
+
+#endif /* __PIPELINE_H */

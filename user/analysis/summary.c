@@ -1,0 +1,119 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/* What the outputs show of a set of cycles: rates, percentiles, phase means. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include "stats.h"
+#include "summary.h"
+
+static int cmp_u64(const void *a, const void *b)
+{
+	__u64 x = *(const __u64 *)a, y = *(const __u64 *)b;
+
+	return (x > y) - (x < y);
+}
+
+static void add_phase(struct phase_mean *pm, const struct cycle_phase *ph)
+{
+	pm->span_ns += ph->span_ns;
+	pm->blocked_ns += ph->blocked_ns;
+	pm->launches += ph->launches;
+	pm->syncs += ph->syncs;
+}
+
+static void divide(struct phase_mean *pm, size_t n)
+{
+	pm->span_ns /= n;
+	pm->blocked_ns /= n;
+	pm->launches /= n;
+	pm->syncs /= n;
+}
+
+static void count_accept(struct cycle_summary *s, const struct cycle *c)
+{
+	int k;
+
+	if (!c->has_accept_sync) {
+		s->no_accept_sync++;
+		return;
+	}
+	for (k = 0; k < s->nr_accept_kinds; k++)
+		if (s->accept_call[k] == c->accept_call)
+			break;
+	if (k == s->nr_accept_kinds) {
+		if (k == SUMMARY_MAX_ACCEPT_KINDS)
+			return;
+		s->accept_call[s->nr_accept_kinds++] = c->accept_call;
+	}
+	s->accept_count[k]++;
+}
+
+static void add_cycle(struct cycle_summary *s, const struct cycle *c)
+{
+	for (int p = 0; p < PHASE_NR; p++)
+		add_phase(&s->phase[p], &c->phase[p]);
+	s->total.span_ns += c->end_ns - c->start_ns;
+	s->total.blocked_ns += c->blocked_ns;
+	s->total.launches += c->launches;
+	s->total.syncs += c->syncs;
+	s->draft_joined += c->draft_joined;
+	s->extend_joined += c->extend_joined;
+	s->extend_joinable += c->followed;
+	s->deferred += c->accept_deferred;
+	s->verify_pieces += c->verify_pieces;
+	s->accept_wait_ns += c->accept_wait_ns;
+	count_accept(s, c);
+}
+
+int cycle_summary__compute(const struct loop *loops, size_t nr, struct cycle_summary *s)
+{
+	size_t n = 0, k = 0;
+	double rate_sum = 0;
+	int rates = 0;
+	__u64 *durations;
+
+	memset(s, 0, sizeof(*s));
+	for (size_t l = 0; l < nr; l++) {
+		n += loops[l].nr_cycles;
+		if (loops[l].lead_from == LEAD_SHAPE && loops[l].lead_extends)
+			s->lead_shape_extend++;
+		else if (loops[l].lead_from == LEAD_SHAPE)
+			s->lead_shape_draft++;
+	}
+	if (!n)
+		return 0;
+	durations = malloc(n * sizeof(*durations));
+	if (!durations)
+		return -ENOMEM;
+	for (size_t l = 0; l < nr; l++) {
+		__u64 loop_ns = 0;
+
+		for (size_t i = 0; i < loops[l].nr_cycles; i++) {
+			const struct cycle *c = &loops[l].cycles[i];
+
+			durations[k++] = c->end_ns - c->start_ns;
+			loop_ns += c->end_ns - c->start_ns;
+			add_cycle(s, c);
+		}
+		if (loop_ns) {
+			rate_sum += loops[l].nr_cycles * 1e9 / loop_ns;
+			rates++;
+		}
+	}
+	s->cycles = n;
+	/* ranks run the loop in lockstep: the rate of one loop, averaged, not summed */
+	s->cycles_per_s = rates ? rate_sum / rates : 0;
+	s->mean_ns = s->total.span_ns / n;
+	for (int p = 0; p < PHASE_NR; p++)
+		divide(&s->phase[p], n);
+	divide(&s->total, n);
+	s->accept_wait_ns /= n;
+	qsort(durations, n, sizeof(*durations), cmp_u64);
+	s->min_ns = durations[0];
+	s->max_ns = durations[n - 1];
+	s->p50_ns = bootstrap__percentile(durations, n, 50);
+	s->p90_ns = bootstrap__percentile(durations, n, 90);
+	s->p99_ns = bootstrap__percentile(durations, n, 99);
+	free(durations);
+	return 0;
+}

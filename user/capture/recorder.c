@@ -1,0 +1,218 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/*
+ * The live loop: start the tracer, write the header, poll the ring into the
+ * file (and a tap) until the duration, Ctrl-C or the traced processes end.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include "host.h"
+#include "log.h"
+#include "recorder.h"
+#include "tracer.h"
+
+#define DEFAULT_RING_MB 64
+
+static volatile sig_atomic_t exiting;
+
+static void on_signal(int sig)
+{
+	/* a second Ctrl-C leaves at once; the file reads up to its last whole record */
+	if (exiting) {
+		if (tracer_stopped_pid)
+			kill(tracer_stopped_pid, SIGCONT);
+		_exit(128 + sig);
+	}
+	exiting = 1;
+}
+
+struct recorder {
+	const struct record_request *req;
+	const struct record_tap *tap;
+	struct tf_writer *writer;
+	struct tracer tracer;
+	int write_err;
+	__u64 records;
+};
+
+static int on_record(void *ctx, const void *rec, size_t size)
+{
+	struct recorder *r = ctx;
+	int ret;
+
+	if (r->write_err)
+		return 0;	/* keep draining; the error ends the loop */
+	ret = tf_writer__write(r->writer, rec, size);
+	if (ret) {
+		r->write_err = ret;
+		return 0;
+	}
+	r->records++;
+	if (r->tap)
+		r->tap->record(r->tap->ctx, rec, size);
+	return 0;
+}
+
+/* The output must not exist (without --force) and must never be a symlink. */
+static int check_output(const char *path, bool force)
+{
+	struct stat st;
+
+	if (lstat(path, &st))
+		return 0;
+	if (S_ISLNK(st.st_mode)) {
+		log_error("%s is a symbolic link: refusing to write through it", path);
+		return -1;
+	}
+	if (!force) {
+		log_error("%s exists: use --force to overwrite", path);
+		return -1;
+	}
+	return 0;
+}
+
+static int write_counters(struct recorder *r, __u16 type)
+{
+	struct sp_stats_rec rec = { .type = type, .size = sizeof(rec) };
+	int ret;
+
+	rec.ts = tracer__now_ns();
+	if (session__counters(r->tracer.session, rec.counters))
+		return 0;
+	ret = tf_writer__write(r->writer, &rec, sizeof(rec));
+	if (!ret && r->tap)
+		r->tap->record(r->tap->ctx, &rec, sizeof(rec));
+	return ret;
+}
+
+static bool targets_gone(const struct tracer *tr)
+{
+	for (int i = 0; i < tr->targets.nr_tgids; i++)
+		if (targets__alive(tr->targets.tgids[i]))
+			return false;
+	return true;
+}
+
+static int record_loop(struct recorder *r)
+{
+	__u64 start = tracer__now_ns(), last_stats = start;
+	__u64 deadline = r->req->rec->duration_s ? start + r->req->rec->duration_s * 1000000000ull : 0;
+	int ret = 0;
+
+	while (!exiting && !r->write_err) {
+		__u64 now;
+
+		ret = session__poll(r->tracer.session, 100);
+		if (ret == -EINTR) {
+			ret = 0;
+			continue;
+		}
+		if (ret < 0) {
+			log_error("reading the ring buffer: %s", strerror(-ret));
+			break;
+		}
+		now = tracer__now_ns();
+		if (deadline && now >= deadline)
+			break;
+		if (now - last_stats >= 1000000000ull) {
+			r->write_err = write_counters(r, SP_REC_STATS);
+			if (!r->write_err)
+				tracer__sample_cpu(&r->tracer);
+			last_stats = now;
+		}
+		if (targets_gone(&r->tracer)) {
+			log_info("traced processes exited");
+			break;
+		}
+	}
+	/* what the probes wrote before we stopped still belongs in the file */
+	session__drain(r->tracer.session);
+	if (!r->write_err)
+		tracer__sample_cpu(&r->tracer);
+	return ret < 0 ? ret : 0;
+}
+
+static void print_summary(struct recorder *r, const char *path)
+{
+	__u64 counters[SP_CNT_NR] = { 0 };
+	__u64 drops;
+
+	session__counters(r->tracer.session, counters);
+	drops = counters[SP_CNT_DROP_CALL] + counters[SP_CNT_DROP_RET];
+	log_info("%llu records, %llu bytes to %s; %llu dropped%s",
+		 (unsigned long long)r->records, (unsigned long long)tf_writer__bytes(r->writer),
+		 path, (unsigned long long)drops, drops ? " (ring buffer full: try --ring-mb)" : "");
+}
+
+static int record_run(struct recorder *r)
+{
+	struct tracer_opts topts = {
+		.targets = r->req->targets,
+		.wait_for_libs = true,
+		.ring_bytes = (__u64)(r->req->rec->ring_mb ? r->req->rec->ring_mb : DEFAULT_RING_MB) << 20,
+		.on_record = on_record,
+		.ctx = r,
+	};
+	struct tf_header hdr;
+	char err[512];
+	int ret;
+
+	if (tracer__start(&r->tracer, &topts))
+		return 1;
+	tracer__header(&r->tracer, &hdr);
+	if (r->tap)
+		r->tap->header(r->tap->ctx, &hdr);
+	r->writer = tf_writer__create(r->req->rec->output, r->req->rec->force, &hdr, err, sizeof(err));
+	tracer__free_header(&hdr);
+	if (!r->writer) {
+		log_error("%s", err);
+		return 1;
+	}
+	tracer__describe(&r->tracer);
+	tracer__sample_cpu(&r->tracer);
+	log_info("tracing %d process(es), %d probes attached; Ctrl-C to stop",
+		 r->tracer.targets.nr_tgids, r->tracer.nr_attached);
+	ret = record_loop(r);
+	if (!r->write_err)
+		r->write_err = write_counters(r, SP_REC_END);
+	if (!r->write_err)
+		r->write_err = tf_writer__close(r->writer);
+	if (r->write_err) {
+		log_error("%s", tf_writer__error(r->writer));
+		return 1;
+	}
+	print_summary(r, r->req->rec->output);
+	if (tracer__child_exited(&r->tracer) && WIFEXITED(r->tracer.child_status) &&
+	    WEXITSTATUS(r->tracer.child_status))
+		log_warn("%s exited with status %d", r->req->targets->cmd[0],
+			 WEXITSTATUS(r->tracer.child_status));
+	/* libraries probed in advance for a command count only if something mapped them */
+	if (!r->tracer.nr_attached || !r->tracer.targets.nr_maps) {
+		log_error("no libcuda.so or libnccl.so was loaded by the traced processes: "
+			  "are they CUDA programs?");
+		return 1;
+	}
+	return ret ? 1 : 0;
+}
+
+int recorder__run(const struct record_request *req)
+{
+	struct recorder r = { .req = req, .tap = req->tap };
+	int ret;
+
+	if (check_output(req->rec->output, req->rec->force) || host__check_bpf())
+		return 1;
+	host__setup_libbpf();
+	host__raise_nofile();
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+	ret = record_run(&r);
+	tf_writer__free(r.writer);
+	tracer__stop(&r.tracer);
+	return ret;
+}

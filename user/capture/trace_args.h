@@ -1,0 +1,29 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/* What to trace and how to record it: filled by the command line, read by capture. */
+#ifndef __TRACE_ARGS_H
+#define __TRACE_ARGS_H
+
+#include <stdbool.h>
+
+#define MAX_PIDS 256
+#define MAX_LIBS 16
+
+/* What to trace: -p, --lib or -- CMD, shared by every tracing command. */
+struct target_args {
+	int pids[MAX_PIDS];
+	int nr_pids;
+	const char *libs[MAX_LIBS];
+	int nr_libs;
+	char **cmd;		/* -- CMD ARGS: started under trace; NULL-terminated */
+	const char *user;	/* -u: run CMD as this user */
+};
+
+/* How to record: -o, --duration, --force, --ring-mb, shared by record and live report. */
+struct recording_args {
+	const char *output;
+	unsigned long duration_s;	/* 0: until Ctrl-C or the processes exit */
+	unsigned long ring_mb;		/* 0: the default, 64 */
+	bool force;
+};
+
+#endif /* __TRACE_ARGS_H */

@@ -1,0 +1,70 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/* Everything between "trace these pids" and records flowing: targets, probes, session. */
+#ifndef __TRACER_H
+#define __TRACER_H
+
+#include "trace_args.h"
+#include "launch.h"
+#include "probes.h"
+#include "session.h"
+#include "targets.h"
+#include "tracefile.h"
+
+struct tracer_opts {
+	const struct target_args *targets;	/* -p pids, --lib files */
+	bool wait_for_libs;	/* no library mapped yet is fine: catch it when it is */
+	__u64 ring_bytes;
+	session_record_fn on_record;
+	void *ctx;
+	struct calibration calib;	/* calls 0: not measured */
+	bool calib_described;
+};
+
+struct tracer {
+	struct targets targets;
+	struct probe_set probes;
+	struct session *session;
+	__u64 attach_start_ns;
+	__u64 attach_done_ns;
+	int nr_attached;
+	struct launch child;	/* -- CMD; pid 0 if none */
+	int child_status;	/* as waitpid() gave it, once reaped */
+	bool child_reaped;
+	/* what the header holds; later libraries, probes, maps go out as records */
+	int hdr_libs, hdr_probes, hdr_maps;
+	int procs_described;	/* targets.tgids before this index went out as SP_REC_PROC */
+	int hostmem_described;	/* ... and their writable mappings as SP_REC_HOSTMEM */
+	bool header_done;
+	int loaders_hooked;	/* targets.loaders before this index have their hook */
+	bool stopping;		/* only continue stopped processes from here on */
+	session_record_fn on_record;
+	void *ctx;
+	struct calibration calib;	/* calls 0: not measured */
+	bool calib_described;
+};
+
+/* A process stopped for a library mapping and not yet continued (for exit paths). */
+extern volatile int tracer_stopped_pid;
+
+/* Discover, resolve, load and attach; 0, or -1 after printing one line why. */
+int tracer__start(struct tracer *tr, const struct tracer_opts *opts);
+/* Discover and resolve only (no BPF, no root needed); 0 or -1 after printing why. */
+int tracer__resolve(struct tracer *tr, const struct tracer_opts *opts);
+/*
+ * Header describing this trace (the caller frees it with tracer__free_header).
+ * Libraries attached after this call reach on_record as SP_REC_LIB/PROBE/MAP.
+ */
+void tracer__header(struct tracer *tr, struct tf_header *hdr);
+void tracer__free_header(struct tf_header *hdr);
+void tracer__stop(struct tracer *tr);
+/* Right after the header is written: records for what it cannot hold (pid namespaces). */
+int tracer__describe(struct tracer *tr);
+/* One SP_REC_CPU per live traced process, for self-overhead as a share of its CPU time. */
+int tracer__sample_cpu(struct tracer *tr);
+/* Read the ring for up to timeout_ms (late libraries are attached from here); 0 or -errno. */
+int tracer__poll(struct tracer *tr, int timeout_ms);
+/* Has the launched command exited (reaping it)? false without one. */
+bool tracer__child_exited(struct tracer *tr);
+__u64 tracer__now_ns(void);
+
+#endif /* __TRACER_H */

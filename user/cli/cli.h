@@ -1,0 +1,28 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/* Subcommands and the options they share (argp). */
+#ifndef __CLI_H
+#define __CLI_H
+
+#include <argp.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include "trace_args.h"
+
+#define SPECPROBE_VERSION "0.1.0"
+/* argp child for the recording options; its input is a struct recording_args. */
+extern const struct argp recording_argp;
+
+/* argp child for -p, --lib, -u, -v and -- CMD; its input is a struct target_args. */
+extern const struct argp target_argp;
+
+int cmd_record(int argc, char **argv);
+int cmd_dump(int argc, char **argv);
+int cmd_list(int argc, char **argv);
+int cmd_demo(int argc, char **argv);
+int cmd_report(int argc, char **argv);
+int cmd_diff(int argc, char **argv);
+
+/* Append the pids of "1,2,3" to pids; 0 or -EINVAL. */
+int cli__parse_pids(const char *arg, int *pids, int *nr_pids, int max_pids);
+
+#endif /* __CLI_H */

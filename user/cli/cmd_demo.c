@@ -1,0 +1,324 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/* specprobe demo: trace the bundled simulated server, show what was captured. */
+#include <argp.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include "catalog.h"
+#include "cli.h"
+#include "dump_fmt.h"
+#include "host.h"
+#include "log.h"
+#include "parse.h"
+#include "pipeline.h"
+
+#define SERVER_NAME "specsim-server"
+
+static struct demo_env {
+	const char *dir;
+	unsigned long cycles;
+	unsigned long ranks;
+	const char *server;
+} env = { .cycles = 200, .ranks = 1 };
+
+static const char doc[] =
+	"Trace the bundled simulated GPU server (tools/specsim) and show what was captured: "
+	"one decode cycle, the calls per entry point, then 'specprobe report' of the "
+	"recording. Needs root, no GPU.\n\n"
+	"The server is looked for at $SPECPROBE_SPECSIM, next to the specprobe binary "
+	"(.output/specsim/ in a build tree), then in ../lib/specprobe/ beside it.\n";
+
+static const struct argp_option options[] = {
+	{ "output", 'o', "DIR", 0,
+	  "Keep the recording and ground truth here (default: a new /tmp folder)", 0 },
+	{ "cycles", 'c', "N", 0, "Decode cycles to run (default 200)", 0 },
+	{ "ranks", 'r', "N", 0, "Tensor-parallel ranks, one process each (default 1)", 0 },
+	{ "server", 's', "PATH", 0, "specsim-server to run", 0 },
+	{},
+};
+
+static error_t parse_arg(int key, char *arg, struct argp_state *state)
+{
+	switch (key) {
+	case 'o':
+		env.dir = arg;
+		break;
+	case 'c':
+		if (parse__ulong(arg, &env.cycles) || !env.cycles || env.cycles > 1000000)
+			argp_error(state, "invalid cycle count '%s'", arg);
+		break;
+	case 'r':
+		if (parse__ulong(arg, &env.ranks) || !env.ranks || env.ranks > 64)
+			argp_error(state, "invalid rank count '%s'", arg);
+		break;
+	case 's':
+		env.server = arg;
+		break;
+	case ARGP_KEY_ARG:
+		argp_error(state, "unexpected argument '%s'", arg);
+		break;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+	return 0;
+}
+
+/* The simulator next to this binary: build tree first, then an installed layout. */
+static int find_server(char *path, size_t size)
+{
+	static const char *const beside[] = { "/.output/specsim/" SERVER_NAME,
+					      "/../lib/specprobe/" SERVER_NAME };
+	char self[PATH_MAX - 64];
+	ssize_t len;
+
+	if (env.server || (env.server = getenv("SPECPROBE_SPECSIM"))) {
+		snprintf(path, size, "%s", env.server);
+		return access(path, X_OK) ? -errno : 0;
+	}
+	len = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (len <= 0)
+		return -errno;
+	self[len] = '\0';
+	*strrchr(self, '/') = '\0';
+	for (size_t i = 0; i < sizeof(beside) / sizeof(beside[0]); i++) {
+		snprintf(path, size, "%s%s", self, beside[i]);
+		if (!access(path, X_OK))
+			return 0;
+	}
+	return -ENOENT;
+}
+
+static pid_t spawn(char *const argv[], const char *log_path)
+{
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		int fd = open(log_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+
+		if (fd >= 0) {
+			dup2(fd, STDOUT_FILENO);
+			dup2(fd, STDERR_FILENO);
+		}
+		execv(argv[0], argv);
+		_exit(127);
+	}
+	return pid;
+}
+
+/* What users run next: the report of the recording, on our stdout. */
+static int show_report(const char *self, const char *recording)
+{
+	char *argv[] = { (char *)self, "report", (char *)recording, NULL };
+	int status;
+	pid_t pid;
+
+	printf("\nspecprobe report %s\n", recording);
+	fflush(stdout);
+	pid = fork();
+	if (pid == 0) {
+		execv(self, argv);
+		_exit(127);
+	}
+	if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status) ||
+	    WEXITSTATUS(status)) {
+		log_error("specprobe report %s failed", recording);
+		return -1;
+	}
+	return 0;
+}
+
+/* Wait until path exists, or child exits first. */
+static bool wait_for(const char *path, pid_t child, int seconds)
+{
+	struct timespec tick = { 0, 20 * 1000 * 1000 };
+
+	for (int i = 0; i < seconds * 50; i++) {
+		if (!access(path, F_OK))
+			return true;
+		if (waitpid(child, NULL, WNOHANG) == child)
+			return false;
+		nanosleep(&tick, NULL);
+	}
+	return false;
+}
+
+static int read_first_pid(const char *path)
+{
+	FILE *f = fopen(path, "re");
+	int pid = -1;
+
+	if (f) {
+		if (fscanf(f, "%d", &pid) != 1)
+			pid = -1;
+		fclose(f);
+	}
+	return pid;
+}
+
+/* The demo's view of the recording: counts per entry point and one cycle. */
+struct summary {
+	__u64 per_entry[256];
+	__u32 main_tid;
+	int copies_seen;	/* accept copies (one per cycle) of the main thread so far */
+	bool printing;
+	bool printed;
+	__u64 cycle_start;
+};
+
+#define SHOWN_CYCLE 10	/* skip the first cycles: warm-up */
+
+/* Print the main thread's calls from one accept sync to the next. */
+static int summarise_call(void *ctx, const struct tf_header *hdr, const struct sp_call *c)
+{
+	struct summary *s = ctx;
+	__u32 entry = c->entry.probe < hdr->nr_probes ? hdr->probes[c->entry.probe].catalog : 0;
+	const char *name = dump_fmt__name(hdr, c->entry.probe);
+	bool sync = !strcmp(name, "cuStreamSynchronize");
+
+	if (entry < sizeof(s->per_entry) / sizeof(s->per_entry[0]))
+		s->per_entry[entry]++;
+	if (c->entry.tid != s->main_tid || s->printed)
+		return 0;
+	if (s->printing) {
+		printf("  +%9.1f us ", (c->entry.ts - s->cycle_start) / 1000.0);
+		dump_fmt__text(stdout, hdr, c);
+		s->printed = sync && s->copies_seen > SHOWN_CYCLE;
+	} else if (sync && s->copies_seen == SHOWN_CYCLE) {
+		s->printing = true;
+		s->cycle_start = c->ts_return;
+	}
+	s->copies_seen += !strcmp(name, "cuMemcpyDtoHAsync");
+	return 0;
+}
+
+static int summarise(const char *recording)
+{
+	static const struct pipeline_opts calls_only = { .analyse = false };
+	struct summary s = { 0 };
+	struct pipeline_consumer consumer = { .call = summarise_call, .ctx = &s };
+	const struct decode_stats *st;
+	const struct tf_header *hdr;
+	struct pipeline *p;
+	char err[512];
+
+	p = pipeline__open(recording, &calls_only, err, sizeof(err));
+	if (!p) {
+		log_error("%s", err);
+		return -1;
+	}
+	hdr = pipeline__header(p);
+	s.main_tid = hdr->nr_targets ? hdr->targets[hdr->nr_targets > 1 ? 1 : 0] : 0;
+	pipeline__add(p, &consumer);
+	printf("\none decode cycle of pid %u, from the accept sync of cycle %d to the next:\n",
+	       s.main_tid, SHOWN_CYCLE);
+	pipeline__read_all(p);
+	pipeline__finish(p);
+	printf("\ncalls per entry point (all processes):\n");
+	for (int e = 0; e < catalog_len && e < 256; e++)
+		if (s.per_entry[e])
+			printf("  %10llu  %s\n", (unsigned long long)s.per_entry[e], catalog[e].name);
+	st = pipeline__stats(p);
+	printf("\n%llu calls, %llu dropped records, %llu unreturned\n",
+	       (unsigned long long)st->calls,
+	       (unsigned long long)(st->counters[SP_CNT_DROP_CALL] + st->counters[SP_CNT_DROP_RET]),
+	       (unsigned long long)st->unreturned);
+	pipeline__free(p);
+	return 0;
+}
+
+static int run_demo(const char *server, const char *dir)
+{
+	char ready[PATH_MAX + 16], go[PATH_MAX + 16], truth[PATH_MAX + 16];
+	char recording[PATH_MAX + 16], log_server[PATH_MAX + 16], log_record[PATH_MAX + 16];
+	char self[PATH_MAX], cycles[32], ranks[32], pid_arg[32];
+	pid_t server_pid, record_pid;
+	int target, status;
+	ssize_t len;
+
+	snprintf(ready, sizeof(ready), "%s/ready", dir);
+	snprintf(go, sizeof(go), "%s/go", dir);
+	snprintf(truth, sizeof(truth), "%s/truth", dir);
+	snprintf(recording, sizeof(recording), "%s/demo.sprb", dir);
+	snprintf(log_server, sizeof(log_server), "%s/server.log", dir);
+	snprintf(log_record, sizeof(log_record), "%s/record.log", dir);
+	snprintf(cycles, sizeof(cycles), "%lu", env.cycles);
+	snprintf(ranks, sizeof(ranks), "%lu", env.ranks);
+	char *server_argv[] = { (char *)server, "--cycles", cycles, "--ranks", ranks,
+				"--plant-sync", "10", "--ready-file", ready, "--go-file", go,
+				"--ground-truth", truth, NULL };
+
+	unlink(ready);
+	unlink(go);
+	printf("specprobe demo: %s --cycles %s --ranks %s --plant-sync 10\n", server, cycles, ranks);
+	server_pid = spawn(server_argv, log_server);
+	if (server_pid < 0 || !wait_for(ready, server_pid, 30) || (target = read_first_pid(ready)) <= 0) {
+		log_error("the simulated server did not start: see %s", log_server);
+		return -1;
+	}
+	len = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	self[len > 0 ? len : 0] = '\0';
+	snprintf(pid_arg, sizeof(pid_arg), "%d", target);
+	char *record_argv[] = { self, "record", "-o", recording, "--force", "-p", pid_arg, NULL };
+
+	printf("specprobe record -o %s -p %d\n", recording, target);
+	record_pid = spawn(record_argv, log_record);
+	if (record_pid < 0 || !wait_for(recording, record_pid, 30)) {
+		log_error("recording did not start: see %s", log_record);
+		kill(server_pid, SIGTERM);
+		return -1;
+	}
+	close(open(go, O_WRONLY | O_CREAT | O_CLOEXEC, 0644));
+	waitpid(server_pid, &status, 0);
+	waitpid(record_pid, &status, 0);
+	if (!WIFEXITED(status) || WEXITSTATUS(status)) {
+		log_error("recording failed: see %s", log_record);
+		return -1;
+	}
+	if (summarise(recording))
+		return -1;
+	if (show_report(self, recording))
+		return -1;
+	printf("\nrecording: %s (specprobe dump --json %s, specprobe report %s)\n"
+	       "ground truth: %s.rank*\n", recording, recording, recording, truth);
+	return 0;
+}
+
+int cmd_demo(int argc, char **argv)
+{
+	static const struct argp argp = { options, parse_arg, NULL, doc, NULL, NULL, NULL };
+	char server[PATH_MAX], dir[PATH_MAX];
+	int ret;
+
+	if (argp_parse(&argp, argc, argv, 0, NULL, NULL))
+		return 2;
+	if (host__check_bpf())
+		return 1;
+	ret = find_server(server, sizeof(server));
+	if (ret) {
+		log_error("no %s found (%s): build it with 'make', or set SPECPROBE_SPECSIM", SERVER_NAME,
+			  strerror(-ret));
+		return 1;
+	}
+	if (env.dir) {
+		snprintf(dir, sizeof(dir), "%s", env.dir);
+		if (mkdir(dir, 0755) && errno != EEXIST) {
+			log_error("creating %s: %s", dir, strerror(errno));
+			return 1;
+		}
+	} else {
+		snprintf(dir, sizeof(dir), "/tmp/specprobe-demo.XXXXXX");
+		if (!mkdtemp(dir)) {
+			log_error("creating a folder in /tmp: %s", strerror(errno));
+			return 1;
+		}
+	}
+	return run_demo(server, dir) ? 1 : 0;
+}

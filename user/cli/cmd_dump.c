@@ -1,0 +1,175 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/* specprobe dump: a recording as text lines or one JSON object per call. */
+#include <argp.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "catalog.h"
+#include "cli.h"
+#include "dump_fmt.h"
+#include "log.h"
+#include "pipeline.h"
+
+static struct dump_env {
+	const char *input;
+	bool json;
+	bool header;
+	bool counts;
+} env;
+
+static const char doc[] =
+	"Print a recording: one line per call, or with --json one JSON object per call.\n\n"
+	"EXAMPLES:\n"
+	"  specprobe dump run.sprb | less\n"
+	"  specprobe dump --json run.sprb | jq 'select(.name == \"cuStreamSynchronize\")'\n";
+
+static const struct argp_option options[] = {
+	{ "json", 'j', NULL, 0, "One JSON object per call, one per line", 0 },
+	{ "header", 'H', NULL, 0, "Print the recording's header (libraries, probes) first", 0 },
+	{ "counts", 'c', NULL, 0, "Only count calls per entry point", 0 },
+	{},
+};
+
+static error_t parse_arg(int key, char *arg, struct argp_state *state)
+{
+	switch (key) {
+	case 'j':
+		env.json = true;
+		break;
+	case 'H':
+		env.header = true;
+		break;
+	case 'c':
+		env.counts = true;
+		break;
+	case ARGP_KEY_ARG:
+		if (env.input)
+			argp_error(state, "one recording at a time");
+		env.input = arg;
+		break;
+	case ARGP_KEY_END:
+		if (!env.input)
+			argp_error(state, "which recording? specprobe dump FILE");
+		break;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+	return 0;
+}
+
+struct dumper {
+	FILE *out;
+	__u64 *per_probe;	/* --counts; by cookie, SP_MAX_PROBES (late libraries add probes) */
+};
+
+static int print_call(void *ctx, const struct tf_header *hdr, const struct sp_call *call)
+{
+	struct dumper *d = ctx;
+
+	if (d->per_probe) {
+		if (call->entry.probe < hdr->nr_probes && call->entry.probe < SP_MAX_PROBES)
+			d->per_probe[call->entry.probe]++;
+		return 0;
+	}
+	if (env.json)
+		dump_fmt__json(d->out, hdr, call);
+	else
+		dump_fmt__text(d->out, hdr, call);
+	return ferror(d->out) ? -EIO : 0;
+}
+
+static void print_header(FILE *out, const struct tf_header *hdr)
+{
+	const char *c = env.json ? "" : "# ";
+
+	if (env.json)
+		return;	/* JSON lines stay one object per call */
+	fprintf(out, "%shost %s, kernel %s, recording version %u\n", c, hdr->host, hdr->kernel,
+		hdr->version);
+	fprintf(out, "%sattach took %.1f ms, complete at %llu\n", c,
+		(hdr->attach_done_ns - hdr->attach_start_ns) / 1e6,
+		(unsigned long long)hdr->attach_done_ns);
+	for (__u32 i = 0; i < hdr->nr_libs; i++)
+		fprintf(out, "%slib %u: %s build-id %s\n", c, i, hdr->libs[i].path,
+			hdr->libs[i].build_id[0] ? hdr->libs[i].build_id : "none");
+	for (__u32 i = 0; i < hdr->nr_probes; i++)
+		fprintf(out, "%sprobe %u: lib %u %s +0x%llx\n", c, i, hdr->probes[i].lib,
+			hdr->probes[i].symbol, (unsigned long long)hdr->probes[i].offset);
+}
+
+/* Calls per catalogue entry, the variants of one entry point added up. */
+static void print_counts(FILE *out, const struct dumper *d, const struct tf_header *hdr)
+{
+	for (int e = 0; e < catalog_len; e++) {
+		__u64 n = 0;
+
+		for (__u32 p = 0; p < hdr->nr_probes && p < SP_MAX_PROBES; p++)
+			if (hdr->probes[p].catalog == (__u32)e)
+				n += d->per_probe[p];
+		if (n)
+			fprintf(out, "%12llu  %s\n", (unsigned long long)n, catalog[e].name);
+	}
+}
+
+static void print_totals(const struct decode_stats *st)
+{
+	__u64 drops = st->counters[SP_CNT_DROP_CALL] + st->counters[SP_CNT_DROP_RET];
+	__u64 faults = 0;
+
+	for (int f = 0; f < SP_FAULT_NR; f++)
+		faults += st->counters[SP_CNT_FAULT_BASE + f];
+	fprintf(stderr, "specprobe: %llu calls, %llu unreturned, %llu dropped, %llu failed reads%s\n",
+		(unsigned long long)st->calls, (unsigned long long)st->unreturned,
+		(unsigned long long)drops, (unsigned long long)faults,
+		st->ended ? "" : "; the recording did not end cleanly");
+}
+
+int cmd_dump(int argc, char **argv)
+{
+	static const struct argp argp = { options, parse_arg, "FILE", doc, NULL, NULL, NULL };
+	static const struct pipeline_opts calls_only = { .analyse = false };
+	struct dumper d = { .out = stdout };
+	struct pipeline_consumer printer = { .call = print_call, .ctx = &d };
+	struct pipeline *p;
+	char err[512];
+	int ret, status = 0;
+
+	if (argp_parse(&argp, argc, argv, 0, NULL, NULL))
+		return 2;
+	p = pipeline__open(env.input, &calls_only, err, sizeof(err));
+	if (!p) {
+		log_error("%s", err);
+		return 1;
+	}
+	if (env.header)
+		print_header(stdout, pipeline__header(p));
+	if (env.counts)
+		d.per_probe = calloc(SP_MAX_PROBES, sizeof(*d.per_probe));
+	if (env.counts && !d.per_probe) {
+		log_error("out of memory");
+		pipeline__free(p);
+		return 1;
+	}
+	pipeline__add(p, &printer);
+	ret = pipeline__read_all(p);
+	if (ret == -ENODATA || ret == -EBADMSG) {
+		/* keep what was read: the calls before the cut are whole */
+		log_error("%s", pipeline__error(p));
+		status = 1;
+	} else if (ret < 0) {
+		log_error("%s: %s", env.input, strerror(-ret));
+		status = 1;
+	}
+	if (pipeline__finish(p) == -EIO || fflush(stdout)) {
+		log_error("writing output: %s", strerror(errno));
+		status = 1;
+	}
+	if (d.per_probe)
+		print_counts(stdout, &d, pipeline__header(p));
+	fflush(stdout);
+	print_totals(pipeline__stats(p));
+	free(d.per_probe);
+	pipeline__free(p);
+	return status;
+}

@@ -1,0 +1,209 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/* specprobe report: cycles, phases and graphs of a recording, or of processes traced now. */
+#include <argp.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "cli.h"
+#include "log.h"
+#include "recorder.h"
+#include "pipeline.h"
+#include "report_view.h"
+
+static struct report_env {
+	const char *input;
+	struct recording_args rec;	/* live: how to record, and where the recording is kept */
+	struct target_args targets;
+	struct report_opts opts;
+} env;
+
+static const char doc[] =
+	"Decode cycles, their phases, the CUDA graphs and the syncs that stall the loop, of a "
+	"recording (FILE) or of processes traced now (-p PID, or -- CMD started under trace): "
+	"then the calls are recorded as 'specprobe record' does, the recording is kept (-o, "
+	"default report-PID.sprb here) and the report is printed at the end. Both give the "
+	"same report for the same recording.\n\n"
+	"EXAMPLES:\n"
+	"  specprobe report run.sprb\n"
+	"  specprobe report --json run.sprb | jq .summary\n"
+	"  specprobe report -p 4242 --duration 10 -o run.sprb\n"
+	"  specprobe report -o run.sprb -- python3 serve.py\n";
+
+enum { OPT_ALL_CYCLES = 256 };
+
+static const struct argp_option options[] = {
+	{ "json", 'j', NULL, 0, "One JSON document (docs/report-json.md)", 0 },
+	{ "all-cycles", OPT_ALL_CYCLES, NULL, 0, "Text: every cycle in the cycle tables", 0 },
+	{},
+};
+
+static const struct argp_child children[] = {
+	{ &recording_argp, 0, "Live reports (the recording is kept, default report-PID.sprb):", 1 },
+	{ &target_argp, 0, NULL, 2 },
+	{},
+};
+
+static bool live(void)
+{
+	return env.targets.nr_pids > 0 || env.targets.cmd;
+}
+
+static void check_all(struct argp_state *state)
+{
+	if (env.input && live())
+		argp_error(state, "either a recording FILE or -p PID / -- CMD, not both");
+	if (!env.input && !live())
+		argp_error(state,
+			   "which recording? specprobe report FILE, or -p PID / -- CMD to trace now");
+	if (env.input && (env.rec.output || env.rec.duration_s || env.rec.force || env.rec.ring_mb))
+		argp_error(state,
+			   "-o, --duration, --force and --ring-mb are for live reports (-p, --)");
+}
+
+static bool after_dashdash(const struct argp_state *state)
+{
+	for (int i = 1; i < state->next - 1; i++)
+		if (!strcmp(state->argv[i], "--"))
+			return true;
+	return false;
+}
+
+static error_t parse_arg(int key, char *arg, struct argp_state *state)
+{
+	switch (key) {
+	case 'j':
+		env.opts.json = true;
+		break;
+	case OPT_ALL_CYCLES:
+		env.opts.all_cycles = true;
+		break;
+	case ARGP_KEY_INIT:
+		state->child_inputs[0] = &env.rec;
+		state->child_inputs[1] = &env.targets;
+		break;
+	case ARGP_KEY_ARG:
+		/* after "--" comes the command to start under trace (the -p/-- child takes it) */
+		if (after_dashdash(state))
+			return ARGP_ERR_UNKNOWN;
+		if (env.input)
+			argp_error(state, "one recording at a time");
+		env.input = arg;
+		break;
+	case ARGP_KEY_END:
+		check_all(state);
+		break;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+	return 0;
+}
+
+/* The report is the pipeline's one consumer: it prints when the analyses are done. */
+static int print_report(void *ctx, const struct results *res, const struct decode_stats *st)
+{
+	return report__print(stdout, res, &env.opts);
+}
+
+static const struct pipeline_opts analyse = { .analyse = true };
+static const struct pipeline_consumer report_consumer = { .end = print_report };
+
+static int finish(struct pipeline *p)
+{
+	int ret = pipeline__finish(p);
+
+	/* with results made, an error is the report's own: writing it */
+	if (ret && pipeline__results(p)) {
+		log_error("writing the report: %s", strerror(errno));
+		return 1;
+	}
+	if (ret) {
+		log_error("analysing the recording: %s", strerror(-ret));
+		return 1;
+	}
+	return 0;
+}
+
+static int report_file(const char *path)
+{
+	struct pipeline *p;
+	char err[512];
+	int ret, status = 1;
+
+	p = pipeline__open(path, &analyse, err, sizeof(err));
+	if (!p) {
+		log_error("%s", err);
+		return 1;
+	}
+	pipeline__add(p, &report_consumer);
+	ret = pipeline__read_all(p);
+	if (ret == -ENODATA || ret == -EBADMSG)
+		log_error("%s: no report", pipeline__error(p));
+	else if (ret < 0)
+		log_error("%s: %s", path, strerror(-ret));
+	else
+		status = finish(p);
+	pipeline__free(p);
+	return status;
+}
+
+/* Live: the recorder's tap feeds the same pipeline a file would. */
+struct live_report {
+	struct pipeline *p;
+	int err;
+};
+
+static void live_header(void *ctx, const struct tf_header *hdr)
+{
+	struct live_report *l = ctx;
+
+	l->p = pipeline__new(hdr, &analyse);
+	if (!l->p)
+		l->err = -ENOMEM;
+	else
+		pipeline__add(l->p, &report_consumer);
+}
+
+static void live_record(void *ctx, const void *rec, size_t size)
+{
+	struct live_report *l = ctx;
+
+	if (l->p && !l->err)
+		l->err = pipeline__feed(l->p, rec, size);
+}
+
+static int report_live(void)
+{
+	struct live_report l = { 0 };
+	struct record_tap tap = { live_header, live_record, &l };
+	struct record_request req = { .targets = &env.targets, .rec = &env.rec, .tap = &tap };
+	char path[64];
+	int status;
+
+	if (!env.rec.output) {
+		snprintf(path, sizeof(path), "report-%d.sprb",
+			 env.targets.nr_pids ? env.targets.pids[0] : (int)getpid());
+		env.rec.output = path;
+	}
+	status = recorder__run(&req);
+	if (!status && l.err)
+		log_error("reading the records live: %s", strerror(-l.err));
+	else if (!status)
+		status = finish(l.p);
+	if (l.p)
+		log_info("the recording is in %s: 'specprobe report %s' reports it again",
+			 env.rec.output, env.rec.output);
+	pipeline__free(l.p);
+	return status ? status : l.err ? 1 : 0;
+}
+
+int cmd_report(int argc, char **argv)
+{
+	static const struct argp argp = { options, parse_arg, "[FILE | -- CMD [ARGS...]]", doc,
+					  children, NULL, NULL };
+
+	if (argp_parse(&argp, argc, argv, 0, NULL, NULL))
+		return 2;
+	return live() ? report_live() : report_file(env.input);
+}

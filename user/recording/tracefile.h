@@ -1,0 +1,110 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/* Recording files: a versioned header, then the records exactly as the ring buffer gave them. */
+#ifndef __TRACEFILE_H
+#define __TRACEFILE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <linux/types.h>
+
+#define TF_MAGIC	"SPECPRB\n"	/* 8 bytes */
+#define TF_VERSION	1
+#define TF_MAX_RECORD	4096		/* larger record sizes mean corruption */
+
+struct tf_lib {
+	char *path;		/* as the target maps it */
+	char build_id[41];	/* hex, "" if none */
+	__u64 dev;
+	__u64 ino;
+	__u32 kind;		/* enum sp_lib */
+};
+
+struct tf_probe {
+	char *symbol;		/* exported name attached to, e.g. cuMemcpyDtoHAsync_v2 */
+	__u32 lib;		/* index into libs */
+	__u32 catalog;		/* index into catalog[] */
+	__u64 offset;		/* file offset in the library */
+	__u64 vaddr;		/* st_value */
+};
+
+/* Where a traced process mapped a probed library (to turn pointers into offsets). */
+struct tf_map {
+	__u32 tgid;
+	__u32 lib;
+	__u64 start;
+	__u64 end;
+	__u64 pgoff;
+};
+
+/* A traced process in another pid namespace, from SP_REC_PROC. */
+struct tf_proc {
+	__u32 tgid;
+	__u32 ns_pid;
+};
+
+struct tf_header {
+	__u32 version;
+	char host[65];
+	char kernel[65];
+	__u64 mono_ns;		/* CLOCK_MONOTONIC and CLOCK_REALTIME read together */
+	__u64 realtime_ns;
+	__u64 attach_start_ns;	/* CLOCK_MONOTONIC */
+	__u64 attach_done_ns;	/* every probe attached from here on */
+	__u32 nr_targets;
+	__u32 *targets;		/* tgids traced at the start */
+	__u32 nr_libs;
+	struct tf_lib *libs;
+	__u32 nr_probes;
+	struct tf_probe *probes;	/* index = cookie */
+	__u32 nr_maps;
+	struct tf_map *maps;
+	__u32 nr_procs;		/* only from records, never in the header body */
+	struct tf_proc *procs;
+};
+
+/* The pid tgid has in its own pid namespace, or 0 when it is the host's. */
+__u32 tf_header__ns_pid(const struct tf_header *hdr, __u32 tgid);
+
+struct tf_writer;
+struct tf_reader;
+
+/*
+ * Create path (never following a symlink; an existing file is an error
+ * unless force) and write the header. Returns NULL with errno set and a
+ * message in err.
+ */
+struct tf_writer *tf_writer__create(const char *path, bool force, const struct tf_header *hdr,
+				    char *err, size_t err_sz);
+/* Buffered; returns 0 or -errno (e.g. -ENOSPC), the message in the writer. */
+int tf_writer__write(struct tf_writer *w, const void *rec, size_t size);
+/* Flush, fsync-free close; 0 or -errno. */
+int tf_writer__close(struct tf_writer *w);
+const char *tf_writer__error(const struct tf_writer *w);
+void tf_writer__free(struct tf_writer *w);
+__u64 tf_writer__bytes(const struct tf_writer *w);
+
+/* Open and validate the header. NULL with a one-line reason in err. */
+struct tf_reader *tf_reader__open(const char *path, char *err, size_t err_sz);
+const struct tf_header *tf_reader__header(const struct tf_reader *r);
+/*
+ * Next record: 1 and *rec points to it (valid until the next call), 0 at a
+ * clean end of file, -EBADMSG for a corrupt record, -ENODATA when the file
+ * stops inside a record (truncated). Details via tf_reader__error.
+ */
+int tf_reader__next(struct tf_reader *r, const void **rec);
+/* Byte offset of the next record (where a cut or corruption was found). */
+__u64 tf_reader__offset(const struct tf_reader *r);
+const char *tf_reader__error(const struct tf_reader *r);
+void tf_reader__free(struct tf_reader *r);
+
+void tf_header__free(struct tf_header *hdr);
+/* A deep copy that dst owns (free it with tf_header__free); 0 or -ENOMEM. */
+int tf_header__copy(struct tf_header *dst, const struct tf_header *src);
+/*
+ * Extend the tables with a late record (SP_REC_LIB, _PROBE, _MAP, _PROC;
+ * other types are left alone). The reader does this itself; live consumers
+ * call it. 0, -EBADMSG or -ENOMEM.
+ */
+int tf_header__apply(struct tf_header *hdr, const void *rec, __u16 size);
+
+#endif /* __TRACEFILE_H */

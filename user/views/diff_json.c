@@ -1,0 +1,205 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/* specprobe diff as one JSON document; the schema is docs/diff-json.md. */
+#include <string.h>
+#include "json.h"
+#include "diff_view.h"
+
+static void put_string(FILE *out, const char *s)
+{
+	json__string(out, s, strlen(s));
+}
+
+/* {"a":x,"b":y,"change":y-x} */
+static void put_abc(FILE *out, const char *key, double a, double b)
+{
+	fprintf(out, "\"%s\":{\"a\":%.1f,\"b\":%.1f,\"change\":%.1f}", key, a, b, b - a);
+}
+
+static void put_abc2(FILE *out, const char *key, double a, double b)
+{
+	fprintf(out, "\"%s\":{\"a\":%.2f,\"b\":%.2f,\"change\":%.2f}", key, a, b, b - a);
+}
+
+static void put_times(FILE *out, const struct diff_times *t)
+{
+	const struct cycle_summary *a = &t->a, *b = &t->b;
+	const struct boot_change *c = &t->change;
+
+	fprintf(out, "\"cycles\":{\"a\":%zu,\"b\":%zu},", a->cycles, b->cycles);
+	put_abc2(out, "cycles_per_s", a->cycles_per_s, b->cycles_per_s);
+	fputc(',', out);
+	put_abc(out, "p50_ns", a->p50_ns, b->p50_ns);
+	fputc(',', out);
+	put_abc(out, "p90_ns", a->p90_ns, b->p90_ns);
+	fputc(',', out);
+	put_abc(out, "p99_ns", a->p99_ns, b->p99_ns);
+	fputc(',', out);
+	put_abc(out, "mean_ns", a->mean_ns, b->mean_ns);
+	fputc(',', out);
+	put_abc(out, "iqr_ns", c->iqr_a, c->iqr_b);
+	if (!t->compared) {
+		fputs(",\"p50_ci_ns\":null,\"mean_ci_ns\":null,\"noise_floor_ns\":null,"
+		      "\"verdict\":null,\"significant\":false,\"direction\":null",
+		      out);
+		return;
+	}
+	fprintf(out, ",\"p50_ci_ns\":[%.1f,%.1f],\"mean_ci_ns\":[%.1f,%.1f]", c->median_ci.lo,
+		c->median_ci.hi, c->mean_ci.lo, c->mean_ci.hi);
+	fprintf(out, ",\"p50_change_rel\":%.4f", c->median_a ? c->median_change / c->median_a : 0);
+	fprintf(out, ",\"noise_floor_ns\":%.1f,\"verdict\":\"%s\",\"significant\":%s",
+		bootstrap__noise_floor(c), bootstrap__verdict_name(t->verdict),
+		t->verdict == VERDICT_SIGNIFICANT ? "true" : "false");
+	fprintf(out, ",\"direction\":\"%s\"", c->median_change > 0   ? "slower"
+					      : c->median_change < 0 ? "faster"
+								     : "same");
+}
+
+static void put_loop_id(FILE *out, const char *key, const struct loop *lp)
+{
+	if (!lp) {
+		fprintf(out, "\"%s\":null", key);
+		return;
+	}
+	fprintf(out, "\"%s\":{\"pid\":%u,\"tid\":%u,\"rank\":", key, lp->tgid, lp->tid);
+	if (lp->rank >= 0)
+		fprintf(out, "%d}", lp->rank);
+	else
+		fputs("null}", out);
+}
+
+static void put_loops(FILE *out, const struct diff *d)
+{
+	fprintf(out, ",\"loops_paired_by\":\"%s\",\"loops\":[", d->by_rank ? "rank" : "position");
+	for (size_t i = 0; i < d->nr_pairs; i++) {
+		const struct diff_pair *p = &d->pairs[i];
+
+		fputs(i ? ",{" : "{", out);
+		put_loop_id(out, "a", p->a);
+		fputc(',', out);
+		put_loop_id(out, "b", p->b);
+		fputc(',', out);
+		put_times(out, &p->times);
+		fputc('}', out);
+	}
+	fputc(']', out);
+}
+
+static void put_phases(FILE *out, const struct diff *d)
+{
+	const struct diff_phase *a = d->side[0].phase, *b = d->side[1].phase;
+
+	fputs(",\"phases\":{", out);
+	for (int p = 0; p <= PHASE_NR; p++) {
+		fprintf(out, "%s\"%s\":{", p ? "," : "",
+			p < PHASE_NR ? cycles__phase_name(p) : "cycle");
+		put_abc(out, "span_p50_ns", a[p].span_p50, b[p].span_p50);
+		fputc(',', out);
+		put_abc(out, "blocked_p50_ns", a[p].blocked_p50, b[p].blocked_p50);
+		fputc(',', out);
+		put_abc(out, "blocked_mean_ns", a[p].blocked_mean, b[p].blocked_mean);
+		fputc(',', out);
+		put_abc2(out, "launches", a[p].launches, b[p].launches);
+		fputc(',', out);
+		put_abc2(out, "syncs", a[p].syncs, b[p].syncs);
+		fputc('}', out);
+	}
+	fputc('}', out);
+}
+
+static void put_role(FILE *out, const struct diff_role *r)
+{
+	fprintf(out, "{\"execs\":%zu,\"launched\":%zu,\"uncaptured_launched\":%zu,\"kernels\":[",
+		r->execs, r->launched, r->uncaptured);
+	for (int i = 0; i < r->nr_kernels; i++)
+		fprintf(out, "%s%u", i ? "," : "", r->kernels[i]);
+	fprintf(out, "],\"more_kernel_counts\":%s,\"max_collectives\":%u}",
+		r->more_kernels ? "true" : "false", r->collectives);
+}
+
+static void put_setup_side(FILE *out, const struct diff *d, int s)
+{
+	const struct diff_setup *st = &d->side[s].setup;
+	const struct cycle_summary *sum = &d->side[s].sum;
+
+	fprintf(out, "{\"path\":");
+	put_string(out, d->in[s]->path);
+	fputs(",\"host\":", out);
+	put_string(out, model__view(d->in[s]->model)->host);
+	fprintf(out, ",\"processes\":%zu,\"loops\":%zu,\"ranks\":", st->processes, st->loops);
+	if (st->ranks >= 0)
+		fprintf(out, "%d", st->ranks);
+	else
+		fputs("null", out);
+	fputs(",\"graphs\":{", out);
+	for (int r = 0; r < ROLE_NR; r++) {
+		fprintf(out, "%s\"%s\":", r ? "," : "", model__role_name(r));
+		put_role(out, &st->role[r]);
+	}
+	fputs("},\"accept_syncs\":{", out);
+	for (int k = 0; k < sum->nr_accept_kinds; k++)
+		fprintf(out, "\"%s\":%zu,", model__call_name(sum->accept_call[k]),
+			sum->accept_count[k]);
+	fprintf(out, "\"none\":%zu},\"dropped\":%llu}", sum->no_accept_sync,
+		(unsigned long long)model__view(d->in[s]->model)->dropped);
+}
+
+static void put_setup(FILE *out, const struct diff *d)
+{
+	char a[128], b[128];
+	const char *name;
+	bool first = true;
+
+	fputs(",\"setup\":{\"a\":", out);
+	put_setup_side(out, d, 0);
+	fputs(",\"b\":", out);
+	put_setup_side(out, d, 1);
+	fputs(",\"differs\":[", out);
+	for (int row = 0; diff__setup_row(d, row, &name, a, b, sizeof(a)); row++) {
+		if (!strcmp(a, b))
+			continue;
+		fprintf(out, "%s\"%s\"", first ? "" : ",", name);
+		first = false;
+	}
+	fputs("]}", out);
+}
+
+/* Every recording of both sides; the spread is null with one per side. */
+static void put_recordings(FILE *out, const struct diff *d)
+{
+	fputs(",\"recordings\":{", out);
+	for (int s = 0; s < 2; s++) {
+		fprintf(out, "%s\"%c\":[", s ? "," : "", s ? 'b' : 'a');
+		for (size_t i = 0; i < d->runs[s].nr; i++) {
+			fputs(i ? ",{\"path\":" : "{\"path\":", out);
+			put_string(out, d->runs[s].in[i].path);
+			fprintf(out, ",\"cycles\":%zu,\"p50_ns\":%.1f}", d->runs[s].cycles[i],
+				d->runs[s].p50[i]);
+		}
+		fputc(']', out);
+	}
+	fputs("},\"between_run_spread_ns\":", out);
+	if (d->runs[0].nr > 1 || d->runs[1].nr > 1)
+		fprintf(out, "%.1f", d->between_runs);
+	else
+		fputs("null", out);
+}
+
+void diff__json(FILE *out, const struct diff *d)
+{
+	fprintf(out, "{\"diff_version\":%d,\"a\":", DIFF_JSON_VERSION);
+	put_string(out, d->in[0]->path);
+	fputs(",\"b\":", out);
+	put_string(out, d->in[1]->path);
+	put_recordings(out, d);
+	fprintf(out, ",\"bootstrap\":{\"resamples\":%d,\"seed\":%llu,\"level\":%.2f,"
+		     "\"noise_min_rel\":%.2f,\"noise_iqr_frac\":%.2f,\"noise_runs_mult\":%d}",
+		BOOT_RESAMPLES, (unsigned long long)BOOT_SEED, BOOT_LEVEL, NOISE_MIN_REL,
+		NOISE_IQR_FRAC, NOISE_RUNS_MULT);
+	fputs(",\"cycle_time\":{", out);
+	put_times(out, &d->overall);
+	fputc('}', out);
+	put_loops(out, d);
+	put_phases(out, d);
+	put_setup(out, d);
+	fputs("}\n", out);
+}

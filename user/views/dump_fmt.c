@@ -1,0 +1,201 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+#include <string.h>
+#include "dump_fmt.h"
+#include "catalog.h"
+#include "json.h"
+
+static const struct catalog_entry *probe_entry(const struct tf_header *hdr, __u32 probe)
+{
+	if (probe >= hdr->nr_probes || hdr->probes[probe].catalog >= (__u32)catalog_len)
+		return NULL;
+	return &catalog[hdr->probes[probe].catalog];
+}
+
+const char *dump_fmt__name(const struct tf_header *hdr, __u32 probe)
+{
+	const struct catalog_entry *e = probe_entry(hdr, probe);
+
+	return e ? e->name : "?";
+}
+
+/* One argument value in its catalogue format; JSON and text share the forms. */
+static void put_value(FILE *out, char fmt, __u64 v, bool json)
+{
+	switch (fmt) {
+	case 'u':
+		fprintf(out, "%u", (__u32)v);
+		break;
+	case 'd':
+		fprintf(out, "%d", (int)(__u32)v);
+		break;
+	case 'z':
+		fprintf(out, "%llu", (unsigned long long)v);
+		break;
+	default:
+		fprintf(out, json ? "\"0x%llx\"" : "0x%llx", (unsigned long long)v);
+		break;
+	}
+}
+
+static bool arg_faulted(const struct sp_call *c, int i)
+{
+	return i >= SP_REG_ARGS && (c->entry.faults & (1 << SP_FAULT_STACK));
+}
+
+static void put_args(FILE *out, const struct catalog_entry *e, const struct sp_call *c,
+		     bool json)
+{
+	int nargs = catalog__nargs(e), shown = 0;
+	char name[32], fmt;
+
+	for (int i = 0; i < nargs; i++) {
+		if (!catalog__arg(e, i, name, sizeof(name), &fmt))
+			continue;
+		fprintf(out, json ? "%s\"%s\":" : "%s%s=", shown++ ? (json ? "," : ", ") : "",
+			name);
+		if (arg_faulted(c, i))
+			fputs(json ? "null" : "?", out);
+		else
+			put_value(out, fmt, c->entry.args[i], json);
+	}
+}
+
+/* CUlaunchConfig: seven u32 (grid, block, shared memory), then hStream at 32. */
+static void put_launch_config(FILE *out, const struct sp_call *c, bool json)
+{
+	static const char *const names[] = { "gx", "gy", "gz", "bx", "by", "bz", "shmem" };
+	__u32 dims[7];
+	__u64 stream, num_attrs = 0;
+
+	if (c->data_len < 56 || (c->entry.faults & (1 << SP_FAULT_DATA))) {
+		fputs(json ? ",\"config\":null" : " config=?", out);
+		return;
+	}
+	memcpy(dims, c->data, sizeof(dims));
+	memcpy(&stream, c->data + 32, sizeof(stream));
+	memcpy(&num_attrs, c->data + 48, sizeof(__u32));
+	fputs(json ? ",\"config\":{" : " {", out);
+	for (int i = 0; i < 7; i++)
+		fprintf(out, json ? "%s\"%s\":%u" : "%s%s=%u", i ? (json ? "," : " ") : "",
+			names[i], dims[i]);
+	fprintf(out, json ? ",\"stream\":\"0x%llx\",\"num_attrs\":%u}" : " stream=0x%llx}",
+		(unsigned long long)stream, (__u32)num_attrs);
+}
+
+static void put_data_json(FILE *out, const struct catalog_entry *e, const struct sp_call *c)
+{
+	char name[32], fmt;
+
+	if (e->data_kind == SP_DATA_LAUNCH_CONFIG) {
+		put_launch_config(out, c, true);
+		return;
+	}
+	if (e->data_kind != SP_DATA_STRING || !catalog__arg(e, e->data_arg, name, sizeof(name), &fmt))
+		return;
+	fprintf(out, ",\"%s_str\":", name);
+	if (c->entry.faults & (1 << SP_FAULT_DATA))
+		fputs("null", out);
+	else
+		json__string(out, (const char *)c->data, c->data_len);
+}
+
+/* Which probed entry point a code pointer (cuGetProcAddress output) lands on. */
+static const char *probe_at(const struct tf_header *hdr, __u32 tgid, __u64 addr)
+{
+	for (__u32 m = 0; m < hdr->nr_maps; m++) {
+		const struct tf_map *map = &hdr->maps[m];
+		__u64 offset;
+
+		if (map->tgid != tgid || addr < map->start || addr >= map->end)
+			continue;
+		offset = addr - map->start + map->pgoff;
+		for (__u32 p = 0; p < hdr->nr_probes; p++)
+			if (hdr->probes[p].lib == map->lib && hdr->probes[p].offset == offset)
+				return hdr->probes[p].symbol;
+	}
+	return NULL;
+}
+
+static void put_out_json(FILE *out, const struct tf_header *hdr, const struct catalog_entry *e,
+			 const struct sp_call *c)
+{
+	const char *hit;
+
+	if (e->out_arg == SP_NO_ARG || !e->out_name)
+		return;
+	fprintf(out, ",\"%s\":", e->out_name);
+	if (!c->returned || (c->ret_faults & (1 << SP_FAULT_OUT))) {
+		fputs("null", out);
+		return;
+	}
+	fprintf(out, "\"0x%llx\"", (unsigned long long)c->out);
+	if (e->cls == SP_CLASS_DRIVER) {
+		hit = probe_at(hdr, c->entry.tgid, c->out);
+		fputs(",\"pfn_probe\":", out);
+		if (hit)
+			json__string(out, hit, strlen(hit));
+		else
+			fputs("null", out);
+	}
+}
+
+void dump_fmt__json(FILE *out, const struct tf_header *hdr, const struct sp_call *c)
+{
+	const struct catalog_entry *e = probe_entry(hdr, c->entry.probe);
+	const char *symbol = c->entry.probe < hdr->nr_probes ? hdr->probes[c->entry.probe].symbol : "?";
+
+	fputs("{\"name\":", out);
+	json__string(out, e ? e->name : "?", 128);
+	fputs(",\"symbol\":", out);
+	json__string(out, symbol, 128);
+	fprintf(out, ",\"class\":\"%s\",\"pid\":%u,\"tid\":%u,\"seq\":%u,\"ts_entry\":%llu",
+		e ? catalog__class_name(e->cls) : "?", c->entry.tgid, c->entry.tid, c->entry.seq,
+		(unsigned long long)c->entry.ts);
+	if (tf_header__ns_pid(hdr, c->entry.tgid))
+		fprintf(out, ",\"ns_pid\":%u", tf_header__ns_pid(hdr, c->entry.tgid));
+	if (c->returned)
+		fprintf(out, ",\"ts_return\":%llu,\"result\":%lld", (unsigned long long)c->ts_return,
+			(long long)(int)c->result);
+	else
+		fputs(",\"ts_return\":null,\"result\":null", out);
+	fprintf(out, ",\"depth\":%u,\"parent_seq\":", c->entry.depth);
+	if (c->entry.parent_seq)
+		fprintf(out, "%u", c->entry.parent_seq);
+	else
+		fputs("null", out);
+	fprintf(out, ",\"unreturned\":%s,\"args\":{", c->unreturned ? "true" : "false");
+	if (e)
+		put_args(out, e, c, true);
+	fputc('}', out);
+	if (e) {
+		put_data_json(out, e, c);
+		put_out_json(out, hdr, e, c);
+	}
+	fputs("}\n", out);
+}
+
+void dump_fmt__text(FILE *out, const struct tf_header *hdr, const struct sp_call *c)
+{
+	const struct catalog_entry *e = probe_entry(hdr, c->entry.probe);
+	__u64 ts = c->entry.ts;
+
+	fprintf(out, "%6llu.%09llu %7u/%-7u %*s%s(", (unsigned long long)(ts / 1000000000ull),
+		(unsigned long long)(ts % 1000000000ull), c->entry.tgid, c->entry.tid,
+		2 * c->entry.depth, "", e ? e->name : "?");
+	if (e)
+		put_args(out, e, c, false);
+	fputc(')', out);
+	if (e && e->data_kind == SP_DATA_LAUNCH_CONFIG)
+		put_launch_config(out, c, false);
+	else if (e && e->data_kind == SP_DATA_STRING && !(c->entry.faults & (1 << SP_FAULT_DATA)))
+		fprintf(out, " \"%.*s\"", (int)strnlen((const char *)c->data, c->data_len),
+			(const char *)c->data);
+	if (c->returned)
+		fprintf(out, " = %d  %.3f us", (int)c->result,
+			(double)(c->ts_return - c->entry.ts) / 1000.0);
+	else if (c->unreturned)
+		fputs(" = <unreturned>", out);
+	if (c->returned && e && e->out_arg != SP_NO_ARG && e->out_name)
+		fprintf(out, "  %s=0x%llx", e->out_name, (unsigned long long)c->out);
+	fputc('\n', out);
+}

@@ -1,0 +1,15 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/* Calls as text lines and as JSON objects (one per line). */
+#ifndef __DUMP_FMT_H
+#define __DUMP_FMT_H
+
+#include <stdio.h>
+#include "decode.h"
+#include "tracefile.h"
+
+/* Catalogue base name of a probe, "?" when the cookie is unknown. */
+const char *dump_fmt__name(const struct tf_header *hdr, __u32 probe);
+void dump_fmt__json(FILE *out, const struct tf_header *hdr, const struct sp_call *call);
+void dump_fmt__text(FILE *out, const struct tf_header *hdr, const struct sp_call *call);
+
+#endif /* __DUMP_FMT_H */

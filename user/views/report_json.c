@@ -1,0 +1,434 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/* The report as one JSON document; the schema is docs/report-json.md. */
+#include <string.h>
+#include "json.h"
+#include "report_view.h"
+
+static void put_int_or_null(FILE *out, const char *key, long long v, bool known)
+{
+	if (known)
+		fprintf(out, "\"%s\":%lld", key, v);
+	else
+		fprintf(out, "\"%s\":null", key);
+}
+
+static void put_handle(FILE *out, const char *key, __u64 h, bool known)
+{
+	if (known)
+		fprintf(out, "\"%s\":\"0x%llx\"", key, (unsigned long long)h);
+	else
+		fprintf(out, "\"%s\":null", key);
+}
+
+static void put_string(FILE *out, const char *s)
+{
+	json__string(out, s, strlen(s));
+}
+
+static void put_recording(FILE *out, const struct model_view *v)
+{
+	fputs("\"recording\":{\"host\":", out);
+	put_string(out, v->host);
+	fputs(",\"kernel\":", out);
+	put_string(out, v->kernel);
+	fprintf(out, ",\"attach_start_ns\":%llu,\"attach_done_ns\":%llu,",
+		(unsigned long long)v->attach_start_ns, (unsigned long long)v->attach_done_ns);
+	put_int_or_null(out, "first_ns", v->first_ns, v->calls);
+	fputc(',', out);
+	put_int_or_null(out, "last_ns", v->last_ns, v->calls);
+	fprintf(out, ",\"calls\":%llu,\"unreturned\":%llu,\"dropped\":%llu,\"failed_reads\":%llu,"
+		     "\"ended_cleanly\":%s,\"partial\":%s}",
+		(unsigned long long)v->calls, (unsigned long long)v->unreturned,
+		(unsigned long long)v->dropped, (unsigned long long)v->failed_reads,
+		v->ended_cleanly ? "true" : "false", v->out_of_memory ? "true" : "false");
+}
+
+static void put_process(FILE *out, const struct model_proc *p)
+{
+	fprintf(out, "{\"pid\":%u,", p->tgid);
+	put_int_or_null(out, "parent", p->parent, p->parent);
+	fputc(',', out);
+	put_int_or_null(out, "rank", p->rank, p->rank >= 0);
+	fputc(',', out);
+	put_int_or_null(out, "nranks", p->nranks, p->nranks >= 0);
+	fputc(',', out);
+	put_int_or_null(out, "device", p->device, p->device >= 0);
+	fprintf(out,
+		",\"threads\":%u,\"streams_created\":%u,\"events_created\":%u,"
+		"\"captures\":%u,\"execs\":%u,\"calls\":%llu,\"first_ns\":%llu,\"last_ns\":%llu,",
+		p->nr_threads, p->nr_streams, p->nr_events, p->nr_captures, p->nr_execs,
+		(unsigned long long)p->calls, (unsigned long long)p->first_ns,
+		(unsigned long long)p->last_ns);
+	put_int_or_null(out, "exit_ns", p->exit_ns, p->exit_ns);
+	fputc('}', out);
+}
+
+static void put_kernels(FILE *out, struct model *m, const struct model_capture *cap)
+{
+	fputs(",\"kernel_names\":[", out);
+	for (__u32 i = 0; cap && i < cap->nr_kernels; i++) {
+		const struct model_kernel *k = &cap->kernels[i];
+		const char *name = model__func_name(m, cap->tgid, k->func);
+
+		fprintf(out, "%s{\"name\":", i ? "," : "");
+		if (name)
+			put_string(out, name);
+		else
+			fputs("null", out);
+		fprintf(out, ",\"func\":\"0x%llx\",\"count\":%u,\"side\":%u}",
+			(unsigned long long)k->func, k->count, k->side);
+	}
+	fputs("],\"collectives\":[", out);
+	for (__u32 i = 0; cap && i < cap->nr_colls; i++)
+		fprintf(out, "%s{\"name\":\"%s\",\"count\":%u,\"bytes\":%llu}", i ? "," : "",
+			model__call_name(cap->colls[i].name), cap->colls[i].count,
+			(unsigned long long)cap->colls[i].bytes);
+	fputc(']', out);
+}
+
+static void put_capture(FILE *out, struct model *m, const struct model_capture *cap)
+{
+	__u64 coll_count = 0, coll_bytes = 0;
+
+	put_int_or_null(out, "capture_order", cap ? cap->order : 0, cap);
+	fputc(',', out);
+	put_int_or_null(out, "capture_tid", cap ? cap->tid : 0, cap);
+	fputc(',', out);
+	put_handle(out, "capture_stream", cap ? cap->stream : 0, cap);
+	fputc(',', out);
+	put_int_or_null(out, "capture_begin_ns", cap ? cap->begin_ns : 0, cap);
+	fputc(',', out);
+	put_int_or_null(out, "capture_end_ns", cap ? cap->end_ns : 0, cap);
+	fputs(",\"side_streams\":[", out);
+	for (__u32 i = 0; cap && i < cap->nr_side; i++)
+		fprintf(out, "%s\"0x%llx\"", i ? "," : "",
+			(unsigned long long)cap->side_streams[i]);
+	fputs("],", out);
+	put_int_or_null(out, "kernels", cap ? cap->kernel_count : 0, cap);
+	fputc(',', out);
+	put_int_or_null(out, "side_kernels", cap ? cap->side_kernel_count : 0, cap);
+	for (__u32 i = 0; cap && i < cap->nr_colls; i++) {
+		coll_count += cap->colls[i].count;
+		coll_bytes += cap->colls[i].bytes;
+	}
+	fputc(',', out);
+	put_int_or_null(out, "collective_count", coll_count, cap);
+	fputc(',', out);
+	put_int_or_null(out, "collective_bytes", coll_bytes, cap);
+	fputc(',', out);
+	put_int_or_null(out, "copies", cap ? cap->copies : 0, cap);
+	fputc(',', out);
+	put_int_or_null(out, "host_funcs", cap ? cap->host_funcs : 0, cap);
+	put_kernels(out, m, cap);
+}
+
+static void put_graph(FILE *out, struct model *m, const struct model_exec *x)
+{
+	fprintf(out, "{\"pid\":%u,\"exec\":\"0x%llx\",", x->tgid, (unsigned long long)x->handle);
+	put_handle(out, "graph", x->graph, x->graph);
+	fprintf(out, ",\"captured\":%s,\"instantiated\":%s,\"destroyed\":%s,",
+		x->capture ? "true" : "false", x->instantiated ? "true" : "false",
+		x->destroyed ? "true" : "false");
+	put_capture(out, m, x->capture);
+	fprintf(out, ",\"launches\":%llu,", (unsigned long long)x->launches);
+	put_int_or_null(out, "launch_tid", x->launch_tid, x->launches);
+	fprintf(out, ",\"role\":\"%s\",\"role_from\":\"%s\"}", model__role_name(x->role),
+		model__role_source_name(x->role_from));
+}
+
+static void put_phase_means(FILE *out, const struct cycle_summary *s)
+{
+	fputs("\"phases\":{", out);
+	for (int p = 0; p < PHASE_NR; p++)
+		fprintf(out,
+			"%s\"%s\":{\"span_ns\":%.1f,\"blocked_ns\":%.1f,\"launches\":%.3f,"
+			"\"syncs\":%.3f}",
+			p ? "," : "", cycles__phase_name(p), s->phase[p].span_ns,
+			s->phase[p].blocked_ns, s->phase[p].launches, s->phase[p].syncs);
+	fputc('}', out);
+}
+
+static void put_summary_fields(FILE *out, const struct cycle_summary *s)
+{
+	fprintf(out, "\"cycles\":%zu,\"cycles_per_s\":%.3f,", s->cycles, s->cycles_per_s);
+	if (s->cycles)
+		fprintf(out,
+			"\"cycle_ns\":{\"p50\":%llu,\"p90\":%llu,\"p99\":%llu,\"mean\":%.1f,"
+			"\"min\":%llu,\"max\":%llu},",
+			(unsigned long long)s->p50_ns, (unsigned long long)s->p90_ns,
+			(unsigned long long)s->p99_ns, s->mean_ns, (unsigned long long)s->min_ns,
+			(unsigned long long)s->max_ns);
+	else
+		fputs("\"cycle_ns\":null,", out);
+	put_phase_means(out, s);
+	fprintf(out,
+		",\"draft_joined_cycles\":%zu,\"extend_joined_cycles\":%zu,"
+		"\"deferred_accept_cycles\":%zu,\"verify_pieces_cycles\":%zu,"
+		"\"accept_wait_ns\":%.1f,\"accept_syncs\":{",
+		s->draft_joined, s->extend_joined, s->deferred, s->verify_pieces,
+		s->accept_wait_ns);
+	for (int k = 0; k < s->nr_accept_kinds; k++)
+		fprintf(out, "%s\"%s\":%zu", k ? "," : "", model__call_name(s->accept_call[k]),
+			s->accept_count[k]);
+	fprintf(out, "%s\"none\":%zu}", s->nr_accept_kinds ? "," : "", s->no_accept_sync);
+}
+
+static void put_loop(FILE *out, struct model *m, const struct loop *lp,
+		     const struct cycle_summary *s)
+{
+	const struct model_exec *anchor = model__view(m)->execs[lp->verify_exec];
+
+	fprintf(out, "{\"pid\":%u,\"tid\":%u,", lp->tgid, lp->tid);
+	put_int_or_null(out, "rank", lp->rank, lp->rank >= 0);
+	fprintf(out, ",\"verify_exec\":\"0x%llx\",\"verify_from\":\"%s\",\"iterations\":%u,"
+		     "\"skipped_start\":%u,\"skipped_end\":%u,\"skipped_no_draft\":%u,",
+		(unsigned long long)anchor->handle, model__role_source_name(lp->verify_from),
+		lp->iterations, lp->skipped_start, lp->skipped_end, lp->skipped_no_draft);
+	if (lp->lead_from == LEAD_NONE)
+		fputs("\"lead_role\":null,", out);
+	else
+		fprintf(out, "\"lead_role\":\"%s\",", lp->lead_extends ? "extend" : "draft");
+	fprintf(out, "\"lead_from\":\"%s\",", cycles__lead_from_name(lp->lead_from));
+	put_summary_fields(out, s);
+	fputc('}', out);
+}
+
+static void put_cycle(FILE *out, const struct loop *lp, const struct cycle *c)
+{
+	fprintf(out, "{\"pid\":%u,\"tid\":%u,", lp->tgid, lp->tid);
+	put_int_or_null(out, "rank", lp->rank, lp->rank >= 0);
+	fprintf(out, ",\"index\":%u,\"start_ns\":%llu,\"end_ns\":%llu,\"duration_ns\":%llu,"
+		     "\"phases\":{",
+		c->index, (unsigned long long)c->start_ns, (unsigned long long)c->end_ns,
+		(unsigned long long)(c->end_ns - c->start_ns));
+	for (int p = 0; p < PHASE_NR; p++) {
+		const struct cycle_phase *ph = &c->phase[p];
+
+		fprintf(out, "%s\"%s\":{", p ? "," : "", cycles__phase_name(p));
+		if (p != PHASE_OTHER)
+			fprintf(out, "\"start_ns\":%llu,\"end_ns\":%llu,",
+				(unsigned long long)ph->start_ns, (unsigned long long)ph->end_ns);
+		fprintf(out, "\"span_ns\":%llu,\"blocked_ns\":%llu,\"launches\":%u,\"syncs\":%u}",
+			(unsigned long long)ph->span_ns, (unsigned long long)ph->blocked_ns,
+			ph->launches, ph->syncs);
+	}
+	fprintf(out, "},\"blocked_ns\":%llu,\"launches\":%u,\"syncs\":%u,\"accept_sync\":",
+		(unsigned long long)c->blocked_ns, c->launches, c->syncs);
+	if (c->has_accept_sync)
+		fprintf(out, "\"%s\"", model__call_name(c->accept_call));
+	else
+		fputs("null", out);
+	fprintf(out, ",\"accept_wait_ns\":%llu,\"accept_deferred\":%s,\"draft_joined\":%s,"
+		     "\"extend_joined\":%s,\"verify_pieces\":%s}",
+		(unsigned long long)c->accept_wait_ns, c->accept_deferred ? "true" : "false",
+		c->draft_joined ? "true" : "false", c->extend_joined ? "true" : "false",
+		c->verify_pieces ? "true" : "false");
+}
+
+/* Loops whose lead role came from the shape alone (docs/report-json.md, "Roles"). */
+static void put_lead_note(FILE *out, const char *reading, size_t loops, bool *first)
+{
+	if (!loops)
+		return;
+	fprintf(out, "%s\"in %zu loop(s) nothing seen tells the graph launched first after the "
+		     "accept from a first draft step (no graph replays in a cycle, no captured "
+		     "kernels tell, the loop's first and last cycles are not seen whole); read as "
+		     "%s\"",
+		*first ? "" : ",", loops, reading);
+	*first = false;
+}
+
+static void put_notes(FILE *out, const struct cycles *cy, const struct cycle_summary *s)
+{
+	bool first = true;
+
+	fputs("\"notes\":[", out);
+	if (!s->cycles) {
+		fputs(cy->nr_loops
+			  ? "\"no cycles found: no complete decode cycle after the attach mark\""
+			  : "\"no cycles found: no thread launched a graph repeatedly\"",
+		      out);
+		first = false;
+	}
+	if (s->draft_joined) {
+		fprintf(out,
+			"%s\"draft and verify launches had no sync between them in %zu of %zu "
+			"cycles: the host sees their GPU work only together; no split is given\"",
+			first ? "" : ",", s->draft_joined, s->cycles);
+		first = false;
+	}
+	if (s->extend_joined) {
+		fprintf(out, "%s\"extend and the next draft had no sync between them in %zu of %zu "
+			     "cycles: their GPU work is seen only together\"",
+			first ? "" : ",", s->extend_joined, s->extend_joinable);
+		first = false;
+	}
+	put_lead_note(out, "draft: no extend phase", s->lead_shape_draft, &first);
+	put_lead_note(out, "extend: one graph or eager launches follow it", s->lead_shape_extend,
+		      &first);
+	fputc(']', out);
+}
+
+static void put_work(FILE *out, const char *key, const struct work_count *w)
+{
+	fprintf(out, "\"%s\":{\"graphs\":%u,\"kernels\":%u,\"copies\":%u}", key, w->graphs,
+		w->kernels, w->copies);
+}
+
+static void put_host(FILE *out, const struct model_sync *sy)
+{
+	bool copy = sy->kind == SYNC_PAGEABLE || sy->kind == SYNC_UNKNOWN_HOST;
+
+	if (!copy) {
+		fputs("\"host_memory\":null,\"host_from\":null", out);
+		return;
+	}
+	fprintf(out, "\"host_memory\":\"%s\",\"host_from\":\"%s\"",
+		hostmem__kind_name(sy->host), hostmem__from_name(sy->host_from));
+}
+
+static void put_sync(FILE *out, const struct sync_verdict *sv)
+{
+	const struct model_sync *sy = sv->sync;
+
+	fprintf(out, "{\"ts\":%llu,", (unsigned long long)sy->ts);
+	put_int_or_null(out, "return_ns", sy->ts_return, !(sy->flags & SYNC_UNRETURNED));
+	fprintf(out, ",\"pid\":%u,\"tid\":%u,", sy->tgid, sy->tid);
+	put_int_or_null(out, "rank", sv->rank, sv->rank >= 0);
+	fputc(',', out);
+	put_int_or_null(out, "cycle", sv->cycle, sv->cycle >= 0);
+	fprintf(out, ",\"kind\":\"%s\",\"call\":\"%s\",\"position\":\"%s\",",
+		model__sync_kind_name(sy->kind), model__call_name(sy->name),
+		syncs__pos_name(sv->pos));
+	put_handle(out, "handle", sy->handle, sy->handle);
+	fprintf(out, ",\"result\":%d,\"queries\":%u,\"blocked_ns\":%llu,\"in_flight\":{",
+		sy->result, sy->queries, (unsigned long long)sv->blocked_ns);
+	put_work(out, "waited", &sy->waited);
+	fputc(',', out);
+	put_work(out, "other", &sy->other);
+	fprintf(out, ",\"waited_known\":%s,\"waited_streams\":%u,",
+		sy->flags & SYNC_WAIT_UNKNOWN ? "false" : "true", sy->waited_streams);
+	put_handle(out, "waited_on", sy->waited_on, sy->waited_on);
+	fputs("},", out);
+	put_int_or_null(out, "starvation_bound_ns", sv->bound_ns, sv->has_bound);
+	fprintf(out, ",\"own\":%s,\"breaks_overlap\":%s,\"flagged\":%s,\"verdict\":\"%s\",",
+		sv->own ? "true" : "false", sv->breaks_overlap ? "true" : "false",
+		sv->flagged ? "true" : "false", syncs__verdict_name(sv->verdict));
+	put_host(out, sy);
+	fputc(',', out);
+	/* legacy: the other stream it is ordered behind, or the one it holds back */
+	put_handle(out, "serialises_with", sy->waited_on, sy->kind == SYNC_LEGACY && sy->waited_on);
+	fprintf(out, ",\"held_back\":%s}", sy->flags & SYNC_HELD_BACK ? "true" : "false");
+}
+
+static void put_sites(FILE *out, const struct site_table *tab, size_t cycles)
+{
+	for (size_t i = 0; i < tab->nr; i++) {
+		const struct sync_site *site = &tab->sites[i];
+
+		fprintf(out, "%s{\"call\":\"%s\",\"position\":\"%s\",\"kind\":\"%s\",", i ? "," : "",
+			model__call_name(site->name), syncs__pos_name(site->pos),
+			model__sync_kind_name(site->kind));
+		put_handle(out, "stream", site->stream, site->stream);
+		fprintf(out, ",\"count\":%zu,\"cycles_with\":%zu,\"blocked_ns\":%llu,"
+			     "\"blocked_ns_per_cycle\":%.1f,\"breaks_overlap\":%zu}",
+			site->count, site->cycles_with, (unsigned long long)site->blocked_ns,
+			cycles ? (double)site->blocked_ns / cycles : 0.0, site->breaks);
+	}
+}
+
+static void put_syncs(FILE *out, const struct results *res)
+{
+	const struct syncs *sy = &res->syncs;
+
+	fputs(",\"syncs\":[", out);
+	if (res->syncs_err) {
+		fputs("]", out);
+		return;
+	}
+	for (size_t i = 0; i < sy->nr; i++) {
+		fputs(i ? ",\n" : "\n", out);
+		put_sync(out, &sy->verdicts[i]);
+	}
+	fprintf(out, "],\"flagged_syncs\":%zu,\"unknown_syncs\":%zu,\"flagged_sites\":[",
+		sy->flagged, sy->unknown);
+	put_sites(out, &sy->flagged_sites, sy->cycles);
+	fputs("],\"unknown_sites\":[", out);
+	put_sites(out, &sy->unknown_sites, sy->cycles);
+	fputc(']', out);
+}
+
+static void put_overhead(FILE *out, const struct model_view *v)
+{
+	bool first = true;
+
+	fputs(",\"self_overhead\":{", out);
+	if (!v->calib.calls) {
+		fputs("\"calibrated\":false,\"processes\":[]}", out);
+		return;
+	}
+	fprintf(out, "\"calibrated\":true,\"calib_calls\":%u,\"entry_ps\":%llu,"
+		     "\"return_ps\":%llu,\"processes\":[",
+		v->calib.calls, (unsigned long long)v->calib.entry_ps,
+		(unsigned long long)v->calib.return_ps);
+	for (size_t i = 0; i < v->nr_procs; i++) {
+		struct overhead o;
+
+		if (syncs__overhead(v, v->procs[i], &o) || !v->procs[i]->calls)
+			continue;
+		fprintf(out, "%s{\"pid\":%u,\"entry_only_calls\":%llu,\"completion_calls\":%llu,"
+			     "\"span_ns\":%.0f,\"entry_only_per_s\":%.1f,\"completion_per_s\":%.1f,"
+			     "\"added_ns\":%.0f,\"added_ms_per_s\":%.4f,",
+			first ? "" : ",", o.tgid, (unsigned long long)o.hits_entry,
+			(unsigned long long)o.hits_return, o.span_s * 1e9, o.entry_per_s,
+			o.return_per_s, o.added_ns, o.ms_per_s);
+		if (o.has_cpu)
+			fprintf(out, "\"cpu_ms_per_s\":%.4f,\"percent_of_cpu\":%.4f}",
+				o.cpu_ms_per_s, o.percent);
+		else
+			fputs("\"cpu_ms_per_s\":null,\"percent_of_cpu\":null}", out);
+		first = false;
+	}
+	fputs("]}", out);
+}
+
+void report__json(FILE *out, const struct results *res)
+{
+	struct model *m = res->model;
+	const struct cycles *cy = &res->cycles;
+	const struct cycle_summary *s = &res->overall;
+	struct model_view *v = model__view(m);
+
+	fprintf(out, "{\"report_version\":%d,", REPORT_JSON_VERSION);
+	put_recording(out, v);
+	fputs(",\"processes\":[", out);
+	for (size_t i = 0; i < v->nr_procs; i++) {
+		fputs(i ? "," : "", out);
+		put_process(out, v->procs[i]);
+	}
+	fputs("],\"graphs\":[", out);
+	for (size_t i = 0; i < v->nr_execs; i++) {
+		fputs(i ? ",\n" : "\n", out);
+		put_graph(out, m, v->execs[i]);
+	}
+	fputs("],\"loops\":[", out);
+	for (size_t i = 0; i < cy->nr_loops; i++) {
+		fputs(i ? ",\n" : "\n", out);
+		put_loop(out, m, &cy->loops[i], &res->per_loop[i]);
+	}
+	fputs("],\"cycles\":[", out);
+	for (size_t i = 0, n = 0; i < cy->nr_loops; i++)
+		for (size_t k = 0; k < cy->loops[i].nr_cycles; k++, n++) {
+			fputs(n ? ",\n" : "\n", out);
+			put_cycle(out, &cy->loops[i], &cy->loops[i].cycles[k]);
+		}
+	fputs("],\"summary\":{", out);
+	fprintf(out, "\"loops\":%zu,", cy->nr_loops);
+	put_summary_fields(out, s);
+	fputc('}', out);
+	put_syncs(out, res);
+	put_overhead(out, v);
+	fputc(',', out);
+	put_notes(out, cy, s);
+	fputs("}\n", out);
+}

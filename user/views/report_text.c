@@ -1,0 +1,496 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/* The report for a person: tables that fit 100 columns. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include "report_view.h"
+
+#define FIRST_CYCLES 10
+#define SLOWEST_CYCLES 5
+#define NAMES_WIDTH 92
+
+static double ms(double ns)
+{
+	return ns / 1e6;
+}
+
+static void put_rank(FILE *out, int rank)
+{
+	if (rank >= 0)
+		fprintf(out, "%-5d", rank);
+	else
+		fprintf(out, "%-5s", "-");
+}
+
+static void put_header(FILE *out, const struct model_view *v)
+{
+	fprintf(out, "specprobe report: host %s, kernel %s\n", v->host[0] ? v->host : "?",
+		v->kernel[0] ? v->kernel : "?");
+	fprintf(out,
+		"  %llu calls over %.3f s; %llu unreturned, %llu dropped, %llu failed reads%s\n",
+		(unsigned long long)v->calls, v->calls ? (v->last_ns - v->first_ns) / 1e9 : 0.0,
+		(unsigned long long)v->unreturned, (unsigned long long)v->dropped,
+		(unsigned long long)v->failed_reads,
+		v->ended_cleanly ? "" : "; the recording did not end cleanly");
+	fprintf(out,
+		"  probes attached in %.1f ms; every call from the attach mark on is recorded\n",
+		ms(v->attach_done_ns - v->attach_start_ns));
+	if (v->dropped)
+		fprintf(out,
+			"  warning: %llu records were dropped: cycles around them may be wrong\n",
+			(unsigned long long)v->dropped);
+	if (v->out_of_memory)
+		fputs("  warning: out of memory while reading: the report is partial\n", out);
+}
+
+static void put_processes(FILE *out, const struct model_view *v)
+{
+	fputs("\nProcesses\n  pid       parent    rank  device  threads  streams  graphs  "
+	      "captures  calls       exited\n",
+	      out);
+	for (size_t i = 0; i < v->nr_procs; i++) {
+		const struct model_proc *p = v->procs[i];
+		char parent[16] = "-", device[16] = "-", exited[32] = "-";
+
+		if (p->parent)
+			snprintf(parent, sizeof(parent), "%u", p->parent);
+		if (p->device >= 0)
+			snprintf(device, sizeof(device), "%d", p->device);
+		if (p->exit_ns)
+			snprintf(exited, sizeof(exited), "+%.3f s",
+				 (p->exit_ns - v->first_ns) / 1e9);
+		fprintf(out, "  %-9u %-9s ", p->tgid, parent);
+		put_rank(out, p->rank);
+		fprintf(out, " %-7s %-8u %-8u %-7u %-9u %-11llu %s\n", device, p->nr_threads,
+			p->nr_streams, p->nr_execs, p->nr_captures, (unsigned long long)p->calls,
+			exited);
+	}
+}
+
+static void put_rank_rows(FILE *out, const struct results *res)
+{
+	const struct cycles *cy = &res->cycles;
+
+	fputs("\nCycles per rank (a cycle starts at its first draft launch; phase means in ms)\n"
+	      "  rank  pid       tid       cycles  cycles/s  p50 ms  p90 ms  p99 ms  "
+	      "draft  verify accept extend\n",
+	      out);
+	for (size_t i = 0; i < cy->nr_loops; i++) {
+		const struct loop *lp = &cy->loops[i];
+		const struct cycle_summary *s = &res->per_loop[i];
+
+		fputs("  ", out);
+		put_rank(out, lp->rank);
+		fprintf(out, " %-9u %-9u %-7zu ", lp->tgid, lp->tid, s->cycles);
+		if (!s->cycles) {
+			fprintf(out, "no complete cycle (%u verify launches seen)\n",
+				lp->iterations);
+			continue;
+		}
+		fprintf(out, "%-9.1f %-7.3f %-7.3f %-7.3f %-6.3f %-6.3f %-6.3f %.3f\n",
+			s->cycles_per_s, ms(s->p50_ns), ms(s->p90_ns), ms(s->p99_ns),
+			ms(s->phase[PHASE_DRAFT].span_ns), ms(s->phase[PHASE_VERIFY].span_ns),
+			ms(s->phase[PHASE_ACCEPT].span_ns), ms(s->phase[PHASE_EXTEND].span_ns));
+	}
+}
+
+static void put_accept_kinds(FILE *out, const struct cycle_summary *s)
+{
+	fputs("  accept sync:", out);
+	for (int k = 0; k < s->nr_accept_kinds; k++)
+		fprintf(out, "%s %s in %zu cycles", k ? "," : "",
+			model__call_name(s->accept_call[k]), s->accept_count[k]);
+	if (s->no_accept_sync)
+		fprintf(out, "%s none found in %zu cycles", s->nr_accept_kinds ? "," : "",
+			s->no_accept_sync);
+	fprintf(out, "; it blocks %.3f ms on average", ms(s->accept_wait_ns));
+	if (s->deferred)
+		fprintf(out,
+			"\n  deferred: in %zu cycles the accept sync came in the next iteration",
+			s->deferred);
+	fputc('\n', out);
+}
+
+static void put_notes(FILE *out, const struct cycle_summary *s)
+{
+	if (s->draft_joined)
+		fprintf(out,
+			"  note: no sync between draft and verify launches in %zu of %zu cycles:\n"
+			"        the host sees their GPU work only together, in the accept sync;\n"
+			"        draft and verify spans are launch-call times: no GPU split\n",
+			s->draft_joined, s->cycles);
+	if (s->extend_joined)
+		fprintf(out,
+			"  note: no sync between extend and the next draft in %zu of %zu cycles:\n"
+			"        their GPU work, too, is seen only together\n",
+			s->extend_joined, s->extend_joinable);
+	if (s->verify_pieces)
+		fprintf(out,
+			"  note: verify was several graph launches (piecewise) in %zu cycles\n",
+			s->verify_pieces);
+	if (s->lead_shape_draft)
+		fprintf(out,
+			"  note: in %zu loop(s) nothing seen tells the first graph after the accept\n"
+			"        from a first draft step; read as draft: no extend phase\n",
+			s->lead_shape_draft);
+	if (s->lead_shape_extend)
+		fprintf(out,
+			"  note: in %zu loop(s) nothing seen tells the first graph after the accept\n"
+			"        from a first draft step; read as extend: one graph or eager\n"
+			"        launches follow it\n",
+			s->lead_shape_extend);
+}
+
+static void put_breakdown(FILE *out, const struct cycles *cy, const struct cycle_summary *s)
+{
+	fprintf(out, "\nPhase breakdown: mean per cycle over %zu cycles of %zu loop(s), "
+		     "%.1f cycles/s\n",
+		s->cycles, cy->nr_loops, s->cycles_per_s);
+	fprintf(out, "  cycle time p50 %.3f ms, p90 %.3f ms, p99 %.3f ms (min %.3f, max %.3f)\n",
+		ms(s->p50_ns), ms(s->p90_ns), ms(s->p99_ns), ms(s->min_ns), ms(s->max_ns));
+	fputs("  phase    host span ms  blocked in syncs ms  launches  syncs\n", out);
+	for (int p = 0; p < PHASE_NR; p++)
+		fprintf(out, "  %-8s %12.3f  %19.3f  %8.2f  %5.2f\n", cycles__phase_name(p),
+			ms(s->phase[p].span_ns), ms(s->phase[p].blocked_ns), s->phase[p].launches,
+			s->phase[p].syncs);
+	fprintf(out, "  %-8s %12.3f  %19.3f  %8.2f  %5.2f\n", "cycle", ms(s->total.span_ns),
+		ms(s->total.blocked_ns), s->total.launches, s->total.syncs);
+	fputs("  (accept overlaps the next cycle when its sync is deferred; other: no phase)\n",
+	      out);
+	put_accept_kinds(out, s);
+	put_notes(out, s);
+}
+
+static void put_cycle_row(FILE *out, const struct cycle *c, __u64 t0)
+{
+	fprintf(out, "  %-7u %9.3f %8.3f", c->index, ms(c->start_ns - t0),
+		ms(c->end_ns - c->start_ns));
+	for (int p = 0; p < PHASE_NR; p++)
+		fprintf(out, " %7.3f", ms(c->phase[p].span_ns));
+	fprintf(out, " %8.3f %6u %5u%s\n", ms(c->blocked_ns), c->launches, c->syncs,
+		c->draft_joined ? "" : "  synced");
+}
+
+static int by_duration_desc(const void *a, const void *b)
+{
+	const struct cycle *x = *(const struct cycle *const *)a,
+			   *y = *(const struct cycle *const *)b;
+	__u64 dx = x->end_ns - x->start_ns, dy = y->end_ns - y->start_ns;
+
+	if (dx != dy)
+		return (dx < dy) - (dx > dy);
+	return (x->index > y->index) - (x->index < y->index);
+}
+
+static void put_slowest(FILE *out, const struct loop *lp, __u64 t0)
+{
+	const struct cycle **order = malloc(lp->nr_cycles * sizeof(*order));
+
+	if (!order)
+		return;
+	for (size_t i = 0; i < lp->nr_cycles; i++)
+		order[i] = &lp->cycles[i];
+	qsort(order, lp->nr_cycles, sizeof(*order), by_duration_desc);
+	fputs("  slowest:\n", out);
+	for (size_t i = 0; i < SLOWEST_CYCLES && i < lp->nr_cycles; i++)
+		put_cycle_row(out, order[i], t0);
+	free(order);
+}
+
+static void put_cycle_table(FILE *out, const struct loop *lp, __u64 t0, bool all)
+{
+	size_t shown = all || lp->nr_cycles <= FIRST_CYCLES + SLOWEST_CYCLES ? lp->nr_cycles
+									   : FIRST_CYCLES;
+
+	if (!lp->nr_cycles)
+		return;
+	fputs("\nCycles of ", out);
+	if (lp->rank >= 0)
+		fprintf(out, "rank %d, ", lp->rank);
+	fprintf(out, "pid %u tid %u: %zu counted, skipped %u at the start and %u at the end (ms)\n",
+		lp->tgid, lp->tid, lp->nr_cycles, lp->skipped_start, lp->skipped_end);
+	if (lp->skipped_no_draft)
+		fprintf(out, "  %u verify launches had no draft before them: not cycles\n",
+			lp->skipped_no_draft);
+	fprintf(out, "  %-7s %9s %8s %7s %7s %7s %7s %7s %8s %6s %5s\n", "cycle", "start", "total",
+		"draft", "verify", "accept", "extend", "other", "blocked", "launch", "sync");
+	for (size_t i = 0; i < shown; i++)
+		put_cycle_row(out, &lp->cycles[i], t0);
+	if (shown < lp->nr_cycles) {
+		fprintf(out, "  ... %zu more (--all-cycles, or --json)\n", lp->nr_cycles - shown);
+		put_slowest(out, lp, t0);
+	}
+	for (size_t i = 0; i < lp->nr_cycles; i++)
+		if (!lp->cycles[i].draft_joined) {
+			fputs("  synced: a sync between draft and verify launches shows the draft's "
+			      "GPU end\n",
+			      out);
+			break;
+		}
+}
+
+/* "name x4, name x1 (1 side)" wrapped under an exec row. */
+static void put_kernel_names(FILE *out, struct model *m, const struct model_capture *cap)
+{
+	int col = 6;
+
+	fputs("      ", out);
+	for (__u32 i = 0; i < cap->nr_kernels; i++) {
+		const struct model_kernel *k = &cap->kernels[i];
+		const char *name = model__func_name(m, cap->tgid, k->func);
+		char item[192];
+		int len;
+
+		if (name)
+			len = snprintf(item, sizeof(item), "%s x%u", name, k->count);
+		else
+			len = snprintf(item, sizeof(item), "0x%llx x%u",
+				       (unsigned long long)k->func, k->count);
+		if (k->side && len < (int)sizeof(item))
+			len += snprintf(item + len, sizeof(item) - len, " (%u side)", k->side);
+		if (col > 6 && col + len + 2 > NAMES_WIDTH) {
+			fputs(",\n      ", out);
+			col = 6;
+		} else if (col > 6) {
+			fputs(", ", out);
+			col += 2;
+		}
+		fputs(item, out);
+		col += len;
+	}
+	fputc('\n', out);
+	for (__u32 i = 0; i < cap->nr_colls; i++)
+		fprintf(out, "      %s x%u, %llu bytes\n", model__call_name(cap->colls[i].name),
+			cap->colls[i].count, (unsigned long long)cap->colls[i].bytes);
+}
+
+static int by_process(const void *a, const void *b)
+{
+	const struct model_exec *x = *(const struct model_exec *const *)a;
+	const struct model_exec *y = *(const struct model_exec *const *)b;
+
+	if (x->tgid != y->tgid)
+		return (x->tgid > y->tgid) - (x->tgid < y->tgid);
+	return (x->id > y->id) - (x->id < y->id);
+}
+
+static void put_graphs(FILE *out, struct model *m, const struct model_view *v)
+{
+	const struct model_capture *named = NULL;
+	size_t captured = 0, launched = 0;
+	struct model_exec **order;
+
+	for (size_t i = 0; i < v->nr_execs; i++) {
+		captured += v->execs[i]->capture != NULL;
+		launched += v->execs[i]->launches != 0;
+	}
+	fprintf(out, "\nGraphs: %zu execs, %zu captured while traced, %zu launched\n", v->nr_execs,
+		captured, launched);
+	if (!v->nr_execs)
+		return;
+	order = malloc(v->nr_execs * sizeof(*order));
+	if (!order)
+		return;
+	memcpy(order, v->execs, v->nr_execs * sizeof(*order));
+	qsort(order, v->nr_execs, sizeof(*order), by_process);
+	fputs(
+	    "  exec            pid      order  tid      role     from              kernels  side  "
+	    "nccl  launches\n",
+	    out);
+	for (size_t i = 0; i < v->nr_execs; i++) {
+		const struct model_exec *x = order[i];
+		const struct model_capture *cap = x->capture;
+		__u32 colls = 0;
+
+		for (__u32 k = 0; cap && k < cap->nr_colls; k++)
+			colls += cap->colls[k].count;
+		fprintf(out, "  0x%-13llx %-8u ", (unsigned long long)x->handle, x->tgid);
+		if (cap)
+			fprintf(out, "%-6u %-8u ", cap->order, cap->tid);
+		else
+			fprintf(out, "%-15s ", "uncaptured");
+		fprintf(out, "%-8s %-17s ", model__role_name(x->role),
+			model__role_source_name(x->role_from));
+		if (cap)
+			fprintf(out, "%-8u %-5u %-5u ", cap->kernel_count, cap->side_kernel_count,
+				colls);
+		else
+			fprintf(out, "%-8s %-5s %-5s ", "?", "?", "?");
+		fprintf(out, "%llu\n", (unsigned long long)x->launches);
+		/* names once per run of graphs with the same kernels */
+		if (cap && (cap->nr_kernels || cap->nr_colls) && !model__same_kernels(cap, named))
+			put_kernel_names(out, m, cap);
+		if (cap)
+			named = cap;
+	}
+	free(order);
+}
+
+/* What a flagged call does when it does not break the graph overlap. */
+static const char *effect_of(const struct sync_site *site)
+{
+	switch (site->kind) {
+	case SYNC_CAPTURE:
+		return "fails: capture open";
+	case SYNC_LEGACY:
+		return "serialises streams";
+	case SYNC_UNKNOWN_HOST:
+		return "host memory unknown";
+	case SYNC_CTX:
+	case SYNC_STREAM:
+	case SYNC_EVENT:
+	case SYNC_POLL:
+	case SYNC_PAGEABLE:
+		return "waits for the GPU";
+	default:
+		return "blocks the host";
+	}
+}
+
+static void stream_name(char *buf, size_t size, __u64 stream)
+{
+	if (!stream)
+		snprintf(buf, size, "-");
+	else if (stream == 1)
+		snprintf(buf, size, "legacy");
+	else if ((stream & 0xffffffff) == 2)
+		snprintf(buf, size, "per-thread");
+	else
+		snprintf(buf, size, "0x%llx", (unsigned long long)stream);
+}
+
+/* Evidence line: what it did, how long it blocked, what was in flight on what it waited for. */
+static void put_evidence(FILE *out, const struct sync_site *site)
+{
+	char what[48], idle[40] = "";
+	double n = site->count;
+
+	if (site->breaks)
+		snprintf(what, sizeof(what), "breaks overlap %zux", site->breaks);
+	else
+		snprintf(what, sizeof(what), "%s", effect_of(site));
+	if (site->bounded)
+		snprintf(idle, sizeof(idle), ", idle %.3f", ms((double)site->bound_ns /
+							       site->bounded));
+	if (site->kind == SYNC_LEGACY)	/* a launch: it returns at once, the GPU waits */
+		fprintf(out, "    %s; behind %.1f graphs %.1f kernels %.1f copies there\n", what,
+			site->waited_graphs / n, site->waited_kernels / n, site->waited_copies / n);
+	else
+		fprintf(out, "    %s; blocked %.3f ms%s; waited on %.1f graphs %.1f kernels "
+			     "%.1f copies\n",
+			what, ms(site->blocked_ns / n), idle, site->waited_graphs / n,
+			site->waited_kernels / n, site->waited_copies / n);
+}
+
+static void put_site(FILE *out, const struct sync_site *site, size_t cycles)
+{
+	char stream[24];
+
+	stream_name(stream, sizeof(stream), site->stream);
+	fprintf(out, "  %-20s %-12s %-13s %-14s %6zu %6zu %9.3f\n", model__call_name(site->name),
+		syncs__pos_name(site->pos), model__sync_kind_name(site->kind), stream, site->count,
+		site->cycles_with, cycles ? ms((double)site->blocked_ns / cycles) : 0.0);
+	put_evidence(out, site);
+}
+
+static void put_site_table(FILE *out, const struct site_table *tab, size_t cycles)
+{
+	/* a screen: the rest are in the JSON report */
+	size_t shown = tab->nr < 8 ? tab->nr : 8;
+
+	fprintf(out, "  %-20s %-12s %-13s %-14s %6s %6s %9s\n", "call", "position", "kind",
+		"stream", "count", "cycles", "ms/cycle");
+	for (size_t i = 0; i < shown; i++)
+		put_site(out, &tab->sites[i], cycles);
+	if (shown < tab->nr)
+		fprintf(out, "  ... %zu more call sites (--json: syncs[])\n", tab->nr - shown);
+}
+
+static void put_syncs(FILE *out, const struct syncs *sy)
+{
+	fprintf(out, "\nFlagged syncs: %zu of %zu blocking or implicitly synchronising calls\n",
+		sy->flagged, sy->nr);
+	if (sy->flagged_sites.nr)
+		put_site_table(out, &sy->flagged_sites, sy->cycles);
+	else
+		fputs("  none\n", out);
+	fprintf(out, "  not flagged: %zu accept syncs and result copies, %zu with no wait seen "
+		     "(nothing in\n  flight, or back within a probe hit, %.1f us), %zu outside the "
+		     "loop, %zu unknown\n  per call: blocked and GPU idle after it (means), what was "
+		     "in flight on what it\n  waited for; ms/cycle: blocked time per counted cycle\n",
+		sy->verdicts_of[VERDICT_ACCEPT], sy->verdicts_of[VERDICT_NO_WAIT],
+		sy->trap_ns / 1e3, sy->verdicts_of[VERDICT_OUTSIDE], sy->unknown);
+	if (sy->unknown_sites.nr) {
+		fputs("\nUnknown: cannot be told from outside (made before attach), not flagged\n",
+		      out);
+		put_site_table(out, &sy->unknown_sites, sy->cycles);
+	}
+}
+
+static void put_overhead(FILE *out, const struct model_view *v)
+{
+	struct overhead o;
+
+	if (!v->calib.calls) {
+		fputs("\nSelf-overhead: not measured (the recording has no calibration)\n", out);
+		return;
+	}
+	fprintf(out, "\nSelf-overhead: a probe hit costs %.3f us, a return probe %.3f us more\n",
+		v->calib.entry_ps / 1e6, v->calib.return_ps / 1e6);
+	fputs("  pid       entry-only/s  with return/s  tracer ms/s  target CPU ms/s  of target\n",
+	      out);
+	for (size_t i = 0; i < v->nr_procs; i++) {
+		char cpu[16] = "?", pct[16] = "?";
+
+		if (syncs__overhead(v, v->procs[i], &o) || !v->procs[i]->calls)
+			continue;
+		if (o.has_cpu) {
+			snprintf(cpu, sizeof(cpu), "%.1f", o.cpu_ms_per_s);
+			snprintf(pct, sizeof(pct), "%.2f %%", o.percent);
+		}
+		fprintf(out, "  %-9u %12.0f  %13.0f  %11.3f  %15s  %s\n", o.tgid, o.entry_per_s,
+			o.return_per_s, o.ms_per_s, cpu, pct);
+	}
+}
+
+void report__text(FILE *out, const struct results *res, const struct report_opts *opts)
+{
+	struct model *m = res->model;
+	const struct cycles *cy = &res->cycles;
+	const struct cycle_summary *s = &res->overall;
+	struct model_view *v = model__view(m);
+
+	put_header(out, v);
+	/* what matters first: the syncs that cost the loop */
+	if (!res->syncs_err)
+		put_syncs(out, &res->syncs);
+	else
+		fputs("\nFlagged syncs: out of memory\n", out);
+	if (v->nr_procs)
+		put_processes(out, v);
+	if (!s->cycles) {
+		fprintf(out, "\nno cycles found: %s\n",
+			cy->nr_loops
+			    ? "verify launches were seen, but no complete decode cycle after "
+			      "the attach mark"
+			    : "no thread launched a graph repeatedly");
+		if (cy->nr_loops)
+			put_rank_rows(out, res);
+	} else {
+		put_rank_rows(out, res);
+		put_breakdown(out, cy, s);
+		for (size_t i = 0; i < cy->nr_loops; i++)
+			put_cycle_table(out, &cy->loops[i], v->first_ns, opts->all_cycles);
+	}
+	put_graphs(out, m, v);
+	put_overhead(out, v);
+}
+
+int report__print(FILE *out, const struct results *res, const struct report_opts *opts)
+{
+	if (opts->json)
+		report__json(out, res);
+	else
+		report__text(out, res, opts);
+	return fflush(out) || ferror(out) ? -EIO : 0;
+}

@@ -1,0 +1,22 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/* The report of one recording: text for a person, or JSON (docs/report-json.md). */
+#ifndef __REPORT_VIEW_H
+#define __REPORT_VIEW_H
+
+#include <stdbool.h>
+#include <stdio.h>
+#include "results.h"
+
+#define REPORT_JSON_VERSION 1
+
+struct report_opts {
+	bool json;
+	bool all_cycles;	/* text: every cycle in the cycle table */
+};
+
+void report__text(FILE *out, const struct results *res, const struct report_opts *opts);
+void report__json(FILE *out, const struct results *res);
+/* The one the options ask for; 0, or -EIO when the output could not be written. */
+int report__print(FILE *out, const struct results *res, const struct report_opts *opts);
+
+#endif /* __REPORT_VIEW_H */
