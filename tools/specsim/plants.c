@@ -178,6 +178,13 @@ static int plant_side(struct rank_state *st, enum plant_kind kind, enum plant_po
 	/* side-stream: made lazily, after the start gate, so a tracer sees its flags */
 	if (!*s)
 		CU(cuStreamCreate, (s, 0), A("stream_out", s), A("flags", 0), A("stream", *s));
+	if (!t->side_ev)
+		CU(cuEventCreate, (&t->side_ev, 0), A("event_out", &t->side_ev), A("flags", 0),
+		   A("event", t->side_ev));
+	/* side.wait_stream(current): its work starts after the legacy work queued so far */
+	CU(cuEventRecord, (t->side_ev, st->work), A("event", t->side_ev), A("stream", st->work));
+	CU(cuStreamWaitEvent, (*s, t->side_ev, 0), A("stream", *s), A("event", t->side_ev),
+	   A("flags", 0));
 	if (graphs__launch(st, t->side_work, *s, 1, 0))
 		return -1;
 	t->pending = *s;

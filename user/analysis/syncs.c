@@ -130,17 +130,19 @@ static bool only_waits(enum sync_kind kind)
 }
 
 /*
- * A call that returned faster than one probe hit costs, while work was in flight,
- * did not wait for that work: what the model took as in flight was done. Launches
- * (legacy work) return at once by nature and are not judged by it.
+ * A call that returned faster than one probe hit costs did not wait for anything:
+ * what the model took as in flight, or could not know, was done. Launches (legacy
+ * work) return at once by nature and are not judged by it.
  */
 static bool no_wait_seen(const struct sync_verdict *sv, __u64 trap_ns)
 {
 	const struct model_sync *sy = sv->sync;
 
-	if (sy->kind == SYNC_LEGACY || sy->flags & SYNC_UNRETURNED || !trap_ns)
+	/* an alloc's cost is the serialising on the GPU, not the host's time */
+	if (sy->kind == SYNC_LEGACY || sy->kind == SYNC_ALLOC || sy->flags & SYNC_UNRETURNED ||
+	    !trap_ns)
 		return false;
-	return (work_any(&sy->waited) || work_any(&sy->other)) && sv->blocked_ns < trap_ns;
+	return sv->blocked_ns < trap_ns;
 }
 
 static enum verdict verdict_of(const struct sync_verdict *sv, __u64 trap_ns)
@@ -156,11 +158,12 @@ static enum verdict verdict_of(const struct sync_verdict *sv, __u64 trap_ns)
 	if (sy->kind == SYNC_UNKNOWN_HOST)
 		/* returned: its blocked time showed it did not wait; else nothing tells */
 		return sy->flags & SYNC_UNRETURNED ? VERDICT_UNKNOWN : VERDICT_NO_WAIT;
+	/* back faster than a probe hit: whatever seemed in flight, or was unknown, was done */
+	if (no_wait_seen(sv, trap_ns))
+		return VERDICT_NO_WAIT;
 	if (sy->flags & (SYNC_FLAGS_UNKNOWN | SYNC_WAIT_UNKNOWN))
 		return VERDICT_UNKNOWN;
 	if (only_waits(sy->kind) && !work_any(&sy->waited))
-		return VERDICT_NO_WAIT;
-	if (no_wait_seen(sv, trap_ns))
 		return VERDICT_NO_WAIT;
 	return VERDICT_FLAGGED;	/* waited on work in flight, or blocks by itself */
 }
