@@ -16,9 +16,10 @@ the calls made between the recording's attach mark and its last call:
   * pageable-copy, a D2H into malloc'd memory: known pageable when the tracer saw every
     pinning (traced from cuInit), so flagged "pageable-copy". Made before attach, it is
     of unknown kind: flagged "pageable-copy" only when measured (host_from "measured",
-    at least 50 us blocked): so flagged when its stream had work (stream_busy) and it
-    blocked 100 us or more, not flagged ("unknown", "no-wait") under 50 us, either in
-    between or on an idle stream (the tracer itself can stretch a call past 50 us);
+    at least 50 us blocked): so flagged when its stream had work (stream_busy) and its
+    bracket, which holds both probe hits, is 200 us or more; not flagged ("unknown",
+    "no-wait") under 50 us; either in between or on an idle stream (the tracer itself
+    can stretch a call past 50 us);
   * unknown-host, a D2H into pinned memory made before attach: the maps snapshot says
     pinned, so no sync, or one not flagged ("clean", "no-wait"), never "unknown";
   * legacy without serialises_with: a legacy-stream launch behind no other blocking
@@ -189,7 +190,7 @@ def want_copy(rk, call, kind, positions):
     bracket, either = call["after"] - call["before"], {"pageable-copy", "unknown-host"}
     if bracket < WAITS_NS:
         return Want(either, positions, {"unknown", "no-wait"})
-    if call.get("stream_busy") and bracket >= 2 * WAITS_NS:
+    if call.get("stream_busy") and bracket >= 4 * WAITS_NS:
         return Want("pageable-copy", positions, {"flagged"})
     # it blocked 50 us or more with nothing queued: under the tracer, or by its own size
     return Want(either, positions, {"flagged", "unknown", "no-wait"})

@@ -173,18 +173,17 @@ static int plant_side(struct rank_state *st, enum plant_kind kind, enum plant_po
 	struct torch_state *t = &st->torch;
 	bool pre = kind == PLANT_SIDE_STREAM_PRE;
 	CUstream *s = pre ? &t->side_pre : &t->side;
+	CUevent *ev = pre ? &t->side_pre_ev : &t->side_ev;
 
 	tag(companion_tag[kind], pos);
 	/* side-stream: made lazily, after the start gate, so a tracer sees its flags */
 	if (!*s)
 		CU(cuStreamCreate, (s, 0), A("stream_out", s), A("flags", 0), A("stream", *s));
-	if (!t->side_ev)
-		CU(cuEventCreate, (&t->side_ev, 0), A("event_out", &t->side_ev), A("flags", 0),
-		   A("event", t->side_ev));
+	if (!*ev)
+		CU(cuEventCreate, (ev, 0), A("event_out", ev), A("flags", 0), A("event", *ev));
 	/* side.wait_stream(current): its work starts after the legacy work queued so far */
-	CU(cuEventRecord, (t->side_ev, st->work), A("event", t->side_ev), A("stream", st->work));
-	CU(cuStreamWaitEvent, (*s, t->side_ev, 0), A("stream", *s), A("event", t->side_ev),
-	   A("flags", 0));
+	CU(cuEventRecord, (*ev, st->work), A("event", *ev), A("stream", st->work));
+	CU(cuStreamWaitEvent, (*s, *ev, 0), A("stream", *s), A("event", *ev), A("flags", 0));
 	if (graphs__launch(st, t->side_work, *s, 1, 0))
 		return -1;
 	t->pending = *s;

@@ -48,7 +48,7 @@ struct torch_state {
 	char *pinned;		/* nonzero's count, .item()'s value, the async copy's target */
 	void *pos_host;		/* the CPU scalar: malloc'd, pageable */
 	CUstream side, side_pre;
-	CUevent side_ev;	/* orders side work after the legacy stream's, as wait_stream() */
+	CUevent side_ev, side_pre_ev;	/* order side work after the legacy stream's */
 	CUstream pending;	/* side work no legacy call has been ordered behind yet */
 	const char *pending_tag;
 	bool tainted;		/* this cycle's side batch is behind us */

@@ -428,7 +428,7 @@ fi
 
 # side streams: blocking, one made after the gate, one before; 2 ranks replay on stream 0
 if variant torchside --expect-plant legacy@draft-verify=3 --expect-tag unknown:legacy=2 \
-	--expect-tag companion:side-stream=4 --expect-tag companion:side-stream-pre=3 \
+	--expect-tag companion:side-stream=11 --expect-tag companion:side-stream-pre=8 \
 	--expect-plant pageable-copy@draft-verify=6 -- --torch --ranks 2 --cycles 6 \
 	--plant side-stream/2 --plant side-stream-pre@after-verify/3 --plant pageable-copy \
 	--clean-syncs &&
