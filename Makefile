@@ -31,7 +31,8 @@ UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(patsubst tests/unit/%.c,$(OUTPUT)/tests/%,$(UNIT_SRCS))
 
 DEB_PACKAGES := clang llvm bpftool libbpf-dev libelf-dev zlib1g-dev libzstd-dev \
-	libncurses-dev libcmocka-dev make gcc tmux python3
+	libncurses-dev libcmocka-dev make gcc tmux python3 \
+	protobuf-compiler
 
 ifeq ($(V),1)
 	Q =

@@ -1,0 +1,146 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/* specprobe export: a recording as a Perfetto trace (.pftrace) for ui.perfetto.dev. */
+#include <argp.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "cli.h"
+#include "log.h"
+#include "perfetto_view.h"
+#include "pipeline.h"
+
+static struct export_env {
+	const char *input;
+	const char *output;
+	bool force;
+} env;
+
+static const char doc[] =
+	"Write a recording as a Perfetto trace: every call a slice on its thread, the decode "
+	"cycles and their phases on a track per loop, graph launches named by role, flagged "
+	"syncs with flows to the launch they waited on, and calls/s, cycles/s and drops/s "
+	"counters (docs/perfetto.md). Open the file in ui.perfetto.dev.\n\n"
+	"EXAMPLES:\n"
+	"  specprobe export run.sprb -o run.pftrace\n"
+	"  specprobe export run.sprb -o run.pftrace --force\n";
+
+enum { OPT_FORCE = 256 };
+
+static const struct argp_option options[] = {
+	{ "output", 'o', "FILE", 0, "Trace to write (required)", 0 },
+	{ "force", OPT_FORCE, NULL, 0, "Replace FILE if it exists (never through a symlink)", 0 },
+	{},
+};
+
+static error_t parse_arg(int key, char *arg, struct argp_state *state)
+{
+	switch (key) {
+	case 'o':
+		env.output = arg;
+		break;
+	case OPT_FORCE:
+		env.force = true;
+		break;
+	case ARGP_KEY_ARG:
+		if (env.input)
+			argp_error(state, "one recording at a time");
+		env.input = arg;
+		break;
+	case ARGP_KEY_END:
+		if (!env.input)
+			argp_error(state, "which recording? specprobe export FILE -o OUT.pftrace");
+		if (!env.output)
+			argp_error(state, "where to? -o OUT.pftrace is required");
+		break;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+	return 0;
+}
+
+static int open_output(const char *path, bool force)
+{
+	int flags = O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC | (force ? O_TRUNC : O_EXCL);
+	int fd = open(path, flags, 0644);
+
+	if (fd >= 0)
+		return fd;
+	if (errno == EEXIST)
+		log_error("%s exists: --force replaces it", path);
+	else if (errno == ELOOP)
+		log_error("%s is a symlink: not followed", path);
+	else
+		log_error("cannot create %s: %s", path, strerror(errno));
+	return -1;
+}
+
+/* Read, analyse and write; 0 or 1 with the reason logged. */
+static int export_run(struct pipeline *p, struct perfetto_out *o)
+{
+	int ret = pipeline__read_all(p);
+
+	if (ret == -ENODATA || ret == -EBADMSG) {
+		log_error("%s: no trace written", pipeline__error(p));
+		return 1;
+	}
+	if (ret < 0) {
+		log_error("%s: %s", env.input, strerror(-ret));
+		return 1;
+	}
+	ret = pipeline__finish(p);
+	if (!ret)
+		ret = perfetto__close(o);
+	if (ret) {
+		log_error("writing %s: %s", env.output, strerror(-ret));
+		return 1;
+	}
+	return 0;
+}
+
+int cmd_export(int argc, char **argv)
+{
+	static const struct argp argp = { options, parse_arg, "FILE", doc, NULL, NULL, NULL };
+	static const struct pipeline_opts opts = { .analyse = true, .tick_ns = PERFETTO_TICK_NS };
+	struct pipeline_consumer c;
+	struct perfetto_out *o = NULL;
+	struct pipeline *p;
+	char err[512];
+	int fd, status = 1;
+
+	if (argp_parse(&argp, argc, argv, 0, NULL, NULL))
+		return 2;
+	p = pipeline__open(env.input, &opts, err, sizeof(err));
+	if (!p) {
+		log_error("%s", err);
+		return 1;
+	}
+	fd = open_output(env.output, env.force);
+	if (fd < 0)
+		goto out;
+	o = perfetto__new(fd, p);
+	if (!o) {
+		log_error("out of memory");
+	} else {
+		perfetto__consumer(o, &c);
+		pipeline__add(p, &c);
+		status = export_run(p, o);
+	}
+	if (close(fd) && !status) {
+		log_error("writing %s: %s", env.output, strerror(errno));
+		status = 1;
+	}
+	/* a cut or corrupt recording leaves no half trace behind */
+	if (status)
+		unlink(env.output);
+	else
+		log_info("%s: %llu bytes, %llu calls", env.output,
+			 (unsigned long long)perfetto__bytes(o),
+			 (unsigned long long)pipeline__stats(p)->calls);
+out:
+	perfetto__free(o);
+	pipeline__free(p);
+	return status;
+}

@@ -1,0 +1,813 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/*
+ * Perfetto trace writer (perfetto_view.h). One packet sequence, interned event
+ * names and categories, timestamps on CLOCK_MONOTONIC as bpf_ktime_get_ns()
+ * gives them. Field numbers: docs/perfetto.md and tests/perfetto/perfetto_trace.proto.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "catalog.h"
+#include "hmap.h"
+#include "pbwriter.h"
+#include "perfetto_view.h"
+
+#define SEQ_ID		1
+#define SEQ_CLEARED	1
+#define SEQ_NEEDS	2
+#define CLOCK_REALTIME_ID  1
+#define CLOCK_MONO_ID	3
+#define CLOCK_BOOT_ID	6
+#define FLUSH_AT	(256 * 1024)
+#define CALL_STACK	32	/* open slices per thread; probes keep 8 frames */
+#define FLOW_SCAN	512	/* loop events looked back for the launch a sync waited on */
+
+/* TracePacket, TrackEvent and descriptor fields used here. */
+enum {
+	TRACE_PACKET = 1,
+	TP_CLOCK_SNAPSHOT = 6, TP_TIMESTAMP = 8, TP_SEQ_ID = 10, TP_TRACK_EVENT = 11,
+	TP_INTERNED = 12, TP_SEQ_FLAGS = 13, TP_CLOCK_ID = 58, TP_TRACK_DESC = 60,
+	TP_FIRST_ON_SEQ = 87,
+	TE_CATEGORY_IIDS = 3, TE_ANNOTATION = 4, TE_TYPE = 9, TE_NAME_IID = 10, TE_TRACK = 11,
+	TE_COUNTER_VALUE = 30, TE_FLOW_IDS = 47,
+	DA_BOOL = 2, DA_UINT = 3, DA_INT = 4, DA_STRING = 6, DA_POINTER = 7, DA_NAME = 10,
+	TD_UUID = 1, TD_NAME = 2, TD_PROCESS = 3, TD_THREAD = 4, TD_PARENT = 5, TD_COUNTER = 8,
+	PD_PID = 1, PD_NAME = 6, THD_PID = 1, THD_TID = 2, THD_NAME = 5, CD_UNIT_NAME = 6,
+	ID_CATEGORIES = 1, ID_NAMES = 2, IN_IID = 1, IN_NAME = 2,
+	CS_CLOCKS = 1, CS_PRIMARY = 2, CLK_ID = 1, CLK_TS = 2,
+};
+
+enum { TYPE_BEGIN = 1, TYPE_END = 2, TYPE_INSTANT = 3, TYPE_COUNTER = 4 };
+
+/* Track uuids: a kind in the top byte, then the tid or tgid. */
+enum track_kind {
+	TK_PROCESS = 1, TK_THREAD, TK_LOOP, TK_PHASES, TK_GRAPHS, TK_SYNCS, TK_COUNTER,
+};
+
+enum { CNT_CALLS, CNT_CYCLES, CNT_DROPS, CNT_NR };
+static const char *const counter_names[CNT_NR] = { "calls/s", "cycles/s", "drops/s" };
+
+/* Names after the catalogue's: iid = 1 + catalog_len + one of these. */
+enum fixed_name { FN_CYCLE, FN_PHASE0, FN_GRAPH0 = FN_PHASE0 + PHASE_OTHER,
+		  FN_UNKNOWN = FN_GRAPH0 + ROLE_NR, FN_NR };
+/* Categories: iid = 1 + class, then these. */
+enum { CAT_CYCLE = SP_CLASS_NR, CAT_PHASE, CAT_GRAPH, CAT_FLAGGED, CAT_NR };
+
+struct arg_spec {
+	char name[24];
+	char fmt;		/* 0: skipped position */
+};
+
+struct pf_thread {
+	__u32 tgid, tid;
+	__u64 last_ts;		/* of its thread track */
+	__u64 ends[CALL_STACK];	/* return times of its open slices, innermost last */
+	int open;
+	bool sync_track;
+	__u64 sync_last;
+};
+
+struct perfetto_out {
+	struct pbw w;
+	const struct pipeline *p;
+	struct arg_spec (*args)[SP_MAX_ARGS];	/* per catalogue entry */
+	bool *is_launch;			/* per catalogue entry: gets a flow id */
+	bool *name_sent, cat_sent[CAT_NR];
+	char fixed[FN_NR][40];
+	struct hmap threads, procs, model_threads;
+	struct pf_thread **thread_list;
+	size_t nr_threads, cap_threads;
+	bool started;
+	__u64 first_ts, last_ts;
+	__u64 window_calls, last_call_ts, last_drops, last_tick;
+	__u32 *cycles_per_s;
+	size_t nr_windows;
+	const struct loop *cur_loop;
+	__u64 loop_last, phase_last;
+	size_t *loop_cursor;	/* per loop: where the last accept sync's iteration was found */
+};
+
+static __u64 track_uuid(enum track_kind kind, __u32 id)
+{
+	return ((__u64)kind << 56) | id;
+}
+
+/* The same id at a launch and at a sync that waited on it: links them. */
+static __u64 flow_id(__u32 tid, __u64 ts)
+{
+	__u64 x = ts ^ ((__u64)tid << 42) ^ 0x9e3779b97f4a7c15ull;
+
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+	x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+	x ^= x >> 31;
+	return x ? x : 1;
+}
+
+static __u32 name_iid_fixed(int fn)
+{
+	return 1 + catalog_len + fn;
+}
+
+static const char *name_of(const struct perfetto_out *o, __u32 iid)
+{
+	if (iid - 1 < (__u32)catalog_len)
+		return catalog[iid - 1].name;
+	return o->fixed[iid - 1 - catalog_len];
+}
+
+static const char *category_of(int cat)
+{
+	static const char *const extra[] = { "cycle", "phase", "graph", "flagged-sync" };
+
+	return cat < SP_CLASS_NR ? catalog__class_name(cat) : extra[cat - SP_CLASS_NR];
+}
+
+static void packet_open(struct perfetto_out *o, __u64 ts, bool interned)
+{
+	pbw__begin(&o->w, TRACE_PACKET);
+	pbw__varint(&o->w, TP_TIMESTAMP, ts);
+	pbw__varint(&o->w, TP_CLOCK_ID, CLOCK_MONO_ID);
+	pbw__varint(&o->w, TP_SEQ_ID, SEQ_ID);
+	if (interned)
+		pbw__varint(&o->w, TP_SEQ_FLAGS, SEQ_NEEDS);
+}
+
+static int packet_close(struct perfetto_out *o)
+{
+	pbw__end(&o->w);
+	return pbw__flush(&o->w, FLUSH_AT);
+}
+
+static void put_interned_entry(struct pbw *w, __u32 field, __u32 iid, const char *name)
+{
+	pbw__begin(w, field);
+	pbw__varint(w, IN_IID, iid);
+	pbw__string(w, IN_NAME, name);
+	pbw__end(w);
+}
+
+/* Define the name and category in the packet that first uses them. */
+static void put_interned(struct perfetto_out *o, __u32 name_iid, int cat)
+{
+	bool name_new = !o->name_sent[name_iid], cat_new = !o->cat_sent[cat];
+
+	if (!name_new && !cat_new)
+		return;
+	pbw__begin(&o->w, TP_INTERNED);
+	if (cat_new)
+		put_interned_entry(&o->w, ID_CATEGORIES, cat + 1, category_of(cat));
+	if (name_new)
+		put_interned_entry(&o->w, ID_NAMES, name_iid, name_of(o, name_iid));
+	pbw__end(&o->w);
+	o->name_sent[name_iid] = o->cat_sent[cat] = true;
+}
+
+/* A packet with a named event open in it: add annotations, then event_close. */
+static void event_open(struct perfetto_out *o, __u64 ts, __u64 track, int type, __u32 name_iid,
+		       int cat)
+{
+	packet_open(o, ts, true);
+	put_interned(o, name_iid, cat);
+	pbw__begin(&o->w, TP_TRACK_EVENT);
+	pbw__varint(&o->w, TE_CATEGORY_IIDS, cat + 1);
+	pbw__varint(&o->w, TE_TYPE, type);
+	pbw__varint(&o->w, TE_NAME_IID, name_iid);
+	pbw__varint(&o->w, TE_TRACK, track);
+}
+
+static int event_close(struct perfetto_out *o)
+{
+	pbw__end(&o->w);
+	return packet_close(o);
+}
+
+/* An END names nothing: it closes the innermost open slice of its track. */
+static int slice_end(struct perfetto_out *o, __u64 ts, __u64 track)
+{
+	packet_open(o, ts, false);
+	pbw__begin(&o->w, TP_TRACK_EVENT);
+	pbw__varint(&o->w, TE_TYPE, TYPE_END);
+	pbw__varint(&o->w, TE_TRACK, track);
+	pbw__end(&o->w);
+	return packet_close(o);
+}
+
+static void ann_varint(struct perfetto_out *o, const char *name, __u32 field, __u64 v)
+{
+	pbw__begin(&o->w, TE_ANNOTATION);
+	pbw__string(&o->w, DA_NAME, name);
+	pbw__varint(&o->w, field, v);
+	pbw__end(&o->w);
+}
+
+static void ann_str(struct perfetto_out *o, const char *name, const char *s, size_t len)
+{
+	pbw__begin(&o->w, TE_ANNOTATION);
+	pbw__string(&o->w, DA_NAME, name);
+	pbw__bytes(&o->w, DA_STRING, s, len);
+	pbw__end(&o->w);
+}
+
+#define ann_uint(o, n, v) ann_varint(o, n, DA_UINT, v)
+#define ann_int(o, n, v) ann_varint(o, n, DA_INT, (__u64)(__s64)(v))
+#define ann_ptr(o, n, v) ann_varint(o, n, DA_POINTER, v)
+#define ann_bool(o, n, v) ann_varint(o, n, DA_BOOL, !!(v))
+
+/* ---- tracks ---- */
+
+static void track_custom(struct perfetto_out *o, __u64 ts, __u64 uuid, __u64 parent,
+			 const char *name)
+{
+	packet_open(o, ts, false);
+	pbw__begin(&o->w, TP_TRACK_DESC);
+	pbw__varint(&o->w, TD_UUID, uuid);
+	if (parent)
+		pbw__varint(&o->w, TD_PARENT, parent);
+	pbw__string(&o->w, TD_NAME, name);
+	pbw__end(&o->w);
+	packet_close(o);
+}
+
+static void track_process(struct perfetto_out *o, __u64 ts, __u32 tgid, int rank)
+{
+	char name[48];
+
+	if (rank >= 0)
+		snprintf(name, sizeof(name), "rank %d (pid %u)", rank, tgid);
+	else
+		snprintf(name, sizeof(name), "pid %u", tgid);
+	packet_open(o, ts, false);
+	pbw__begin(&o->w, TP_TRACK_DESC);
+	pbw__varint(&o->w, TD_UUID, track_uuid(TK_PROCESS, tgid));
+	pbw__begin(&o->w, TD_PROCESS);
+	pbw__varint(&o->w, PD_PID, tgid);
+	pbw__string(&o->w, PD_NAME, name);
+	pbw__end(&o->w);
+	pbw__end(&o->w);
+	packet_close(o);
+}
+
+static void track_thread(struct perfetto_out *o, __u64 ts, __u32 tgid, __u32 tid)
+{
+	char name[32];
+
+	snprintf(name, sizeof(name), "tid %u", tid);
+	packet_open(o, ts, false);
+	pbw__begin(&o->w, TP_TRACK_DESC);
+	pbw__varint(&o->w, TD_UUID, track_uuid(TK_THREAD, tid));
+	pbw__begin(&o->w, TD_THREAD);
+	pbw__varint(&o->w, THD_PID, tgid);
+	pbw__varint(&o->w, THD_TID, tid);
+	pbw__string(&o->w, THD_NAME, name);
+	pbw__end(&o->w);
+	pbw__end(&o->w);
+	packet_close(o);
+}
+
+static void track_counters(struct perfetto_out *o, __u64 ts)
+{
+	for (int k = 0; k < CNT_NR; k++) {
+		packet_open(o, ts, false);
+		pbw__begin(&o->w, TP_TRACK_DESC);
+		pbw__varint(&o->w, TD_UUID, track_uuid(TK_COUNTER, k));
+		pbw__string(&o->w, TD_NAME, counter_names[k]);
+		pbw__begin(&o->w, TD_COUNTER);
+		pbw__string(&o->w, CD_UNIT_NAME, "/s");
+		pbw__end(&o->w);
+		pbw__end(&o->w);
+		packet_close(o);
+	}
+}
+
+static void counter_value(struct perfetto_out *o, int k, __u64 ts, __s64 v)
+{
+	packet_open(o, ts, false);
+	pbw__begin(&o->w, TP_TRACK_EVENT);
+	pbw__varint(&o->w, TE_TYPE, TYPE_COUNTER);
+	pbw__varint(&o->w, TE_TRACK, track_uuid(TK_COUNTER, k));
+	pbw__varint(&o->w, TE_COUNTER_VALUE, (__u64)v);
+	pbw__end(&o->w);
+	packet_close(o);
+}
+
+/* The trace clock is MONOTONIC; BOOTTIME is taken equal to it (docs/perfetto.md). */
+static void clock_snapshot(struct perfetto_out *o, const struct tf_header *hdr)
+{
+	static const int ids[] = { CLOCK_MONO_ID, CLOCK_BOOT_ID, CLOCK_REALTIME_ID };
+
+	pbw__begin(&o->w, TRACE_PACKET);
+	pbw__varint(&o->w, TP_SEQ_ID, SEQ_ID);
+	pbw__varint(&o->w, TP_SEQ_FLAGS, SEQ_CLEARED);
+	pbw__varint(&o->w, TP_FIRST_ON_SEQ, 1);
+	pbw__begin(&o->w, TP_CLOCK_SNAPSHOT);
+	for (int i = 0; i < 3; i++) {
+		pbw__begin(&o->w, CS_CLOCKS);
+		pbw__varint(&o->w, CLK_ID, ids[i]);
+		pbw__varint(&o->w, CLK_TS, ids[i] == CLOCK_REALTIME_ID ? hdr->realtime_ns
+									: hdr->mono_ns);
+		pbw__end(&o->w);
+	}
+	pbw__varint(&o->w, CS_PRIMARY, CLOCK_MONO_ID);
+	pbw__end(&o->w);
+	packet_close(o);
+}
+
+/* ---- calls, as decoded ---- */
+
+static struct pf_thread *thread_get(struct perfetto_out *o, __u32 tgid, __u32 tid, __u64 ts)
+{
+	struct pf_thread *t = hmap__get(&o->threads, tgid, tid), **list;
+
+	if (t)
+		return t;
+	if (o->nr_threads == o->cap_threads) {
+		size_t cap = o->cap_threads ? 2 * o->cap_threads : 16;
+
+		list = realloc(o->thread_list, cap * sizeof(*list));
+		if (!list)
+			return NULL;
+		o->thread_list = list;
+		o->cap_threads = cap;
+	}
+	t = calloc(1, sizeof(*t));
+	if (!t || hmap__set(&o->threads, tgid, tid, t)) {
+		free(t);
+		return NULL;
+	}
+	o->thread_list[o->nr_threads++] = t;
+	t->tgid = tgid;
+	t->tid = tid;
+	if (!hmap__get(&o->procs, tgid, 0)) {
+		if (hmap__set(&o->procs, tgid, 0, t))
+			return NULL;
+		track_process(o, ts, tgid, -1);
+	}
+	track_thread(o, ts, tgid, tid);
+	return t;
+}
+
+/* Close the open slices of a thread that returned by ts (all of them: ts ~0). */
+static int thread_pop(struct perfetto_out *o, struct pf_thread *t, __u64 ts)
+{
+	int ret = 0;
+
+	while (t->open && t->ends[t->open - 1] <= ts && !ret) {
+		__u64 end = t->ends[--t->open];
+
+		if (end < t->last_ts)
+			end = t->last_ts;
+		ret = slice_end(o, end, track_uuid(TK_THREAD, t->tid));
+		t->last_ts = end;
+	}
+	return ret;
+}
+
+static void call_args(struct perfetto_out *o, const struct catalog_entry *e, int ei,
+		      const struct sp_call *call)
+{
+	ann_uint(o, "seq", call->entry.seq);
+	for (int i = 0; i < SP_MAX_ARGS; i++) {
+		const struct arg_spec *a = &o->args[ei][i];
+		__u64 v = call->entry.args[i];
+
+		if (!a->fmt || (i >= SP_REG_ARGS && (call->entry.faults & (1 << SP_FAULT_STACK))))
+			continue;
+		if (a->fmt == 'h')
+			ann_ptr(o, a->name, v);
+		else if (a->fmt == 'd')
+			ann_int(o, a->name, (__s32)v);
+		else if (a->fmt == 'u')
+			ann_uint(o, a->name, (__u32)v);
+		else
+			ann_uint(o, a->name, v);
+	}
+	if (e->data_kind == SP_DATA_STRING && call->data_len &&
+	    !(call->entry.faults & (1 << SP_FAULT_DATA)))
+		ann_str(o, "data", (const char *)call->data,
+			strnlen((const char *)call->data, call->data_len));
+	if (call->returned) {
+		ann_int(o, "result", (__s32)call->result);
+		if (e->out_arg != SP_NO_ARG && !(call->ret_faults & (1 << SP_FAULT_OUT)))
+			ann_ptr(o, e->out_name ? e->out_name : "out", call->out);
+	}
+	if (call->unreturned)
+		ann_bool(o, "unreturned", true);
+	if (call->entry.depth)
+		ann_uint(o, "depth", call->entry.depth);
+}
+
+static int on_call(void *ctx, const struct tf_header *hdr, const struct sp_call *call)
+{
+	struct perfetto_out *o = ctx;
+	__u32 probe = call->entry.probe;
+	int ei = probe < hdr->nr_probes ? (int)hdr->probes[probe].catalog : -1;
+	__u64 ts = call->entry.ts, end = call->ts_return;
+	struct pf_thread *t;
+	bool slice;
+
+	if (!o->started) {
+		o->started = true;
+		o->first_ts = o->last_tick = ts;
+		track_counters(o, ts);
+	}
+	t = thread_get(o, call->entry.tgid, call->entry.tid, ts);
+	if (!t)
+		return -ENOMEM;
+	/* a late entry (older than calls already handed on) is shown where its track is */
+	if (ts < t->last_ts)
+		ts = t->last_ts;
+	if (thread_pop(o, t, ts))
+		return o->w.err;
+	slice = call->has_ret && call->returned && end >= ts && t->open < CALL_STACK;
+	if (ei < 0 || ei >= catalog_len) {
+		event_open(o, ts, track_uuid(TK_THREAD, t->tid), TYPE_INSTANT,
+			   name_iid_fixed(FN_UNKNOWN), SP_CLASS_DRIVER);
+		ann_uint(o, "seq", call->entry.seq);
+		ann_uint(o, "probe", probe);
+		slice = false;
+	} else {
+		event_open(o, ts, track_uuid(TK_THREAD, t->tid), slice ? TYPE_BEGIN : TYPE_INSTANT,
+			   1 + ei, catalog[ei].cls);
+		call_args(o, &catalog[ei], ei, call);
+		if (o->is_launch[ei])
+			pbw__fixed64(&o->w, TE_FLOW_IDS, flow_id(call->entry.tid, call->entry.ts));
+	}
+	if (event_close(o))
+		return o->w.err;
+	if (slice) {
+		/* a child ends inside its parent, whatever the clocks said */
+		if (t->open && end > t->ends[t->open - 1])
+			end = t->ends[t->open - 1];
+		t->ends[t->open++] = end;
+	}
+	t->last_ts = ts;
+	o->window_calls++;
+	o->last_call_ts = o->last_ts = call->entry.ts > o->last_ts ? call->entry.ts : o->last_ts;
+	return 0;
+}
+
+/* Each window is counted at its start; the call that crossed the tick is the next window's. */
+static int on_tick(void *ctx, __u64 ts_ns)
+{
+	struct perfetto_out *o = ctx;
+	const struct decode_stats *st = pipeline__stats(o->p);
+	__u64 calls = o->window_calls - (o->last_call_ts >= ts_ns && o->window_calls ? 1 : 0);
+	__u64 drops = st->counters[SP_CNT_DROP_CALL] + st->counters[SP_CNT_DROP_RET];
+
+	counter_value(o, CNT_CALLS, o->last_tick, calls);
+	counter_value(o, CNT_DROPS, o->last_tick, drops - o->last_drops);
+	o->window_calls -= calls;
+	o->last_drops = drops;
+	o->last_tick = ts_ns;
+	return o->w.err;
+}
+
+/* ---- at the end: cycles, phases, graph roles, flagged syncs ---- */
+
+static void loop_tracks(struct perfetto_out *o, const struct loop *lp, __u64 ts)
+{
+	__u64 parent = track_uuid(TK_PROCESS, lp->tgid);
+	char name[64];
+	int n;
+
+	n = snprintf(name, sizeof(name), "decode loop tid %u", lp->tid);
+	if (lp->rank >= 0)
+		snprintf(name + n, sizeof(name) - n, " rank %d", lp->rank);
+	track_custom(o, ts, track_uuid(TK_LOOP, lp->tid), parent, name);
+	snprintf(name, sizeof(name), "phases tid %u", lp->tid);
+	track_custom(o, ts, track_uuid(TK_PHASES, lp->tid), parent, name);
+	snprintf(name, sizeof(name), "graph launches tid %u", lp->tid);
+	track_custom(o, ts, track_uuid(TK_GRAPHS, lp->tid), parent, name);
+}
+
+static void count_cycle(struct perfetto_out *o, __u64 ts)
+{
+	size_t w = ts > o->first_ts ? (ts - o->first_ts) / PERFETTO_TICK_NS : 0;
+	__u32 *n;
+
+	if (w >= o->nr_windows) {
+		size_t nr = w + 1 > 2 * o->nr_windows ? w + 1 : 2 * o->nr_windows;
+
+		n = realloc(o->cycles_per_s, nr * sizeof(*n));
+		if (!n) {
+			o->w.err = -ENOMEM;
+			return;
+		}
+		memset(n + o->nr_windows, 0, (nr - o->nr_windows) * sizeof(*n));
+		o->cycles_per_s = n;
+		o->nr_windows = nr;
+	}
+	o->cycles_per_s[w]++;
+}
+
+static void phase_slices(struct perfetto_out *o, const struct loop *lp, const struct cycle *c)
+{
+	__u64 track = track_uuid(TK_PHASES, lp->tid);
+
+	for (int ph = PHASE_DRAFT; ph < PHASE_OTHER; ph++) {
+		const struct cycle_phase *p = &c->phase[ph];
+		__u64 start = p->start_ns, end = p->end_ns;
+
+		if (!start && !end)
+			continue;
+		/* phases can touch; on one track they must not overlap */
+		if (start < o->phase_last)
+			start = o->phase_last;
+		if (end < start)
+			end = start;
+		event_open(o, start, track, TYPE_BEGIN, name_iid_fixed(FN_PHASE0 + ph), CAT_PHASE);
+		ann_uint(o, "cycle", c->index);
+		ann_uint(o, "blocked_ns", p->blocked_ns);
+		ann_uint(o, "launches", p->launches);
+		ann_uint(o, "syncs", p->syncs);
+		event_close(o);
+		slice_end(o, end, track);
+		o->phase_last = end;
+	}
+}
+
+static int on_cycle(void *ctx, const struct loop *lp, const struct cycle *c)
+{
+	struct perfetto_out *o = ctx;
+	__u64 track = track_uuid(TK_LOOP, lp->tid), start = c->start_ns, end = c->end_ns;
+
+	if (lp != o->cur_loop) {
+		o->cur_loop = lp;
+		o->loop_last = o->phase_last = 0;
+		loop_tracks(o, lp, start);
+	}
+	if (start < o->loop_last)
+		start = o->loop_last;
+	if (end < start)
+		end = start;
+	event_open(o, start, track, TYPE_BEGIN, name_iid_fixed(FN_CYCLE), CAT_CYCLE);
+	ann_uint(o, "index", c->index);
+	ann_uint(o, "blocked_ns", c->blocked_ns);
+	ann_uint(o, "launches", c->launches);
+	ann_uint(o, "syncs", c->syncs);
+	if (c->has_accept_sync)
+		ann_uint(o, "accept_wait_ns", c->accept_wait_ns);
+	ann_bool(o, "accept_deferred", c->accept_deferred);
+	event_close(o);
+	slice_end(o, end, track);
+	o->loop_last = end;
+	count_cycle(o, c->start_ns);
+	phase_slices(o, lp, c);
+	return o->w.err;
+}
+
+static const struct model_thread *model_thread(struct perfetto_out *o, __u32 tgid, __u32 tid)
+{
+	const struct results *res = pipeline__results(o->p);
+	struct model_view *v = res ? model__view(res->model) : NULL;
+
+	if (!v)
+		return NULL;
+	if (!o->model_threads.len)
+		for (size_t i = 0; i < v->nr_threads; i++)
+			hmap__set(&o->model_threads, v->threads[i]->tgid, v->threads[i]->tid,
+				  v->threads[i]);
+	return hmap__get(&o->model_threads, tgid, tid);
+}
+
+/* The verify launch of an accept sync's cycle: the last launch of its iteration's verify. */
+static bool accept_target(struct perfetto_out *o, const struct sync_verdict *sv,
+			  const struct model_thread *t, __u64 *ts)
+{
+	const struct results *res = pipeline__results(o->p);
+	const struct cycles *cy = &res->cycles;
+
+	if (!o->loop_cursor && !(o->loop_cursor = calloc(cy->nr_loops + 1, sizeof(size_t))))
+		return false;
+	for (size_t l = 0; l < cy->nr_loops; l++) {
+		const struct loop *lp = &cy->loops[l];
+
+		if (lp->tid != t->tid || lp->tgid != t->tgid)
+			continue;
+		/* syncs come in entry order: start where the last one was found */
+		for (size_t n = 0, i = o->loop_cursor[l]; n < lp->nr_iters; n++, i++) {
+			if (i >= lp->nr_iters)
+				i = 0;
+			if (lp->iters[i].cycle != sv->cycle)
+				continue;
+			o->loop_cursor[l] = i;
+			if (lp->iters[i].ve == LOOP_NONE || lp->iters[i].ve >= t->nr_events)
+				return false;
+			*ts = t->events[lp->iters[i].ve].ts;
+			return true;
+		}
+	}
+	return false;
+}
+
+/* What a flagged sync waited on, where known: the launch its flow starts from. */
+static bool sync_target(struct perfetto_out *o, const struct sync_verdict *sv, __u64 *ts)
+{
+	const struct model_sync *s = sv->sync;
+	const struct model_thread *t = model_thread(o, s->tgid, s->tid);
+	size_t i, n;
+
+	if (!t)
+		return false;
+	if (sv->pos == SPOS_ACCEPT && sv->cycle >= 0 && accept_target(o, sv, t, ts))
+		return true;
+	i = s->event_index < t->nr_events ? s->event_index : t->nr_events;
+	for (n = 0; i > 0 && n < FLOW_SCAN; n++) {
+		const struct loop_event *ev = &t->events[--i];
+
+		if (ev->kind != LOOP_GRAPH && ev->kind != LOOP_KERNEL)
+			continue;
+		if (s->waited_on && ev->stream != s->waited_on && ev->stream != s->handle)
+			continue;
+		*ts = ev->ts;
+		return true;
+	}
+	return false;
+}
+
+static void sync_args(struct perfetto_out *o, const struct sync_verdict *sv)
+{
+	const struct model_sync *s = sv->sync;
+
+	ann_str(o, "verdict", syncs__verdict_name(sv->verdict),
+		strlen(syncs__verdict_name(sv->verdict)));
+	ann_str(o, "kind", model__sync_kind_name(s->kind), strlen(model__sync_kind_name(s->kind)));
+	ann_str(o, "position", syncs__pos_name(sv->pos), strlen(syncs__pos_name(sv->pos)));
+	ann_int(o, "cycle", sv->cycle);
+	if (sv->rank >= 0)
+		ann_int(o, "rank", sv->rank);
+	ann_uint(o, "blocked_ns", sv->blocked_ns);
+	if (sv->has_bound)
+		ann_uint(o, "bound_ns", sv->bound_ns);
+	ann_bool(o, "breaks_overlap", sv->breaks_overlap);
+	if (s->handle)
+		ann_ptr(o, "handle", s->handle);
+	if (s->waited_on)
+		ann_ptr(o, "waited_on", s->waited_on);
+	ann_uint(o, "waited_graphs", s->waited.graphs);
+	ann_uint(o, "waited_kernels", s->waited.kernels);
+	ann_uint(o, "waited_copies", s->waited.copies);
+}
+
+static int on_sync(void *ctx, const struct sync_verdict *sv)
+{
+	struct perfetto_out *o = ctx;
+	const struct model_sync *s = sv->sync;
+	struct pf_thread *t;
+	__u64 track = track_uuid(TK_SYNCS, s->tid), start = s->ts, target;
+	bool slice = !(s->flags & SYNC_UNRETURNED) && s->ts_return >= s->ts;
+	char name[48];
+
+	if (!sv->flagged)
+		return 0;
+	t = thread_get(o, s->tgid, s->tid, s->ts);
+	if (!t)
+		return -ENOMEM;
+	if (!t->sync_track) {
+		snprintf(name, sizeof(name), "flagged syncs tid %u", s->tid);
+		track_custom(o, s->ts, track, track_uuid(TK_PROCESS, s->tgid), name);
+		t->sync_track = true;
+	}
+	if (start < t->sync_last)
+		start = t->sync_last;
+	event_open(o, start, track, slice ? TYPE_BEGIN : TYPE_INSTANT,
+		   s->name < catalog_len ? 1u + s->name : name_iid_fixed(FN_UNKNOWN), CAT_FLAGGED);
+	sync_args(o, sv);
+	if (sync_target(o, sv, &target))
+		pbw__fixed64(&o->w, TE_FLOW_IDS, flow_id(s->tid, target));
+	event_close(o);
+	t->sync_last = start;
+	if (slice) {
+		t->sync_last = s->ts_return > start ? s->ts_return : start;
+		slice_end(o, t->sync_last, track);
+	}
+	return o->w.err;
+}
+
+/* Every graph launch of a loop's thread, named by the role the analysis gave its exec. */
+static void graph_roles(struct perfetto_out *o, const struct model_view *v, const struct loop *lp)
+{
+	const struct model_thread *t = model_thread(o, lp->tgid, lp->tid);
+	__u64 track = track_uuid(TK_GRAPHS, lp->tid);
+
+	for (size_t i = 0; t && i < t->nr_events && !o->w.err; i++) {
+		const struct loop_event *ev = &t->events[i];
+		const struct model_exec *x;
+
+		if (ev->kind != LOOP_GRAPH)
+			continue;
+		x = ev->handle < v->nr_execs ? v->execs[ev->handle] : NULL;
+		event_open(o, ev->ts, track, TYPE_INSTANT,
+			   name_iid_fixed(FN_GRAPH0 + (x ? x->role : ROLE_UNKNOWN)), CAT_GRAPH);
+		ann_uint(o, "exec", ev->handle);
+		if (x)
+			ann_str(o, "role_from", model__role_source_name(x->role_from),
+				strlen(model__role_source_name(x->role_from)));
+		if (ev->stream)
+			ann_ptr(o, "stream", ev->stream);
+		event_close(o);
+	}
+}
+
+static int on_end(void *ctx, const struct results *res, const struct decode_stats *st)
+{
+	struct perfetto_out *o = ctx;
+	const struct model_view *v = res ? model__view(res->model) : NULL;
+
+	for (size_t i = 0; i < o->nr_threads; i++)
+		thread_pop(o, o->thread_list[i], ~0ull);
+	if (o->started && o->last_ts > o->last_tick) {
+		/* the last, partial window as a rate */
+		double s = (o->last_ts - o->last_tick) / 1e9;
+
+		counter_value(o, CNT_CALLS, o->last_tick, (__s64)(o->window_calls / s));
+	}
+	for (size_t w = 0; w < o->nr_windows; w++)
+		counter_value(o, CNT_CYCLES, o->first_ts + w * PERFETTO_TICK_NS, o->cycles_per_s[w]);
+	if (!v)
+		return o->w.err;
+	for (size_t l = 0; l < res->cycles.nr_loops; l++)
+		if (res->cycles.loops[l].nr_cycles)
+			graph_roles(o, v, &res->cycles.loops[l]);
+	/* ranks are known once the communicators were made: name the processes again */
+	for (size_t i = 0; i < v->nr_procs; i++)
+		if (v->procs[i]->rank >= 0 && hmap__get(&o->procs, v->procs[i]->tgid, 0))
+			track_process(o, o->last_ts, v->procs[i]->tgid, v->procs[i]->rank);
+	return o->w.err;
+}
+
+static int setup_names(struct perfetto_out *o)
+{
+	o->args = calloc(catalog_len, sizeof(*o->args));
+	o->is_launch = calloc(catalog_len, sizeof(*o->is_launch));
+	o->name_sent = calloc(1 + catalog_len + FN_NR, sizeof(*o->name_sent));
+	if (!o->args || !o->is_launch || !o->name_sent)
+		return -ENOMEM;
+	for (int e = 0; e < catalog_len; e++) {
+		for (int i = 0; i < SP_MAX_ARGS; i++)
+			if (!catalog__arg(&catalog[e], i, o->args[e][i].name,
+					  sizeof(o->args[e][i].name), &o->args[e][i].fmt))
+				o->args[e][i].fmt = 0;
+		o->is_launch[e] = catalog[e].cls == SP_CLASS_LAUNCH ||
+				  !strcmp(catalog[e].name, "cuGraphLaunch");
+	}
+	snprintf(o->fixed[FN_CYCLE], sizeof(o->fixed[0]), "cycle");
+	for (int ph = PHASE_DRAFT; ph < PHASE_OTHER; ph++)
+		snprintf(o->fixed[FN_PHASE0 + ph], sizeof(o->fixed[0]), "%s", cycles__phase_name(ph));
+	for (int r = 0; r < ROLE_NR; r++)
+		snprintf(o->fixed[FN_GRAPH0 + r], sizeof(o->fixed[0]), "cuGraphLaunch %s",
+			 model__role_name(r));
+	snprintf(o->fixed[FN_UNKNOWN], sizeof(o->fixed[0]), "unknown call");
+	return 0;
+}
+
+struct perfetto_out *perfetto__new(int fd, const struct pipeline *p)
+{
+	struct perfetto_out *o = calloc(1, sizeof(*o));
+
+	if (!o)
+		return NULL;
+	o->p = p;
+	if (pbw__init(&o->w, fd) || setup_names(o)) {
+		perfetto__free(o);
+		return NULL;
+	}
+	clock_snapshot(o, pipeline__header(p));
+	return o;
+}
+
+void perfetto__consumer(struct perfetto_out *o, struct pipeline_consumer *c)
+{
+	*c = (struct pipeline_consumer){ .call = on_call, .tick = on_tick, .cycle = on_cycle,
+					 .sync = on_sync, .end = on_end, .ctx = o };
+}
+
+int perfetto__close(struct perfetto_out *o)
+{
+	return pbw__close(&o->w);
+}
+
+__u64 perfetto__bytes(const struct perfetto_out *o)
+{
+	return o->w.written;
+}
+
+void perfetto__free(struct perfetto_out *o)
+{
+	if (!o)
+		return;
+	for (size_t i = 0; i < o->nr_threads; i++)
+		free(o->thread_list[i]);
+	free(o->thread_list);
+	hmap__free(&o->threads);
+	hmap__free(&o->procs);
+	hmap__free(&o->model_threads);
+	free(o->args);
+	free(o->is_launch);
+	free(o->name_sent);
+	free(o->cycles_per_s);
+	free(o->loop_cursor);
+	pbw__free(&o->w);
+	free(o);
+}
