@@ -1,0 +1,227 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+"""Check a trace from 'specprobe export' against the recording it came from.
+
+  check_perfetto.py TRACE --dump DUMP.jsonl --report REPORT.json
+
+Parses the protobuf wire format itself (no packages) and checks: the first packet is a
+clock snapshot; every track event has the sequence id; interned ids are defined before
+use on a cleared sequence; every track is described; slices nest and timestamps do not
+go back on each track; every call of the dump is on its thread's track exactly once;
+cycles per loop and flagged syncs equal the report's; flows and graph roles are there.
+"""
+import argparse
+import json
+import sys
+from collections import Counter, defaultdict
+
+
+def varint(buf, i):
+    v = shift = 0
+    while True:
+        b = buf[i]
+        i += 1
+        v |= (b & 0x7F) << shift
+        shift += 7
+        if not b & 0x80:
+            return v, i
+
+
+def fields(buf):
+    """(field, wire type, value) of one message; LEN values as bytes."""
+    i, n = 0, len(buf)
+    while i < n:
+        tag, i = varint(buf, i)
+        num, wt = tag >> 3, tag & 7
+        if wt == 0:
+            v, i = varint(buf, i)
+        elif wt == 1:
+            v = int.from_bytes(buf[i:i + 8], 'little')
+            i += 8
+        elif wt == 2:
+            ln, i = varint(buf, i)
+            v = bytes(buf[i:i + ln])
+            if len(v) != ln:
+                raise ValueError('length past the end')
+            i += ln
+        elif wt == 5:
+            v = int.from_bytes(buf[i:i + 4], 'little')
+            i += 4
+        else:
+            raise ValueError('wire type %d' % wt)
+        yield num, wt, v
+    if i != n:
+        raise ValueError('message overruns its length')
+
+
+def msg(buf):
+    d = defaultdict(list)
+    for num, _, v in fields(buf):
+        d[num].append(v)
+    return d
+
+
+def one(d, num, default=None):
+    return d[num][-1] if d.get(num) else default
+
+
+def signed(v):
+    return v - (1 << 64) if v >= 1 << 63 else v
+
+
+class Checker:
+    def __init__(self):
+        self.errors = []
+        self.tracks = {}            # uuid -> descriptor fields
+        self.names, self.cats = {}, {}
+        self.stack = defaultdict(list)
+        self.last_ts = {}
+        self.events = []            # (uuid, type, ts, name, cats, annotations, flows)
+
+    def err(self, text):
+        if len(self.errors) < 20:
+            self.errors.append(text)
+
+    def packet(self, idx, pkt):
+        p = msg(pkt)
+        flags = one(p, 13, 0)
+        if idx == 0:
+            if not p.get(6):
+                self.err('first packet is not a clock snapshot')
+            if not flags & 1:
+                self.err('first packet does not clear the incremental state')
+        if p.get(12):
+            if not self.cleared:
+                self.err('packet %d: interned data before the sequence was cleared' % idx)
+            idata = msg(one(p, 12))
+            for field, table in ((1, self.cats), (2, self.names)):
+                for e in idata.get(field, []):
+                    e = msg(e)
+                    table[one(e, 1)] = one(e, 2).decode()
+        if flags & 1:
+            self.cleared = True
+        if p.get(60):
+            self.descriptor(msg(one(p, 60)))
+        if p.get(11):
+            if one(p, 10) != 1:
+                self.err('packet %d: track event without sequence id 1' % idx)
+            if 8 not in p:
+                self.err('packet %d: track event without a timestamp' % idx)
+            self.event(idx, one(p, 8, 0), msg(one(p, 11)), flags)
+
+    def descriptor(self, d):
+        uuid = one(d, 1)
+        desc = {'parent': one(d, 5), 'name': (one(d, 2) or b'').decode()}
+        if d.get(3):
+            pd = msg(one(d, 3))
+            desc['pid'] = one(pd, 1)
+            desc['name'] = (one(pd, 6) or b'').decode()
+        if d.get(4):
+            td = msg(one(d, 4))
+            desc['pid'], desc['tid'] = one(td, 1), one(td, 2)
+        desc['counter'] = bool(d.get(8))
+        old = self.tracks.get(uuid)
+        if old and (old.get('pid'), old.get('tid'), old['parent']) != \
+                (desc.get('pid'), desc.get('tid'), desc['parent']):
+            self.err('track %d described twice with another identity' % uuid)
+        self.tracks[uuid] = desc
+
+    def event(self, idx, ts, e, flags):
+        uuid, kind = one(e, 11, 0), one(e, 9, 0)
+        if uuid not in self.tracks:
+            self.err('packet %d: track %d not described before use' % (idx, uuid))
+        name_iid, cat_iids = one(e, 10), e.get(3, [])
+        if (name_iid or cat_iids) and not flags & 2:
+            self.err('packet %d: interned ids without SEQ_NEEDS_INCREMENTAL_STATE' % idx)
+        if name_iid is not None and name_iid not in self.names:
+            self.err('packet %d: name iid %d not interned' % (idx, name_iid))
+        for c in cat_iids:
+            if c not in self.cats:
+                self.err('packet %d: category iid %d not interned' % (idx, c))
+        if ts < self.last_ts.get(uuid, 0):
+            self.err('packet %d: track %d goes back in time' % (idx, uuid))
+        self.last_ts[uuid] = ts
+        if kind == 1:
+            self.stack[uuid].append(ts)
+        elif kind == 2:
+            if not self.stack[uuid]:
+                self.err('packet %d: END with no open slice on track %d' % (idx, uuid))
+            else:
+                self.stack[uuid].pop()
+        elif kind == 4 and not self.tracks.get(uuid, {}).get('counter'):
+            self.err('packet %d: counter value on a slice track' % idx)
+        if kind in (1, 3):
+            ann = {}
+            for a in e.get(4, []):
+                a = msg(a)
+                val = [v for k, vs in a.items() if k != 10 for v in vs]
+                ann[one(a, 10).decode()] = val[0] if val else None
+            self.events.append((uuid, kind, ts, self.names.get(name_iid),
+                                [self.cats.get(c) for c in cat_iids], ann, e.get(47, [])))
+
+    def run(self, data):
+        self.cleared = False
+        n = 0
+        for num, wt, pkt in fields(data):
+            if num != 1 or wt != 2:
+                raise ValueError('not a Trace: field %d' % num)
+            self.packet(n, pkt)
+            n += 1
+        for uuid, st in self.stack.items():
+            if st:
+                self.err('track %d: %d slices never ended' % (uuid, len(st)))
+        return n
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument('trace')
+    ap.add_argument('--dump', required=True)
+    ap.add_argument('--report', required=True)
+    args = ap.parse_args()
+    c = Checker()
+    try:
+        packets = c.run(open(args.trace, 'rb').read())
+    except (ValueError, IndexError) as e:
+        print('trace does not parse: %s' % e)
+        return 1
+    kind_of = lambda uuid: uuid >> 56
+    calls = Counter()
+    for uuid, kind, ts, name, cats, ann, flows in c.events:
+        if kind_of(uuid) == 2:
+            t = c.tracks[uuid]
+            calls[(t['pid'], t['tid'], ann.get('seq'))] += 1
+    want = Counter()
+    for line in open(args.dump):
+        j = json.loads(line)
+        want[(j['pid'], j['tid'], j['seq'])] += 1
+    if calls != want:
+        c.err('calls differ from the dump: %d missing, %d extra' %
+              (sum((want - calls).values()), sum((calls - want).values())))
+    rep = json.load(open(args.report))
+    cycles = Counter(c.tracks[u]['name'].split()[3] for u, k, ts, name, *_ in c.events
+                     if name == 'cycle')
+    want_cycles = Counter({str(lp['tid']): lp['cycles'] for lp in rep['loops'] if lp['cycles']})
+    if cycles != want_cycles or sum(cycles.values()) != len(rep['cycles']):
+        c.err('cycles per loop %s, the report has %s' % (dict(cycles), dict(want_cycles)))
+    flagged = [e for e in c.events if 'flagged-sync' in e[4]]
+    if len(flagged) != rep['flagged_syncs']:
+        c.err('%d flagged syncs, the report has %d' % (len(flagged), rep['flagged_syncs']))
+    launch_flows = {f for e in c.events if kind_of(e[0]) == 2 for f in e[6]}
+    linked = sum(1 for e in flagged if e[6] and e[6][0] in launch_flows)
+    roles = Counter(e[3] for e in c.events if 'graph' in e[4])
+    if rep['cycles'] and not roles.get('cuGraphLaunch verify'):
+        c.err('no graph launch named as verify')
+    for text in c.errors:
+        print(text)
+    if c.errors:
+        return 1
+    print('%d packets, %d calls once each, %d cycles, %d flagged syncs (%d with a flow to '
+          'a launch), %d role-named launches' % (packets, sum(calls.values()),
+                                                 sum(cycles.values()), len(flagged), linked,
+                                                 sum(roles.values())))
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
