@@ -510,17 +510,17 @@ static void test_legacy_behind_side_stream(void **state)
 	side_batch(false, VERDICT_UNKNOWN);
 }
 
-/* A sync back faster than a probe hit costs did not wait for what seemed in flight. */
+/* A sync back faster than its return probe costs did not wait for what seemed in flight. */
 static void test_no_wait_faster_than_a_probe_hit(void **state)
 {
 	struct loop_cfg cfg = { .cycles = 5, .from_start = true, .calibrated = true,
 				.nr_plants = 2,
-				.plants = { { 1, SPOS_DRAFT_VERIFY, SYNC_STREAM, 0, 0, 500 },
+				.plants = { { 1, SPOS_DRAFT_VERIFY, SYNC_STREAM, 0, 0, 300 },
 					    { 3, SPOS_DRAFT_VERIFY, SYNC_STREAM } } };
 	struct built bt;
 
 	build(&bt, &cfg);
-	assert_int_equal(bt.sy.trap_ns, 1500);
+	assert_int_equal(bt.sy.trap_ns, 500);
 	assert_int_equal(verdict_at(&bt, cfg.plants[0].ts)->verdict, VERDICT_NO_WAIT);
 	assert_true(verdict_at(&bt, cfg.plants[1].ts)->flagged);
 	assert_int_equal(bt.sy.flagged, 1);

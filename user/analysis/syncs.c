@@ -130,7 +130,7 @@ static bool only_waits(enum sync_kind kind)
 }
 
 /*
- * A call that returned faster than one probe hit costs did not wait for anything:
+ * A call that returned faster than its return probe costs did not wait for anything:
  * what the model took as in flight, or could not know, was done. Launches (legacy
  * work) return at once by nature and are not judged by it.
  */
@@ -158,7 +158,7 @@ static enum verdict verdict_of(const struct sync_verdict *sv, __u64 trap_ns)
 	if (sy->kind == SYNC_UNKNOWN_HOST)
 		/* returned: its blocked time showed it did not wait; else nothing tells */
 		return sy->flags & SYNC_UNRETURNED ? VERDICT_UNKNOWN : VERDICT_NO_WAIT;
-	/* back faster than a probe hit: whatever seemed in flight, or was unknown, was done */
+	/* back faster than its return probe: whatever seemed in flight, or was unknown, was done */
 	if (no_wait_seen(sv, trap_ns))
 		return VERDICT_NO_WAIT;
 	if (sy->flags & (SYNC_FLAGS_UNKNOWN | SYNC_WAIT_UNKNOWN))
@@ -336,7 +336,8 @@ int syncs__analyse(struct model *m, const struct cycles *cy, struct syncs *out)
 	if (!out->verdicts)
 		return -ENOMEM;
 	out->nr = v->nr_syncs;
-	out->trap_ns = v->calib.calls ? (v->calib.entry_ps + v->calib.return_ps) / 1000 : 0;
+	/* what of the probes lies between a call's two timestamps: the return probe */
+	out->trap_ns = v->calib.calls ? v->calib.return_ps / 1000 : 0;
 	for (size_t i = 0; i < cy->nr_loops; i++)
 		out->cycles += cy->loops[i].nr_cycles;
 	if (classify_all(out, v, cy)) {

@@ -74,7 +74,7 @@ struct syncs {
 	size_t flagged, unknown;
 	size_t verdicts_of[VERDICT_NR];
 	size_t cycles;		/* counted cycles of all loops: per-cycle costs divide by it */
-	__u64 trap_ns;		/* a probe hit with its return probe: below it, no wait is seen */
+	__u64 trap_ns;		/* the return probe's cost: a call back sooner waited for nothing */
 };
 
 /* After cycles__analyse; 0 or -ENOMEM. */

@@ -415,7 +415,7 @@ static void put_syncs(FILE *out, const struct syncs *sy)
 	else
 		fputs("  none\n", out);
 	fprintf(out, "  not flagged: %zu accept syncs and result copies, %zu with no wait seen "
-		     "(nothing in\n  flight, or back within a probe hit, %.1f us), %zu outside the "
+		     "(nothing in\n  flight, or back sooner than its return probe costs, %.1f us), %zu outside the "
 		     "loop, %zu unknown\n  per call: blocked and GPU idle after it (means), what was "
 		     "in flight on what it\n  waited for; ms/cycle: blocked time per counted cycle\n",
 		sy->verdicts_of[VERDICT_ACCEPT], sy->verdicts_of[VERDICT_NO_WAIT],
