@@ -121,6 +121,19 @@ static int legacy_sync(void)
 	return 0;
 }
 
+/* The sync PyTorch makes after a copy: a round trip of its own, tagged as a finding. */
+static int extra_sync(struct rank_state *st, enum plant_pos pos, int cycle)
+{
+	note("planted:stream", pos);
+	note_busy(true);
+	if (legacy_sync())
+		return -1;
+	bounds__blocking(st, cycle);
+	note_busy(false);
+	note(NULL, 0);
+	return 0;
+}
+
 /*
  * torch.tensor([pos], device="cuda") for the next cycle: the copy is staged,
  * and, made with non_blocking=False, followed by a sync; then the first draft
@@ -139,13 +152,8 @@ int torch__prologue(struct rank_state *st, int cycle)
 	note_busy(true);
 	CU(cuMemcpyHtoDAsync_v2, (dst, t->pos_host, 8, NULL), A("dst", dst),
 	   A("src_host", t->pos_host), A("bytes", 8), A("stream", NULL));
-	note("planted:stream", pos);
-	note_busy(true);
-	if (legacy_sync())
+	if (extra_sync(st, pos, cycle))
 		return -1;
-	bounds__blocking(st, cycle);
-	note_busy(false);
-	note(NULL, 0);
 	return legacy_kernel(st, t->pos_add, pos) || input_copies(st, pos) ? -1 : 0;
 }
 
@@ -210,14 +218,7 @@ static int accept_item(struct rank_state *st, int cycle)
 	note_busy(true);
 	if (d2h(t->pinned + HOST_ITEM, t->dev + DEV_ITEM, 8))
 		return -1;
-	note("planted:stream", POS_ACCEPT);
-	note_busy(true);
-	if (legacy_sync())
-		return -1;
-	bounds__blocking(st, cycle);
-	note_busy(false);
-	note(NULL, 0);
-	return 0;
+	return extra_sync(st, POS_ACCEPT, cycle);
 }
 
 /* The accepted tokens cloned, a mask cleared, a result copied to pinned memory: no waits. */

@@ -55,17 +55,25 @@ static int classify_copy(struct model *m, struct model_proc *p, struct model_thr
 	struct host_class hc = { HOST_UNKNOWN, HOST_FROM_NONE };
 	enum sync_kind kind = SYNC_KIND_NR;
 	struct model_sync sy;
-	__u64 host;
+	bool host_copy;
+	__u64 host = 0;
 
 	if (!s)
 		return -ENOMEM;
+	host_copy = !pi->blocking && pi->host != NO_ARG && arg(c, pi->host, &host);
+	/* device-to-device copies and memsets are only work: no sync to describe */
+	if (!pi->blocking && !host_copy) {
+		*blocking = false;
+		inflight__queue_work(s, WORK_COPY);
+		return pi->stream != NO_ARG ? legacy__stream_order(m, p, t, c, pi, stream) : 0;
+	}
 	inflight__sync_init(&sy, t, c, pi, SYNC_COPY, stream_key(c, stream));
 	/* synchronous copies run on the legacy stream */
 	inflight__split_in_flight(m, s, pi->blocking || is_legacy(stream) ? WAIT_BLOCKING : WAIT_ONE,
 				  &sy);
 	if (pi->blocking) {
 		kind = SYNC_COPY;
-	} else if (pi->host != NO_ARG && arg(c, pi->host, &host)) {
+	} else {
 		hc = hostmem__classify(&p->host, host, p->pinned_known);
 		kind = async_copy_kind(&hc, pi, c, &sy.waited);
 	}

@@ -270,27 +270,19 @@ static int count_cycles_with(struct syncs *out, enum verdict v, struct site_tabl
 static int sort_sites(struct syncs *out, enum verdict v, struct site_table *tab)
 {
 	size_t *rank = malloc((tab->nr ? tab->nr : 1) * sizeof(*rank));
-	struct sync_site *sorted = malloc((tab->nr ? tab->nr : 1) * sizeof(*sorted));
 
-	if (!rank || !sorted) {
-		free(rank);
-		free(sorted);
+	if (!rank)
 		return -ENOMEM;
-	}
-	if (tab->nr)
-		memcpy(sorted, tab->sites, tab->nr * sizeof(*sorted));
-	if (tab->nr)
-		qsort(sorted, tab->nr, sizeof(*sorted), site_cmp);
+	/* each site remembers where it was added, so the verdicts can follow it */
 	for (size_t i = 0; i < tab->nr; i++)
-		for (size_t j = 0; j < tab->nr; j++)
-			if (!site_cmp(&tab->sites[i], &sorted[j]))
-				rank[i] = j;
+		tab->sites[i].added = i;
+	if (tab->nr)
+		qsort(tab->sites, tab->nr, sizeof(*tab->sites), site_cmp);
+	for (size_t i = 0; i < tab->nr; i++)
+		rank[tab->sites[i].added] = i;
 	for (size_t i = 0; i < out->nr; i++)
 		if (out->verdicts[i].verdict == v)
 			out->verdicts[i].site = rank[out->verdicts[i].site];
-	free(tab->sites);
-	tab->sites = sorted;
-	tab->cap = tab->nr ? tab->nr : 1;
 	free(rank);
 	return 0;
 }

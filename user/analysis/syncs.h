@@ -58,6 +58,7 @@ struct sync_site {
 	__u64 stream;		/* what it waited on (legacy: the other stream), 0 */
 	size_t count, bounded, breaks;
 	size_t cycles_with;	/* cycles that have at least one */
+	size_t added;		/* index before the sort */
 	__u64 blocked_ns, bound_ns;	/* sums */
 	__u64 waited_graphs, waited_kernels, waited_copies;	/* in flight at entry, sums */
 };
