@@ -17,8 +17,8 @@ override CFLAGS += $(WARN) -std=gnu11 -D_GNU_SOURCE
 # user/<layer>/: every layer folder is on the include path, headers are named bare.
 USER_DIRS := $(patsubst %/,%,$(sort $(dir $(wildcard user/*/*.c user/*/*.h))))
 INCLUDES := -I$(OUTPUT) -Ibpf $(addprefix -I,$(USER_DIRS))
-LDLIBS := -lbpf -lelf -lz
-STATIC_LDLIBS := -l:libbpf.a -l:libelf.a -l:libz.a -l:libzstd.a
+LDLIBS := -lbpf -lelf -lz -lncurses -ltinfo
+STATIC_LDLIBS := -l:libbpf.a -l:libelf.a -l:libz.a -l:libzstd.a -l:libncurses.a -l:libtinfo.a
 
 BPF_SRCS := $(wildcard bpf/*.bpf.c)
 BPF_SKELS := $(patsubst bpf/%.bpf.c,$(OUTPUT)/%.skel.h,$(BPF_SRCS))

@@ -229,6 +229,23 @@ static int one_cycle(struct rank_state *st, int cycle, unsigned long long *mark)
 	return 0;
 }
 
+/* --hang: a collective every rank joins, one late by hang_ns on the host. */
+static int hang_collective(struct rank_state *st, int cycle)
+{
+	void *buf = (void *)(uintptr_t)st->hidden;
+
+	if (!env.hang_ns || cycle != env.hang_cycle || !st->comm)
+		return 0;
+	truth__set_tag("hang");
+	if (st->rank == env.hang_rank)
+		specsimNcclHangNext(st->comm, env.hang_ns);
+	CU(ncclAllReduce, (buf, buf, 1024, ncclBfloat16, ncclSum, st->comm, st->main),
+	   A("send", buf), A("recv", buf), A("count", 1024), A("datatype", ncclBfloat16),
+	   A("op", ncclSum), A("comm", st->comm), A("stream", st->main));
+	truth__set_tag(NULL);
+	return 0;
+}
+
 int loop__run(struct rank_state *st)
 {
 	unsigned long long mark;
@@ -240,7 +257,7 @@ int loop__run(struct rank_state *st)
 	mark = gt_now();
 	st->loop_start = mark;
 	for (int i = 0; i < env.cycles && !stop_requested; i++) {
-		if (one_cycle(st, i, &mark))
+		if (hang_collective(st, i) || one_cycle(st, i, &mark))
 			return -1;
 		st->cycles_run = i + 1;
 	}

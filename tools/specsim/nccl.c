@@ -6,6 +6,8 @@
  * a launch on a capturing stream lands in the graph and replays with it. The
  * kernel's run hook makes the ranks meet (nccl_shm.c).
  */
+#include <errno.h>
+#include <time.h>
 #include <stdlib.h>
 #include <string.h>
 #include "nccl_sim.h"
@@ -100,6 +102,13 @@ static ncclResult_t enqueue(const char *api, struct specsim_nccl_comm *c, int ki
 
 	if (!nccl_comm_ok(c))
 		return ncclInvalidArgument;
+	if (c->hang_ns) {
+		struct timespec d = { c->hang_ns / 1000000000, c->hang_ns % 1000000000 };
+
+		c->hang_ns = 0;
+		while (nanosleep(&d, &d) && errno == EINTR)
+			;
+	}
 	if ((kind == K_SEND || kind == K_RECV) && (peer < 0 || peer >= c->nranks))
 		return ncclInvalidArgument;
 	if (!bytes)

@@ -75,6 +75,14 @@ SIM_EXPORT int specsimNcclSetCollectiveNs(ncclComm_t comm, long long base_ns, lo
 	return ncclSuccess;
 }
 
+SIM_EXPORT int specsimNcclHangNext(ncclComm_t comm, long long ns)
+{
+	if (!nccl_comm_ok(comm) || ns < 0)
+		return ncclInvalidArgument;
+	comm->hang_ns = ns;
+	return ncclSuccess;
+}
+
 static int get_function(const char *parent, CUmodule mod, int k)
 {
 	struct specsim_call_note n = { .name = "cuModuleGetFunction", .parent = parent };

@@ -77,6 +77,7 @@ struct specsim_nccl_comm {
 	uint64_t coll_rounds, host_rounds;	/* under shm->lock */
 	int splits;
 	long long base_ns, ns_per_kib;
+	long long hang_ns;	/* the next collective blocks its caller this long */
 	pthread_mutex_t launches_lock;
 	struct nccl_launch *launches;
 };

@@ -38,7 +38,7 @@ enum {
 	OPT_EAGER, OPT_PLANT_SYNC, OPT_PAGEABLE, OPT_FREE, OPT_ACCEPT_MODE, OPT_GPU_LOG,
 	OPT_EXERCISE, OPT_READY, OPT_GO, OPT_WAIT_SIGNAL, OPT_DELAY, OPT_WAIT_AT, OPT_RATE,
 	OPT_RATE_CALL, OPT_RATE_TRUTH, OPT_WORKER, OPT_READY_FD, OPT_GO_FD, OPT_UID_FILE,
-	OPT_EXTRA_DRAFT, OPT_VERIFY_PIECES, OPT_BATCH_SCHEDULE, OPT_PLANT, OPT_CLEAN_SYNCS,
+	OPT_EXTRA_DRAFT, OPT_VERIFY_PIECES, OPT_BATCH_SCHEDULE, OPT_PLANT, OPT_CLEAN_SYNCS, OPT_HANG,
 	OPT_TORCH,
 };
 
@@ -101,6 +101,8 @@ static const struct argp_option opts[] = {
 	  "unknown-host, free, alloc, legacy, poll, capture-sync, side-stream, side-stream-pre "
 	  "(--torch). POS: draft-verify (default), after-verify, accept, extend, outside. N: "
 	  "every N-th cycle (default 1; outside without /N: once, before the loop)", 2 },
+	{ "hang", OPT_HANG, "RANK@CYCLE/MS", 0,
+	  "before CYCLE every rank calls an eager all-reduce; RANK's blocks MS ms in it", 2 },
 	{ "clean-syncs", OPT_CLEAN_SYNCS, NULL, 0,
 	  "each cycle, syncs that wait for nothing: an event already complete, an idle stream",
 	  2 },
@@ -237,6 +239,16 @@ const char *plant_pos_name(enum plant_pos p)
 }
 
 /* KIND[@POSITION][/EVERY] */
+static void parse_hang(struct argp_state *state, const char *arg)
+{
+	long long ms;
+
+	if (sscanf(arg, "%d@%d/%lld", &env.hang_rank, &env.hang_cycle, &ms) != 3 ||
+	    env.hang_rank < 0 || env.hang_cycle < 0 || ms <= 0)
+		argp_error(state, "--hang RANK@CYCLE/MS, e.g. 1@50/3000: '%s'", arg);
+	env.hang_ns = ms * 1000000;
+}
+
 static void parse_plant(struct argp_state *state, const char *arg)
 {
 	char *copy = strdup(arg), *every = strchr(copy, '/'), *pos;
@@ -441,6 +453,9 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		return 0;
 	case OPT_PLANT:
 		parse_plant(state, arg);
+		return 0;
+	case OPT_HANG:
+		parse_hang(state, arg);
 		return 0;
 	case OPT_BATCH_SCHEDULE:
 		env.nr_batch_schedule = parse_sizes(state, arg, env.batch_schedule, MAX_SCHEDULE,

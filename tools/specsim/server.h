@@ -61,6 +61,8 @@ struct env {
 	int draft_kernels;
 	int eager;
 	int plant_sync;		/* every N cycles, 0 = never */
+	int hang_rank, hang_cycle;	/* --hang: before this cycle, this rank blocks ... */
+	long long hang_ns;		/* ... this long in an eager all-reduce; 0: never */
 	bool pageable;
 	int free_every;		/* every N cycles, 0 = never */
 	struct plant plants[MAX_PLANTS];

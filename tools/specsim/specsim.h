@@ -355,6 +355,8 @@ typedef void (*specsim_note_fn)(const struct specsim_call_note *note);
 void specsimNcclSetCallHook(specsim_note_fn fn);
 /* GPU time of one collective on comm: base plus per KiB moved. */
 int specsimNcclSetCollectiveNs(ncclComm_t comm, long long base_ns, long long ns_per_kib);
+/* The next collective on comm blocks its caller for ns, as NCCL does when a peer never joins. */
+int specsimNcclHangNext(ncclComm_t comm, long long ns);
 
 #ifdef __cplusplus
 }

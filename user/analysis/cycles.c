@@ -15,8 +15,6 @@
 #include "cycles.h"
 
 #define NONE ((size_t)-1)
-/* how many iterations later a deferred accept sync may come */
-#define DEFERRED_REACH 4
 
 struct exec_stats {
 	__u32 launches;		/* on this thread */
@@ -638,6 +636,12 @@ static void decide_lead(struct thread_ctx *tc)
 	for (int r = 0; any && r < 4; r++) {
 		int says = rules[r](tc);
 
+		/* what an earlier window saw (the loop's start) outranks what this one guesses */
+		if (!says && r == 0 && tc->t->kept_lead_from) {
+			tc->lead_from = tc->t->kept_lead_from;
+			tc->lead_extends = tc->t->kept_lead_extends;
+			return;
+		}
 		if (says) {
 			tc->lead_from = LEAD_STRUCTURE + r;
 			tc->lead_extends = says > 0;
@@ -816,7 +820,7 @@ static void find_extend(struct thread_ctx *tc, size_t i)
 static size_t deferred_sync(struct thread_ctx *tc, size_t i, size_t record)
 {
 	const struct model_thread *t = tc->t;
-	size_t limit = i + DEFERRED_REACH < tc->nr_iters ? tc->iters[i + DEFERRED_REACH].vs
+	size_t limit = i + CYCLES_DEFERRED_REACH < tc->nr_iters ? tc->iters[i + CYCLES_DEFERRED_REACH].vs
 							 : t->nr_events;
 	__u32 serial = t->events[record].serial;
 

@@ -49,6 +49,8 @@ struct cycle {
 };
 
 #define LOOP_NONE ((size_t)-1)
+/* How many iterations later a deferred accept sync may come. */
+#define CYCLES_DEFERRED_REACH 4
 
 /*
  * The lead: the first graph launched after an accept when more launches follow

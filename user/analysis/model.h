@@ -188,11 +188,18 @@ struct model_proc {
 
 struct model_thread {
 	__u32 tid, tgid;
+	__u32 index;		/* in model_view.threads */
 	__u64 calls, first_ns, last_ns;
 	struct loop_event *events;
 	size_t nr_events, cap_events;
 	struct model_sync poll;	/* the spin of queries going on, if polling */
 	bool polling;
+	/*
+	 * Windowed analyses: how an earlier window told the lead's role (enum
+	 * lead_from; 0: none did), for windows that no longer see what told it.
+	 */
+	__u8 kept_lead_from;
+	bool kept_lead_extends;
 };
 
 /* Everything the analyses read, in creation order. */
@@ -228,6 +235,15 @@ void model__record(struct model *m, const void *rec, size_t size);
 /* End of input: the decoder's count of calls whose return never came. */
 void model__finish(struct model *m, const struct decode_stats *st);
 struct model_view *model__view(struct model *m);
+/* Where a thread's kept events start (entry time); older ones may be forgotten. */
+typedef __u64 (*model_keep_fn)(void *ctx, const struct model_thread *t);
+/*
+ * Windowed analyses: forget each thread's loop events older than keep_from
+ * says, with the syncs among them; 0 or -ENOMEM (then nothing is forgotten).
+ */
+int model__forget(struct model *m, model_keep_fn keep_from, void *ctx);
+/* Roles are decided again by the next cycles__analyse, from the events kept. */
+void model__reset_roles(struct model *m);
 /* Name of a function or kernel handle, NULL when its lookup was not seen. */
 const char *model__func_name(const struct model *m, __u32 tgid, __u64 func);
 /* Same kernels (function and count) and collectives: one model, another batch size. */

@@ -74,6 +74,7 @@ struct model_thread *store__thread_get(struct model *m, struct model_proc *p, __
 	}
 	t->tid = tid;
 	t->tgid = p->tgid;
+	t->index = m->view.nr_threads - 1;
 	p->nr_threads++;
 	return t;
 }

@@ -5,9 +5,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include "pipeline.h"
+#include "settle.h"
 
 /* Cross-CPU arrival order in the ring differs from entry order by less than this. */
 #define REORDER_NS 50000000ull
+/* Windowed analyses run this often in trace time when no tick is asked for. */
+#define WINDOW_STEP_NS 250000000ull
 
 struct pipeline {
 	struct tf_header hdr;		/* own copy, kept current with late records */
@@ -15,11 +18,44 @@ struct pipeline {
 	struct decoder *dec;
 	struct model *model;		/* NULL: calls only */
 	struct results results;
+	struct settle *settle;		/* windowed analyses, else NULL */
 	bool finished;
 	struct pipeline_consumer consumers[PIPELINE_MAX_CONSUMERS];
 	int nr_consumers;
 	__u64 tick_ns, next_tick, last_ts;
 };
+
+static int settled_cycle(void *ctx, const struct loop *lp, const struct cycle *c)
+{
+	struct pipeline *p = ctx;
+	int ret = 0;
+
+	for (int i = 0; i < p->nr_consumers && !ret; i++)
+		if (p->consumers[i].cycle)
+			ret = p->consumers[i].cycle(p->consumers[i].ctx, lp, c);
+	return ret;
+}
+
+static int settled_sync(void *ctx, const struct sync_verdict *sv)
+{
+	struct pipeline *p = ctx;
+	int ret = 0;
+
+	for (int i = 0; i < p->nr_consumers && !ret; i++)
+		if (p->consumers[i].sync)
+			ret = p->consumers[i].sync(p->consumers[i].ctx, sv);
+	return ret;
+}
+
+/* Windowed: what settled reaches the consumers before the tick that follows it. */
+static int settle_window(struct pipeline *p, bool final)
+{
+	const struct settle_sink sink = { settled_cycle, settled_sync, p };
+	struct results scratch;
+
+	return settle__step(p->settle, p->model, p->last_ts, final,
+			    final ? &p->results : &scratch, &sink);
+}
 
 static int notify_tick(struct pipeline *p, __u64 ts)
 {
@@ -27,6 +63,9 @@ static int notify_tick(struct pipeline *p, __u64 ts)
 
 	if (!p->next_tick)
 		p->next_tick = ts + p->tick_ns;
+	/* one window step for all the ticks a pause in the calls passed */
+	if (ts >= p->next_tick && p->settle)
+		ret = settle_window(p, false);
 	while (ts >= p->next_tick && !ret) {
 		for (int i = 0; i < p->nr_consumers && !ret; i++)
 			if (p->consumers[i].tick)
@@ -64,6 +103,13 @@ struct pipeline *pipeline__new(const struct tf_header *hdr, const struct pipelin
 	p->tick_ns = opts->tick_ns;
 	if (opts->analyse && !(p->model = model__new(hdr)))
 		goto fail;
+	if (opts->analyse && opts->window) {
+		p->settle = settle__new();
+		if (!p->settle)
+			goto fail;
+		if (!p->tick_ns)
+			p->tick_ns = WINDOW_STEP_NS;
+	}
 	p->dec = decoder__new(on_call, p, REORDER_NS);
 	if (!p->dec)
 		goto fail;
@@ -127,6 +173,24 @@ int pipeline__read_all(struct pipeline *p)
 	return ret;
 }
 
+int pipeline__read_next(struct pipeline *p, __u64 *ts)
+{
+	const struct sp_rec_hdr *hdr;
+	const void *rec;
+	int ret;
+
+	if (!p->reader)
+		return -EINVAL;
+	ret = tf_reader__next(p->reader, &rec);
+	if (ret <= 0)
+		return ret;
+	hdr = rec;
+	/* every ring record starts with a timestamp at offset 8, as the decoder reads it */
+	*ts = hdr->size >= 16 ? ((const struct sp_call_rec *)rec)->ts : 0;
+	ret = pipeline__feed(p, rec, hdr->size);
+	return ret ? ret : 1;
+}
+
 const char *pipeline__error(const struct pipeline *p)
 {
 	return p->reader ? tf_reader__error(p->reader) : "";
@@ -161,9 +225,10 @@ static int notify_end(struct pipeline *p)
 	for (int i = 0; i < p->nr_consumers && !ret; i++) {
 		const struct pipeline_consumer *c = &p->consumers[i];
 
-		if (res && c->cycle)
+		/* windowed, cycles and syncs were handed on as they settled */
+		if (res && c->cycle && !p->settle)
 			ret = notify_cycles(p, c);
-		if (!ret && res && c->sync)
+		if (!ret && res && c->sync && !p->settle)
 			ret = notify_syncs(p, c);
 		if (!ret && c->end)
 			ret = c->end(c->ctx, res, decoder__stats(p->dec));
@@ -177,7 +242,9 @@ int pipeline__finish(struct pipeline *p)
 
 	if (p->model) {
 		model__finish(p->model, decoder__stats(p->dec));
-		if (!ret)
+		if (!ret && p->settle)
+			ret = settle_window(p, true);
+		else if (!ret)
 			ret = results__compute(&p->results, p->model);
 	}
 	p->finished = !ret;
@@ -189,6 +256,7 @@ void pipeline__snapshot(const struct pipeline *p, struct pipeline_snapshot *out)
 	out->stats = decoder__stats(p->dec);
 	out->model = p->model ? model__view(p->model) : NULL;
 	out->last_ts = p->last_ts;
+	out->settled_ns = p->settle ? settle__horizon(p->settle) : 0;
 }
 
 const struct tf_header *pipeline__header(const struct pipeline *p)
@@ -201,6 +269,12 @@ const struct decode_stats *pipeline__stats(const struct pipeline *p)
 	return decoder__stats(p->dec);
 }
 
+void pipeline__open_calls(const struct pipeline *p,
+			  void (*fn)(void *ctx, const struct sp_call *call), void *ctx)
+{
+	decoder__for_each_open(p->dec, fn, ctx);
+}
+
 const struct results *pipeline__results(const struct pipeline *p)
 {
 	return p->finished && p->model ? &p->results : NULL;
@@ -211,6 +285,7 @@ void pipeline__free(struct pipeline *p)
 	if (!p)
 		return;
 	results__free(&p->results);
+	settle__free(p->settle);
 	decoder__free(p->dec);
 	model__free(p->model);
 	tf_reader__free(p->reader);

@@ -44,7 +44,13 @@ struct pipeline_consumer {
 
 struct pipeline_opts {
 	bool analyse;		/* build the model and run the analyses; false: calls only */
-	__u64 tick_ns;		/* 0: no ticks */
+	/*
+	 * Windowed analyses (settle.h): cycles and syncs are handed on as they
+	 * settle, at each tick, and the model forgets them; the end's results
+	 * are the last window's. For views that run for hours.
+	 */
+	bool window;
+	__u64 tick_ns;		/* 0: no ticks (windowed: a step every 250 ms) */
 };
 
 /* What can be read while records still come. */
@@ -52,6 +58,7 @@ struct pipeline_snapshot {
 	const struct decode_stats *stats;
 	const struct model_view *model;	/* NULL when not analysing */
 	__u64 last_ts;			/* entry time of the last call handed on */
+	__u64 settled_ns;		/* windowed: cycles and syncs before it were handed on */
 };
 
 struct pipeline;
@@ -74,6 +81,8 @@ int pipeline__feed(struct pipeline *p, const void *rec, size_t size);
  * where), or a consumer's error. The calls read so far are whole either way.
  */
 int pipeline__read_all(struct pipeline *p);
+/* Opened pipelines, a record at a time (paced replays): 1 and its time, 0 at the end, or as above. */
+int pipeline__read_next(struct pipeline *p, __u64 *ts);
 const char *pipeline__error(const struct pipeline *p);
 /* End of input: the last calls, the analyses, then the end callbacks; 0 or -errno. */
 int pipeline__finish(struct pipeline *p);
@@ -81,6 +90,9 @@ int pipeline__finish(struct pipeline *p);
 void pipeline__snapshot(const struct pipeline *p, struct pipeline_snapshot *out);
 const struct tf_header *pipeline__header(const struct pipeline *p);
 const struct decode_stats *pipeline__stats(const struct pipeline *p);
+/* Calls entered and not returned yet, as the decoder holds them (hung syncs, collectives). */
+void pipeline__open_calls(const struct pipeline *p,
+			  void (*fn)(void *ctx, const struct sp_call *call), void *ctx);
 /* After a successful finish with opts.analyse: the results; NULL otherwise. */
 const struct results *pipeline__results(const struct pipeline *p);
 void pipeline__free(struct pipeline *p);

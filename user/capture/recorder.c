@@ -47,7 +47,7 @@ static int on_record(void *ctx, const void *rec, size_t size)
 
 	if (r->write_err)
 		return 0;	/* keep draining; the error ends the loop */
-	ret = tf_writer__write(r->writer, rec, size);
+	ret = r->writer ? tf_writer__write(r->writer, rec, size) : 0;
 	if (ret) {
 		r->write_err = ret;
 		return 0;
@@ -84,7 +84,7 @@ static int write_counters(struct recorder *r, __u16 type)
 	rec.ts = tracer__now_ns();
 	if (session__counters(r->tracer.session, rec.counters))
 		return 0;
-	ret = tf_writer__write(r->writer, &rec, sizeof(rec));
+	ret = r->writer ? tf_writer__write(r->writer, &rec, sizeof(rec)) : 0;
 	if (!ret && r->tap)
 		r->tap->record(r->tap->ctx, &rec, sizeof(rec));
 	return ret;
@@ -129,6 +129,8 @@ static int record_loop(struct recorder *r)
 			log_info("traced processes exited");
 			break;
 		}
+		if (r->tap && r->tap->poll && r->tap->poll(r->tap->ctx))
+			break;
 	}
 	/* what the probes wrote before we stopped still belongs in the file */
 	session__drain(r->tracer.session);
@@ -144,6 +146,11 @@ static void print_summary(struct recorder *r, const char *path)
 
 	session__counters(r->tracer.session, counters);
 	drops = counters[SP_CNT_DROP_CALL] + counters[SP_CNT_DROP_RET];
+	if (!path) {
+		log_info("%llu records; %llu dropped%s", (unsigned long long)r->records,
+			 (unsigned long long)drops, drops ? " (ring buffer full: try --ring-mb)" : "");
+		return;
+	}
 	log_info("%llu records, %llu bytes to %s; %llu dropped%s",
 		 (unsigned long long)r->records, (unsigned long long)tf_writer__bytes(r->writer),
 		 path, (unsigned long long)drops, drops ? " (ring buffer full: try --ring-mb)" : "");
@@ -167,9 +174,11 @@ static int record_run(struct recorder *r)
 	tracer__header(&r->tracer, &hdr);
 	if (r->tap)
 		r->tap->header(r->tap->ctx, &hdr);
-	r->writer = tf_writer__create(r->req->rec->output, r->req->rec->force, &hdr, err, sizeof(err));
+	if (r->req->rec->output)
+		r->writer = tf_writer__create(r->req->rec->output, r->req->rec->force, &hdr, err,
+					      sizeof(err));
 	tracer__free_header(&hdr);
-	if (!r->writer) {
+	if (r->req->rec->output && !r->writer) {
 		log_error("%s", err);
 		return 1;
 	}
@@ -180,7 +189,7 @@ static int record_run(struct recorder *r)
 	ret = record_loop(r);
 	if (!r->write_err)
 		r->write_err = write_counters(r, SP_REC_END);
-	if (!r->write_err)
+	if (!r->write_err && r->writer)
 		r->write_err = tf_writer__close(r->writer);
 	if (r->write_err) {
 		log_error("%s", tf_writer__error(r->writer));
@@ -205,12 +214,15 @@ int recorder__run(const struct record_request *req)
 	struct recorder r = { .req = req, .tap = req->tap };
 	int ret;
 
-	if (check_output(req->rec->output, req->rec->force) || host__check_bpf())
+	if ((req->rec->output && check_output(req->rec->output, req->rec->force)) ||
+	    host__check_bpf())
 		return 1;
 	host__setup_libbpf();
 	host__raise_nofile();
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
+	/* a closed terminal ends the recording as Ctrl-C does: probes off, file whole */
+	signal(SIGHUP, on_signal);
 	ret = record_run(&r);
 	tf_writer__free(r.writer);
 	tracer__stop(&r.tracer);

@@ -12,12 +12,14 @@
 struct record_tap {
 	void (*header)(void *ctx, const struct tf_header *hdr);
 	void (*record)(void *ctx, const void *rec, size_t size);
+	/* After each poll of the ring (at most 100 ms apart); non-zero stops the recording. */
+	int (*poll)(void *ctx);
 	void *ctx;
 };
 
 struct record_request {
 	const struct target_args *targets;
-	const struct recording_args *rec;	/* output required */
+	const struct recording_args *rec;	/* output NULL: records go to the tap only */
 	const struct record_tap *tap;	/* NULL: none */
 };
 

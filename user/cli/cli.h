@@ -22,6 +22,7 @@ int cmd_demo(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_diff(int argc, char **argv);
 int cmd_export(int argc, char **argv);
+int cmd_top(int argc, char **argv);
 
 /* Append the pids of "1,2,3" to pids; 0 or -EINVAL. */
 int cli__parse_pids(const char *arg, int *pids, int *nr_pids, int max_pids);

@@ -176,7 +176,7 @@ static void live_record(void *ctx, const void *rec, size_t size)
 static int report_live(void)
 {
 	struct live_report l = { 0 };
-	struct record_tap tap = { live_header, live_record, &l };
+	struct record_tap tap = { .header = live_header, .record = live_record, .ctx = &l };
 	struct record_request req = { .targets = &env.targets, .rec = &env.rec, .tap = &tap };
 	char path[64];
 	int status;

@@ -13,7 +13,7 @@
 #define BLOCK(nm, cl, args)  { nm, SP_LIB_CUDA, cl, true, true, args, N, SP_DATA_NONE, N, NULL }
 #define OUT(nm, cl, args, o, on) { nm, SP_LIB_CUDA, cl, true, false, args, N, SP_DATA_NONE, o, on }
 #define NAMED(nm, args, d, o, on) { nm, SP_LIB_CUDA, SP_CLASS_NAMES, true, false, args, d, SP_DATA_STRING, o, on }
-#define COLL(nm, args)       { nm, SP_LIB_NCCL, SP_CLASS_NCCL, false, false, args, N, SP_DATA_NONE, N, NULL }
+#define COLL(nm, args)       { nm, SP_LIB_NCCL, SP_CLASS_NCCL, true, false, args, N, SP_DATA_NONE, N, NULL }
 #define NCCL_OUT(nm, args, o, on) { nm, SP_LIB_NCCL, SP_CLASS_NCCL, true, true, args, N, SP_DATA_NONE, o, on }
 
 const struct catalog_entry catalog[] = {
@@ -140,7 +140,10 @@ const struct catalog_entry catalog[] = {
 	{ "cuGetProcAddress", SP_LIB_CUDA, SP_CLASS_DRIVER, true, false,
 	  "symbol:h,pfn_out:h,cuda_version:d,flags:u", 0, SP_DATA_STRING, 1, "pfn" },
 
-	/* NCCL: collectives are entry only; the stream is the 7th argument or later */
+	/*
+	 * NCCL: collectives return at once unless a peer is missing: their return
+	 * shows a rank stuck in one. The stream is the 7th argument or later.
+	 */
 	COLL("ncclAllReduce", "send:h,recv:h,count:z,datatype:d,op:d,comm:h,stream:h"),
 	COLL("ncclAllGather", "send:h,recv:h,count:z,datatype:d,comm:h,stream:h"),
 	COLL("ncclReduceScatter", "send:h,recv:h,count:z,datatype:d,op:d,comm:h,stream:h"),

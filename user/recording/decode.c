@@ -326,6 +326,15 @@ const struct decode_stats *decoder__stats(const struct decoder *d)
 	return &d->stats;
 }
 
+void decoder__for_each_open(const struct decoder *d,
+			    void (*fn)(void *ctx, const struct sp_call *call), void *ctx)
+{
+	for (size_t i = 0; i < d->threads_cap; i++)
+		for (int k = 0; d->threads[i].tid && k < OPEN_SLOTS; k++)
+			if (d->threads[i].open[k])
+				fn(ctx, d->threads[i].open[k]);
+}
+
 struct decoder *decoder__new(decode_call_fn fn, void *ctx, __u64 reorder_ns)
 {
 	struct decoder *d = calloc(1, sizeof(*d));

@@ -52,6 +52,9 @@ int decoder__feed(struct decoder *d, const void *rec, size_t size);
 /* End of input: open calls become unreturned, everything is handed on. */
 int decoder__finish(struct decoder *d);
 const struct decode_stats *decoder__stats(const struct decoder *d);
+/* Each call entered whose return has not come yet: a sync or collective still blocking. */
+void decoder__for_each_open(const struct decoder *d,
+			    void (*fn)(void *ctx, const struct sp_call *call), void *ctx);
 void decoder__free(struct decoder *d);
 
 #endif /* __DECODE_H */

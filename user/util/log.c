@@ -5,11 +5,42 @@
 
 bool log_verbose;
 
+#define HELD_LINES 64
+
+/* Lines kept while a full-screen view owns the terminal, printed once it lets go. */
+static char held[HELD_LINES][256];
+static int nr_held, held_lost;
+static bool holding;
+
 static void vlog(const char *level, const char *fmt, va_list ap)
 {
+	int n;
+
+	if (holding) {
+		if (nr_held == HELD_LINES) {
+			held_lost++;
+			return;
+		}
+		n = snprintf(held[nr_held], sizeof(held[0]), "specprobe: %s", level);
+		vsnprintf(held[nr_held] + n, sizeof(held[0]) - n, fmt, ap);
+		nr_held++;
+		return;
+	}
 	fprintf(stderr, "specprobe: %s", level);
 	vfprintf(stderr, fmt, ap);
 	fputc('\n', stderr);
+}
+
+void log_hold(bool hold)
+{
+	holding = hold;
+	if (hold)
+		return;
+	for (int i = 0; i < nr_held; i++)
+		fprintf(stderr, "%s\n", held[i]);
+	if (held_lost)
+		fprintf(stderr, "specprobe: %d more messages\n", held_lost);
+	nr_held = held_lost = 0;
 }
 
 #define DEFINE_LOG(fn, level, cond)		\

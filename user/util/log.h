@@ -11,5 +11,7 @@ void log_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void log_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void log_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void log_debug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* true: keep messages (a full-screen view owns the terminal); false: print what was kept. */
+void log_hold(bool hold);
 
 #endif /* __LOG_H */

@@ -1,0 +1,213 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+# specprobe top against the simulated server, driven in tmux like a person would: the right
+# cycles/s per rank, the planted sync in the sync panel, a rank stuck in a collective in the
+# hung panel, keys, q leaving no probe; --batch; --replay against report; bad input.
+source "$(dirname "$0")/lib.sh"
+CHECK=$TOP/tests/integration/check_top.py
+SESSION=specprobe-top-$$
+
+if ! command -v tmux >/dev/null; then
+	fail "tmux is not installed"
+	finish
+	exit
+fi
+trap 'tmux kill-session -t $SESSION 2>/dev/null; rm -rf "$SCRATCH"' EXIT
+
+our_programs() {
+	bpftool prog show 2>/dev/null | grep -cE 'name on_(entry|return)'
+}
+
+screen() {
+	tmux capture-pane -p -t "$SESSION" >"$1"
+}
+
+# wait_screen FILE PATTERN [TENTHS]: capture until PATTERN (grep -E) shows
+wait_screen() {
+	local i
+	for ((i = 0; i < ${3:-150}; i++)); do
+		screen "$1"
+		grep -qE "$2" "$1" && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+# Two ranks, traced from before cuInit (ranks known); rank 1 stuck 5 s in an all-reduce.
+HANG_CYCLE=900
+live_tmux() {
+	local dir=$SCRATCH/live pids before rc
+	before=$(our_programs)
+	start_server "$dir" --wait-at init -r 2 -n 2500 --hang 1@$HANG_CYCLE/5000 \
+		--plant stream@draft-verify/10 || { fail "live: no server"; return; }
+	pids=$(tr '\n' ',' <"$dir/ready" | sed 's/,$//')
+	tmux new-session -d -s "$SESSION" -x 150 -y 45 \
+		"$SPECPROBE top -i 0.3 -o $dir/rec.sprb -p $pids 2>$dir/top.err; echo \$? >$dir/rc"
+	wait_file "$dir/rec.sprb" 300
+	touch "$dir/go"
+	if wait_screen "$dir/screen1" '^ +1 +[0-9]+ +[0-9]+ +[0-9.]+ +- +[0-9.]+ +[0-9.]+ +[0-9]{3,} '
+	then
+		pass "live: both ranks' rows with cycles/s"
+	else
+		fail "live: no rank rows with a rate ($dir/screen1)"
+	fi
+	if wait_screen "$dir/screen2" '^ +1 +[0-9]+ +[0-9]+ ncclAllReduce +[1-9]' 120; then
+		pass "live: the stuck all-reduce of rank 1 is in the hung panel while it is stuck"
+	else
+		fail "live: no hung ncclAllReduce ($dir/screen2)"
+	fi
+	if python3 "$CHECK" panels "$dir/screen2" cuStreamSynchronize draft-verify \
+		ncclAllReduce 1 >"$dir/panels.out"; then
+		pass "live: $(cat "$dir/panels.out")"
+	else
+		fail "live: $(cat "$dir/panels.out")"
+	fi
+	tmux send-keys -t "$SESSION" 2
+	if wait_screen "$dir/screen3" 'rank 1' 20 && ! grep -qE '^ +0 +[0-9]+ +[0-9]+ ' "$dir/screen3"
+	then
+		pass "live: key 2 shows rank 1 alone"
+	else
+		fail "live: key 2 did not focus rank 1 ($dir/screen3)"
+	fi
+	tmux send-keys -t "$SESSION" 0 p
+	if wait_screen "$dir/screen4" 'paused' 20; then
+		pass "live: p pauses the display"
+	else
+		fail "live: p did not pause ($dir/screen4)"
+	fi
+	tmux send-keys -t "$SESSION" p s
+	wait_screen "$dir/screen5" 'sort cycles/s' 20 && pass "live: s sorts by cycles/s" ||
+		fail "live: s did not change the sort ($dir/screen5)"
+	tmux send-keys -t "$SESSION" q
+	wait_file "$dir/rc" 100
+	rc=$(cat "$dir/rc" 2>/dev/null)
+	if [ "$rc" = 0 ] && [ "$(our_programs)" = "$before" ]; then
+		pass "live: q exits 0 and leaves no probe program loaded"
+	else
+		fail "live: q: exit '$rc', programs $(our_programs) (were $before)"
+	fi
+	wait $server_pid
+	if python3 "$CHECK" rate "$dir/screen1" $HANG_CYCLE "$dir"/gt.rank* >"$dir/rate.out"; then
+		pass "live: $(cat "$dir/rate.out")"
+	else
+		fail "live: $(cat "$dir/rate.out")"
+	fi
+	replay "live" "$dir"
+}
+
+# replay NAME DIR: --replay's last block holds the report's cycles and flagged syncs
+replay() {
+	local name=$1 dir=$2
+	if ! "$SPECPROBE" report --json "$dir/rec.sprb" >"$dir/report.json" 2>"$dir/report.err"
+	then
+		fail "$name: the kept recording does not report: $(head -1 "$dir/report.err")"
+		return
+	fi
+	"$SPECPROBE" top --batch --replay "$dir/rec.sprb" --speed 0 >"$dir/replay.txt" \
+		2>"$dir/replay.err"
+	if python3 "$CHECK" replay "$dir/replay.txt" "$dir/report.json" >"$dir/replay.out"; then
+		pass "$name: --replay of the recording: $(cat "$dir/replay.out")"
+	else
+		fail "$name: --replay differs from report: $(cat "$dir/replay.out")"
+	fi
+}
+
+# --batch -- CMD: the server started under trace, a block per interval, the end block's
+# flagged total equal to the planted syncs; the server's exit ends top with status 0.
+batch_cmd() {
+	local dir=$SCRATCH/batch planted rc
+	mkdir -p "$dir"
+	"$SPECPROBE" top --batch -i 0.2 -o "$dir/rec.sprb" -- "$SERVER" -q -n 400 \
+		--plant stream@draft-verify/8 --ground-truth "$dir/gt" >"$dir/top.txt" \
+		2>"$dir/top.err"
+	rc=$?
+	planted=$(grep -c '"tag":"planted' "$dir"/gt* | awk -F: '{ s += $NF } END { print s }')
+	total=$(sed -n '/^== specprobe top end/,$p' "$dir/top.txt" |
+		awk '$2 == "cuStreamSynchronize" && $3 == "draft-verify" { print $NF }')
+	if [ "$rc" = 0 ] && [ "$(grep -c '^== specprobe top live' "$dir/top.txt")" -ge 2 ] &&
+		[ -n "$total" ] && [ "$total" = "$planted" ]; then
+		pass "batch: blocks per interval; end block flags the $planted planted syncs"
+	else
+		fail "batch: exit $rc, end block total '$total', planted $planted ($dir)"
+	fi
+	replay "batch" "$dir"
+}
+
+# SIGTERM while tracing: top stops, the probes go, the kept recording reads whole.
+sigterm() {
+	local dir=$SCRATCH/term top before
+	before=$(our_programs)
+	start_server "$dir" -n 3000 || { fail "sigterm: no server"; return; }
+	"$SPECPROBE" top --batch -i 0.2 -o "$dir/rec.sprb" -p "$target" >"$dir/top.txt" \
+		2>"$dir/top.err" &
+	top=$!
+	wait_file "$dir/rec.sprb" 300
+	touch "$dir/go"
+	sleep 1
+	kill -TERM $top
+	wait $top
+	rc=$?
+	kill $server_pid 2>/dev/null
+	wait $server_pid 2>/dev/null
+	if [ "$rc" = 0 ] && [ "$(our_programs)" = "$before" ] &&
+		"$SPECPROBE" report "$dir/rec.sprb" >/dev/null 2>&1 &&
+		grep -q '^== specprobe top end' "$dir/top.txt"; then
+		pass "sigterm: exit 0, no probe left, the recording reads, an end block printed"
+	else
+		fail "sigterm: exit $rc, programs $(our_programs) (were $before) ($dir)"
+	fi
+}
+
+# NO_COLOR: the same screen without colour escapes (reverse video stays).
+no_color() {
+	local dir=$SCRATCH/batch with without
+	[ -s "$dir/rec.sprb" ] || return
+	tmux kill-session -t "$SESSION" 2>/dev/null
+	tmux new-session -d -s "$SESSION" -x 150 -y 45 \
+		"$SPECPROBE top --replay $dir/rec.sprb --speed 0; sleep 5"
+	sleep 1.5
+	with=$(tmux capture-pane -e -p -t "$SESSION" | grep -c $'\e\[3[0-7]')
+	tmux kill-session -t "$SESSION"
+	tmux new-session -d -s "$SESSION" -x 150 -y 45 -e NO_COLOR=1 \
+		"$SPECPROBE top --replay $dir/rec.sprb --speed 0; sleep 5"
+	sleep 1.5
+	without=$(tmux capture-pane -e -p -t "$SESSION" | grep -c $'\e\[3[0-7]')
+	tmux send-keys -t "$SESSION" q
+	if [ "$with" -gt 0 ] && [ "$without" = 0 ]; then
+		pass "NO_COLOR: $with coloured lines without it, none with it"
+	else
+		fail "NO_COLOR: $with coloured lines without it, $without with it"
+	fi
+}
+
+# each: a one-line error and a non-zero exit
+bad_input() {
+	local dir=$SCRATCH/bad err
+	mkdir -p "$dir"
+	expect_error() {
+		local name=$1
+		shift
+		"$@" >"$dir/out" 2>"$dir/err" </dev/null
+		local rc=$?
+		err=$(grep -c 'specprobe: error' "$dir/err")
+		if [ "$rc" -ne 0 ] && [ "$err" = 1 ]; then
+			pass "bad input: $name: $(head -1 "$dir/err" | cut -c1-80)"
+		else
+			fail "bad input: $name: exit $rc, $err error lines"
+		fi
+	}
+	expect_error "no such recording" "$SPECPROBE" top --batch --replay "$dir/none.sprb"
+	head -c 3000 "$SCRATCH/batch/rec.sprb" >"$dir/cut.sprb"
+	expect_error "cut recording" "$SPECPROBE" top --batch --replay "$dir/cut.sprb" --speed 0
+	expect_error "no terminal" "$SPECPROBE" top --replay "$SCRATCH/batch/rec.sprb"
+	sleep 30 &
+	expect_error "a pid that is no CUDA program" "$SPECPROBE" top --batch -p $! --duration 2
+	kill $! 2>/dev/null
+}
+
+live_tmux
+batch_cmd
+sigterm
+no_color
+bad_input
+finish

@@ -1,0 +1,466 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/* Window aggregates for top: per-second buckets and a ring of recent cycles per loop. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include "catalog.h"
+#include "top_state.h"
+
+#define NS 1000000000ull
+#define SECONDS 64		/* buckets: windows up to a minute */
+#define RING 4096		/* recent cycles per loop, for the percentiles */
+
+/* Counts and sums per second of trace time, the last SECONDS of them. */
+struct series {
+	__u64 sec[SECONDS], n[SECONDS], sum[SECONDS];
+	__u64 total;
+};
+
+struct ring_cycle {
+	__u64 start_ns, end_ns;
+	__u64 phase_ns[PHASE_NR];
+	__u64 blocked_ns;
+};
+
+struct loop_agg {
+	__u32 tgid, tid;
+	int rank;
+	struct ring_cycle ring[RING];
+	size_t head, len;
+	__u64 total;
+};
+
+struct site_agg {
+	__u16 name;
+	enum sync_pos pos;
+	enum sync_kind kind;
+	int rank;
+	struct series count, blocked;
+};
+
+struct top_state {
+	struct loop_agg *loops[TOP_MAX_LOOPS];
+	size_t nr_loops;
+	struct site_agg sites[TOP_MAX_SITES];
+	size_t nr_sites;
+	__u64 sites_lost;		/* flagged syncs of sites past the table */
+	struct series *calls;		/* by catalogue index */
+	__u64 since_ns;			/* first call counted (after a reset) */
+	__u64 prev_records, prev_ns;	/* at the last frame: for records/s */
+	double records_per_s;
+};
+
+static void series_add(struct series *s, __u64 ts, __u64 v)
+{
+	__u64 sec = ts / NS;
+	size_t k = sec % SECONDS;
+
+	if (s->sec[k] != sec) {
+		s->sec[k] = sec;
+		s->n[k] = s->sum[k] = 0;
+	}
+	s->n[k]++;
+	s->sum[k] += v;
+	s->total++;
+}
+
+/*
+ * Whole seconds after now - window up to now's own: their count and sum, and
+ * the time they span, from since (the first call counted) if that is later.
+ */
+static double series_window(const struct series *s, __u64 now, double window_s, __u64 since,
+			    __u64 *n, __u64 *sum)
+{
+	__u64 last = now / NS, w = window_s < 1 ? 1 : (__u64)window_s;
+	__u64 first = last >= w ? last - w + 1 : 0, from = first * NS;
+
+	*n = *sum = 0;
+	for (size_t k = 0; k < SECONDS; k++)
+		if (s->sec[k] >= first && s->sec[k] <= last) {
+			*n += s->n[k];
+			*sum += s->sum[k];
+		}
+	from = since > from ? since : from;
+	return now > from ? (now - from) / 1e9 : 0;
+}
+
+struct top_state *top__new(void)
+{
+	struct top_state *t = calloc(1, sizeof(*t));
+
+	if (t && !(t->calls = calloc(catalog_len, sizeof(*t->calls)))) {
+		free(t);
+		return NULL;
+	}
+	return t;
+}
+
+void top__free(struct top_state *t)
+{
+	if (!t)
+		return;
+	for (size_t i = 0; i < t->nr_loops; i++)
+		free(t->loops[i]);
+	free(t->calls);
+	free(t);
+}
+
+void top__reset(struct top_state *t)
+{
+	for (size_t i = 0; i < t->nr_loops; i++) {
+		t->loops[i]->len = t->loops[i]->head = 0;
+		t->loops[i]->total = 0;
+	}
+	for (size_t i = 0; i < t->nr_sites; i++) {
+		memset(&t->sites[i].count, 0, sizeof(t->sites[i].count));
+		memset(&t->sites[i].blocked, 0, sizeof(t->sites[i].blocked));
+	}
+	memset(t->calls, 0, catalog_len * sizeof(*t->calls));
+	t->sites_lost = 0;
+	t->since_ns = 0;
+}
+
+static struct loop_agg *loop_of(struct top_state *t, const struct loop *lp)
+{
+	struct loop_agg *a;
+
+	for (size_t i = 0; i < t->nr_loops; i++)
+		if (t->loops[i]->tgid == lp->tgid && t->loops[i]->tid == lp->tid)
+			return t->loops[i];
+	if (t->nr_loops == TOP_MAX_LOOPS || !(a = calloc(1, sizeof(*a))))
+		return NULL;
+	a->tgid = lp->tgid;
+	a->tid = lp->tid;
+	a->rank = lp->rank;
+	t->loops[t->nr_loops++] = a;
+	return a;
+}
+
+static int on_cycle(void *ctx, const struct loop *lp, const struct cycle *c)
+{
+	struct top_state *t = ctx;
+	struct loop_agg *a = loop_of(t, lp);
+	struct ring_cycle *rc;
+
+	if (!a)
+		return 0;	/* past the table: the other loops still count */
+	a->rank = lp->rank;
+	rc = &a->ring[a->head];
+	a->head = (a->head + 1) % RING;
+	if (a->len < RING)
+		a->len++;
+	rc->start_ns = c->start_ns;
+	rc->end_ns = c->end_ns;
+	for (int p = 0; p < PHASE_NR; p++)
+		rc->phase_ns[p] = c->phase[p].span_ns;
+	rc->blocked_ns = c->blocked_ns;
+	a->total++;
+	return 0;
+}
+
+static struct site_agg *site_of(struct top_state *t, const struct sync_verdict *sv)
+{
+	const struct model_sync *sy = sv->sync;
+	struct site_agg *s;
+
+	for (size_t i = 0; i < t->nr_sites; i++) {
+		s = &t->sites[i];
+		if (s->name == sy->name && s->pos == sv->pos && s->kind == sy->kind &&
+		    s->rank == sv->rank)
+			return s;
+	}
+	if (t->nr_sites == TOP_MAX_SITES)
+		return NULL;
+	s = &t->sites[t->nr_sites++];
+	memset(s, 0, sizeof(*s));
+	s->name = sy->name;
+	s->pos = sv->pos;
+	s->kind = sy->kind;
+	s->rank = sv->rank;
+	return s;
+}
+
+static int on_sync(void *ctx, const struct sync_verdict *sv)
+{
+	struct top_state *t = ctx;
+	struct site_agg *s;
+
+	if (sv->verdict != VERDICT_FLAGGED)
+		return 0;
+	s = site_of(t, sv);
+	if (!s) {
+		t->sites_lost++;
+		return 0;
+	}
+	series_add(&s->count, sv->sync->ts, 1);
+	series_add(&s->blocked, sv->sync->ts, sv->blocked_ns);
+	return 0;
+}
+
+static int on_call(void *ctx, const struct tf_header *hdr, const struct sp_call *call)
+{
+	struct top_state *t = ctx;
+	__u32 cookie = call->entry.probe;
+
+	if (!t->since_ns)
+		t->since_ns = call->entry.ts;
+	if (cookie < hdr->nr_probes && hdr->probes[cookie].catalog < (__u32)catalog_len)
+		series_add(&t->calls[hdr->probes[cookie].catalog], call->entry.ts, 0);
+	return 0;
+}
+
+void top__consumer(struct top_state *t, struct pipeline_consumer *c)
+{
+	*c = (struct pipeline_consumer){ .call = on_call, .cycle = on_cycle, .sync = on_sync,
+					 .ctx = t };
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	__u64 x = *(const __u64 *)a, y = *(const __u64 *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* Cycles that ended in the window: their rate over their own span, percentiles, shares. */
+static void loop_row(const struct loop_agg *a, __u64 now, double window_s, __u64 *scratch,
+		     struct top_loop_row *row)
+{
+	__u64 from = now > window_s * NS ? now - (__u64)(window_s * NS) : 0;
+	__u64 first_start = ~0ull, last_end = 0, total_ns = 0, parts[PHASE_NR + 1] = { 0 };
+	size_t n = 0;
+
+	*row = (struct top_loop_row){ .tgid = a->tgid, .tid = a->tid, .rank = a->rank,
+				      .total = a->total };
+	for (size_t i = 0; i < a->len; i++) {
+		const struct ring_cycle *c = &a->ring[(a->head + RING - 1 - i) % RING];
+
+		if (c->end_ns <= from || c->end_ns > now)
+			continue;
+		scratch[n++] = c->end_ns - c->start_ns;
+		first_start = c->start_ns < first_start ? c->start_ns : first_start;
+		last_end = c->end_ns > last_end ? c->end_ns : last_end;
+		total_ns += c->end_ns - c->start_ns;
+		for (int p = 0; p < PHASE_NR; p++)
+			parts[p] += c->phase_ns[p];
+		parts[PHASE_NR] += c->blocked_ns;
+	}
+	row->cycles = n;
+	row->idle = !n;
+	if (!n)
+		return;
+	row->cycles_per_s = last_end > first_start ? n * 1e9 / (last_end - first_start) : 0;
+	qsort(scratch, n, sizeof(*scratch), cmp_u64);
+	row->p50_ns = scratch[(n - 1) / 2];
+	row->p99_ns = scratch[(n - 1) * 99 / 100];
+	for (int p = 0; p <= PHASE_NR; p++)
+		row->share[p] = total_ns ? (double)parts[p] / total_ns : 0;
+}
+
+static int loop_row_cmp(const void *pa, const void *pb, void *psort)
+{
+	const struct top_loop_row *a = pa, *b = pb;
+	enum top_sort sort = *(const enum top_sort *)psort;
+	unsigned int ra = a->rank, rb = b->rank;	/* unknown ranks last */
+
+	if (sort == TOP_SORT_RATE && a->cycles_per_s != b->cycles_per_s)
+		return a->cycles_per_s < b->cycles_per_s ? 1 : -1;
+	if (sort == TOP_SORT_P99 && a->p99_ns != b->p99_ns)
+		return a->p99_ns < b->p99_ns ? 1 : -1;
+	if (ra != rb)
+		return ra < rb ? -1 : 1;
+	if (a->tgid != b->tgid)
+		return a->tgid < b->tgid ? -1 : 1;
+	return a->tid < b->tid ? -1 : a->tid > b->tid;
+}
+
+static void frame_loops(struct top_state *t, __u64 now, const struct top_opts *o,
+			struct top_frame *f)
+{
+	static __u64 scratch[RING];
+	enum top_sort sort = o->sort;
+
+	f->nr_loops = 0;
+	for (size_t i = 0; i < t->nr_loops; i++) {
+		if (o->focus_rank >= 0 && t->loops[i]->rank != o->focus_rank)
+			continue;
+		loop_row(t->loops[i], now, o->window_s, scratch, &f->loops[f->nr_loops++]);
+	}
+	qsort_r(f->loops, f->nr_loops, sizeof(*f->loops), loop_row_cmp, &sort);
+}
+
+/* Cycles of one rank in the window: a site's blocked time is per cycle of its rank. */
+static __u64 rank_cycles(const struct top_frame *f, int rank)
+{
+	__u64 n = 0;
+
+	for (size_t i = 0; i < f->nr_loops; i++)
+		if (f->loops[i].rank == rank)
+			n += f->loops[i].cycles;
+	return n;
+}
+
+static int site_row_cmp(const void *pa, const void *pb)
+{
+	const struct top_site_row *a = pa, *b = pb;
+
+	if (a->count != b->count)
+		return a->count < b->count ? 1 : -1;
+	return (a->total < b->total) - (a->total > b->total);
+}
+
+static void frame_sites(struct top_state *t, __u64 now, const struct top_opts *o,
+			struct top_frame *f)
+{
+	f->nr_sites = 0;
+	for (size_t i = 0; i < t->nr_sites; i++) {
+		const struct site_agg *s = &t->sites[i];
+		struct top_site_row *row = &f->sites[f->nr_sites];
+		__u64 n, sum, blocked, cycles;
+		double span;
+
+		if (o->focus_rank >= 0 && s->rank != o->focus_rank)
+			continue;
+		span = series_window(&s->count, now, o->window_s, t->since_ns, &n, &sum);
+		series_window(&s->blocked, now, o->window_s, t->since_ns, &sum, &blocked);
+		cycles = rank_cycles(f, s->rank);
+		*row = (struct top_site_row){ .name = s->name, .pos = s->pos, .kind = s->kind,
+					      .rank = s->rank, .count = n, .total = s->count.total,
+					      .per_s = span > 0 ? n / span : 0,
+					      .blocked_ms_per_cycle = cycles ? blocked / 1e6 / cycles
+									     : 0 };
+		f->nr_sites++;
+	}
+	qsort(f->sites, f->nr_sites, sizeof(*f->sites), site_row_cmp);
+}
+
+static int rank_of(const struct model_view *v, __u32 tgid)
+{
+	for (size_t i = 0; v && i < v->nr_procs; i++)
+		if (v->procs[i]->tgid == tgid)
+			return v->procs[i]->rank;
+	return -1;
+}
+
+struct hung_scan {
+	const struct tf_header *hdr;
+	const struct model_view *view;
+	const struct top_opts *opts;
+	__u64 now;
+	struct top_frame *f;
+};
+
+/* Keep the oldest TOP_MAX_HUNG of the calls open longer than the threshold. */
+static void hung_call(void *ctx, const struct sp_call *call)
+{
+	struct hung_scan *h = ctx;
+	struct top_frame *f = h->f;
+	__u32 cookie = call->entry.probe;
+	struct top_hung_row row;
+	size_t at;
+
+	if (h->now < call->entry.ts || h->now - call->entry.ts < h->opts->hung_ns)
+		return;
+	row = (struct top_hung_row){ .tgid = call->entry.tgid, .tid = call->entry.tid,
+				     .rank = rank_of(h->view, call->entry.tgid),
+				     .age_ns = h->now - call->entry.ts };
+	row.name = cookie < h->hdr->nr_probes ? h->hdr->probes[cookie].catalog : 0;
+	if (h->opts->focus_rank >= 0 && row.rank != h->opts->focus_rank)
+		return;
+	for (at = f->nr_hung; at > 0 && f->hung[at - 1].age_ns < row.age_ns; at--)
+		;
+	if (at == TOP_MAX_HUNG)
+		return;
+	if (f->nr_hung < TOP_MAX_HUNG)
+		f->nr_hung++;
+	memmove(&f->hung[at + 1], &f->hung[at], (f->nr_hung - 1 - at) * sizeof(f->hung[0]));
+	f->hung[at] = row;
+}
+
+static void frame_calls(struct top_state *t, __u64 now, const struct top_opts *o,
+			struct top_frame *f)
+{
+	f->nr_calls = 0;
+	for (int i = 0; i < catalog_len; i++) {
+		__u64 n, sum;
+		double span = series_window(&t->calls[i], now, o->window_s, t->since_ns, &n, &sum);
+		double rate = span > 0 ? n / span : 0;
+		size_t at;
+
+		if (!n)
+			continue;
+		for (at = f->nr_calls; at > 0 && f->calls_top[at - 1].per_s < rate; at--)
+			;
+		if (at == TOP_MAX_CALLS)
+			continue;
+		if (f->nr_calls < TOP_MAX_CALLS)
+			f->nr_calls++;
+		memmove(&f->calls_top[at + 1], &f->calls_top[at],
+			(f->nr_calls - 1 - at) * sizeof(f->calls_top[0]));
+		f->calls_top[at] = (struct top_call_row){ .name = i, .per_s = rate };
+	}
+}
+
+/* The probes' calibrated cost over the CPU the traced processes used. */
+static double overhead_pct(const struct model_view *v)
+{
+	double added = 0, cpu = 0;
+
+	for (size_t i = 0; v && i < v->nr_procs; i++) {
+		struct overhead o;
+
+		if (!syncs__overhead(v, v->procs[i], &o) && o.has_cpu) {
+			added += o.ms_per_s;
+			cpu += o.cpu_ms_per_s;
+		}
+	}
+	return cpu > 0 ? 100 * added / cpu : -1;
+}
+
+static void frame_header(struct top_state *t, const struct pipeline *p, __u64 now,
+			 struct top_frame *f)
+{
+	struct pipeline_snapshot snap;
+	const struct decode_stats *st;
+
+	pipeline__snapshot(p, &snap);
+	st = snap.stats;
+	f->records = st->records;
+	f->calls = st->calls;
+	f->drops = st->counters[SP_CNT_DROP_CALL] + st->counters[SP_CNT_DROP_RET];
+	f->probes = pipeline__header(p)->nr_probes;
+	f->overhead_pct = overhead_pct(snap.model);
+	f->elapsed_s = snap.model && snap.model->first_ns && now > snap.model->first_ns
+			       ? (now - snap.model->first_ns) / 1e9
+			       : 0;
+	if (t->prev_ns && now > t->prev_ns)
+		t->records_per_s = (f->records - t->prev_records) * 1e9 / (now - t->prev_ns);
+	if (now != t->prev_ns) {
+		t->prev_ns = now;
+		t->prev_records = f->records;
+	}
+	f->records_per_s = t->records_per_s;
+}
+
+void top__frame(struct top_state *t, const struct pipeline *p, __u64 now_ns,
+		const struct top_opts *opts, struct top_frame *out)
+{
+	struct pipeline_snapshot snap;
+	struct hung_scan hung = { pipeline__header(p), NULL, opts, now_ns, out };
+	__u64 settled;
+
+	pipeline__snapshot(p, &snap);
+	/* cycles and syncs are known up to the settled point; calls up to the last one */
+	settled = snap.settled_ns && snap.settled_ns < snap.last_ts ? snap.settled_ns
+								    : snap.last_ts;
+	out->now_ns = now_ns;
+	out->window_s = opts->window_s;
+	frame_header(t, p, now_ns, out);
+	frame_loops(t, settled, opts, out);
+	frame_sites(t, settled, opts, out);
+	out->sites_lost = t->sites_lost;
+	frame_calls(t, snap.last_ts, opts, out);
+	hung.view = snap.model;
+	out->nr_hung = 0;
+	pipeline__open_calls(p, hung_call, &hung);
+}

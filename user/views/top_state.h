@@ -1,0 +1,97 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/*
+ * What `specprobe top` shows, kept as window aggregates so memory stays flat:
+ * the pipeline's settled cycles and syncs and its calls go in (top__consumer),
+ * and top__frame computes one screen's figures for the last window of trace
+ * time. The screen and the batch output only render a frame.
+ */
+#ifndef __TOP_STATE_H
+#define __TOP_STATE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <linux/types.h>
+#include "cycles.h"
+#include "pipeline.h"
+#include "syncs.h"
+
+#define TOP_MAX_LOOPS 64
+#define TOP_MAX_SITES 32
+#define TOP_MAX_HUNG 16
+#define TOP_MAX_CALLS 16
+
+struct top_loop_row {
+	__u32 tgid, tid;
+	int rank;
+	__u64 cycles;		/* in the window */
+	__u64 total;		/* since the start (or the last reset) */
+	double cycles_per_s;
+	__u64 p50_ns, p99_ns;
+	double share[PHASE_NR + 1];	/* of the window's cycle time; [PHASE_NR]: blocked */
+	bool idle;		/* no cycle ended in the window */
+};
+
+struct top_site_row {
+	__u16 name;
+	enum sync_pos pos;
+	enum sync_kind kind;
+	int rank;
+	__u64 count;		/* in the window */
+	__u64 total;
+	double per_s;
+	double blocked_ms_per_cycle;	/* over the cycles of its rank in the window */
+};
+
+struct top_hung_row {
+	__u16 name;
+	__u32 tgid, tid;
+	int rank;
+	__u64 age_ns;
+};
+
+struct top_call_row {
+	__u16 name;
+	double per_s;
+};
+
+enum top_sort { TOP_SORT_RANK, TOP_SORT_RATE, TOP_SORT_P99, TOP_SORT_NR };
+
+struct top_frame {
+	__u64 now_ns;		/* trace clock */
+	double window_s;	/* the window's length */
+	double elapsed_s;	/* since the first call */
+	__u64 calls, records, drops;
+	double records_per_s;
+	double overhead_pct;	/* probes' cost, share of the targets' CPU; < 0: unknown */
+	int probes;
+	struct top_loop_row loops[TOP_MAX_LOOPS];
+	size_t nr_loops;
+	struct top_site_row sites[TOP_MAX_SITES];
+	size_t nr_sites;
+	__u64 sites_lost;	/* flagged syncs of sites past the table, since the start */
+	struct top_hung_row hung[TOP_MAX_HUNG];
+	size_t nr_hung;
+	struct top_call_row calls_top[TOP_MAX_CALLS];
+	size_t nr_calls;
+};
+
+struct top_opts {
+	double window_s;	/* default 5 */
+	__u64 hung_ns;		/* open longer than this: hung */
+	enum top_sort sort;
+	int focus_rank;		/* -1: every rank */
+};
+
+struct top_state;
+
+struct top_state *top__new(void);
+void top__free(struct top_state *t);
+/* The pipeline consumer that feeds t (windowed pipelines). */
+void top__consumer(struct top_state *t, struct pipeline_consumer *c);
+/* Forget the window: counts start again from now. */
+void top__reset(struct top_state *t);
+/* One frame at trace time now_ns, for pipeline p. */
+void top__frame(struct top_state *t, const struct pipeline *p, __u64 now_ns,
+		const struct top_opts *opts, struct top_frame *out);
+
+#endif /* __TOP_STATE_H */
