@@ -371,30 +371,51 @@ static int calib_attach(struct session *s, const char *path, __u64 offset, bool 
 	return ret;
 }
 
+static int calib_spec(struct session *s, const char *row)
+{
+	const struct catalog_entry *e = catalog__find(row);
+	__u32 key = SP_CALIB_PROBE;
+	struct sp_probe_spec spec;
+
+	if (!e)
+		return -ENOENT;
+	catalog__spec(e, &spec);
+	if (bpf_map_update_elem(bpf_map__fd(s->skel->maps.specs), &key, &spec, BPF_ANY))
+		return -errno;
+	return 0;
+}
+
+/*
+ * An entry-only hit is timed under a launch's spec (the commonest call, and
+ * its stack arguments are read), the return probe under a query's (an entry +
+ * completion kind keeps a frame that the return pops).
+ */
 int session__calibrate(struct session *s, __u32 calls, struct calibration *out)
 {
-	struct sp_probe_spec spec = {
-		.flags = SP_SPEC_COMPLETION | SP_SPEC_ENCLOSES,
-		.data_arg = SP_NO_ARG,
-		.out_arg = SP_NO_ARG,
-	};
-	__u32 key = SP_CALIB_PROBE, self = getpid();
+	__u32 self = getpid();
 	int fds[2] = { -1, -1 }, ret;
 	struct bpf_link *links[2] = { NULL, NULL };
 	char path[PATH_MAX];
-	__u64 offset, plain, entry, both;
+	__u64 offset, plain, entry, entry_done = 0, both;
 
 	ret = calibrate__target(path, sizeof(path), &offset);
 	if (ret)
 		return ret;
-	if (bpf_map_update_elem(bpf_map__fd(s->skel->maps.specs), &key, &spec, BPF_ANY) ||
-	    session__trace_tgid(s, self))
-		return -errno;
+	ret = calib_spec(s, "cuLaunchKernel");
+	if (ret)
+		return ret;
+	ret = session__trace_tgid(s, self);
+	if (ret)
+		return ret;
 	s->discard = true;
 	plain = best_of(calls, 2);
 	ret = calib_attach(s, path, offset, false, &fds[0], &links[0]);
 	if (!ret) {
 		entry = best_of(calls, 2);
+		ret = calib_spec(s, "cuEventQuery");
+	}
+	if (!ret) {
+		entry_done = best_of(calls, 2);
 		session__drain(s);
 		ret = calib_attach(s, path, offset, true, &fds[1], &links[1]);
 	}
@@ -402,7 +423,7 @@ int session__calibrate(struct session *s, __u32 calls, struct calibration *out)
 		both = best_of(calls, 2);
 		out->calls = calls;
 		out->entry_ps = entry > plain ? (entry - plain) * 1000 / calls : 0;
-		out->return_ps = both > entry ? (both - entry) * 1000 / calls : 0;
+		out->return_ps = both > entry_done ? (both - entry_done) * 1000 / calls : 0;
 	}
 	bpf_map_delete_elem(bpf_map__fd(s->skel->maps.traced), &self);
 	for (int i = 0; i < 2; i++) {
