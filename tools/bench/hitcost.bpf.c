@@ -185,3 +185,34 @@ int BPF_KRETPROBE(step_ret_empty)
 {
 	return 0;
 }
+
+/* Filter and a reservation given back at once: the ring's lock and positions alone. */
+SEC("uprobe")
+int BPF_KPROBE(step_ring_discard)
+{
+	void *rec;
+
+	if (!filter())
+		return 0;
+	rec = bpf_ringbuf_reserve(&ring, sizeof(struct sp_call_rec), 0);
+	if (rec)
+		bpf_ringbuf_discard(rec, BPF_RB_NO_WAKEUP);
+	return 0;
+}
+
+/* Filter and a 16-byte record: what the ring costs apart from the bytes written. */
+SEC("uprobe")
+int BPF_KPROBE(step_ring_small)
+{
+	__u64 *rec;
+
+	if (!filter())
+		return 0;
+	rec = bpf_ringbuf_reserve(&ring, 16, 0);
+	if (!rec)
+		return 0;
+	rec[0] = SP_REC_CALL;
+	rec[1] = ctx->di;
+	bpf_ringbuf_submit(rec, BPF_RB_NO_WAKEUP);
+	return 0;
+}

@@ -47,6 +47,8 @@ static const struct variant variants[] = {
 	{ "thread_task", "step_thread_task" },
 	{ "ktime", "step_ktime" },
 	{ "ring", "step_ring" },
+	{ "ring_discard", "step_ring_discard" },
+	{ "ring_small", "step_ring_small" },
 	{ "stack", "step_stack" },
 	{ "count+ret_trap", "step_count", "step_ret_empty" },
 	{ "sp_launch", .row = "cuLaunchKernel" },

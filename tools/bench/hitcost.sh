@@ -54,6 +54,8 @@ what = {
     "thread_task": "filter + thread state in task storage",
     "ktime": "filter + timestamp",
     "ring": "filter + 112-byte record reserved, filled, submitted",
+    "ring_discard": "filter + a record reserved and discarded",
+    "ring_small": "filter + a 16-byte record submitted",
     "stack": "filter + one 32-byte user stack read",
     "count+ret_trap": "counter + an empty return probe",
     "sp_launch": "specprobe: cuLaunchKernel (entry only, 3 stack args)",
