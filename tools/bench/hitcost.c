@@ -8,7 +8,7 @@
  * on_return under the specs of real catalogue rows. All attach with uprobe_multi
  * links, as specprobe does. Then once more with kernel BPF statistics on, which
  * gives the time spent inside each program; the rest of a hit is the trap.
- *   hitcost ROUNDS CALLS [STATS_CALLS]   one JSON line per round and variant, then
+ *   [HITCOST_RING_MB=N] hitcost ROUNDS CALLS [STATS_CALLS]   one JSON line per round and variant, then
  *                                        one per variant from the statistics pass
  *                                        (STATS_CALLS calls each; 0: no such pass)
  */
@@ -49,6 +49,7 @@ static const struct variant variants[] = {
 	{ "ring", "step_ring" },
 	{ "ring_discard", "step_ring_discard" },
 	{ "ring_small", "step_ring_small" },
+	{ "ring_line", "step_ring_line" },
 	{ "stack", "step_stack" },
 	{ "count+ret_trap", "step_count", "step_ret_empty" },
 	{ "sp_launch", .row = "cuLaunchKernel" },
@@ -223,6 +224,13 @@ static int open_all(struct bench *b)
 	if (!b->sp || !b->ladder)
 		return -errno;
 	b->sp->rodata->wake_bytes = (64ull << 20) / 8;	/* as specprobe sets it: ring / 8 */
+	if (getenv("HITCOST_RING_MB")) {	/* the ladder's ring: does its size matter? */
+		__u32 mb = strtoul(getenv("HITCOST_RING_MB"), NULL, 10);
+
+		bpf_map__set_max_entries(b->ladder->maps.ring, mb << 20);
+		bpf_map__set_max_entries(b->sp->maps.events, mb << 20);
+		b->sp->rodata->wake_bytes = (mb << 20) / 8;
+	}
 	bpf_program__set_expected_attach_type(b->sp->progs.on_entry, MULTI_ATTACH);
 	bpf_program__set_expected_attach_type(b->sp->progs.on_return, MULTI_ATTACH);
 	for (int i = 0; i < NR_VARIANTS; i++) {

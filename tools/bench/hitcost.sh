@@ -56,6 +56,7 @@ what = {
     "ring": "filter + 112-byte record reserved, filled, submitted",
     "ring_discard": "filter + a record reserved and discarded",
     "ring_small": "filter + a 16-byte record submitted",
+    "ring_line": "filter + a 56-byte record (one cache line with the ring's header)",
     "stack": "filter + one 32-byte user stack read",
     "count+ret_trap": "counter + an empty return probe",
     "sp_launch": "specprobe: cuLaunchKernel (entry only, 3 stack args)",
