@@ -261,6 +261,17 @@ bool catalog__arg(const struct catalog_entry *e, int i, char *name, size_t name_
 	return true;
 }
 
+/* Arguments 1..7 all 32-bit: a launch's grid, block and shared memory, packed in the ring. */
+static bool launch_dims(const struct catalog_entry *e)
+{
+	char name[32], fmt;
+
+	for (int i = 1; i <= 7; i++)
+		if (!catalog__arg(e, i, name, sizeof(name), &fmt) || fmt != 'u')
+			return false;
+	return true;
+}
+
 void catalog__spec(const struct catalog_entry *e, struct sp_probe_spec *spec)
 {
 	int nargs = catalog__nargs(e);
@@ -273,6 +284,9 @@ void catalog__spec(const struct catalog_entry *e, struct sp_probe_spec *spec)
 	/* NCCL calls launch through libcuda; entry-only driver calls call nothing probed */
 	if (e->completion || e->lib == SP_LIB_NCCL)
 		spec->flags |= SP_SPEC_ENCLOSES;
+	spec->nr_args = nargs;
+	if (nargs == SP_MAX_ARGS && launch_dims(e))
+		spec->flags |= SP_SPEC_DIMS;
 	spec->stack_args = nargs > SP_REG_ARGS ? nargs - SP_REG_ARGS : 0;
 	spec->data_arg = e->data_arg;
 	spec->out_arg = e->out_arg;
