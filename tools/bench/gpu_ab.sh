@@ -10,9 +10,11 @@
 # and, if the hitcost bench is there, the per-hit breakdown (tools/bench/hitcost.sh).
 #   tools/bench/gpu_ab.sh OUTDIR [ROUNDS] [decoder options]    (root)
 # Environment: SPECPROBE (default ./specprobe-static, else ./specprobe), HITCOST (default
-# ./hitcost-static, else .output/bench/hitcost; "none" skips it), CYCLES per round (100),
+# .output/bench/hitcost-static, else .output/bench/hitcost; "none" skips it), CYCLES per
+# round (100),
 # DECODER (default: python3 tools/gpu/spec_compile.py; any program of the same
-# --dir/--variants/--cycles protocol, e.g. tools/gpu/fake_decoder.py --lib LIBCUDA).
+# --dir/--variants/--cycles protocol, e.g. tools/gpu/fake_decoder.py --lib LIBCUDA),
+# RECORD_OPTS and TOP_OPTS (more options for those arms, e.g. RECORD_OPTS="--ring-mb 8").
 set -u
 TOP=$(cd "$(dirname "$0")/../.." && pwd)
 OUT=${1:?usage: gpu_ab.sh OUTDIR [ROUNDS] [decoder options]}
@@ -21,8 +23,12 @@ shift $(($# > 1 ? 2 : 1))
 CYCLES=${CYCLES:-100}
 SP=${SPECPROBE:-$TOP/specprobe-static}
 [ -x "$SP" ] || SP=$TOP/specprobe
-HC=${HITCOST:-$TOP/hitcost-static}
-[ -n "${HITCOST:-}" ] || [ -x "$HC" ] || HC=$TOP/.output/bench/hitcost
+HC=${HITCOST:-}
+if [ -z "$HC" ]; then
+	for HC in "$TOP/.output/bench/hitcost-static" "$TOP/.output/bench/hitcost" none; do
+		[ -x "$HC" ] && break
+	done
+fi
 DECODER=${DECODER:-python3 $TOP/tools/gpu/spec_compile.py}
 W=$(mktemp -d /tmp/specprobe-ab.XXXXXX)
 mkdir -p "$OUT/ab"
@@ -62,8 +68,8 @@ wait_file() {	# $1 path, $2 tenths of a second at most; fails when the decoder i
 start_tracer() {	# $1 arm, $2 slot: the tracer attached before the round starts
 	local log=$A/$2-$1.err
 	case $1 in
-	record) "$SP" record -o "$A/$2-record.sprb" -p "$pid" 2>"$log" & ;;
-	top) "$SP" top --batch -p "$pid" >"$A/$2-top.txt" 2>"$log" & ;;
+	record) "$SP" record ${RECORD_OPTS:-} -o "$A/$2-record.sprb" -p "$pid" 2>"$log" & ;;
+	top) "$SP" top --batch ${TOP_OPTS:-} -p "$pid" >"$A/$2-top.txt" 2>"$log" & ;;
 	*) return 0 ;;
 	esac
 	tracer=$!
