@@ -14,6 +14,17 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
 /* Ring data (bytes) above which a submit wakes the reader. */
 const volatile __u64 wake_bytes = 1 << 20;
+/*
+ * Least time between two wakeups asked for by blocking entries, and by the fill
+ * threshold. A wakeup runs in the traced thread (irq_work, a self-IPI: about 5 us in
+ * a VM); the reader polls with a 100 ms timeout anyway, so a blocked call is seen
+ * within that bound without one wakeup per blocking call.
+ */
+const volatile __u64 wake_gap_ns = 20000000;
+const volatile __u64 fill_wake_gap_ns = 1000000;
+
+/* When a probe last woke the reader (racy across CPUs: a bound, not a count). */
+__u64 last_wake_ns;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -75,11 +86,19 @@ static __always_inline void count(__u32 idx)
 		*val += 1;
 }
 
-static __always_inline __u64 submit_flags(bool wake)
+/* now: the record's timestamp; blocking: a blocking call's entry. */
+static __always_inline __u64 submit_flags(bool blocking, __u64 now)
 {
-	if (wake || bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) > wake_bytes)
-		return BPF_RB_FORCE_WAKEUP;
+	__u64 since = now - last_wake_ns;
+
+	if (blocking && since >= wake_gap_ns)
+		goto wake;
+	if (since >= fill_wake_gap_ns && bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) > wake_bytes)
+		goto wake;
 	return BPF_RB_NO_WAKEUP;
+wake:
+	last_wake_ns = now;
+	return BPF_RB_FORCE_WAKEUP;
 }
 
 static __always_inline struct thread_state *thread_get(__u32 tid)
@@ -125,108 +144,174 @@ static __always_inline void unwind(struct thread_state *ts, __u64 sp, bool check
 	}
 }
 
-/* Register argument idx (0..5) from the copy in the record; 0 for SP_NO_ARG. */
-static __always_inline __u64 rec_arg(const struct sp_call_rec *rec, __u8 idx)
-{
-	if (idx >= SP_REG_ARGS)
-		return 0;
-	return rec->args[idx & 7];
-}
-
 /* A frame that no return probe will pop: liveness is checked through its slot. */
 static __always_inline bool entry_only_frame(const struct sp_probe_spec *spec)
 {
 	return (spec->flags & (SP_SPEC_ENCLOSES | SP_SPEC_COMPLETION)) == SP_SPEC_ENCLOSES;
 }
 
-static __always_inline void fill_call(struct sp_call_rec *rec, struct pt_regs *ctx,
-				      const struct sp_probe_spec *spec, __u32 probe, __u64 id,
-				      __u64 *ret_addr)
+/* Argument idx (0..8) of the call; 0 for SP_NO_ARG. */
+static __always_inline __u64 call_arg(const __u64 *args, __u8 idx)
 {
-	rec->type = SP_REC_CALL;
+	return idx < SP_MAX_ARGS ? args[idx & 15] : 0;
+}
+
+/*
+ * The call's arguments into args[SP_MAX_ARGS]: six registers, then the stack
+ * words the spec asks for; [sp] is the return address, arguments 7..9 follow:
+ * one read for both. Returns the fault bits.
+ */
+static __always_inline __u8 read_args(struct pt_regs *ctx, const struct sp_probe_spec *spec,
+				      __u64 *args, __u64 *ret_addr)
+{
+	__u64 words[1 + SP_STACK_ARGS];
+
+	args[0] = ctx->di;
+	args[1] = ctx->si;
+	args[2] = ctx->dx;
+	args[3] = ctx->cx;
+	args[4] = ctx->r8;
+	args[5] = ctx->r9;
+	args[6] = args[7] = args[8] = 0;
+	*ret_addr = 0;
+	if (!spec->stack_args && !entry_only_frame(spec))
+		return 0;
+	if (bpf_probe_read_user(words, sizeof(words), (void *)ctx->sp)) {
+		if (!spec->stack_args)
+			return 0;
+		count(SP_CNT_FAULT_BASE + SP_FAULT_STACK);
+		return 1 << SP_FAULT_STACK;
+	}
+	if (entry_only_frame(spec))
+		*ret_addr = words[0];
+	args[6] = words[1];
+	args[7] = words[2];
+	args[8] = words[3];
+	return 0;
+}
+
+static __always_inline void fill_head(struct sp_call_pkt *rec, __u16 size, __u8 flags,
+				      const struct sp_probe_spec *spec, __u32 probe, __u64 id)
+{
+	rec->type = SP_REC_CALL_PACKED;
+	rec->size = size;
 	rec->probe = probe;
+	rec->flags = flags | (spec->flags & SP_SPEC_COMPLETION ? SP_PKT_HAS_RET : 0);
 	rec->ts = bpf_ktime_get_ns();
 	rec->tgid = id >> 32;
 	rec->tid = (__u32)id;
-	rec->flags = spec->flags & SP_SPEC_COMPLETION ? SP_CALL_HAS_RET : 0;
-	rec->faults = 0;
-	rec->pad = 0;
-	rec->args[0] = ctx->di;
-	rec->args[1] = ctx->si;
-	rec->args[2] = ctx->dx;
-	rec->args[3] = ctx->cx;
-	rec->args[4] = ctx->r8;
-	rec->args[5] = ctx->r9;
-	rec->args[6] = rec->args[7] = rec->args[8] = 0;
-	*ret_addr = 0;
-	/* [sp] is the return address, arguments 7..9 follow: one read for both */
-	if (spec->stack_args || entry_only_frame(spec)) {
-		__u64 words[1 + SP_STACK_ARGS];
-
-		if (bpf_probe_read_user(words, sizeof(words), (void *)ctx->sp)) {
-			if (spec->stack_args) {
-				rec->faults |= 1 << SP_FAULT_STACK;
-				count(SP_CNT_FAULT_BASE + SP_FAULT_STACK);
-			}
-			return;
-		}
-		if (entry_only_frame(spec))
-			*ret_addr = words[0];
-		if (spec->stack_args) {
-			rec->args[6] = words[1];
-			rec->args[7] = words[2];
-			rec->args[8] = words[3];
-		}
-	}
 }
 
-static __always_inline void data_fault(struct sp_call_rec *rec)
+/* The first n words of the arguments; n is a constant at each call site. */
+static __always_inline void put_words(struct sp_call_pkt *rec, const __u64 *args, int n)
 {
-	rec->faults |= 1 << SP_FAULT_DATA;
-	count(SP_CNT_FAULT_BASE + SP_FAULT_DATA);
+	__u64 *w = (__u64 *)(rec + 1);
+
+	for (int i = 0; i < n; i++)
+		w[i] = args[i];
 }
 
-/* Reserve, fill and return the record; data_len is a constant in each branch for the verifier. */
-static __always_inline struct sp_call_rec *emit_call(struct pt_regs *ctx,
-						     const struct sp_probe_spec *spec,
-						     __u32 probe, __u64 id, __u64 *ret_addr)
+/* A launch: the function, grid, block and shared memory as 32-bit words, the stream. */
+static __always_inline void put_dims(struct sp_call_pkt *rec, const __u64 *args)
 {
-	struct sp_call_rec *rec;
-	void *ptr;
+	__u64 *w = (__u64 *)(rec + 1);
+	__u32 *dims = (__u32 *)&w[1];
+
+	w[0] = args[0];
+	for (int i = 0; i < 7; i++)
+		dims[i] = args[1 + i];
+	dims[7] = 0;
+	w[5] = args[8];
+}
+
+#define PKT(words, data) (sizeof(struct sp_call_pkt) + 8 * (words) + (data))
+
+/* Copy the pointee of the data argument after the words; len is a constant. */
+static __always_inline __u8 put_data(void *dst, const struct sp_probe_spec *spec,
+				     const __u64 *args, __u32 len)
+{
+	void *ptr = (void *)call_arg(args, spec->data_arg);
 	long err;
 
+	if (spec->flags & SP_SPEC_DATA_STR)
+		err = bpf_probe_read_user_str(dst, len, ptr) < 0;
+	else
+		err = bpf_probe_read_user(dst, len, ptr);
+	if (!err)
+		return 0;
+	__builtin_memset(dst, 0, len);
+	count(SP_CNT_FAULT_BASE + SP_FAULT_DATA);
+	return 1 << SP_FAULT_DATA;
+}
+
+/*
+ * Reserve and fill the record: as many words as the catalogue names arguments
+ * (in steps, so each size is a constant for the verifier), or a launch's packed
+ * dimensions, then the data.
+ */
+static __always_inline struct sp_call_pkt *emit_call(const struct sp_probe_spec *spec, __u32 probe,
+						     __u64 id, const __u64 *args, __u8 faults)
+{
+	__u8 flags = faults << SP_PKT_FAULT_SHIFT;
+	struct sp_call_pkt *rec;
+
 	if (spec->data_len == SP_DATA_LARGE) {
-		rec = bpf_ringbuf_reserve(&events, sizeof(*rec) + SP_DATA_LARGE, 0);
+		rec = bpf_ringbuf_reserve(&events, PKT(SP_MAX_ARGS, SP_DATA_LARGE), 0);
 		if (!rec)
 			return NULL;
-		fill_call(rec, ctx, spec, probe, id, ret_addr);
-		rec->size = sizeof(*rec) + SP_DATA_LARGE;
-		ptr = (void *)rec_arg(rec, spec->data_arg);
-		if (spec->flags & SP_SPEC_DATA_STR)
-			err = bpf_probe_read_user_str(rec + 1, SP_DATA_LARGE, ptr) < 0;
-		else
-			err = bpf_probe_read_user(rec + 1, SP_DATA_LARGE, ptr);
-		if (err) {
-			__builtin_memset(rec + 1, 0, SP_DATA_LARGE);
-			data_fault(rec);
-		}
+		put_words(rec, args, SP_MAX_ARGS);
+		flags |= put_data((__u64 *)(rec + 1) + SP_MAX_ARGS, spec, args, SP_DATA_LARGE)
+			 << SP_PKT_FAULT_SHIFT;
+		fill_head(rec, PKT(SP_MAX_ARGS, SP_DATA_LARGE), flags | SP_PKT_DATA_LARGE, spec,
+			  probe, id);
+	} else if (spec->data_len == SP_DATA_SMALL && spec->nr_args > 2) {
+		rec = bpf_ringbuf_reserve(&events, PKT(SP_MAX_ARGS, SP_DATA_SMALL), 0);
+		if (!rec)
+			return NULL;
+		put_words(rec, args, SP_MAX_ARGS);
+		flags |= put_data((__u64 *)(rec + 1) + SP_MAX_ARGS, spec, args, SP_DATA_SMALL)
+			 << SP_PKT_FAULT_SHIFT;
+		fill_head(rec, PKT(SP_MAX_ARGS, SP_DATA_SMALL), flags | SP_PKT_DATA_SMALL, spec,
+			  probe, id);
 	} else if (spec->data_len == SP_DATA_SMALL) {
-		rec = bpf_ringbuf_reserve(&events, sizeof(*rec) + SP_DATA_SMALL, 0);
+		/* cuLaunchKernelEx: the config pointer and the function, then the config */
+		rec = bpf_ringbuf_reserve(&events, PKT(2, SP_DATA_SMALL), 0);
 		if (!rec)
 			return NULL;
-		fill_call(rec, ctx, spec, probe, id, ret_addr);
-		rec->size = sizeof(*rec) + SP_DATA_SMALL;
-		ptr = (void *)rec_arg(rec, spec->data_arg);
-		if (bpf_probe_read_user(rec + 1, SP_DATA_SMALL, ptr)) {
-			__builtin_memset(rec + 1, 0, SP_DATA_SMALL);
-			data_fault(rec);
-		}
+		put_words(rec, args, 2);
+		flags |= put_data((__u64 *)(rec + 1) + 2, spec, args, SP_DATA_SMALL)
+			 << SP_PKT_FAULT_SHIFT;
+		fill_head(rec, PKT(2, SP_DATA_SMALL), flags | SP_PKT_DATA_SMALL, spec, probe, id);
+	} else if (spec->flags & SP_SPEC_DIMS) {
+		rec = bpf_ringbuf_reserve(&events, PKT(6, 0), 0);
+		if (!rec)
+			return NULL;
+		put_dims(rec, args);
+		fill_head(rec, PKT(6, 0), flags | SP_PKT_DIMS, spec, probe, id);
+	} else if (spec->nr_args <= 2) {
+		rec = bpf_ringbuf_reserve(&events, PKT(2, 0), 0);
+		if (!rec)
+			return NULL;
+		put_words(rec, args, 2);
+		fill_head(rec, PKT(2, 0), flags, spec, probe, id);
+	} else if (spec->nr_args <= 4) {
+		rec = bpf_ringbuf_reserve(&events, PKT(4, 0), 0);
+		if (!rec)
+			return NULL;
+		put_words(rec, args, 4);
+		fill_head(rec, PKT(4, 0), flags, spec, probe, id);
+	} else if (spec->nr_args <= 6) {
+		rec = bpf_ringbuf_reserve(&events, PKT(6, 0), 0);
+		if (!rec)
+			return NULL;
+		put_words(rec, args, 6);
+		fill_head(rec, PKT(6, 0), flags, spec, probe, id);
 	} else {
-		rec = bpf_ringbuf_reserve(&events, sizeof(*rec), 0);
+		rec = bpf_ringbuf_reserve(&events, PKT(SP_MAX_ARGS, 0), 0);
 		if (!rec)
 			return NULL;
-		fill_call(rec, ctx, spec, probe, id, ret_addr);
-		rec->size = sizeof(*rec);
+		put_words(rec, args, SP_MAX_ARGS);
+		fill_head(rec, PKT(SP_MAX_ARGS, 0), flags, spec, probe, id);
 	}
 	return rec;
 }
@@ -236,11 +321,12 @@ int BPF_KPROBE(on_entry)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 	__u32 tgid = id >> 32, tid = (__u32)id, probe;
+	__u64 args[SP_MAX_ARGS], ret_addr;
 	struct sp_probe_spec *spec;
 	struct thread_state *ts;
-	struct sp_call_rec *rec;
-	__u64 ret_addr;
+	struct sp_call_pkt *rec;
 	__u32 depth;
+	__u8 faults;
 
 	if (!bpf_map_lookup_elem(&traced, &tgid))
 		return 0;
@@ -256,7 +342,8 @@ int BPF_KPROBE(on_entry)
 	}
 	unwind(ts, ctx->sp, true);
 	depth = ts->depth;
-	rec = emit_call(ctx, spec, probe, id, &ret_addr);
+	faults = read_args(ctx, spec, args, &ret_addr);
+	rec = emit_call(spec, probe, id, args, faults);
 	if (!rec) {
 		count(SP_CNT_DROP_CALL);
 		return 0;
@@ -274,13 +361,13 @@ int BPF_KPROBE(on_entry)
 		f->sp = ctx->sp;
 		f->seq = rec->seq;
 		f->probe = probe;
-		f->out_ptr = rec_arg(rec, spec->out_arg);
+		f->out_ptr = call_arg(args, spec->out_arg);
 		f->ret_addr = ret_addr;
 		ts->depth = depth + 1;
 	} else {
 		count(SP_CNT_DEEP);
 	}
-	bpf_ringbuf_submit(rec, submit_flags(spec->flags & SP_SPEC_WAKE));
+	bpf_ringbuf_submit(rec, submit_flags(spec->flags & SP_SPEC_WAKE, rec->ts));
 	return 0;
 }
 
@@ -338,7 +425,7 @@ int BPF_KRETPROBE(on_return)
 		rec->faults |= 1 << SP_FAULT_OUT;
 		count(SP_CNT_FAULT_BASE + SP_FAULT_OUT);
 	}
-	bpf_ringbuf_submit(rec, submit_flags(false));
+	bpf_ringbuf_submit(rec, submit_flags(false, rec->ts));
 	return 0;
 }
 

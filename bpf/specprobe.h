@@ -17,6 +17,7 @@ enum sp_rec_type {
 	SP_REC_FORK = 3,	/* a traced process forked: the child is traced too */
 	SP_REC_LIBMAP = 4,	/* a traced process loaded a CUDA/NCCL library: it is stopped */
 	SP_REC_EXEC = 5,	/* a traced process called execve: it is stopped */
+	SP_REC_CALL_PACKED = 6,	/* ring only: an entry as BPF writes it, widened to SP_REC_CALL */
 	/* written by user space into recordings only */
 	SP_REC_STATS = 16,	/* drop and fault counters so far */
 	SP_REC_END = 17,	/* the recording ended cleanly */
@@ -42,6 +43,7 @@ enum sp_spec_flags {
 	SP_SPEC_WAKE = 1 << 1,		/* blocking call: wake the reader at entry */
 	SP_SPEC_DATA_STR = 1 << 2,	/* data is a NUL-terminated string */
 	SP_SPEC_ENCLOSES = 1 << 3,	/* may call probed entry points: keep a frame */
+	SP_SPEC_DIMS = 1 << 4,		/* arguments 1..7 are 32-bit (a launch's grid, block, shmem) */
 };
 
 /* Fields whose user-memory read failed (record .faults bits and fault counters). */
@@ -72,7 +74,8 @@ struct sp_probe_spec {
 	__u8 data_arg;		/* argument whose pointee is copied at entry, or SP_NO_ARG */
 	__u8 data_len;		/* 0, SP_DATA_SMALL or SP_DATA_LARGE */
 	__u8 out_arg;		/* argument holding an output pointer read at return, or SP_NO_ARG */
-	__u8 pad[3];
+	__u8 nr_args;		/* arguments the catalogue names: 0..SP_MAX_ARGS */
+	__u8 pad[2];
 };
 
 struct sp_rec_hdr {
@@ -100,6 +103,34 @@ struct sp_call_rec {
 	__u32 pad;
 	__u64 args[SP_MAX_ARGS];
 	/* followed by data[size - sizeof(struct sp_call_rec)] */
+};
+
+/* Bits of struct sp_call_pkt.flags. */
+enum sp_pkt_flags {
+	SP_PKT_HAS_RET = 1 << 0,	/* SP_CALL_HAS_RET */
+	SP_PKT_DIMS = 1 << 1,		/* words 1..4 hold arguments 1..7 as __u32, word 5 argument 8 */
+	SP_PKT_DATA_SMALL = 1 << 2,	/* SP_DATA_SMALL bytes of data after the words */
+	SP_PKT_DATA_LARGE = 1 << 3,	/* SP_DATA_LARGE bytes of data after the words */
+	SP_PKT_FAULT_SHIFT = 4,		/* bits of enum sp_fault_field from here */
+};
+
+/*
+ * An entry as it crosses the ring: only the words its arguments need, so the
+ * probe writes fewer cache lines (each new line of the ring costs a miss). The
+ * reader widens it to struct sp_call_rec; recordings hold only that.
+ */
+struct sp_call_pkt {
+	__u16 type;		/* SP_REC_CALL_PACKED */
+	__u16 size;		/* header, words and data */
+	__u16 probe;		/* < SP_MAX_PROBES */
+	__u8 depth;
+	__u8 flags;		/* enum sp_pkt_flags */
+	__u64 ts;
+	__u32 tgid;
+	__u32 tid;
+	__u32 seq;
+	__u32 parent_seq;
+	/* followed by __u64 argument words, then the data the flags name */
 };
 
 struct sp_ret_rec {

@@ -78,8 +78,9 @@ static void test_specs_follow_the_table(void **state)
 
 	/* cuLaunchKernel: entry only, blockDimZ/shmem/stream on the stack */
 	catalog__spec(catalog__find("cuLaunchKernel"), &spec);
-	assert_int_equal(spec.flags, 0);
+	assert_int_equal(spec.flags, SP_SPEC_DIMS);	/* grid, block, shmem: 32-bit in the ring */
 	assert_int_equal(spec.stack_args, 3);
+	assert_int_equal(spec.nr_args, 9);
 	assert_int_equal(spec.data_arg, SP_NO_ARG);
 	/* cuLaunchKernelEx: the CUlaunchConfig is read at entry */
 	catalog__spec(catalog__find("cuLaunchKernelEx"), &spec);
@@ -87,6 +88,12 @@ static void test_specs_follow_the_table(void **state)
 	assert_int_equal(spec.data_len, SP_DATA_SMALL);
 	assert_int_equal(spec.stack_args, 0);
 	/* ncclAllReduce: stream is argument 7 */
+	/* device-to-device copies are only work: no return probe */
+	catalog__spec(catalog__find("cuMemcpyDtoDAsync"), &spec);
+	assert_int_equal(spec.flags, 0);
+	assert_int_equal(spec.nr_args, 4);
+	catalog__spec(catalog__find("cuMemcpyDtoHAsync"), &spec);
+	assert_true(spec.flags & SP_SPEC_COMPLETION);
 	catalog__spec(catalog__find("ncclAllReduce"), &spec);
 	assert_int_equal(spec.stack_args, 1);
 	assert_true(spec.flags & SP_SPEC_ENCLOSES);	/* it launches through libcuda */

@@ -9,3 +9,30 @@ $(BENCH_DIR)/callcost: tools/bench/callcost.c $(LOOKALIKE_DIR)/libnccl.so.2 | $(
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) -Itests/lookalike $< -L$(LOOKALIKE_DIR) -l:libcuda.so.1 \
 		-Wl,-rpath,'$$ORIGIN/../lookalike' -o $@
+
+# Where a probe hit's time goes: a ladder of programs beside specprobe's own (hitcost.c).
+TOOLS_TARGETS += $(BENCH_DIR)/hitcost
+HITCOST_OBJS := $(OUTPUT)/user/recording/catalog.o $(OUTPUT)/user/capture/calibrate.o
+HITCOST_INC := -I$(BENCH_DIR) -I$(OUTPUT) -Ibpf -Iuser/capture -Iuser/recording
+
+$(BENCH_DIR)/hitcost.bpf.o: tools/bench/hitcost.bpf.c bpf/specprobe.h $(VMLINUX) | $(BENCH_DIR)
+	$(call msg,BPF,$@)
+	$(Q)$(CLANG) -g -O2 -Wall -target bpf -D__TARGET_ARCH_$(ARCH) -Ivmlinux/$(ARCH_RAW) -Ibpf \
+		-c $< -o $(@:.o=.tmp.o)
+	$(Q)$(BPFTOOL) gen object $@ $(@:.o=.tmp.o)
+	$(Q)rm -f $(@:.o=.tmp.o)
+
+$(BENCH_DIR)/hitcost.skel.h: $(BENCH_DIR)/hitcost.bpf.o
+	$(call msg,GEN-SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< > $@
+
+$(BENCH_DIR)/hitcost: tools/bench/hitcost.c $(BENCH_DIR)/hitcost.skel.h $(OUTPUT)/specprobe.skel.h \
+		$(HITCOST_OBJS)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) $(HITCOST_INC) $< $(HITCOST_OBJS) $(LDLIBS) -lpthread -o $@
+
+# For GPU hosts, carried beside specprobe-static.
+$(BENCH_DIR)/hitcost-static: tools/bench/hitcost.c $(BENCH_DIR)/hitcost.skel.h \
+		$(OUTPUT)/specprobe.skel.h $(HITCOST_OBJS)
+	$(call msg,STATIC,$@)
+	$(Q)$(CC) $(CFLAGS) -static $(HITCOST_INC) $< $(HITCOST_OBJS) $(STATIC_LDLIBS) -lpthread -o $@

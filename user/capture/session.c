@@ -35,11 +35,71 @@ struct session {
 	bool discard;		/* calibrating: records of our own calls are dropped */
 };
 
+/* A call record as recordings hold it: the widest form, with room for any data. */
+struct wide_call {
+	struct sp_call_rec rec;
+	__u8 data[SP_DATA_LARGE];
+};
+
+/* The ring's packed entry, widened to struct sp_call_rec; 0, or -EINVAL if malformed. */
+int session__widen_call(const struct sp_call_pkt *pkt, size_t size, struct sp_call_rec *rec,
+			size_t room)
+{
+	const __u64 *words = (const __u64 *)(pkt + 1);
+	size_t data_len = 0, nr_words;
+
+	if (size < sizeof(*pkt) || pkt->size != size)
+		return -EINVAL;
+	if (pkt->flags & SP_PKT_DATA_SMALL)
+		data_len = SP_DATA_SMALL;
+	else if (pkt->flags & SP_PKT_DATA_LARGE)
+		data_len = SP_DATA_LARGE;
+	if (size - sizeof(*pkt) < data_len || (size - sizeof(*pkt) - data_len) % 8 ||
+	    room < sizeof(*rec) + data_len)
+		return -EINVAL;
+	nr_words = (size - sizeof(*pkt) - data_len) / 8;
+	if (nr_words > SP_MAX_ARGS || ((pkt->flags & SP_PKT_DIMS) && nr_words != 6))
+		return -EINVAL;
+	memset(rec, 0, sizeof(*rec));
+	rec->type = SP_REC_CALL;
+	rec->size = sizeof(*rec) + data_len;
+	rec->probe = pkt->probe;
+	rec->ts = pkt->ts;
+	rec->tgid = pkt->tgid;
+	rec->tid = pkt->tid;
+	rec->seq = pkt->seq;
+	rec->parent_seq = pkt->parent_seq;
+	rec->depth = pkt->depth;
+	rec->flags = pkt->flags & SP_PKT_HAS_RET ? SP_CALL_HAS_RET : 0;
+	rec->faults = pkt->flags >> SP_PKT_FAULT_SHIFT;
+	if (pkt->flags & SP_PKT_DIMS) {
+		const __u32 *dims = (const __u32 *)&words[1];
+
+		rec->args[0] = words[0];
+		for (int i = 0; i < 7; i++)
+			rec->args[1 + i] = dims[i];
+		rec->args[8] = words[5];
+	} else {
+		memcpy(rec->args, words, nr_words * 8);
+	}
+	memcpy(rec + 1, words + nr_words, data_len);
+	return 0;
+}
+
 static int ring_cb(void *ctx, void *data, size_t size)
 {
+	const struct sp_rec_hdr *hdr = data;
 	struct session *s = ctx;
+	struct wide_call wide;
 
-	return s->discard ? 0 : s->on_record(s->ctx, data, size);
+	if (s->discard)
+		return 0;
+	if (size >= sizeof(*hdr) && hdr->type == SP_REC_CALL_PACKED) {
+		if (session__widen_call(data, size, &wide.rec, sizeof(wide)))
+			return 0;	/* cannot come from our programs: not recorded */
+		return s->on_record(s->ctx, &wide, wide.rec.size);
+	}
+	return s->on_record(s->ctx, data, size);
 }
 
 static int fill_specs(struct session *s, const struct probe_set *ps, int first)
@@ -371,30 +431,51 @@ static int calib_attach(struct session *s, const char *path, __u64 offset, bool 
 	return ret;
 }
 
+static int calib_spec(struct session *s, const char *row)
+{
+	const struct catalog_entry *e = catalog__find(row);
+	__u32 key = SP_CALIB_PROBE;
+	struct sp_probe_spec spec;
+
+	if (!e)
+		return -ENOENT;
+	catalog__spec(e, &spec);
+	if (bpf_map_update_elem(bpf_map__fd(s->skel->maps.specs), &key, &spec, BPF_ANY))
+		return -errno;
+	return 0;
+}
+
+/*
+ * An entry-only hit is timed under a launch's spec (the commonest call, and
+ * its stack arguments are read), the return probe under a query's (an entry +
+ * completion kind keeps a frame that the return pops).
+ */
 int session__calibrate(struct session *s, __u32 calls, struct calibration *out)
 {
-	struct sp_probe_spec spec = {
-		.flags = SP_SPEC_COMPLETION | SP_SPEC_ENCLOSES,
-		.data_arg = SP_NO_ARG,
-		.out_arg = SP_NO_ARG,
-	};
-	__u32 key = SP_CALIB_PROBE, self = getpid();
+	__u32 self = getpid();
 	int fds[2] = { -1, -1 }, ret;
 	struct bpf_link *links[2] = { NULL, NULL };
 	char path[PATH_MAX];
-	__u64 offset, plain, entry, both;
+	__u64 offset, plain, entry, entry_done = 0, both;
 
 	ret = calibrate__target(path, sizeof(path), &offset);
 	if (ret)
 		return ret;
-	if (bpf_map_update_elem(bpf_map__fd(s->skel->maps.specs), &key, &spec, BPF_ANY) ||
-	    session__trace_tgid(s, self))
-		return -errno;
+	ret = calib_spec(s, "cuLaunchKernel");
+	if (ret)
+		return ret;
+	ret = session__trace_tgid(s, self);
+	if (ret)
+		return ret;
 	s->discard = true;
 	plain = best_of(calls, 2);
 	ret = calib_attach(s, path, offset, false, &fds[0], &links[0]);
 	if (!ret) {
 		entry = best_of(calls, 2);
+		ret = calib_spec(s, "cuEventQuery");
+	}
+	if (!ret) {
+		entry_done = best_of(calls, 2);
 		session__drain(s);
 		ret = calib_attach(s, path, offset, true, &fds[1], &links[1]);
 	}
@@ -402,7 +483,7 @@ int session__calibrate(struct session *s, __u32 calls, struct calibration *out)
 		both = best_of(calls, 2);
 		out->calls = calls;
 		out->entry_ps = entry > plain ? (entry - plain) * 1000 / calls : 0;
-		out->return_ps = both > entry ? (both - entry) * 1000 / calls : 0;
+		out->return_ps = both > entry_done ? (both - entry_done) * 1000 / calls : 0;
 	}
 	bpf_map_delete_elem(bpf_map__fd(s->skel->maps.traced), &self);
 	for (int i = 0; i < 2; i++) {

@@ -51,6 +51,9 @@ void session__unhook_loads(struct session *s);
  */
 int session__calibrate(struct session *s, __u32 calls, struct calibration *out);
 void session__reset_counters(struct session *s);
+/* The ring's packed entry as a recording's call record (room: bytes at rec); 0 or -EINVAL. */
+int session__widen_call(const struct sp_call_pkt *pkt, size_t size, struct sp_call_rec *rec,
+			size_t room);
 /* Wait up to timeout_ms, then consume everything ready; records consumed or -errno. */
 int session__poll(struct session *s, int timeout_ms);
 /* Consume what is in the ring now, without waiting. */

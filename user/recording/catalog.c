@@ -49,7 +49,10 @@ const struct catalog_entry catalog[] = {
 	DONE("cuStreamQuery", SP_CLASS_POLL, "stream:h"),
 	DONE("cuEventQuery", SP_CLASS_POLL, "event:h"),
 
-	/* copies: a pageable "async" copy blocks, so completion is wanted for all */
+	/*
+	 * copies: a pageable "async" copy blocks, so completion is wanted for any that
+	 * may touch host memory; device-to-device ones are only work (entry only)
+	 */
 	BLOCK("cuMemcpy", SP_CLASS_COPY, "dst:h,src:h,bytes:z"),
 	DONE("cuMemcpyAsync", SP_CLASS_COPY, "dst:h,src:h,bytes:z,stream:h"),
 	BLOCK("cuMemcpyHtoD", SP_CLASS_COPY, "dst:h,src_host:h,bytes:z"),
@@ -57,16 +60,16 @@ const struct catalog_entry catalog[] = {
 	BLOCK("cuMemcpyDtoD", SP_CLASS_COPY, "dst:h,src:h,bytes:z"),
 	DONE("cuMemcpyHtoDAsync", SP_CLASS_COPY, "dst:h,src_host:h,bytes:z,stream:h"),
 	DONE("cuMemcpyDtoHAsync", SP_CLASS_COPY, "dst_host:h,src:h,bytes:z,stream:h"),
-	DONE("cuMemcpyDtoDAsync", SP_CLASS_COPY, "dst:h,src:h,bytes:z,stream:h"),
+	ENTRY("cuMemcpyDtoDAsync", SP_CLASS_COPY, "dst:h,src:h,bytes:z,stream:h"),
 	BLOCK("cuMemcpyPeer", SP_CLASS_COPY, "dst:h,dst_ctx:h,src:h,src_ctx:h,bytes:z"),
-	DONE("cuMemcpyPeerAsync", SP_CLASS_COPY, "dst:h,dst_ctx:h,src:h,src_ctx:h,bytes:z,stream:h"),
+	ENTRY("cuMemcpyPeerAsync", SP_CLASS_COPY, "dst:h,dst_ctx:h,src:h,src_ctx:h,bytes:z,stream:h"),
 	BLOCK("cuMemcpy2D", SP_CLASS_COPY, "copy:h"),
 	DONE("cuMemcpy2DAsync", SP_CLASS_COPY, "copy:h,stream:h"),
 	BLOCK("cuMemcpy2DUnaligned", SP_CLASS_COPY, "copy:h"),
 	BLOCK("cuMemcpy3D", SP_CLASS_COPY, "copy:h"),
 	DONE("cuMemcpy3DAsync", SP_CLASS_COPY, "copy:h,stream:h"),
 	BLOCK("cuMemcpy3DPeer", SP_CLASS_COPY, "copy:h"),
-	DONE("cuMemcpy3DPeerAsync", SP_CLASS_COPY, "copy:h,stream:h"),
+	ENTRY("cuMemcpy3DPeerAsync", SP_CLASS_COPY, "copy:h,stream:h"),
 	BLOCK("cuMemcpyAtoH", SP_CLASS_COPY, "dst_host:h,src_array:h,src_offset:z,bytes:z"),
 	BLOCK("cuMemcpyHtoA", SP_CLASS_COPY, "dst_array:h,dst_offset:z,src_host:h,bytes:z"),
 	DONE("cuMemcpyAtoHAsync", SP_CLASS_COPY, "dst_host:h,src_array:h,src_offset:z,bytes:z,stream:h"),
@@ -261,6 +264,17 @@ bool catalog__arg(const struct catalog_entry *e, int i, char *name, size_t name_
 	return true;
 }
 
+/* Arguments 1..7 all 32-bit: a launch's grid, block and shared memory, packed in the ring. */
+static bool launch_dims(const struct catalog_entry *e)
+{
+	char name[32], fmt;
+
+	for (int i = 1; i <= 7; i++)
+		if (!catalog__arg(e, i, name, sizeof(name), &fmt) || fmt != 'u')
+			return false;
+	return true;
+}
+
 void catalog__spec(const struct catalog_entry *e, struct sp_probe_spec *spec)
 {
 	int nargs = catalog__nargs(e);
@@ -273,6 +287,9 @@ void catalog__spec(const struct catalog_entry *e, struct sp_probe_spec *spec)
 	/* NCCL calls launch through libcuda; entry-only driver calls call nothing probed */
 	if (e->completion || e->lib == SP_LIB_NCCL)
 		spec->flags |= SP_SPEC_ENCLOSES;
+	spec->nr_args = nargs;
+	if (nargs == SP_MAX_ARGS && launch_dims(e))
+		spec->flags |= SP_SPEC_DIMS;
 	spec->stack_args = nargs > SP_REG_ARGS ? nargs - SP_REG_ARGS : 0;
 	spec->data_arg = e->data_arg;
 	spec->out_arg = e->out_arg;

@@ -1,0 +1,120 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+# Cost on a real server, side by side in one run: one decoder process makes ROUNDS x ARMS
+# short rounds; each round runs every arm once, in an order rotated from round to round:
+#   untraced   nothing attached
+#   record     specprobe record -p (attached before the round starts, detached after)
+#   top        specprobe top --batch -p (skipped, with a message, if the binary has no top)
+# then the paired ratio of tokens/s to the same round's untraced one with a 95 % bootstrap
+# interval (tools/gpu/ab_stats.py), the per-hit cost that report gives for each recording,
+# and, if the hitcost bench is there, the per-hit breakdown (tools/bench/hitcost.sh).
+#   tools/bench/gpu_ab.sh OUTDIR [ROUNDS] [decoder options]    (root)
+# Environment: SPECPROBE (default ./specprobe-static, else ./specprobe), HITCOST (default
+# .output/bench/hitcost-static, else .output/bench/hitcost; "none" skips it), CYCLES per
+# round (100),
+# DECODER (default: python3 tools/gpu/spec_compile.py; any program of the same
+# --dir/--variants/--cycles protocol, e.g. tools/gpu/fake_decoder.py --lib LIBCUDA),
+# RECORD_OPTS and TOP_OPTS (more options for those arms, e.g. RECORD_OPTS="--ring-mb 8").
+set -u
+TOP=$(cd "$(dirname "$0")/../.." && pwd)
+OUT=${1:?usage: gpu_ab.sh OUTDIR [ROUNDS] [decoder options]}
+ROUNDS=${2:-20}
+shift $(($# > 1 ? 2 : 1))
+CYCLES=${CYCLES:-100}
+SP=${SPECPROBE:-$TOP/specprobe-static}
+[ -x "$SP" ] || SP=$TOP/specprobe
+HC=${HITCOST:-}
+if [ -z "$HC" ]; then
+	for HC in "$TOP/.output/bench/hitcost-static" "$TOP/.output/bench/hitcost" none; do
+		[ -x "$HC" ] && break
+	done
+fi
+DECODER=${DECODER:-python3 $TOP/tools/gpu/spec_compile.py}
+W=$(mktemp -d /tmp/specprobe-ab.XXXXXX)
+mkdir -p "$OUT/ab"
+A=$OUT/ab
+tracer=
+trap '[ -n "$tracer" ] && kill -INT $tracer 2>/dev/null; [ -n "${pid:-}" ] && kill $pid 2>/dev/null; rm -rf "$W"' EXIT
+
+arms=(untraced record top)
+if ! "$SP" top --help >/dev/null 2>&1; then
+	echo "specprobe top: not in $SP; the top arm is skipped" | tee "$A/top-skipped.txt"
+	arms=(untraced record)
+fi
+nr_arms=${#arms[@]}
+variants=$(yes clean | head -n $((ROUNDS * nr_arms)) | paste -sd,)
+
+if [ "$HC" != none ] && [ -x "$HC" ]; then
+	echo "per-hit breakdown: $HC"
+	HITCOST=$HC "$TOP/tools/bench/hitcost.sh" 5 100000 >"$A/hitcost.txt" 2>&1
+	cat "$A/hitcost.txt"
+fi
+
+nvidia-smi -L >"$A/gpu.txt" 2>&1
+echo "decoder: $DECODER --variants clean x $((ROUNDS * nr_arms)) --cycles $CYCLES $*" | tee "$A/decoder.cmd"
+PYTHONUNBUFFERED=1 $DECODER --dir "$W" --variants "$variants" --cycles "$CYCLES" "$@" \
+	>"$A/decoder.log" 2>&1 &
+pid=$!
+
+wait_file() {	# $1 path, $2 tenths of a second at most; fails when the decoder is gone
+	for _ in $(seq "$2"); do
+		[ -e "$1" ] && return 0
+		kill -0 $pid 2>/dev/null || return 1
+		sleep 0.1
+	done
+	return 1
+}
+
+start_tracer() {	# $1 arm, $2 slot: the tracer attached before the round starts
+	local log=$A/$2-$1.err
+	case $1 in
+	record) "$SP" record ${RECORD_OPTS:-} -o "$A/$2-record.sprb" -p "$pid" 2>"$log" & ;;
+	top) "$SP" top --batch ${TOP_OPTS:-} -p "$pid" >"$A/$2-top.txt" 2>"$log" & ;;
+	*) return 0 ;;
+	esac
+	tracer=$!
+	# record says "tracing" once attached; top's first output comes after its attach
+	for _ in $(seq 300); do
+		grep -q "tracing" "$log" 2>/dev/null && break
+		[ "$1" = top ] && [ -s "$A/$2-top.txt" ] && break
+		kill -0 $tracer 2>/dev/null || { echo "$1 exited early:"; cat "$log"; return 1; }
+		sleep 0.1
+	done
+	sleep 0.5
+}
+
+stop_tracer() {	# $1 arm, $2 slot
+	[ -n "$tracer" ] || return 0
+	kill -INT $tracer 2>/dev/null
+	wait $tracer
+	echo "exit $?" >>"$A/$2-$1.err"
+	tracer=
+	[ "$1" = record ] || return 0
+	"$SP" report --json "$A/$2-record.sprb" >"$A/$2-record.report.json" 2>>"$A/$2-record.err"
+	"$SP" report "$A/$2-record.sprb" >"$A/$2-record.report.txt" 2>>"$A/$2-record.err"
+	rm -f "$A/$2-record.sprb"	# the reports keep what counts; recordings add up to GBs
+}
+
+: >"$A/rounds.jsonl"
+slot=0
+for r in $(seq 0 $((ROUNDS - 1))); do
+	for k in $(seq 0 $((nr_arms - 1))); do
+		arm=${arms[(k + r) % nr_arms]}
+		wait_file "$W/ready-$slot" 6000 || { echo "decoder exited"; tail "$A/decoder.log"; exit 1; }
+		start_tracer "$arm" "$slot" || exit 1
+		touch "$W/go-$slot"
+		wait_file "$W/done-$slot" 6000 || { echo "decoder exited"; tail "$A/decoder.log"; exit 1; }
+		stop_tracer "$arm" "$slot"
+		cp "$W/truth-$slot.json" "$A/$slot-$arm.truth.json"
+		report=
+		[ "$arm" = record ] && report=$A/$slot-record.report.json
+		printf '{"round":%d,"slot":%d,"arm":"%s","truth":"%s","report":"%s"}\n' \
+			"$r" "$slot" "$arm" "$A/$slot-$arm.truth.json" "$report" >>"$A/rounds.jsonl"
+		slot=$((slot + 1))
+	done
+	echo "round $((r + 1)) of $ROUNDS done"
+done
+wait $pid
+echo "decoder exit $?" >>"$A/decoder.log"
+pid=
+python3 "$TOP/tools/gpu/ab_stats.py" "$A" | tee "$A/ab.txt"

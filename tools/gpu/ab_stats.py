@@ -1,0 +1,94 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+"""Paired tokens/s ratios of gpu_ab.sh's arms, with 95 % bootstrap intervals.
+
+  ab_stats.py DIR        reads DIR/rounds.jsonl, writes the summary to stdout
+
+rounds.jsonl has one line per slot: {"round", "arm", "truth", "report"} (paths; report
+only for traced arms). Within a round every arm ran once, in an order rotated from
+round to round; the ratio arm / untraced is taken per round, so slow phases of the
+machine cancel, and the rounds are resampled (10 000 times) for the interval.
+"""
+import json
+import random
+import statistics
+import sys
+
+
+def bootstrap(ratios, reps=10000, seed=1):
+    rng = random.Random(seed)
+    n = len(ratios)
+    means = sorted(statistics.fmean(rng.choices(ratios, k=n)) for _ in range(reps))
+    return means[int(0.025 * reps)], means[int(0.975 * reps) - 1]
+
+
+def overhead(report_path):
+    """(entry us, return us, percent of the target's CPU) from a report --json."""
+    try:
+        with open(report_path) as f:
+            so = json.load(f)["self_overhead"]
+    except (OSError, ValueError, KeyError):
+        return None
+    if not so.get("calibrated"):
+        return None
+    pct = [p["percent_of_cpu"] for p in so["processes"] if p.get("percent_of_cpu") is not None]
+    per_s = [p["entry_only_per_s"] + p["completion_per_s"] for p in so["processes"]]
+    return (so["entry_ps"] / 1e6, so["return_ps"] / 1e6, max(pct) if pct else None,
+            max(per_s) if per_s else None)
+
+
+def main():
+    d = sys.argv[1]
+    slots = [json.loads(l) for l in open(f"{d}/rounds.jsonl")]
+    tps, cost = {}, {}
+    for s in slots:
+        try:
+            with open(s["truth"]) as f:
+                tps[s["round"], s["arm"]] = json.load(f)["tokens_per_s"]
+        except (OSError, ValueError, KeyError):
+            continue
+        if s.get("report"):
+            o = overhead(s["report"])
+            if o:
+                cost.setdefault(s["arm"], []).append(o)
+    arms = list(dict.fromkeys(s["arm"] for s in slots))
+    rounds = sorted({r for r, _ in tps})
+    out = {"rounds": len(rounds), "arms": {}}
+    print(f"{len(rounds)} rounds, arms in rotated order: {', '.join(arms)}")
+    print("| arm | tokens/s (median) | ratio to untraced (mean of paired) | 95 % interval | rounds |")
+    print("|---|---|---|---|---|")
+    for arm in arms:
+        vals = [tps[r, arm] for r in rounds if (r, arm) in tps]
+        if not vals:
+            continue
+        row = {"tokens_per_s_median": statistics.median(vals)}
+        ratios = [tps[r, arm] / tps[r, "untraced"] for r in rounds
+                  if (r, arm) in tps and (r, "untraced") in tps]
+        if arm != "untraced" and len(ratios) >= 2:
+            lo, hi = bootstrap(ratios)
+            row.update(ratio=statistics.fmean(ratios), low=lo, high=hi, paired=len(ratios))
+            print(f"| {arm} | {row['tokens_per_s_median']:.1f} | {row['ratio']:.4f} | "
+                  f"{lo:.4f}-{hi:.4f} | {len(ratios)} |")
+        else:
+            print(f"| {arm} | {row['tokens_per_s_median']:.1f} | - | - | {len(vals)} |")
+        out["arms"][arm] = row
+    for arm, c in cost.items():
+        entry = statistics.median(x[0] for x in c)
+        ret = statistics.median(x[1] for x in c)
+        pcts = [x[2] for x in c if x[2] is not None]
+        rate = [x[3] for x in c if x[3] is not None]
+        out["arms"][arm].update(entry_us=entry, return_us=ret)
+        line = (f"{arm}: report's calibration (median of {len(c)}): a probe hit {entry:.3f} us, "
+                f"a return probe {ret:.3f} us more")
+        if rate:
+            line += f"; {statistics.median(rate):,.0f} probed calls/s"
+        if pcts:
+            line += f"; {statistics.median(pcts):.2f} % of the target's CPU"
+        print(line)
+    with open(f"{d}/ab.json", "w") as f:
+        json.dump(out, f, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
