@@ -91,6 +91,25 @@ static void test_backpatched_lengths(void **state)
 	pbw__free(&w);
 }
 
+/* A two-varint sub-message gets a minimal one-byte length: the bytes protoc writes. */
+static void test_pair(void **state)
+{
+	static const __u8 want[] = {
+		0x22, 0x04, 0x08, 0x07, 0x20, 0x2a,	/* annotation {name_iid 7, int_value 42} */
+		0x22, 0x0e, 0x08, 0x81, 0x01,		/* {name_iid 129, pointer_value 2^64-1} */
+		0x38, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01,
+	};
+	struct pbw w;
+
+	assert_int_equal(pbw__init(&w, -1), 0);
+	pbw__pair(&w, 4, 1, 7, 4, 42);
+	pbw__pair(&w, 4, 1, 129, 7, ~0ull);
+	assert_int_equal(w.err, 0);
+	assert_int_equal(w.len, sizeof(want));
+	assert_memory_equal(w.buf, want, sizeof(want));
+	pbw__free(&w);
+}
+
 /* A length past 2^21 uses all four bytes; the buffer grows past its first size. */
 static void test_large_message(void **state)
 {
@@ -151,6 +170,7 @@ int main(void)
 		cmocka_unit_test(test_varints),
 		cmocka_unit_test(test_tags),
 		cmocka_unit_test(test_backpatched_lengths),
+		cmocka_unit_test(test_pair),
 		cmocka_unit_test(test_large_message),
 		cmocka_unit_test(test_flush_to_file),
 	};
