@@ -3,6 +3,7 @@
 """Check a trace from 'specprobe export' against the recording it came from.
 
   check_perfetto.py TRACE --dump DUMP.jsonl --report REPORT.json
+  check_perfetto.py TRACE --counts     (slices and instants per track kind and name)
 
 Parses the protobuf wire format itself (no packages) and checks: the first packet is a
 clock snapshot; every track event has the sequence id; interned ids (event names,
@@ -188,9 +189,12 @@ class Checker:
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument('trace')
-    ap.add_argument('--dump', required=True)
-    ap.add_argument('--report', required=True)
+    ap.add_argument('--dump')
+    ap.add_argument('--report')
+    ap.add_argument('--counts', action='store_true')
     args = ap.parse_args()
+    if not args.counts and not (args.dump and args.report):
+        ap.error('--dump and --report, or --counts')
     c = Checker()
     try:
         packets = c.run(open(args.trace, 'rb').read())
@@ -198,6 +202,12 @@ def main():
         print('trace does not parse: %s' % e)
         return 1
     kind_of = lambda uuid: uuid >> 56
+    if args.counts:
+        kinds = {1: 'slice', 3: 'instant'}
+        counts = Counter((kind_of(e[0]), kinds[e[1]], e[3]) for e in c.events)
+        for (track, kind, name), n in sorted(counts.items()):
+            print('track kind %d %s %s: %d' % (track, kind, name, n))
+        return 1 if c.errors else 0
     calls = Counter()
     for uuid, kind, ts, name, cats, ann, flows in c.events:
         if kind_of(uuid) == 2:
