@@ -40,6 +40,26 @@ bool pbw__grow(struct pbw *w, size_t need)
 	return true;
 }
 
+void pbw__end_long(struct pbw *w, size_t at, size_t len)
+{
+	__u8 *p;
+
+	if (len > PBW_MAX_LEN) {
+		w->err = -E2BIG;
+		return;
+	}
+	if (!pbw__room(w, PBW_LONG_BYTES - PBW_LEN_BYTES))
+		return;
+	/* the closed messages inside move with it; the open ones all start before at */
+	p = w->buf + at;
+	memmove(p + PBW_LONG_BYTES, p + PBW_LEN_BYTES, len);
+	w->len += PBW_LONG_BYTES - PBW_LEN_BYTES;
+	p[0] = (__u8)(len | 0x80);
+	p[1] = (__u8)((len >> 7) | 0x80);
+	p[2] = (__u8)((len >> 14) | 0x80);
+	p[3] = (__u8)(len >> 21);
+}
+
 int pbw__flush(struct pbw *w, size_t keep)
 {
 	size_t done = 0;

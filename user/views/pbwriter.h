@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
 /*
  * A small protobuf encoder for streamed output: varints, tags, fixed64 and
- * length-delimited fields, sub-messages with a 4-byte redundant varint length
- * that is backpatched when the message ends, so nothing is built twice.
+ * length-delimited fields, sub-messages with a 2-byte redundant varint length
+ * that is backpatched when the message ends, so nothing is built twice (a
+ * message of 16 KiB or more moves up by two bytes to take a 4-byte length).
  * Whole top-level messages are written to the file as they end: memory is
  * bounded by the largest one, not by the output.
  *
@@ -19,7 +20,9 @@
 #include <linux/types.h>
 
 #define PBW_MAX_DEPTH	8
-#define PBW_LEN_BYTES	4		/* a redundant varint holds lengths below 256 MiB */
+#define PBW_LEN_BYTES	2		/* reserved: a redundant varint of lengths below 16 KiB */
+#define PBW_LONG_BYTES	4		/* what longer messages take, up to 256 MiB */
+#define PBW_SHORT_LEN	((1u << 14) - 1)
 #define PBW_MAX_LEN	((1u << 28) - 1)
 #define PBW_ROOM	32		/* a tag, a varint and a length fit in it */
 
@@ -144,25 +147,24 @@ static inline void pbw__begin(struct pbw *w, __u32 field)
 	w->len += PBW_LEN_BYTES;
 }
 
+/* Close a message of 16 KiB or more. */
+void pbw__end_long(struct pbw *w, size_t at, size_t len);
+
 static inline void pbw__end(struct pbw *w)
 {
 	size_t at, len;
-	__u8 *p;
 
 	if (w->err || !w->depth)
 		return;
 	at = w->open[--w->depth];
 	len = w->len - at - PBW_LEN_BYTES;
-	if (len > PBW_MAX_LEN) {
-		w->err = -E2BIG;
+	if (len > PBW_SHORT_LEN) {
+		pbw__end_long(w, at, len);
 		return;
 	}
-	/* 7 bits per byte, continuation bits on all but the last: non-minimal but valid */
-	p = w->buf + at;
-	p[0] = (__u8)(len | 0x80);
-	p[1] = (__u8)((len >> 7) | 0x80);
-	p[2] = (__u8)((len >> 14) | 0x80);
-	p[3] = (__u8)(len >> 21);
+	/* 7 bits per byte, a continuation bit on the first: non-minimal but valid */
+	w->buf[at] = (__u8)(len | 0x80);
+	w->buf[at + 1] = (__u8)(len >> 7);
 }
 
 /* Write what is buffered when no message is open and more than keep bytes wait (0: all). */
