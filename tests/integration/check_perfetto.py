@@ -201,7 +201,7 @@ def main():
     except (ValueError, IndexError) as e:
         print('trace does not parse: %s' % e)
         return 1
-    kind_of = lambda uuid: uuid >> 56
+    kind_of = lambda uuid: uuid & 7     # track uuids are id << 3 | kind
     if args.counts:
         kinds = {1: 'slice', 3: 'instant'}
         counts = Counter((kind_of(e[0]), kinds[e[1]], e[3]) for e in c.events)

@@ -40,10 +40,13 @@ enum {
 
 enum { TYPE_BEGIN = 1, TYPE_END = 2, TYPE_INSTANT = 3, TYPE_COUNTER = 4 };
 
-/* Track uuids: a kind in the top byte, then the tid or tgid. */
+/* Track uuids: the tid or tgid, then a kind in the low bits (a short varint per event). */
+#define TRACK_KIND_BITS 3
 enum track_kind {
 	TK_PROCESS = 1, TK_THREAD, TK_LOOP, TK_PHASES, TK_GRAPHS, TK_SYNCS, TK_COUNTER,
+	TK_NR
 };
+_Static_assert(TK_NR <= 1 << TRACK_KIND_BITS, "track kinds overflow their bits");
 
 enum { CNT_CALLS, CNT_CYCLES, CNT_DROPS, CNT_NR };
 static const char *const counter_names[CNT_NR] = { "calls/s", "cycles/s", "drops/s" };
@@ -113,7 +116,7 @@ struct perfetto_out {
 
 static __u64 track_uuid(enum track_kind kind, __u32 id)
 {
-	return ((__u64)kind << 56) | id;
+	return ((__u64)id << TRACK_KIND_BITS) | kind;
 }
 
 /* The same id at a launch and at a sync that waited on it: links them. */
