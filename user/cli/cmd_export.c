@@ -84,8 +84,8 @@ int export__open_output(const char *path, bool force, const char *input)
 			close(fd);
 			return -1;
 		}
-		/* truncated only once known not to be the recording */
-		if (!force || !ftruncate(fd, 0))
+		/* truncated only once known not to be the recording (devices are not) */
+		if (!force || fstat(fd, &st) || !S_ISREG(st.st_mode) || !ftruncate(fd, 0))
 			return fd;
 		log_error("cannot truncate %s: %s", path, strerror(errno));
 		close(fd);
