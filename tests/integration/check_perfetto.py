@@ -8,8 +8,9 @@
 Parses the protobuf wire format itself (no packages) and checks: the first packet is a
 clock snapshot; every track event has the sequence id; interned ids (event names,
 categories, annotation names) are defined before use on a cleared sequence; every track
-is described; slices nest and timestamps do not go back on each track; every call of the dump is on its thread's track exactly once;
-cycles per loop and flagged syncs equal the report's; flows and graph roles are there.
+is described; slices nest and timestamps do not go back on each track; every call of the
+dump is on its thread's track exactly once; cycles per loop and flagged syncs equal the
+report's; flows and graph roles are there.
 """
 import argparse
 import json

@@ -11,7 +11,8 @@ PROTO_DIR=$TOP/tests/perfetto
 # check NAME DIR [TRACE]: export DIR/rec.sprb (or take DIR/TRACE as it is) and check it
 check() {
 	local name=$1 dir=$2 trace=$2/${3:-t.pftrace}
-	if [ -z "$3" ] && ! "$SPECPROBE" export "$dir/rec.sprb" -o "$trace" 2>"$dir/export.err"; then
+	if [ -z "$3" ] &&
+		! "$SPECPROBE" export "$dir/rec.sprb" -o "$trace" 2>"$dir/export.err"; then
 		fail "$name: export failed: $(head -1 "$dir/export.err")"
 		return
 	fi
@@ -100,7 +101,7 @@ record_perfetto() {
 	python3 "$CHECK" "$dir/export.pftrace" --counts >"$dir/export.counts"
 	if [ -s "$dir/live.counts" ] && cmp -s "$dir/live.counts" "$dir/export.counts" &&
 		grep -q ' slice cycle: [1-9]' "$dir/live.counts"; then
-		pass "record --perfetto: same slices and instants per name as export of the recording"
+		pass "record --perfetto: the slices and instants per name of export's trace"
 	else
 		fail "record --perfetto: counts differ ($dir/live.counts, $dir/export.counts)"
 	fi
@@ -134,8 +135,11 @@ record_perfetto_options() {
 		--perfetto "$dir/old.pftrace"
 	record_perfetto_refused "symlink" "is a symlink: not followed" \
 		--perfetto "$dir/link.pftrace" --force
-	[ "$(cat "$dir/old.pftrace")" = old ] && pass "record --perfetto: refused traces untouched" ||
+	if [ "$(cat "$dir/old.pftrace")" = old ]; then
+		pass "record --perfetto: refused traces untouched"
+	else
 		fail "record --perfetto: a refused trace was changed"
+	fi
 	"$SPECPROBE" record -o "$dir/rec.sprb" --perfetto "$dir/rec.sprb" -p $$ 2>/dev/null
 	[ $? = 2 ] && pass "record --perfetto naming the recording: usage error, exit 2" ||
 		fail "record --perfetto naming the recording: not exit 2"

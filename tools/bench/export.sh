@@ -33,7 +33,8 @@ time_one() {
 
 peak_rss() {
 	if [ "$2" = export ]; then
-		/usr/bin/time -f %M "$1" export "$3" -o "$TMP/t.pftrace" --force 2>&1 >/dev/null | tail -1
+		/usr/bin/time -f %M "$1" export "$3" -o "$TMP/t.pftrace" --force 2>&1 >/dev/null |
+			tail -1
 	else
 		/usr/bin/time -f %M "$1" report "$3" 2>&1 >/dev/null | tail -1
 	fi
@@ -51,7 +52,9 @@ for n in "$CYCLES" $((CYCLES * 4)); do
 			for mode in export report; do
 				t=$(time_one "${BINS[$b]}" $mode "$rec")
 				k=$b.$mode
-				if [ -z "${best[$k]:-}" ] || [ "$t" -lt "${best[$k]}" ]; then best[$k]=$t; fi
+				if [ -z "${best[$k]:-}" ] || [ "$t" -lt "${best[$k]}" ]; then
+					best[$k]=$t
+				fi
 			done
 		done
 	done
@@ -60,11 +63,13 @@ for n in "$CYCLES" $((CYCLES * 4)); do
 		python3 -c 'import sys
 name, r, b, t, e, rep, erss, rrss = sys.argv[1:2] + list(map(int, sys.argv[2:9]))
 print(f"{name}: {r} records ({b / 1e6:.1f} MB): export {e / 1e9:.3f} s, "
-      f"{r / e * 1e3:.2f} M records/s; report {rep / 1e9:.3f} s, {r / rep * 1e3:.2f} M records/s; "
-      f"trace {t / 1e6:.1f} MB; peak RSS export {erss / 1024:.1f} MB, report {rrss / 1024:.1f} MB")' \
-			"${BINS[$b]}" "$records" "$(stat -c %s "$rec")" "$(stat -c %s "$TMP/t.pftrace")" \
-			"${best[$b.export]}" "${best[$b.report]}" \
-			"$(peak_rss "${BINS[$b]}" export "$rec")" "$(peak_rss "${BINS[$b]}" report "$rec")"
+      f"{r / e * 1e3:.2f} M records/s; report {rep / 1e9:.3f} s, "
+      f"{r / rep * 1e3:.2f} M records/s; trace {t / 1e6:.1f} MB; "
+      f"peak RSS export {erss / 1024:.1f} MB, report {rrss / 1024:.1f} MB")' \
+			"${BINS[$b]}" "$records" "$(stat -c %s "$rec")" \
+			"$(stat -c %s "$TMP/t.pftrace")" "${best[$b.export]}" "${best[$b.report]}" \
+			"$(peak_rss "${BINS[$b]}" export "$rec")" \
+			"$(peak_rss "${BINS[$b]}" report "$rec")"
 	done
 	unset best
 done

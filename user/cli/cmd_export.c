@@ -76,7 +76,8 @@ static bool is_input(int fd, const char *input, const char *output)
 
 int export__open_output(const char *path, bool force, const char *input)
 {
-	int fd = open(path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC | (force ? 0 : O_EXCL), 0644);
+	int flags = O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC | (force ? 0 : O_EXCL);
+	int fd = open(path, flags, 0644);
 	struct stat st;
 
 	if (fd >= 0) {

@@ -20,7 +20,7 @@
 #include <linux/types.h>
 
 #define PBW_MAX_DEPTH	8
-#define PBW_LEN_BYTES	2		/* reserved: a redundant varint of lengths below 16 KiB */
+#define PBW_LEN_BYTES	2		/* reserved: redundant varint of lengths < 16 KiB */
 #define PBW_LONG_BYTES	4		/* what longer messages take, up to 256 MiB */
 #define PBW_SHORT_LEN	((1u << 14) - 1)
 #define PBW_MAX_LEN	((1u << 28) - 1)
