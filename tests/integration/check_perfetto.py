@@ -3,12 +3,14 @@
 """Check a trace from 'specprobe export' against the recording it came from.
 
   check_perfetto.py TRACE --dump DUMP.jsonl --report REPORT.json
+  check_perfetto.py TRACE --counts     (slices and instants per track kind and name)
 
 Parses the protobuf wire format itself (no packages) and checks: the first packet is a
-clock snapshot; every track event has the sequence id; interned ids are defined before
-use on a cleared sequence; every track is described; slices nest and timestamps do not
-go back on each track; every call of the dump is on its thread's track exactly once;
-cycles per loop and flagged syncs equal the report's; flows and graph roles are there.
+clock snapshot; every track event has the sequence id; interned ids (event names,
+categories, annotation names) are defined before use on a cleared sequence; every track
+is described; slices nest and timestamps do not go back on each track; every call of the
+dump is on its thread's track exactly once; cycles per loop and flagged syncs equal the
+report's; flows and graph roles are there.
 """
 import argparse
 import json
@@ -73,7 +75,7 @@ class Checker:
     def __init__(self):
         self.errors = []
         self.tracks = {}            # uuid -> descriptor fields
-        self.names, self.cats = {}, {}
+        self.names, self.cats, self.ann_names = {}, {}, {}
         self.stack = defaultdict(list)
         self.last_ts = {}
         self.events = []            # (uuid, type, ts, name, cats, annotations, flows)
@@ -94,7 +96,7 @@ class Checker:
             if not self.cleared:
                 self.err('packet %d: interned data before the sequence was cleared' % idx)
             idata = msg(one(p, 12))
-            for field, table in ((1, self.cats), (2, self.names)):
+            for field, table in ((1, self.cats), (2, self.names), (3, self.ann_names)):
                 for e in idata.get(field, []):
                     e = msg(e)
                     table[one(e, 1)] = one(e, 2).decode()
@@ -150,14 +152,26 @@ class Checker:
                 self.stack[uuid].pop()
         elif kind == 4 and not self.tracks.get(uuid, {}).get('counter'):
             self.err('packet %d: counter value on a slice track' % idx)
+        if e.get(4) and not flags & 2:
+            self.err('packet %d: interned annotation names without SEQ_NEEDS' % idx)
         if kind in (1, 3):
             ann = {}
             for a in e.get(4, []):
                 a = msg(a)
-                val = [v for k, vs in a.items() if k != 10 for v in vs]
-                ann[one(a, 10).decode()] = val[0] if val else None
+                val = [v for k, vs in a.items() if k not in (1, 10) for v in vs]
+                ann[self.annotation_name(idx, a)] = val[0] if val else None
             self.events.append((uuid, kind, ts, self.names.get(name_iid),
                                 [self.cats.get(c) for c in cat_iids], ann, e.get(47, [])))
+
+    def annotation_name(self, idx, a):
+        """Annotation names are interned (DebugAnnotation.name_iid = 1)."""
+        if 10 in a:
+            self.err('packet %d: annotation name not interned' % idx)
+            return one(a, 10).decode()
+        iid = one(a, 1)
+        if iid not in self.ann_names:
+            self.err('packet %d: annotation name iid %s not interned' % (idx, iid))
+        return self.ann_names.get(iid)
 
     def run(self, data):
         self.cleared = False
@@ -176,16 +190,25 @@ class Checker:
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument('trace')
-    ap.add_argument('--dump', required=True)
-    ap.add_argument('--report', required=True)
+    ap.add_argument('--dump')
+    ap.add_argument('--report')
+    ap.add_argument('--counts', action='store_true')
     args = ap.parse_args()
+    if not args.counts and not (args.dump and args.report):
+        ap.error('--dump and --report, or --counts')
     c = Checker()
     try:
         packets = c.run(open(args.trace, 'rb').read())
     except (ValueError, IndexError) as e:
         print('trace does not parse: %s' % e)
         return 1
-    kind_of = lambda uuid: uuid >> 56
+    kind_of = lambda uuid: uuid & 7     # track uuids are id << 3 | kind
+    if args.counts:
+        kinds = {1: 'slice', 3: 'instant'}
+        counts = Counter((kind_of(e[0]), kinds[e[1]], e[3]) for e in c.events)
+        for (track, kind, name), n in sorted(counts.items()):
+            print('track kind %d %s %s: %d' % (track, kind, name, n))
+        return 1 if c.errors else 0
     calls = Counter()
     for uuid, kind, ts, name, cats, ann, flows in c.events:
         if kind_of(uuid) == 2:

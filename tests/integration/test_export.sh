@@ -2,20 +2,23 @@
 # SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 # specprobe export: Perfetto traces of the simulated server (planted syncs, PyTorch's loop,
 # two ranks) decode with the schema and hold every call once, the report's cycles and its
-# flagged syncs; cut or corrupt recordings and existing outputs are refused.
+# flagged syncs; cut or corrupt recordings and existing outputs are refused. record
+# --perfetto writes the same trace as export of the recording it keeps.
 source "$(dirname "$0")/lib.sh"
 CHECK=$TOP/tests/integration/check_perfetto.py
 PROTO_DIR=$TOP/tests/perfetto
 
+# check NAME DIR [TRACE]: export DIR/rec.sprb (or take DIR/TRACE as it is) and check it
 check() {
-	local name=$1 dir=$2
-	if ! "$SPECPROBE" export "$dir/rec.sprb" -o "$dir/t.pftrace" 2>"$dir/export.err"; then
+	local name=$1 dir=$2 trace=$2/${3:-t.pftrace}
+	if [ -z "$3" ] &&
+		! "$SPECPROBE" export "$dir/rec.sprb" -o "$trace" 2>"$dir/export.err"; then
 		fail "$name: export failed: $(head -1 "$dir/export.err")"
 		return
 	fi
 	if command -v protoc >/dev/null; then
 		if protoc --decode=perfetto.protos.Trace -I "$PROTO_DIR" \
-			"$PROTO_DIR/perfetto_trace.proto" <"$dir/t.pftrace" >"$dir/t.txt" 2>&1 &&
+			"$PROTO_DIR/perfetto_trace.proto" <"$trace" >"$dir/t.txt" 2>&1 &&
 			! grep -qE '^ *[0-9]+: ' "$dir/t.txt"; then
 			pass "$name: protoc decodes it with no unknown fields"
 		else
@@ -26,7 +29,7 @@ check() {
 	fi
 	"$SPECPROBE" dump --json "$dir/rec.sprb" >"$dir/dump.jsonl" 2>/dev/null
 	"$SPECPROBE" report --json "$dir/rec.sprb" >"$dir/report.json" 2>/dev/null
-	if python3 "$CHECK" "$dir/t.pftrace" --dump "$dir/dump.jsonl" \
+	if python3 "$CHECK" "$trace" --dump "$dir/dump.jsonl" \
 		--report "$dir/report.json" >"$dir/check.out"; then
 		pass "$name: $(tail -1 "$dir/check.out")"
 	else
@@ -78,6 +81,70 @@ bad_input() {
 	[ $? = 2 ] && pass "no -o: usage error, exit 2" || fail "no -o: not exit 2"
 }
 
+# record --perfetto: the trace written at the end holds what export makes of the recording
+record_perfetto() {
+	local dir="$SCRATCH/live" rec
+	start_server "$dir" --cycles 40 --plant ctx@draft-verify/5 --clean-syncs ||
+		{ fail "record --perfetto: no server"; return; }
+	"$SPECPROBE" record -o "$dir/rec.sprb" --perfetto "$dir/live.pftrace" -p "$target" \
+		--ring-mb 256 2>"$dir/rec.err" &
+	rec=$!
+	wait_file "$dir/rec.sprb" 300
+	touch "$dir/go"
+	wait $server_pid
+	if ! wait $rec || [ ! -s "$dir/live.pftrace" ]; then
+		fail "record --perfetto: no trace: $(tail -1 "$dir/rec.err")"
+		return
+	fi
+	"$SPECPROBE" export "$dir/rec.sprb" -o "$dir/export.pftrace" 2>/dev/null
+	python3 "$CHECK" "$dir/live.pftrace" --counts >"$dir/live.counts"
+	python3 "$CHECK" "$dir/export.pftrace" --counts >"$dir/export.counts"
+	if [ -s "$dir/live.counts" ] && cmp -s "$dir/live.counts" "$dir/export.counts" &&
+		grep -q ' slice cycle: [1-9]' "$dir/live.counts"; then
+		pass "record --perfetto: the slices and instants per name of export's trace"
+	else
+		fail "record --perfetto: counts differ ($dir/live.counts, $dir/export.counts)"
+	fi
+	cmp -s "$dir/live.pftrace" "$dir/export.pftrace" &&
+		pass "record --perfetto: the same bytes as export" ||
+		fail "record --perfetto: not the bytes export writes"
+	check "record --perfetto" "$dir" live.pftrace
+}
+
+# refused before anything is traced, with export's one-line errors
+record_perfetto_refused() {
+	local dir="$SCRATCH/refused" name=$1 want=$2
+	shift 2
+	mkdir -p "$dir"
+	rm -f "$dir/rec.sprb"
+	if ! "$SPECPROBE" record -o "$dir/rec.sprb" -p $$ "$@" 2>"$dir/err" &&
+		[ "$(wc -l <"$dir/err")" = 1 ] && grep -q -- "$want" "$dir/err" &&
+		[ ! -e "$dir/rec.sprb" ]; then
+		pass "record --perfetto: $name refused in one line: $(cat "$dir/err")"
+	else
+		fail "record --perfetto: $name: $(cat "$dir/err")"
+	fi
+}
+
+record_perfetto_options() {
+	local dir="$SCRATCH/refused"
+	mkdir -p "$dir"
+	echo old >"$dir/old.pftrace"
+	ln -sf "$dir/old.pftrace" "$dir/link.pftrace"
+	record_perfetto_refused "existing trace" "exists: --force replaces it" \
+		--perfetto "$dir/old.pftrace"
+	record_perfetto_refused "symlink" "is a symlink: not followed" \
+		--perfetto "$dir/link.pftrace" --force
+	if [ "$(cat "$dir/old.pftrace")" = old ]; then
+		pass "record --perfetto: refused traces untouched"
+	else
+		fail "record --perfetto: a refused trace was changed"
+	fi
+	"$SPECPROBE" record -o "$dir/rec.sprb" --perfetto "$dir/rec.sprb" -p $$ 2>/dev/null
+	[ $? = 2 ] && pass "record --perfetto naming the recording: usage error, exit 2" ||
+		fail "record --perfetto naming the recording: not exit 2"
+}
+
 if [ "$(id -u)" != 0 ]; then
 	echo "test_export: needs root (BPF)"
 	finish
@@ -88,4 +155,6 @@ traced planted --cycles 60 --plant ctx@draft-verify/5 --plant pageable-copy@acce
 traced torch --torch -k 5 --cycles 40 --plant side-stream/2 --clean-syncs
 traced ranks --ranks 2 --cycles 40 --plant-sync 5
 bad_input
+record_perfetto
+record_perfetto_options
 finish

@@ -24,6 +24,19 @@ int cmd_diff(int argc, char **argv);
 int cmd_export(int argc, char **argv);
 int cmd_top(int argc, char **argv);
 
+struct pipeline;
+
+/*
+ * The export's steps, shared by export and record --perfetto. The trace is
+ * opened first, when the caller chooses (never through a symlink, an existing
+ * file only with force, never the recording input when it exists);
+ * export__write reads the recording, writes the trace, closes fd, removes the
+ * trace on failure and frees p. Errors are logged in one line.
+ */
+int export__open_output(const char *path, bool force, const char *input);
+struct pipeline *export__open_input(const char *input);
+int export__write(struct pipeline *p, const char *input, int fd, const char *output);
+
 /* Append the pids of "1,2,3" to pids; 0 or -EINVAL. */
 int cli__parse_pids(const char *arg, int *pids, int *nr_pids, int max_pids);
 

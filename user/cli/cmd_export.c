@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
 #include "cli.h"
 #include "log.h"
 #include "perfetto_view.h"
@@ -61,24 +62,61 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	return 0;
 }
 
-static int open_output(const char *path, bool force)
+/* The trace would overwrite what it reads: refused, and neither file is touched. */
+static bool is_input(int fd, const char *input, const char *output)
 {
-	int flags = O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC | (force ? O_TRUNC : O_EXCL);
-	int fd = open(path, flags, 0644);
+	struct stat a, b;
 
-	if (fd >= 0)
-		return fd;
-	if (errno == EEXIST)
-		log_error("%s exists: --force replaces it", path);
-	else if (errno == ELOOP)
+	if (!input || fstat(fd, &a) || stat(input, &b) || a.st_dev != b.st_dev ||
+	    a.st_ino != b.st_ino)
+		return false;
+	log_error("%s is the recording itself: name another trace file", output);
+	return true;
+}
+
+int export__open_output(const char *path, bool force, const char *input)
+{
+	int flags = O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC | (force ? 0 : O_EXCL);
+	int fd = open(path, flags, 0644);
+	struct stat st;
+
+	if (fd >= 0) {
+		if (is_input(fd, input, path)) {
+			close(fd);
+			return -1;
+		}
+		/* truncated only once known not to be the recording (devices are not) */
+		if (!force || fstat(fd, &st) || !S_ISREG(st.st_mode) || !ftruncate(fd, 0))
+			return fd;
+		log_error("cannot truncate %s: %s", path, strerror(errno));
+		close(fd);
+		return -1;
+	}
+	/* a symlink gives EEXIST under O_EXCL and ELOOP under O_NOFOLLOW */
+	if ((errno == EEXIST || errno == ELOOP) && !lstat(path, &st) && S_ISLNK(st.st_mode))
 		log_error("%s is a symlink: not followed", path);
+	else if (errno == EEXIST)
+		log_error("%s exists: --force replaces it", path);
 	else
 		log_error("cannot create %s: %s", path, strerror(errno));
 	return -1;
 }
 
+struct pipeline *export__open_input(const char *input)
+{
+	static const struct pipeline_opts opts = { .analyse = true, .tick_ns = PERFETTO_TICK_NS };
+	struct pipeline *p;
+	char err[512];
+
+	p = pipeline__open(input, &opts, err, sizeof(err));
+	if (!p)
+		log_error("%s", err);
+	return p;
+}
+
 /* Read, analyse and write; 0 or 1 with the reason logged. */
-static int export_run(struct pipeline *p, struct perfetto_out *o)
+static int export_run(struct pipeline *p, struct perfetto_out *o, const char *input,
+		      const char *output)
 {
 	int ret = pipeline__read_all(p);
 
@@ -87,60 +125,69 @@ static int export_run(struct pipeline *p, struct perfetto_out *o)
 		return 1;
 	}
 	if (ret < 0) {
-		log_error("%s: %s", env.input, strerror(-ret));
+		log_error("%s: %s", input, strerror(-ret));
 		return 1;
 	}
 	ret = pipeline__finish(p);
 	if (!ret)
 		ret = perfetto__close(o);
 	if (ret) {
-		log_error("writing %s: %s", env.output, strerror(-ret));
+		log_error("writing %s: %s", output, strerror(-ret));
 		return 1;
 	}
 	return 0;
 }
 
-int cmd_export(int argc, char **argv)
+int export__write(struct pipeline *p, const char *input, int fd, const char *output)
 {
-	static const struct argp argp = { options, parse_arg, "FILE", doc, NULL, NULL, NULL };
-	static const struct pipeline_opts opts = { .analyse = true, .tick_ns = PERFETTO_TICK_NS };
-	struct pipeline_consumer c;
 	struct perfetto_out *o = NULL;
-	struct pipeline *p;
-	char err[512];
-	int fd, status = 1;
+	struct pipeline_consumer c;
+	int status = 1;
 
-	if (argp_parse(&argp, argc, argv, 0, NULL, NULL))
-		return 2;
-	p = pipeline__open(env.input, &opts, err, sizeof(err));
-	if (!p) {
-		log_error("%s", err);
+	if (is_input(fd, input, output)) {
+		close(fd);
+		pipeline__free(p);
 		return 1;
 	}
-	fd = open_output(env.output, env.force);
-	if (fd < 0)
-		goto out;
 	o = perfetto__new(fd, p);
 	if (!o) {
 		log_error("out of memory");
 	} else {
 		perfetto__consumer(o, &c);
 		pipeline__add(p, &c);
-		status = export_run(p, o);
+		status = export_run(p, o, input, output);
 	}
 	if (close(fd) && !status) {
-		log_error("writing %s: %s", env.output, strerror(errno));
+		log_error("writing %s: %s", output, strerror(errno));
 		status = 1;
 	}
 	/* a cut or corrupt recording leaves no half trace behind */
 	if (status)
-		unlink(env.output);
+		unlink(output);
 	else
-		log_info("%s: %llu bytes, %llu calls", env.output,
+		log_info("%s: %llu bytes, %llu calls", output,
 			 (unsigned long long)perfetto__bytes(o),
 			 (unsigned long long)pipeline__stats(p)->calls);
-out:
 	perfetto__free(o);
 	pipeline__free(p);
 	return status;
+}
+
+int cmd_export(int argc, char **argv)
+{
+	static const struct argp argp = { options, parse_arg, "FILE", doc, NULL, NULL, NULL };
+	struct pipeline *p;
+	int fd;
+
+	if (argp_parse(&argp, argc, argv, 0, NULL, NULL))
+		return 2;
+	p = export__open_input(env.input);
+	if (!p)
+		return 1;
+	fd = export__open_output(env.output, env.force, env.input);
+	if (fd < 0) {
+		pipeline__free(p);
+		return 1;
+	}
+	return export__write(p, env.input, fd, env.output);
 }

@@ -1,12 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /* specprobe record: calls of running processes into a recording file. */
 #include <argp.h>
+#include <string.h>
+#include <unistd.h>
 #include "cli.h"
 #include "recorder.h"
 
 static struct record_env {
 	struct recording_args rec;
 	struct target_args targets;
+	const char *perfetto;	/* also write this Perfetto trace, at the end */
 } env;
 
 static const char doc[] =
@@ -14,7 +17,17 @@ static const char doc[] =
 	"EXAMPLES:\n"
 	"  specprobe record -o run.sprb -p 4242     # until Ctrl-C or the process exits\n"
 	"  specprobe record -o run.sprb -p 4242,4243 --duration 30\n"
-	"  specprobe record -o run.sprb -- python3 serve.py --tp 2   # started traced\n";
+	"  specprobe record -o run.sprb -- python3 serve.py --tp 2   # started traced\n"
+	"  specprobe record -o run.sprb --perfetto run.pftrace -p 4242\n";
+
+enum { OPT_PERFETTO = 256 };
+
+static const struct argp_option options[] = {
+	{ "perfetto", OPT_PERFETTO, "FILE", 0,
+	  "Also write a Perfetto trace, made from the recording once it is closed (as export "
+	  "does; --force replaces an existing one)", 0 },
+	{},
+};
 
 static const struct argp_child children[] = {
 	{ &recording_argp, 0, NULL, 0 },
@@ -25,6 +38,9 @@ static const struct argp_child children[] = {
 static error_t parse_arg(int key, char *arg, struct argp_state *state)
 {
 	switch (key) {
+	case OPT_PERFETTO:
+		env.perfetto = arg;
+		break;
 	case ARGP_KEY_INIT:
 		state->child_inputs[0] = &env.rec;
 		state->child_inputs[1] = &env.targets;
@@ -34,6 +50,8 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 			argp_error(state, "-o FILE is required");
 		if (!env.targets.nr_pids && !env.targets.cmd)
 			argp_error(state, "-p PID or -- CMD is required");
+		if (env.perfetto && env.rec.output && !strcmp(env.perfetto, env.rec.output))
+			argp_error(state, "--perfetto FILE must not be the recording");
 		break;
 	default:
 		return ARGP_ERR_UNKNOWN;
@@ -41,13 +59,42 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	return 0;
 }
 
+/* The trace of a closed recording, by export's code; an exit status. */
+static int write_trace(int fd)
+{
+	struct pipeline *p = export__open_input(env.rec.output);
+
+	if (!p) {
+		close(fd);
+		unlink(env.perfetto);
+		return 1;
+	}
+	return export__write(p, env.rec.output, fd, env.perfetto);
+}
+
 int cmd_record(int argc, char **argv)
 {
-	static const struct argp argp = { NULL, parse_arg, "[-- CMD [ARGS...]]", doc, children,
+	static const struct argp argp = { options, parse_arg, "[-- CMD [ARGS...]]", doc, children,
 					  NULL, NULL };
 	struct record_request req = { .targets = &env.targets, .rec = &env.rec };
+	int fd = -1, status;
 
 	if (argp_parse(&argp, argc, argv, 0, NULL, NULL))
 		return 2;
-	return recorder__run(&req);
+	/* refused before anything is traced, as export refuses it */
+	if (env.perfetto) {
+		fd = export__open_output(env.perfetto, env.rec.force, env.rec.output);
+		if (fd < 0)
+			return 1;
+	}
+	status = recorder__run(&req);
+	if (fd < 0)
+		return status;
+	if (status) {
+		/* no recording to make it from: the reason is logged */
+		close(fd);
+		unlink(env.perfetto);
+		return status;
+	}
+	return write_trace(fd);
 }

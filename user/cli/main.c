@@ -4,6 +4,7 @@
 #include <string.h>
 #include <argp.h>
 #include "cli.h"
+#include "heap.h"
 
 static const struct command {
 	const char *name;
@@ -32,6 +33,7 @@ int main(int argc, char **argv)
 {
 	/* a usage error exits 2, as an unknown command does (argp's default is 64) */
 	argp_err_exit_status = 2;
+	heap__tune();
 	if (argc < 2) {
 		usage(stderr);
 		return 2;

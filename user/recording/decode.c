@@ -6,6 +6,8 @@
 
 #define OPEN_SLOTS (SP_MAX_DEPTH + 1)
 
+struct pending;
+
 /* Calls of one thread still waiting for their completion, by depth. */
 struct dthread {
 	__u32 tid;		/* 0: empty slot */
@@ -20,7 +22,7 @@ struct decoder {
 	__u64 newest_ts;	/* newest timestamp seen in any record */
 	__u64 released_ts;	/* entry time of the last call handed on */
 
-	struct sp_call **heap;	/* pending calls, min-heap by entry time */
+	struct pending *heap;	/* min-heap by entry time, then tid and seq */
 	size_t heap_len, heap_cap;
 	struct sp_call *free_calls;	/* free list, linked through .out */
 
@@ -30,63 +32,64 @@ struct decoder {
 	struct decode_stats stats;
 };
 
-static int call_cmp(const struct sp_call *a, const struct sp_call *b)
-{
-	if (a->entry.ts != b->entry.ts)
-		return (a->entry.ts > b->entry.ts) - (a->entry.ts < b->entry.ts);
-	if (a->entry.tid != b->entry.tid)
-		return (a->entry.tid > b->entry.tid) - (a->entry.tid < b->entry.tid);
-	return (a->entry.seq > b->entry.seq) - (a->entry.seq < b->entry.seq);
-}
+/*
+ * A pending call with its sort key beside it: comparing keys in the heap array
+ * does not touch the calls, which are large and scattered.
+ */
+struct pending {
+	__u64 ts;
+	__u64 tid_seq;		/* tid in the high half, per-thread seq in the low */
+	struct sp_call *call;
+};
 
-static void heap_swap(struct sp_call **h, size_t i, size_t j)
+static bool pending_before(const struct pending *a, const struct pending *b)
 {
-	struct sp_call *tmp = h[i];
-
-	h[i] = h[j];
-	h[j] = tmp;
+	return a->ts < b->ts || (a->ts == b->ts && a->tid_seq < b->tid_seq);
 }
 
 static int heap_push(struct decoder *d, struct sp_call *c)
 {
+	struct pending p = {
+		.ts = c->entry.ts, .tid_seq = (__u64)c->entry.tid << 32 | c->entry.seq, .call = c,
+	};
 	size_t i;
 
 	if (d->heap_len == d->heap_cap) {
 		size_t cap = d->heap_cap ? d->heap_cap * 2 : 1024;
-		struct sp_call **grown = realloc(d->heap, cap * sizeof(*grown));
+		struct pending *grown = realloc(d->heap, cap * sizeof(*grown));
 
 		if (!grown)
 			return -ENOMEM;
 		d->heap = grown;
 		d->heap_cap = cap;
 	}
-	i = d->heap_len++;
-	d->heap[i] = c;
-	while (i > 0 && call_cmp(d->heap[i], d->heap[(i - 1) / 2]) < 0) {
-		heap_swap(d->heap, i, (i - 1) / 2);
-		i = (i - 1) / 2;
-	}
+	/* sift up with a hole: each parent moves down once */
+	for (i = d->heap_len++; i > 0 && pending_before(&p, &d->heap[(i - 1) / 2]); i = (i - 1) / 2)
+		d->heap[i] = d->heap[(i - 1) / 2];
+	d->heap[i] = p;
 	return 0;
 }
 
 static struct sp_call *heap_pop(struct decoder *d)
 {
-	struct sp_call *top = d->heap[0];
-	size_t i = 0;
+	struct sp_call *top = d->heap[0].call;
+	struct pending last = d->heap[--d->heap_len];
+	size_t i = 0, n = d->heap_len;
 
-	d->heap[0] = d->heap[--d->heap_len];
 	for (;;) {
-		size_t l = 2 * i + 1, r = l + 1, m = i;
+		size_t m = 2 * i + 1;
 
-		if (l < d->heap_len && call_cmp(d->heap[l], d->heap[m]) < 0)
-			m = l;
-		if (r < d->heap_len && call_cmp(d->heap[r], d->heap[m]) < 0)
-			m = r;
-		if (m == i)
+		if (m >= n)
 			break;
-		heap_swap(d->heap, i, m);
+		if (m + 1 < n && pending_before(&d->heap[m + 1], &d->heap[m]))
+			m++;
+		if (!pending_before(&d->heap[m], &last))
+			break;
+		d->heap[i] = d->heap[m];
 		i = m;
 	}
+	if (n)
+		d->heap[i] = last;
 	return top;
 }
 
@@ -166,7 +169,7 @@ static void mark_unreturned(struct decoder *d, struct dthread *t, int from_depth
 static int release(struct decoder *d, bool all)
 {
 	while (d->heap_len) {
-		struct sp_call *top = d->heap[0];
+		struct sp_call *top = d->heap[0].call;
 		int ret;
 
 		if (!all && top->has_ret && !top->returned && !top->unreturned)
@@ -352,7 +355,7 @@ void decoder__free(struct decoder *d)
 	if (!d)
 		return;
 	for (size_t i = 0; i < d->heap_len; i++)
-		free(d->heap[i]);
+		free(d->heap[i].call);
 	while (d->free_calls) {
 		struct sp_call *next = (struct sp_call *)(unsigned long)d->free_calls->out;
 

@@ -7,30 +7,6 @@
 #include "pbwriter.h"
 
 #define PBW_START_CAP	(64 * 1024)
-#define PBW_ROOM	32	/* a tag, a varint and a length fit in it */
-
-int pb__varint_len(__u64 v)
-{
-	int n = 1;
-
-	while (v >= 0x80) {
-		v >>= 7;
-		n++;
-	}
-	return n;
-}
-
-int pb__put_varint(__u8 *p, __u64 v)
-{
-	int n = 0;
-
-	while (v >= 0x80) {
-		p[n++] = (__u8)(v | 0x80);
-		v >>= 7;
-	}
-	p[n++] = (__u8)v;
-	return n;
-}
 
 int pbw__init(struct pbw *w, int fd)
 {
@@ -43,8 +19,7 @@ int pbw__init(struct pbw *w, int fd)
 	return 0;
 }
 
-/* Room for need more bytes; false (and err set) when there is none. */
-static bool pbw__reserve(struct pbw *w, size_t need)
+bool pbw__grow(struct pbw *w, size_t need)
 {
 	size_t cap = w->cap;
 	__u8 *buf;
@@ -65,71 +40,20 @@ static bool pbw__reserve(struct pbw *w, size_t need)
 	return true;
 }
 
-static void pbw__tag(struct pbw *w, __u32 field, enum pb_wire type)
+void pbw__end_long(struct pbw *w, size_t at, size_t len)
 {
-	w->len += pb__put_varint(w->buf + w->len, ((__u64)field << 3) | type);
-}
-
-void pbw__varint(struct pbw *w, __u32 field, __u64 v)
-{
-	if (!pbw__reserve(w, PBW_ROOM))
-		return;
-	pbw__tag(w, field, PB_VARINT);
-	w->len += pb__put_varint(w->buf + w->len, v);
-}
-
-void pbw__fixed64(struct pbw *w, __u32 field, __u64 v)
-{
-	if (!pbw__reserve(w, PBW_ROOM))
-		return;
-	pbw__tag(w, field, PB_FIXED64);
-	for (int i = 0; i < 8; i++)
-		w->buf[w->len++] = (__u8)(v >> (8 * i));
-}
-
-void pbw__bytes(struct pbw *w, __u32 field, const void *data, size_t len)
-{
-	if (!pbw__reserve(w, PBW_ROOM + len))
-		return;
-	pbw__tag(w, field, PB_LEN);
-	w->len += pb__put_varint(w->buf + w->len, len);
-	memcpy(w->buf + w->len, data, len);
-	w->len += len;
-}
-
-void pbw__string(struct pbw *w, __u32 field, const char *s)
-{
-	pbw__bytes(w, field, s, strlen(s));
-}
-
-void pbw__begin(struct pbw *w, __u32 field)
-{
-	if (!pbw__reserve(w, PBW_ROOM))
-		return;
-	if (w->depth == PBW_MAX_DEPTH) {
-		w->err = -E2BIG;
-		return;
-	}
-	pbw__tag(w, field, PB_LEN);
-	w->open[w->depth++] = w->len;
-	w->len += PBW_LEN_BYTES;
-}
-
-void pbw__end(struct pbw *w)
-{
-	size_t at, len;
 	__u8 *p;
 
-	if (w->err || !w->depth)
-		return;
-	at = w->open[--w->depth];
-	len = w->len - at - PBW_LEN_BYTES;
 	if (len > PBW_MAX_LEN) {
 		w->err = -E2BIG;
 		return;
 	}
-	/* 7 bits per byte, continuation bits on all but the last: non-minimal but valid */
+	if (!pbw__room(w, PBW_LONG_BYTES - PBW_LEN_BYTES))
+		return;
+	/* the closed messages inside move with it; the open ones all start before at */
 	p = w->buf + at;
+	memmove(p + PBW_LONG_BYTES, p + PBW_LEN_BYTES, len);
+	w->len += PBW_LONG_BYTES - PBW_LEN_BYTES;
 	p[0] = (__u8)(len | 0x80);
 	p[1] = (__u8)((len >> 7) | 0x80);
 	p[2] = (__u8)((len >> 14) | 0x80);

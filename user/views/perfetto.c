@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /*
  * Perfetto trace writer (perfetto_view.h). One packet sequence, interned event
- * names and categories, timestamps on CLOCK_MONOTONIC as bpf_ktime_get_ns()
+ * names, categories and annotation names, timestamps on CLOCK_MONOTONIC as bpf_ktime_get_ns()
  * gives them. Field numbers: docs/perfetto.md and tests/perfetto/perfetto_trace.proto.
  */
 #include <errno.h>
@@ -31,19 +31,22 @@ enum {
 	TP_FIRST_ON_SEQ = 87,
 	TE_CATEGORY_IIDS = 3, TE_ANNOTATION = 4, TE_TYPE = 9, TE_NAME_IID = 10, TE_TRACK = 11,
 	TE_COUNTER_VALUE = 30, TE_FLOW_IDS = 47,
-	DA_BOOL = 2, DA_UINT = 3, DA_INT = 4, DA_STRING = 6, DA_POINTER = 7, DA_NAME = 10,
+	DA_NAME_IID = 1, DA_BOOL = 2, DA_UINT = 3, DA_INT = 4, DA_STRING = 6, DA_POINTER = 7,
 	TD_UUID = 1, TD_NAME = 2, TD_PROCESS = 3, TD_THREAD = 4, TD_PARENT = 5, TD_COUNTER = 8,
 	PD_PID = 1, PD_NAME = 6, THD_PID = 1, THD_TID = 2, THD_NAME = 5, CD_UNIT_NAME = 6,
-	ID_CATEGORIES = 1, ID_NAMES = 2, IN_IID = 1, IN_NAME = 2,
+	ID_CATEGORIES = 1, ID_NAMES = 2, ID_ANN_NAMES = 3, IN_IID = 1, IN_NAME = 2,
 	CS_CLOCKS = 1, CS_PRIMARY = 2, CLK_ID = 1, CLK_TS = 2,
 };
 
 enum { TYPE_BEGIN = 1, TYPE_END = 2, TYPE_INSTANT = 3, TYPE_COUNTER = 4 };
 
-/* Track uuids: a kind in the top byte, then the tid or tgid. */
+/* Track uuids: the tid or tgid, then a kind in the low bits (a short varint per event). */
+#define TRACK_KIND_BITS 3
 enum track_kind {
 	TK_PROCESS = 1, TK_THREAD, TK_LOOP, TK_PHASES, TK_GRAPHS, TK_SYNCS, TK_COUNTER,
+	TK_NR
 };
+_Static_assert(TK_NR <= 1 << TRACK_KIND_BITS, "track kinds overflow their bits");
 
 enum { CNT_CALLS, CNT_CYCLES, CNT_DROPS, CNT_NR };
 static const char *const counter_names[CNT_NR] = { "calls/s", "cycles/s", "drops/s" };
@@ -54,9 +57,26 @@ enum fixed_name { FN_CYCLE, FN_PHASE0, FN_GRAPH0 = FN_PHASE0 + PHASE_OTHER,
 /* Categories: iid = 1 + class, then these. */
 enum { CAT_CYCLE = SP_CLASS_NR, CAT_PHASE, CAT_GRAPH, CAT_FLAGGED, CAT_NR };
 
+/* Annotation names not taken from the catalogue: iid = 1 + one of these. */
+enum ann_name {
+	AN_SEQ, AN_PROBE, AN_DATA, AN_RESULT, AN_OUT, AN_UNRETURNED, AN_DEPTH,
+	AN_INDEX, AN_CYCLE, AN_BLOCKED, AN_LAUNCHES, AN_SYNCS, AN_ACCEPT_WAIT, AN_ACCEPT_DEFERRED,
+	AN_VERDICT, AN_KIND, AN_POSITION, AN_RANK, AN_BOUND, AN_BREAKS, AN_HANDLE, AN_WAITED_ON,
+	AN_WAITED_GRAPHS, AN_WAITED_KERNELS, AN_WAITED_COPIES, AN_EXEC, AN_ROLE_FROM, AN_STREAM,
+	AN_FIXED_NR
+};
+
+static const char *const ann_fixed[AN_FIXED_NR] = {
+	"seq", "probe", "data", "result", "out", "unreturned", "depth",
+	"index", "cycle", "blocked_ns", "launches", "syncs", "accept_wait_ns", "accept_deferred",
+	"verdict", "kind", "position", "rank", "bound_ns", "breaks_overlap", "handle", "waited_on",
+	"waited_graphs", "waited_kernels", "waited_copies", "exec", "role_from", "stream",
+};
+
 struct arg_spec {
 	char name[24];
 	char fmt;		/* 0: skipped position */
+	__u32 iid;		/* of its name among the annotation names */
 };
 
 struct pf_thread {
@@ -74,6 +94,12 @@ struct perfetto_out {
 	struct arg_spec (*args)[SP_MAX_ARGS];	/* per catalogue entry */
 	bool *is_launch;			/* per catalogue entry: gets a flow id */
 	bool *name_sent, cat_sent[CAT_NR];
+	__u32 ev_name;				/* of the event open in the packet */
+	int ev_cat;
+	const char **ann_names;			/* by iid - 1 */
+	__u32 nr_ann, *out_iid;			/* out_iid: per catalogue entry */
+	bool *ann_sent;
+	__u32 *ann_new, nr_ann_new;		/* first used in the packet being written */
 	char fixed[FN_NR][40];
 	struct hmap threads, procs, model_threads;
 	struct pf_thread **thread_list;
@@ -90,7 +116,7 @@ struct perfetto_out {
 
 static __u64 track_uuid(enum track_kind kind, __u32 id)
 {
-	return ((__u64)kind << 56) | id;
+	return ((__u64)id << TRACK_KIND_BITS) | kind;
 }
 
 /* The same id at a launch and at a sync that waited on it: links them. */
@@ -147,20 +173,27 @@ static void put_interned_entry(struct pbw *w, __u32 field, __u32 iid, const char
 	pbw__end(w);
 }
 
-/* Define the name and category in the packet that first uses them. */
-static void put_interned(struct perfetto_out *o, __u32 name_iid, int cat)
+/*
+ * Define what the packet's event is the first to use: its name, its category,
+ * annotation names. They ride after the event; field order does not matter.
+ */
+static void put_interned(struct perfetto_out *o)
 {
-	bool name_new = !o->name_sent[name_iid], cat_new = !o->cat_sent[cat];
+	bool name_new = !o->name_sent[o->ev_name], cat_new = !o->cat_sent[o->ev_cat];
 
-	if (!name_new && !cat_new)
+	if (!name_new && !cat_new && !o->nr_ann_new)
 		return;
 	pbw__begin(&o->w, TP_INTERNED);
 	if (cat_new)
-		put_interned_entry(&o->w, ID_CATEGORIES, cat + 1, category_of(cat));
+		put_interned_entry(&o->w, ID_CATEGORIES, o->ev_cat + 1, category_of(o->ev_cat));
 	if (name_new)
-		put_interned_entry(&o->w, ID_NAMES, name_iid, name_of(o, name_iid));
+		put_interned_entry(&o->w, ID_NAMES, o->ev_name, name_of(o, o->ev_name));
+	for (__u32 i = 0; i < o->nr_ann_new; i++)
+		put_interned_entry(&o->w, ID_ANN_NAMES, o->ann_new[i],
+				   o->ann_names[o->ann_new[i] - 1]);
 	pbw__end(&o->w);
-	o->name_sent[name_iid] = o->cat_sent[cat] = true;
+	o->name_sent[o->ev_name] = o->cat_sent[o->ev_cat] = true;
+	o->nr_ann_new = 0;
 }
 
 /* A packet with a named event open in it: add annotations, then event_close. */
@@ -168,7 +201,8 @@ static void event_open(struct perfetto_out *o, __u64 ts, __u64 track, int type, 
 		       int cat)
 {
 	packet_open(o, ts, true);
-	put_interned(o, name_iid, cat);
+	o->ev_name = name_iid;
+	o->ev_cat = cat;
 	pbw__begin(&o->w, TP_TRACK_EVENT);
 	pbw__varint(&o->w, TE_CATEGORY_IIDS, cat + 1);
 	pbw__varint(&o->w, TE_TYPE, type);
@@ -179,6 +213,7 @@ static void event_open(struct perfetto_out *o, __u64 ts, __u64 track, int type, 
 static int event_close(struct perfetto_out *o)
 {
 	pbw__end(&o->w);
+	put_interned(o);
 	return packet_close(o);
 }
 
@@ -193,18 +228,26 @@ static int slice_end(struct perfetto_out *o, __u64 ts, __u64 track)
 	return packet_close(o);
 }
 
-static void ann_varint(struct perfetto_out *o, const char *name, __u32 field, __u64 v)
+/* An annotation name is defined in the packet that first uses it (ann_new has room for all). */
+static void ann_use(struct perfetto_out *o, __u32 iid)
 {
-	pbw__begin(&o->w, TE_ANNOTATION);
-	pbw__string(&o->w, DA_NAME, name);
-	pbw__varint(&o->w, field, v);
-	pbw__end(&o->w);
+	if (o->ann_sent[iid - 1])
+		return;
+	o->ann_sent[iid - 1] = true;
+	o->ann_new[o->nr_ann_new++] = iid;
 }
 
-static void ann_str(struct perfetto_out *o, const char *name, const char *s, size_t len)
+static void ann_varint(struct perfetto_out *o, __u32 iid, __u32 field, __u64 v)
 {
+	ann_use(o, iid);
+	pbw__pair(&o->w, TE_ANNOTATION, DA_NAME_IID, iid, field, v);
+}
+
+static void ann_str(struct perfetto_out *o, __u32 iid, const char *s, size_t len)
+{
+	ann_use(o, iid);
 	pbw__begin(&o->w, TE_ANNOTATION);
-	pbw__string(&o->w, DA_NAME, name);
+	pbw__varint(&o->w, DA_NAME_IID, iid);
 	pbw__bytes(&o->w, DA_STRING, s, len);
 	pbw__end(&o->w);
 }
@@ -213,6 +256,9 @@ static void ann_str(struct perfetto_out *o, const char *name, const char *s, siz
 #define ann_int(o, n, v) ann_varint(o, n, DA_INT, (__u64)(__s64)(v))
 #define ann_ptr(o, n, v) ann_varint(o, n, DA_POINTER, v)
 #define ann_bool(o, n, v) ann_varint(o, n, DA_BOOL, !!(v))
+#define ann_cstr(o, n, s) ann_str(o, n, s, strlen(s))
+/* iids of the fixed annotation names */
+#define AN(n) (1 + (n))
 
 /* ---- tracks ---- */
 
@@ -366,7 +412,7 @@ static int thread_pop(struct perfetto_out *o, struct pf_thread *t, __u64 ts)
 static void call_args(struct perfetto_out *o, const struct catalog_entry *e, int ei,
 		      const struct sp_call *call)
 {
-	ann_uint(o, "seq", call->entry.seq);
+	ann_uint(o, AN(AN_SEQ), call->entry.seq);
 	for (int i = 0; i < SP_MAX_ARGS; i++) {
 		const struct arg_spec *a = &o->args[ei][i];
 		__u64 v = call->entry.args[i];
@@ -374,27 +420,27 @@ static void call_args(struct perfetto_out *o, const struct catalog_entry *e, int
 		if (!a->fmt || (i >= SP_REG_ARGS && (call->entry.faults & (1 << SP_FAULT_STACK))))
 			continue;
 		if (a->fmt == 'h')
-			ann_ptr(o, a->name, v);
+			ann_ptr(o, a->iid, v);
 		else if (a->fmt == 'd')
-			ann_int(o, a->name, (__s32)v);
+			ann_int(o, a->iid, (__s32)v);
 		else if (a->fmt == 'u')
-			ann_uint(o, a->name, (__u32)v);
+			ann_uint(o, a->iid, (__u32)v);
 		else
-			ann_uint(o, a->name, v);
+			ann_uint(o, a->iid, v);
 	}
 	if (e->data_kind == SP_DATA_STRING && call->data_len &&
 	    !(call->entry.faults & (1 << SP_FAULT_DATA)))
-		ann_str(o, "data", (const char *)call->data,
+		ann_str(o, AN(AN_DATA), (const char *)call->data,
 			strnlen((const char *)call->data, call->data_len));
 	if (call->returned) {
-		ann_int(o, "result", (__s32)call->result);
+		ann_int(o, AN(AN_RESULT), (__s32)call->result);
 		if (e->out_arg != SP_NO_ARG && !(call->ret_faults & (1 << SP_FAULT_OUT)))
-			ann_ptr(o, e->out_name ? e->out_name : "out", call->out);
+			ann_ptr(o, o->out_iid[ei], call->out);
 	}
 	if (call->unreturned)
-		ann_bool(o, "unreturned", true);
+		ann_bool(o, AN(AN_UNRETURNED), true);
 	if (call->entry.depth)
-		ann_uint(o, "depth", call->entry.depth);
+		ann_uint(o, AN(AN_DEPTH), call->entry.depth);
 }
 
 static int on_call(void *ctx, const struct tf_header *hdr, const struct sp_call *call)
@@ -423,8 +469,8 @@ static int on_call(void *ctx, const struct tf_header *hdr, const struct sp_call 
 	if (ei < 0 || ei >= catalog_len) {
 		event_open(o, ts, track_uuid(TK_THREAD, t->tid), TYPE_INSTANT,
 			   name_iid_fixed(FN_UNKNOWN), SP_CLASS_DRIVER);
-		ann_uint(o, "seq", call->entry.seq);
-		ann_uint(o, "probe", probe);
+		ann_uint(o, AN(AN_SEQ), call->entry.seq);
+		ann_uint(o, AN(AN_PROBE), probe);
 		slice = false;
 	} else {
 		event_open(o, ts, track_uuid(TK_THREAD, t->tid), slice ? TYPE_BEGIN : TYPE_INSTANT,
@@ -517,10 +563,10 @@ static void phase_slices(struct perfetto_out *o, const struct loop *lp, const st
 		if (end < start)
 			end = start;
 		event_open(o, start, track, TYPE_BEGIN, name_iid_fixed(FN_PHASE0 + ph), CAT_PHASE);
-		ann_uint(o, "cycle", c->index);
-		ann_uint(o, "blocked_ns", p->blocked_ns);
-		ann_uint(o, "launches", p->launches);
-		ann_uint(o, "syncs", p->syncs);
+		ann_uint(o, AN(AN_CYCLE), c->index);
+		ann_uint(o, AN(AN_BLOCKED), p->blocked_ns);
+		ann_uint(o, AN(AN_LAUNCHES), p->launches);
+		ann_uint(o, AN(AN_SYNCS), p->syncs);
 		event_close(o);
 		slice_end(o, end, track);
 		o->phase_last = end;
@@ -542,13 +588,13 @@ static int on_cycle(void *ctx, const struct loop *lp, const struct cycle *c)
 	if (end < start)
 		end = start;
 	event_open(o, start, track, TYPE_BEGIN, name_iid_fixed(FN_CYCLE), CAT_CYCLE);
-	ann_uint(o, "index", c->index);
-	ann_uint(o, "blocked_ns", c->blocked_ns);
-	ann_uint(o, "launches", c->launches);
-	ann_uint(o, "syncs", c->syncs);
+	ann_uint(o, AN(AN_INDEX), c->index);
+	ann_uint(o, AN(AN_BLOCKED), c->blocked_ns);
+	ann_uint(o, AN(AN_LAUNCHES), c->launches);
+	ann_uint(o, AN(AN_SYNCS), c->syncs);
 	if (c->has_accept_sync)
-		ann_uint(o, "accept_wait_ns", c->accept_wait_ns);
-	ann_bool(o, "accept_deferred", c->accept_deferred);
+		ann_uint(o, AN(AN_ACCEPT_WAIT), c->accept_wait_ns);
+	ann_bool(o, AN(AN_ACCEPT_DEFERRED), c->accept_deferred);
 	event_close(o);
 	slice_end(o, end, track);
 	o->loop_last = end;
@@ -630,24 +676,23 @@ static void sync_args(struct perfetto_out *o, const struct sync_verdict *sv)
 {
 	const struct model_sync *s = sv->sync;
 
-	ann_str(o, "verdict", syncs__verdict_name(sv->verdict),
-		strlen(syncs__verdict_name(sv->verdict)));
-	ann_str(o, "kind", model__sync_kind_name(s->kind), strlen(model__sync_kind_name(s->kind)));
-	ann_str(o, "position", syncs__pos_name(sv->pos), strlen(syncs__pos_name(sv->pos)));
-	ann_int(o, "cycle", sv->cycle);
+	ann_cstr(o, AN(AN_VERDICT), syncs__verdict_name(sv->verdict));
+	ann_cstr(o, AN(AN_KIND), model__sync_kind_name(s->kind));
+	ann_cstr(o, AN(AN_POSITION), syncs__pos_name(sv->pos));
+	ann_int(o, AN(AN_CYCLE), sv->cycle);
 	if (sv->rank >= 0)
-		ann_int(o, "rank", sv->rank);
-	ann_uint(o, "blocked_ns", sv->blocked_ns);
+		ann_int(o, AN(AN_RANK), sv->rank);
+	ann_uint(o, AN(AN_BLOCKED), sv->blocked_ns);
 	if (sv->has_bound)
-		ann_uint(o, "bound_ns", sv->bound_ns);
-	ann_bool(o, "breaks_overlap", sv->breaks_overlap);
+		ann_uint(o, AN(AN_BOUND), sv->bound_ns);
+	ann_bool(o, AN(AN_BREAKS), sv->breaks_overlap);
 	if (s->handle)
-		ann_ptr(o, "handle", s->handle);
+		ann_ptr(o, AN(AN_HANDLE), s->handle);
 	if (s->waited_on)
-		ann_ptr(o, "waited_on", s->waited_on);
-	ann_uint(o, "waited_graphs", s->waited.graphs);
-	ann_uint(o, "waited_kernels", s->waited.kernels);
-	ann_uint(o, "waited_copies", s->waited.copies);
+		ann_ptr(o, AN(AN_WAITED_ON), s->waited_on);
+	ann_uint(o, AN(AN_WAITED_GRAPHS), s->waited.graphs);
+	ann_uint(o, AN(AN_WAITED_KERNELS), s->waited.kernels);
+	ann_uint(o, AN(AN_WAITED_COPIES), s->waited.copies);
 }
 
 static int on_sync(void *ctx, const struct sync_verdict *sv)
@@ -700,12 +745,11 @@ static void graph_roles(struct perfetto_out *o, const struct model_view *v, cons
 		x = ev->handle < v->nr_execs ? v->execs[ev->handle] : NULL;
 		event_open(o, ev->ts, track, TYPE_INSTANT,
 			   name_iid_fixed(FN_GRAPH0 + (x ? x->role : ROLE_UNKNOWN)), CAT_GRAPH);
-		ann_uint(o, "exec", ev->handle);
+		ann_uint(o, AN(AN_EXEC), ev->handle);
 		if (x)
-			ann_str(o, "role_from", model__role_source_name(x->role_from),
-				strlen(model__role_source_name(x->role_from)));
+			ann_cstr(o, AN(AN_ROLE_FROM), model__role_source_name(x->role_from));
 		if (ev->stream)
-			ann_ptr(o, "stream", ev->stream);
+			ann_ptr(o, AN(AN_STREAM), ev->stream);
 		event_close(o);
 	}
 }
@@ -737,6 +781,39 @@ static int on_end(void *ctx, const struct results *res, const struct decode_stat
 	return o->w.err;
 }
 
+/* The iid of an annotation name, added if new: names repeat across the catalogue. */
+static __u32 ann_intern(struct perfetto_out *o, const char *name)
+{
+	for (__u32 i = 0; i < o->nr_ann; i++)
+		if (!strcmp(o->ann_names[i], name))
+			return i + 1;
+	o->ann_names[o->nr_ann++] = name;
+	return o->nr_ann;
+}
+
+/* Fixed names first, so that AN() gives their iids, then the catalogue's. */
+static int setup_ann_names(struct perfetto_out *o)
+{
+	size_t max = AN_FIXED_NR + (size_t)catalog_len * (SP_MAX_ARGS + 1);
+
+	o->ann_names = calloc(max, sizeof(*o->ann_names));
+	o->out_iid = calloc(catalog_len, sizeof(*o->out_iid));
+	if (!o->ann_names || !o->out_iid)
+		return -ENOMEM;
+	for (int n = 0; n < AN_FIXED_NR; n++)
+		o->ann_names[o->nr_ann++] = ann_fixed[n];
+	for (int e = 0; e < catalog_len; e++) {
+		for (int i = 0; i < SP_MAX_ARGS; i++)
+			if (o->args[e][i].fmt)
+				o->args[e][i].iid = ann_intern(o, o->args[e][i].name);
+		o->out_iid[e] = catalog[e].out_name ? ann_intern(o, catalog[e].out_name)
+						    : AN(AN_OUT);
+	}
+	o->ann_sent = calloc(o->nr_ann, sizeof(*o->ann_sent));
+	o->ann_new = calloc(o->nr_ann, sizeof(*o->ann_new));
+	return o->ann_sent && o->ann_new ? 0 : -ENOMEM;
+}
+
 static int setup_names(struct perfetto_out *o)
 {
 	o->args = calloc(catalog_len, sizeof(*o->args));
@@ -759,7 +836,7 @@ static int setup_names(struct perfetto_out *o)
 		snprintf(o->fixed[FN_GRAPH0 + r], sizeof(o->fixed[0]), "cuGraphLaunch %s",
 			 model__role_name(r));
 	snprintf(o->fixed[FN_UNKNOWN], sizeof(o->fixed[0]), "unknown call");
-	return 0;
+	return setup_ann_names(o);
 }
 
 struct perfetto_out *perfetto__new(int fd, const struct pipeline *p)
@@ -806,6 +883,10 @@ void perfetto__free(struct perfetto_out *o)
 	free(o->args);
 	free(o->is_launch);
 	free(o->name_sent);
+	free(o->ann_names);
+	free(o->out_iid);
+	free(o->ann_sent);
+	free(o->ann_new);
 	free(o->cycles_per_s);
 	free(o->loop_cursor);
 	pbw__free(&o->w);
