@@ -81,7 +81,7 @@ int pipeline__feed(struct pipeline *p, const void *rec, size_t size);
  * where), or a consumer's error. The calls read so far are whole either way.
  */
 int pipeline__read_all(struct pipeline *p);
-/* Opened pipelines, a record at a time (paced replays): 1 and its time, 0 at the end, or as above. */
+/* Opened pipelines, a record at a time (paced replays): 1 and its time, 0 at the end. */
 int pipeline__read_next(struct pipeline *p, __u64 *ts);
 const char *pipeline__error(const struct pipeline *p);
 /* End of input: the last calls, the analyses, then the end callbacks; 0 or -errno. */

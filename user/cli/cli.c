@@ -112,3 +112,11 @@ static error_t parse_target_arg(int key, char *arg, struct argp_state *state)
 }
 
 const struct argp target_argp = { target_options, parse_target_arg, NULL, NULL, NULL, NULL, NULL };
+
+bool cli__after_dashdash(const struct argp_state *state)
+{
+	for (int i = 1; i < state->next - 1; i++)
+		if (!strcmp(state->argv[i], "--"))
+			return true;
+	return false;
+}

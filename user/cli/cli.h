@@ -37,6 +37,9 @@ int export__open_output(const char *path, bool force, const char *input);
 struct pipeline *export__open_input(const char *input);
 int export__write(struct pipeline *p, const char *input, int fd, const char *output);
 
+/* An argument past "--": the command to start under trace (the -p/-- child takes it). */
+bool cli__after_dashdash(const struct argp_state *state);
+
 /* Append the pids of "1,2,3" to pids; 0 or -EINVAL. */
 int cli__parse_pids(const char *arg, int *pids, int *nr_pids, int max_pids);
 

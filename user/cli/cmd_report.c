@@ -62,14 +62,6 @@ static void check_all(struct argp_state *state)
 			   "-o, --duration, --force and --ring-mb are for live reports (-p, --)");
 }
 
-static bool after_dashdash(const struct argp_state *state)
-{
-	for (int i = 1; i < state->next - 1; i++)
-		if (!strcmp(state->argv[i], "--"))
-			return true;
-	return false;
-}
-
 static error_t parse_arg(int key, char *arg, struct argp_state *state)
 {
 	switch (key) {
@@ -85,7 +77,7 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		break;
 	case ARGP_KEY_ARG:
 		/* after "--" comes the command to start under trace (the -p/-- child takes it) */
-		if (after_dashdash(state))
+		if (cli__after_dashdash(state))
 			return ARGP_ERR_UNKNOWN;
 		if (env.input)
 			argp_error(state, "one recording at a time");

@@ -77,14 +77,6 @@ static void check_all(struct argp_state *state)
 		argp_error(state, "-o, --duration, --force and --ring-mb are for live use");
 }
 
-static bool after_dashdash(const struct argp_state *state)
-{
-	for (int i = 1; i < state->next - 1; i++)
-		if (!strcmp(state->argv[i], "--"))
-			return true;
-	return false;
-}
-
 static double parse_seconds(struct argp_state *state, const char *what, const char *arg,
 			    double min, double max)
 {
@@ -125,7 +117,7 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		state->child_inputs[1] = &env.targets;
 		break;
 	case ARGP_KEY_ARG:
-		if (after_dashdash(state))
+		if (cli__after_dashdash(state))
 			return ARGP_ERR_UNKNOWN;
 		argp_error(state, "unexpected '%s': a recording is given with --replay FILE", arg);
 		break;
