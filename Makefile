@@ -32,7 +32,7 @@ UNIT_BINS := $(patsubst tests/unit/%.c,$(OUTPUT)/tests/%,$(UNIT_SRCS))
 
 DEB_PACKAGES := clang llvm bpftool libbpf-dev libelf-dev zlib1g-dev libzstd-dev \
 	libncurses-dev libcmocka-dev make gcc tmux python3 \
-	protobuf-compiler
+	protobuf-compiler libclang-rt-dev
 
 ifeq ($(V),1)
 	Q =
@@ -78,6 +78,7 @@ $(OUTPUT)/user/%.o: user/%.c $(USER_HDRS) bpf/*.h $(BPF_SKELS) | $(OUTPUT)/user
 	$(Q)$(CC) $(CFLAGS) $(INCLUDES) -c $< -o $@
 
 include tools/tools.mk
+include tests/fuzz/fuzz.mk
 
 $(OUTPUT)/tests/%: tests/unit/%.c $(LIB_OBJS) | $(OUTPUT)/tests
 	$(call msg,TEST-CC,$@)
@@ -95,7 +96,7 @@ sanitize-test:
 	$(Q)$(MAKE) --no-print-directory OUTPUT=$(OUTPUT)/sanitize CFLAGS="$(SANITIZE)" \
 		LDLIBS="$(LDLIBS) -fsanitize=address,undefined" unit-test
 
-test: unit-test sanitize-test integration-test
+test: unit-test sanitize-test integration-test fuzz-test
 
 # Trace the bundled simulated GPU server (root).
 demo: all

@@ -67,10 +67,20 @@ static int notify_tick(struct pipeline *p, __u64 ts)
 	if (ts >= p->next_tick && p->settle)
 		ret = settle_window(p, false);
 	while (ts >= p->next_tick && !ret) {
+		/*
+		 * A run of windows without a call says no more than its first tick
+		 * and its last: skip the rest, or a corrupt timestamp far ahead
+		 * means billions of ticks.
+		 */
+		__u64 step = (ts - p->next_tick) / p->tick_ns;
+
 		for (int i = 0; i < p->nr_consumers && !ret; i++)
 			if (p->consumers[i].tick)
 				ret = p->consumers[i].tick(p->consumers[i].ctx, p->next_tick);
-		p->next_tick += p->tick_ns;
+		step = step > 1 ? step * p->tick_ns : p->tick_ns;
+		if (p->next_tick + step < p->next_tick)
+			break;	/* past the clock's end: only a corrupt timestamp is there */
+		p->next_tick += step;
 	}
 	return ret;
 }

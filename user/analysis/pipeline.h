@@ -31,7 +31,10 @@
 struct pipeline_consumer {
 	/* A decoded call, after the model saw it; hdr is current for late probes. */
 	int (*call)(void *ctx, const struct tf_header *hdr, const struct sp_call *call);
-	/* Trace time passed another tick_ns (per the decoded calls' entry times). */
+	/*
+	 * Trace time passed another tick_ns (per the decoded calls' entry times);
+	 * of windows with no call between two calls, only the first and last tick.
+	 */
 	int (*tick)(void *ctx, __u64 ts_ns);
 	/* At the end, after the analyses: each cycle of each loop, in order. */
 	int (*cycle)(void *ctx, const struct loop *lp, const struct cycle *c);

@@ -4,6 +4,7 @@
 #include <gelf.h>
 #include <libelf.h>
 #include <limits.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -62,11 +63,14 @@ static int script_interpreter(const char *program, char *out, size_t out_sz)
 		return -errno;
 	if (fgets(line, sizeof(line), f) && line[0] == '#' && line[1] == '!') {
 		char *interp = line + 2 + strspn(line + 2, " \t");
+		bool more;
 
 		end = interp + strcspn(interp, " \t\n");
+		/* the word after env, if the line goes on: never past its end */
+		more = *end == ' ' || *end == '\t';
 		*end = '\0';
 		if (!strcmp(interp, "/usr/bin/env") || !strcmp(interp, "/bin/env")) {
-			char *word = end + 1 + strspn(end + 1, " \t");
+			char *word = more ? end + 1 + strspn(end + 1, " \t") : end;
 
 			word[strcspn(word, " \t\n")] = '\0';
 			ret = *word ? ldsearch__program(word, out, out_sz) : -ENOEXEC;
@@ -107,7 +111,8 @@ static int elf_search_paths(const char *program, char **rpath, char **runpath)
 		GElf_Shdr shdr;
 		Elf_Data *data;
 
-		if (!gelf_getshdr(scn, &shdr) || shdr.sh_type != SHT_DYNAMIC)
+		/* a zero entry size would divide by zero: no table to read */
+		if (!gelf_getshdr(scn, &shdr) || shdr.sh_type != SHT_DYNAMIC || !shdr.sh_entsize)
 			continue;
 		data = elf_getdata(scn, NULL);
 		for (size_t i = 0; data && i < shdr.sh_size / shdr.sh_entsize; i++) {

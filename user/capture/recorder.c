@@ -31,6 +31,8 @@ static void on_signal(int sig)
 	exiting = 1;
 }
 
+#define MAX_EXITED 256
+
 struct recorder {
 	const struct record_request *req;
 	const struct record_tap *tap;
@@ -38,18 +40,35 @@ struct recorder {
 	struct tracer tracer;
 	int write_err;
 	__u64 records;
+	__u64 stats;		/* counter records of our own, written */
+	__u64 lost;		/* records not written: the one that failed, and all after */
+	/* exit records seen: a pid reused by an untraced process is not a target */
+	__u32 exited[MAX_EXITED];
+	int nr_exited;
 };
+
+static void note_exit(struct recorder *r, const void *rec, size_t size)
+{
+	const struct sp_exit_rec *e = rec;
+
+	if (size >= sizeof(*e) && e->type == SP_REC_EXIT && r->nr_exited < MAX_EXITED)
+		r->exited[r->nr_exited++] = e->tgid;
+}
 
 static int on_record(void *ctx, const void *rec, size_t size)
 {
 	struct recorder *r = ctx;
 	int ret;
 
-	if (r->write_err)
-		return 0;	/* keep draining; the error ends the loop */
+	note_exit(r, rec, size);
+	if (r->write_err) {
+		r->lost++;	/* keep draining; the error ends the loop */
+		return 0;
+	}
 	ret = r->writer ? tf_writer__write(r->writer, rec, size) : 0;
 	if (ret) {
 		r->write_err = ret;
+		r->lost++;
 		return 0;
 	}
 	r->records++;
@@ -85,15 +104,29 @@ static int write_counters(struct recorder *r, __u16 type)
 	if (session__counters(r->tracer.session, rec.counters))
 		return 0;
 	ret = r->writer ? tf_writer__write(r->writer, &rec, sizeof(rec)) : 0;
+	if (ret)
+		r->lost++;
+	else
+		r->stats++;
 	if (!ret && r->tap)
 		r->tap->record(r->tap->ctx, &rec, sizeof(rec));
 	return ret;
 }
 
-static bool targets_gone(const struct tracer *tr)
+static bool exited(const struct recorder *r, __u32 tgid)
 {
+	for (int i = 0; i < r->nr_exited; i++)
+		if (r->exited[i] == tgid)
+			return true;
+	return false;
+}
+
+static bool targets_gone(const struct recorder *r)
+{
+	const struct tracer *tr = &r->tracer;
+
 	for (int i = 0; i < tr->targets.nr_tgids; i++)
-		if (targets__alive(tr->targets.tgids[i]))
+		if (!exited(r, tr->targets.tgids[i]) && targets__alive(tr->targets.tgids[i]))
 			return false;
 	return true;
 }
@@ -121,11 +154,14 @@ static int record_loop(struct recorder *r)
 			break;
 		if (now - last_stats >= 1000000000ull) {
 			r->write_err = write_counters(r, SP_REC_STATS);
+			/* a tracer killed outright loses a second of records at most */
+			if (!r->write_err && r->writer)
+				r->write_err = tf_writer__flush(r->writer);
 			if (!r->write_err)
 				tracer__sample_cpu(&r->tracer);
 			last_stats = now;
 		}
-		if (targets_gone(&r->tracer)) {
+		if (targets_gone(r)) {
 			log_info("traced processes exited");
 			break;
 		}
@@ -137,6 +173,33 @@ static int record_loop(struct recorder *r)
 	if (!r->write_err)
 		tracer__sample_cpu(&r->tracer);
 	return ret < 0 ? ret : 0;
+}
+
+/* Whole records the file holds: what a reader will find in it. */
+static __u64 records_in_file(const char *path)
+{
+	struct tf_reader *rd;
+	const void *rec;
+	char err[256];
+	__u64 n = 0;
+
+	rd = tf_reader__open(path, err, sizeof(err));
+	while (rd && tf_reader__next(rd, &rec) > 0)
+		n++;
+	tf_reader__free(rd);
+	return n;
+}
+
+/* A write failed (a full disk): one line saying what the file keeps and what is lost. */
+static void report_loss(struct recorder *r)
+{
+	__u64 given = r->records + r->stats + r->lost;
+	__u64 kept = records_in_file(r->req->rec->output);
+
+	log_error("%s: recording stopped; the file reads up to its last whole record: %llu "
+		  "records kept, %llu lost, and no call after them recorded",
+		  tf_writer__error(r->writer), (unsigned long long)kept,
+		  (unsigned long long)(given > kept ? given - kept : 0));
 }
 
 static void print_summary(struct recorder *r, const char *path)
@@ -175,11 +238,18 @@ static int record_run(struct recorder *r)
 	if (r->tap)
 		r->tap->header(r->tap->ctx, &hdr);
 	if (r->req->rec->output)
-		r->writer = tf_writer__create(r->req->rec->output, r->req->rec->force, &hdr, err,
-					      sizeof(err));
+		r->writer = tf_writer__create_mode(r->req->rec->output, r->req->rec->force,
+						   r->req->rec->mode_set ? r->req->rec->mode
+									 : TF_DEFAULT_MODE,
+						   &hdr, err, sizeof(err));
 	tracer__free_header(&hdr);
 	if (r->req->rec->output && !r->writer) {
 		log_error("%s", err);
+		return 1;
+	}
+	/* the header on disk at once: even a tracer killed now leaves a readable file */
+	if (r->writer && tf_writer__flush(r->writer)) {
+		log_error("%s", tf_writer__error(r->writer));
 		return 1;
 	}
 	tracer__describe(&r->tracer);
@@ -192,7 +262,7 @@ static int record_run(struct recorder *r)
 	if (!r->write_err && r->writer)
 		r->write_err = tf_writer__close(r->writer);
 	if (r->write_err) {
-		log_error("%s", tf_writer__error(r->writer));
+		report_loss(r);
 		return 1;
 	}
 	print_summary(r, r->req->rec->output);
@@ -221,7 +291,7 @@ int recorder__run(const struct record_request *req)
 	host__raise_nofile();
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
-	/* a closed terminal ends the recording as Ctrl-C does: probes off, file whole */
+	/* a closed terminal or ssh session ends the recording as Ctrl-C does */
 	signal(SIGHUP, on_signal);
 	ret = record_run(&r);
 	tf_writer__free(r.writer);

@@ -24,6 +24,8 @@ struct recording_args {
 	unsigned long duration_s;	/* 0: until Ctrl-C or the processes exit */
 	unsigned long ring_mb;		/* 0: the default, 64 */
 	bool force;
+	bool mode_set;
+	unsigned int mode;		/* --mode, else the recording is 0600 */
 };
 
 #endif /* __TRACE_ARGS_H */

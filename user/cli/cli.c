@@ -34,8 +34,24 @@ static const struct argp_option recording_options[] = {
 	{ "duration", 'd', "SECONDS", 0, "Stop after this long", 0 },
 	{ "force", 'f', NULL, 0, "Overwrite an existing recording", 0 },
 	{ "ring-mb", 'r', "MB", 0, "Ring buffer size in MiB, a power of two (default 64)", 0 },
+	{ "mode", 'm', "OCTAL", 0, "Permissions of the recording (default 0600: only you read it)",
+	  0 },
 	{},
 };
+
+/* Octal permission bits, no set-id or sticky bit: 0 or -EINVAL. */
+static int parse_mode(const char *arg, unsigned int *mode)
+{
+	unsigned long v;
+	char *end;
+
+	errno = 0;
+	v = strtoul(arg, &end, 8);
+	if (errno || end == arg || *end || arg[0] == '-' || v > 0777)
+		return -EINVAL;
+	*mode = v;
+	return 0;
+}
 
 static error_t parse_recording_arg(int key, char *arg, struct argp_state *state)
 {
@@ -51,6 +67,11 @@ static error_t parse_recording_arg(int key, char *arg, struct argp_state *state)
 		break;
 	case 'f':
 		rec->force = true;
+		break;
+	case 'm':
+		if (parse_mode(arg, &rec->mode))
+			argp_error(state, "--mode takes octal permissions up to 0777, e.g. 0640");
+		rec->mode_set = true;
 		break;
 	case 'r':
 		if (parse__ulong(arg, &rec->ring_mb) || !rec->ring_mb ||

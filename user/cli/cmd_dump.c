@@ -123,6 +123,13 @@ static void print_totals(const struct decode_stats *st)
 		(unsigned long long)st->calls, (unsigned long long)st->unreturned,
 		(unsigned long long)drops, (unsigned long long)faults,
 		st->ended ? "" : "; the recording did not end cleanly");
+	/* which records: an entry or a process record is a call or a process event lost */
+	if (drops)
+		fprintf(stderr, "specprobe: dropped: %llu entries or process records, %llu returns; "
+			"%llu process exits recorded\n",
+			(unsigned long long)st->counters[SP_CNT_DROP_CALL],
+			(unsigned long long)st->counters[SP_CNT_DROP_RET],
+			(unsigned long long)st->exits);
 }
 
 int cmd_dump(int argc, char **argv)

@@ -57,9 +57,10 @@ static void check_all(struct argp_state *state)
 	if (!env.input && !live())
 		argp_error(state,
 			   "which recording? specprobe report FILE, or -p PID / -- CMD to trace now");
-	if (env.input && (env.rec.output || env.rec.duration_s || env.rec.force || env.rec.ring_mb))
-		argp_error(state,
-			   "-o, --duration, --force and --ring-mb are for live reports (-p, --)");
+	if (env.input && (env.rec.output || env.rec.duration_s || env.rec.force || env.rec.ring_mb ||
+			  env.rec.mode_set))
+		argp_error(state, "-o, --duration, --force, --ring-mb and --mode are for live "
+				  "reports (-p, --)");
 }
 
 static error_t parse_arg(int key, char *arg, struct argp_state *state)

@@ -225,19 +225,50 @@ static int writer__put_header(struct tf_writer *w, const struct tf_header *hdr)
 	return ret;
 }
 
-static int open_output(const char *path, bool force, char *err, size_t err_sz)
+/* Can anyone but the owner create and remove names in the folder that holds path? */
+static bool dir_shared(const char *path)
 {
-	int flags = O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC | (force ? O_TRUNC : O_EXCL);
+	const char *slash = strrchr(path, '/');
+	char dir[4096];
+	struct stat st;
+
+	if (!slash)
+		snprintf(dir, sizeof(dir), ".");
+	else
+		snprintf(dir, sizeof(dir), "%.*s", slash == path ? 1 : (int)(slash - path), path);
+	return stat(dir, &st) || (st.st_mode & (S_IWGRP | S_IWOTH));
+}
+
+/*
+ * Never through a symlink. In a folder others can write, a name that is there
+ * may be theirs (a hard link to some file of ours, say): --force removes it and
+ * creates anew with O_EXCL instead of truncating whatever it is.
+ */
+static int open_output(const char *path, bool force, mode_t mode, char *err, size_t err_sz)
+{
+	bool excl = !force || dir_shared(path);
+	int flags = O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC | (excl ? O_EXCL : O_TRUNC);
 	struct stat st;
 	int fd, saved;
 
-	fd = open(path, flags, 0644);
-	if (fd >= 0)
+	if (force && excl && !lstat(path, &st) && S_ISREG(st.st_mode))
+		unlink(path);
+	fd = open(path, flags, mode);
+	/* the mode asked for, whatever the umask or an old file's mode (not a device's) */
+	if (fd >= 0 && (fstat(fd, &st) || !S_ISREG(st.st_mode) || !fchmod(fd, mode)))
 		return fd;
 	saved = errno;
+	if (fd >= 0) {
+		close(fd);
+		put_msg(err, err_sz, "setting the mode of %s: %s", path, strerror(saved));
+		return -saved;
+	}
 	/* a symlink gives EEXIST under O_EXCL and ELOOP under O_NOFOLLOW */
 	if ((saved == EEXIST || saved == ELOOP) && !lstat(path, &st) && S_ISLNK(st.st_mode))
 		put_msg(err, err_sz, "%s is a symbolic link: refusing to write through it", path);
+	else if (saved == EEXIST && force)
+		put_msg(err, err_sz, "%s came back while it was replaced: refusing to write it",
+			path);
 	else if (saved == EEXIST)
 		put_msg(err, err_sz, "%s exists: use --force to overwrite", path);
 	else
@@ -264,6 +295,12 @@ static struct tf_writer *writer__alloc(const char *path)
 struct tf_writer *tf_writer__create(const char *path, bool force, const struct tf_header *hdr,
 				    char *err, size_t err_sz)
 {
+	return tf_writer__create_mode(path, force, TF_DEFAULT_MODE, hdr, err, err_sz);
+}
+
+struct tf_writer *tf_writer__create_mode(const char *path, bool force, mode_t mode,
+					 const struct tf_header *hdr, char *err, size_t err_sz)
+{
 	struct tf_writer *w = writer__alloc(path);
 	int ret;
 
@@ -273,7 +310,7 @@ struct tf_writer *tf_writer__create(const char *path, bool force, const struct t
 		errno = ENOMEM;
 		return NULL;
 	}
-	ret = open_output(path, force, err, err_sz);
+	ret = open_output(path, force, mode, err, err_sz);
 	if (ret < 0)
 		goto fail;
 	w->fd = ret;
@@ -311,6 +348,13 @@ int tf_writer__write(struct tf_writer *w, const void *rec, size_t size)
 		return -EINVAL;
 	}
 	return writer__put(w, rec, size);
+}
+
+int tf_writer__flush(struct tf_writer *w)
+{
+	if (w->err || w->fd < 0)
+		return w->err ? w->err : -EBADF;
+	return writer__flush(w);
 }
 
 int tf_writer__close(struct tf_writer *w)

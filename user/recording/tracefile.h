@@ -5,11 +5,13 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/types.h>
 #include <linux/types.h>
 
 #define TF_MAGIC	"SPECPRB\n"	/* 8 bytes */
 #define TF_VERSION	1
 #define TF_MAX_RECORD	4096		/* larger record sizes mean corruption */
+#define TF_DEFAULT_MODE	0600		/* recordings hold what the traced processes did */
 
 struct tf_lib {
 	char *path;		/* as the target maps it */
@@ -75,8 +77,17 @@ struct tf_reader;
  */
 struct tf_writer *tf_writer__create(const char *path, bool force, const struct tf_header *hdr,
 				    char *err, size_t err_sz);
+/*
+ * The same with the file's mode (TF_DEFAULT_MODE above), set whatever the
+ * umask. In a folder others can write, --force never truncates what is there:
+ * it removes the name and creates the file anew (O_EXCL).
+ */
+struct tf_writer *tf_writer__create_mode(const char *path, bool force, mode_t mode,
+					 const struct tf_header *hdr, char *err, size_t err_sz);
 /* Buffered; returns 0 or -errno (e.g. -ENOSPC), the message in the writer. */
 int tf_writer__write(struct tf_writer *w, const void *rec, size_t size);
+/* What is buffered to the file now (fsync-free); 0 or -errno. */
+int tf_writer__flush(struct tf_writer *w);
 /* Flush, fsync-free close; 0 or -errno. */
 int tf_writer__close(struct tf_writer *w);
 const char *tf_writer__error(const struct tf_writer *w);

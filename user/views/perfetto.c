@@ -527,11 +527,18 @@ static void loop_tracks(struct perfetto_out *o, const struct loop *lp, __u64 ts)
 	track_custom(o, ts, track_uuid(TK_GRAPHS, lp->tid), parent, name);
 }
 
+#define PERFETTO_MAX_WINDOWS (1u << 24)
+
 static void count_cycle(struct perfetto_out *o, __u64 ts)
 {
 	size_t w = ts > o->first_ts ? (ts - o->first_ts) / PERFETTO_TICK_NS : 0;
 	__u32 *n;
 
+	/* 194 days of one-second windows: past that the timestamps are corrupt */
+	if (w >= PERFETTO_MAX_WINDOWS) {
+		o->w.err = -ERANGE;
+		return;
+	}
 	if (w >= o->nr_windows) {
 		size_t nr = w + 1 > 2 * o->nr_windows ? w + 1 : 2 * o->nr_windows;
 

@@ -1,0 +1,38 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/*
+ * The recording reader and the decoder as `specprobe dump` drives them: any
+ * bytes as a recording, each decoded call printed as text and as JSON.
+ */
+#include <errno.h>
+#include "dump_fmt.h"
+#include "fuzz_input.h"
+#include "pipeline.h"
+
+static int print_call(void *ctx, const struct tf_header *hdr, const struct sp_call *call)
+{
+	FILE *out = fuzz_devnull();
+
+	dump_fmt__name(hdr, call->entry.probe);
+	dump_fmt__text(out, hdr, call);
+	dump_fmt__json(out, hdr, call);
+	return 0;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	static const struct pipeline_opts calls_only = { .analyse = false };
+	const struct pipeline_consumer printer = { .call = print_call };
+	struct pipeline *p;
+	char err[512];
+
+	p = pipeline__open(fuzz_input_path(data, size), &calls_only, err, sizeof(err));
+	if (!p)
+		return 0;
+	pipeline__add(p, &printer);
+	/* as dump does: what was read before a cut or a corrupt record is still finished */
+	pipeline__read_all(p);
+	pipeline__error(p);
+	pipeline__finish(p);
+	pipeline__free(p);
+	return 0;
+}

@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+# Seed corpora for the fuzz harnesses, in DIR/{recording,elf,ldcache}:
+# short recordings of the simulated server and of the look-alike caller (root:
+# they are traced), the same cut at several places, ELF files and ld.so.cache.
+set -u
+top=$(cd "$(dirname "$0")/../.." && pwd)
+dir=${1:?usage: seeds.sh DIR}
+sim=$top/.output/specsim/specsim-server
+look=$top/.output/lookalike
+rm -rf "$dir"
+mkdir -p "$dir/recording" "$dir/elf" "$dir/ldcache"
+work=$(mktemp -d /tmp/specprobe-seeds.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+
+# record NAME CMD...: a recording of CMD started under trace
+record() {
+	local name=$1
+	shift
+	"$top/specprobe" record -o "$dir/recording/$name.sprb" -- "$@" >/dev/null 2>"$work/$name.err" ||
+		echo "seeds: recording $name failed: $(tail -1 "$work/$name.err")" >&2
+}
+
+# cut FILE: FILE cut inside its header, after its first records and one byte short
+cut_variants() {
+	local f=$1 size
+	size=$(stat -c %s "$f")
+	for at in 24 200 $((size / 3)) $((size - 1)); do
+		[ "$at" -gt 0 ] && [ "$at" -lt "$size" ] && head -c "$at" "$f" >"${f%.sprb}-cut$at.sprb"
+	done
+}
+
+if [ "$(id -u)" = 0 ] && [ -r /sys/kernel/btf/vmlinux ]; then
+	record sim-sync "$sim" -q --cycles 3
+	record sim-ranks-deferred "$sim" -q --cycles 2 --ranks 2 --accept-mode deferred
+	record sim-torch "$sim" -q --cycles 2 --torch
+	record sim-eager-plants "$sim" -q --cycles 3 --draft-mode eager --verify-pieces 2 \
+		--plant ctx@draft-verify/2 --plant pageable-copy@accept
+	touch "$work/go"
+	record caller "$look/caller" 3 2 "$work/go" "$work/truth" 1
+	cut_variants "$dir/recording/sim-sync.sprb"
+	cut_variants "$dir/recording/caller.sprb"
+else
+	echo "seeds: not root or no BTF: the recording harnesses start from a bare magic" >&2
+fi
+printf 'SPECPRB\n' >"$dir/recording/magic.sprb"
+
+for f in "$look/libcuda.so.1" "$look/libnccl.so.2" "$look/caller" "$look/loader"; do
+	cp "$f" "$dir/elf/"
+	strip -s -o "$dir/elf/$(basename "$f").stripped" "$f"
+done
+cp /lib64/ld-linux-x86-64.so.2 "$dir/elf/ld.so"
+printf '#!/bin/sh -e\n' >"$dir/elf/script-sh"
+printf '#!/usr/bin/env python3\n' >"$dir/elf/script-env"
+printf '#!  /usr/bin/env\n' >"$dir/elf/script-env-alone"
+
+cp /etc/ld.so.cache "$dir/ldcache/ld.so.cache"
+head -c 4096 /etc/ld.so.cache >"$dir/ldcache/ld.so.cache-cut"
+echo "seeds: $(find "$dir" -type f | wc -l) files in $dir" >&2
