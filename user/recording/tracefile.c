@@ -47,6 +47,7 @@ struct tf_reader {
 	const unsigned char *map;
 	size_t size;
 	size_t off;		/* next record */
+	size_t dropped;		/* pages before it were given back */
 	char *path;
 	struct tf_header hdr;
 	char msg[TF_MSG_SIZE];
@@ -844,6 +845,20 @@ static int reader__truncated(struct tf_reader *r)
 			    (unsigned long long)r->off);
 }
 
+/* Read pages far behind give their memory back, so reading a recording stays flat in its size. */
+static void drop_behind(struct tf_reader *r)
+{
+	const size_t behind = 1u << 20, page = 4096;
+	size_t upto;
+
+	if (r->off - r->dropped < 2 * behind)
+		return;
+	upto = (r->off - behind) & ~(page - 1);
+	/* a private file mapping refaults dropped pages from the file: only a hint */
+	madvise((void *)(r->map + r->dropped), upto - r->dropped, MADV_DONTNEED);
+	r->dropped = upto;
+}
+
 int tf_reader__next(struct tf_reader *r, const void **rec)
 {
 	const unsigned char *p = r->map + r->off;
@@ -875,6 +890,7 @@ int tf_reader__next(struct tf_reader *r, const void **rec)
 	}
 	r->off += h.size;
 	*rec = p;
+	drop_behind(r);
 	return 1;
 }
 
