@@ -417,21 +417,18 @@ static double overhead_pct(const struct model_view *v)
 	return cpu > 0 ? 100 * added / cpu : -1;
 }
 
-static void frame_header(struct top_state *t, const struct pipeline *p, __u64 now,
-			 struct top_frame *f)
+static void frame_header(struct top_state *t, const struct pipeline *p,
+			 const struct pipeline_snapshot *snap, __u64 now, struct top_frame *f)
 {
-	struct pipeline_snapshot snap;
-	const struct decode_stats *st;
+	const struct decode_stats *st = snap->stats;
 
-	pipeline__snapshot(p, &snap);
-	st = snap.stats;
 	f->records = st->records;
 	f->calls = st->calls;
 	f->drops = st->counters[SP_CNT_DROP_CALL] + st->counters[SP_CNT_DROP_RET];
 	f->probes = pipeline__header(p)->nr_probes;
-	f->overhead_pct = overhead_pct(snap.model);
-	f->elapsed_s = snap.model && snap.model->first_ns && now > snap.model->first_ns
-			       ? (now - snap.model->first_ns) / 1e9
+	f->overhead_pct = overhead_pct(snap->model);
+	f->elapsed_s = snap->model && snap->model->first_ns && now > snap->model->first_ns
+			       ? (now - snap->model->first_ns) / 1e9
 			       : 0;
 	if (t->prev_ns && now > t->prev_ns)
 		t->records_per_s = (f->records - t->prev_records) * 1e9 / (now - t->prev_ns);
@@ -455,7 +452,7 @@ void top__frame(struct top_state *t, const struct pipeline *p, __u64 now_ns,
 								    : snap.last_ts;
 	out->now_ns = now_ns;
 	out->window_s = opts->window_s;
-	frame_header(t, p, now_ns, out);
+	frame_header(t, p, &snap, now_ns, out);
 	frame_loops(t, settled, opts, out);
 	frame_sites(t, settled, opts, out);
 	out->sites_lost = t->sites_lost;
