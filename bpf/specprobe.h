@@ -31,6 +31,10 @@ enum sp_rec_type {
 	SP_REC_CALIB = 23,	/* cost of one probe hit, measured on this host at the start */
 	SP_REC_CPU = 24,	/* CPU time a traced process has used so far */
 	SP_REC_HOSTMEM = 25,	/* a writable mapping a traced process had when first described */
+	/* call sites */
+	SP_REC_STACK = 26,	/* BPF: native and Python frames of the call just before it */
+	SP_REC_PYCODE = 27,	/* specprobe: a Python code object a stack names */
+	SP_REC_OBJMAP = 28,	/* specprobe: an executable mapping a native stack names */
 };
 
 #define SP_MAX_PROBES	4096	/* size of the spec map: probes of all libraries, late ones too */
@@ -278,6 +282,69 @@ struct sp_hostmem_rec {
 	__u64 start, end;
 	__u32 kind;		/* enum sp_hostmem_kind */
 	__u32 pad;
+};
+
+#define SP_STACK_NATIVE	32	/* user frames kept per stack */
+#define SP_STACK_PY	32	/* Python frames kept per stack */
+
+/* One Python frame as BPF reads it; user space names it from an SP_REC_PYCODE. */
+struct sp_py_frame {
+	__u64 code;		/* the code object's address in the target */
+	__u32 instr;		/* byte offset of the current instruction in the code's bytecode */
+	__u32 pad;
+};
+
+/*
+ * The stacks of the SP_REC_CALL (same tgid, tid, seq) that precedes it on its
+ * thread: nr_native return addresses, innermost first, then nr_py frames.
+ */
+struct sp_stack_rec {
+	__u16 type;
+	__u16 size;
+	__u32 tgid;
+	__u32 tid;
+	__u32 seq;
+	__u16 nr_native;
+	__u16 nr_py;
+	__u32 pad;
+	/* followed by __u64 ips[nr_native], then struct sp_py_frame py[nr_py] */
+};
+
+/* From instr (a bytecode byte offset) up to the next entry's, the code runs line. */
+struct sp_pyline {
+	__u32 instr;
+	__s32 line;		/* -1: no line */
+};
+
+/*
+ * A code object a stack of tgid named, read from the target before the first
+ * stack record that names it: the file, the function, then the line table
+ * (version-independent: readers need no CPython knowledge).
+ */
+struct sp_pycode_rec {
+	__u16 type;
+	__u16 size;
+	__u32 tgid;
+	__u64 code;
+	__s32 firstlineno;
+	__u16 file_len;		/* bytes of the file name, NUL included */
+	__u16 name_len;		/* bytes of the qualified function name, NUL included */
+	__u32 nr_lines;
+	__u32 pad;
+	/* followed by file, name, padding to 8, then struct sp_pyline lines[nr_lines] */
+};
+
+/* An executable mapping of tgid that a native stack named: enough to symbolise later. */
+struct sp_objmap_rec {
+	__u16 type;
+	__u16 size;
+	__u32 tgid;
+	__u64 start;
+	__u64 end;
+	__u64 pgoff;
+	char build_id[41];	/* hex, empty if the object has none */
+	char pad[7];
+	/* followed by the path (NUL-terminated) up to size */
 };
 
 #endif /* __SPECPROBE_H */
