@@ -38,12 +38,38 @@ struct {
 	__type(value, struct sp_probe_spec);
 } specs SEC(".maps");
 
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 4096);
-	__type(key, __u32);		/* tgid */
-	__type(value, __u8);
-} traced SEC(".maps");
+/*
+ * Traced tgids, one bit per pid up to the kernel's limit: every hit of every
+ * process mapping a probed library asks, and a load beats a hash lookup.
+ */
+__u64 traced_bits[SP_PID_LIMIT / 64];
+
+/*
+ * Pids stay below SP_PID_LIMIT; the mask is the bound the verifier sees, and
+ * the barrier keeps the compiler from folding it away.
+ */
+static __always_inline __u64 *traced_word(__u32 tgid)
+{
+	__u32 w = tgid / 64;
+
+	barrier_var(w);
+	return &traced_bits[w & (SP_PID_LIMIT / 64 - 1)];
+}
+
+static __always_inline bool is_traced(__u32 tgid)
+{
+	return *traced_word(tgid) & (1ULL << (tgid & 63));
+}
+
+static __always_inline void set_traced(__u32 tgid, bool on)
+{
+	__u64 *w = traced_word(tgid);
+
+	if (on)
+		__sync_fetch_and_or(w, 1ULL << (tgid & 63));
+	else
+		__sync_fetch_and_and(w, ~(1ULL << (tgid & 63)));
+}
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -328,7 +354,7 @@ int BPF_KPROBE(on_entry)
 	__u32 depth;
 	__u8 faults;
 
-	if (!bpf_map_lookup_elem(&traced, &tgid))
+	if (!is_traced(tgid))
 		return 0;
 	count(SP_CNT_HITS);
 	probe = bpf_get_attach_cookie(ctx);
@@ -381,7 +407,7 @@ int BPF_KRETPROBE(on_return)
 	struct sp_ret_rec *rec;
 	__u64 entry_sp = ctx->sp - sizeof(__u64), out_ptr = 0;
 
-	if (!bpf_map_lookup_elem(&traced, &tgid))
+	if (!is_traced(tgid))
 		return 0;
 	probe = bpf_get_attach_cookie(ctx);
 	spec = bpf_map_lookup_elem(&specs, &probe);
@@ -438,13 +464,13 @@ int BPF_PROG(on_exit, struct task_struct *task)
 	__u32 tgid = id >> 32, tid = (__u32)id;
 	struct sp_exit_rec *rec;
 
-	if (!bpf_map_lookup_elem(&traced, &tgid))
+	if (!is_traced(tgid))
 		return 0;
 	bpf_map_delete_elem(&threads, &tid);
 	if (BPF_CORE_READ(task, signal, live.counter) != 0)
 		return 0;
 	/* the pid may be reused by a process nobody asked to trace */
-	bpf_map_delete_elem(&traced, &tgid);
+	set_traced(tgid, false);
 	rec = bpf_ringbuf_reserve(&events, sizeof(*rec), 0);
 	if (!rec) {
 		count(SP_CNT_DROP_CALL);
@@ -464,12 +490,11 @@ int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
 {
 	__u32 parent_tgid = BPF_CORE_READ(parent, tgid), child_tgid = BPF_CORE_READ(child, tgid);
 	struct sp_fork_rec *rec;
-	__u8 one = 1;
 
 	/* a new thread shares its parent's tgid: only new processes matter */
-	if (child_tgid == parent_tgid || !bpf_map_lookup_elem(&traced, &parent_tgid))
+	if (child_tgid == parent_tgid || !is_traced(parent_tgid))
 		return 0;
-	bpf_map_update_elem(&traced, &child_tgid, &one, BPF_ANY);
+	set_traced(child_tgid, true);
 	rec = bpf_ringbuf_reserve(&events, sizeof(*rec), 0);
 	if (!rec) {
 		count(SP_CNT_DROP_CALL);
@@ -585,7 +610,7 @@ int BPF_KPROBE(on_dl_state)
 	struct dl_walk *w;
 	int state = -1;
 
-	if (!bpf_map_lookup_elem(&traced, &tgid))
+	if (!is_traced(tgid))
 		return 0;
 	/* r_debug: int r_version, struct link_map *r_map, r_brk, enum r_state */
 	if (bpf_probe_read_user(&state, 4, (void *)(r_debug + 24)) || state != RT_CONSISTENT)
@@ -651,7 +676,7 @@ int BPF_PROG(on_exec, struct task_struct *task, pid_t old_pid, struct linux_binp
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
 	struct sp_exec_rec *rec;
 
-	if (!bpf_map_lookup_elem(&traced, &tgid))
+	if (!is_traced(tgid))
 		return 0;
 	bpf_map_delete_elem(&dl_seen, &tgid);
 	rec = bpf_ringbuf_reserve(&events, sizeof(*rec), 0);

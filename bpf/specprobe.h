@@ -10,6 +10,7 @@
 #define SP_DATA_LARGE	 128	/* e.g. a kernel or module name */
 #define SP_MAX_DEPTH	 8	/* frames kept per thread */
 #define SP_NO_ARG	 0xff
+#define SP_PID_LIMIT	 (1 << 22)	/* PID_MAX_LIMIT on 64-bit kernels */
 
 enum sp_rec_type {
 	SP_REC_CALL = 1,	/* entry of any probed call */

@@ -89,6 +89,20 @@ int BPF_KPROBE(step_filter)
 	return 0;
 }
 
+/* Traced tgids as bits: the filter as specprobe makes it now. */
+__u64 traced_bits[SP_PID_LIMIT / 64];
+
+SEC("uprobe")
+int BPF_KPROBE(step_filter_bits)
+{
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32, w = tgid / 64;
+
+	barrier_var(w);
+	if (traced_bits[w & (SP_PID_LIMIT / 64 - 1)] & (1ULL << (tgid & 63)))
+		count();
+	return 0;
+}
+
 /* Filter, then the thread's state from a hash keyed by tid. */
 SEC("uprobe")
 int BPF_KPROBE(step_thread_hash)

@@ -21,6 +21,7 @@
 #include <unistd.h>
 #include <sys/syscall.h>
 #include <bpf/bpf.h>
+#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include "calibrate.h"
 #include "catalog.h"
@@ -43,6 +44,7 @@ static const struct variant variants[] = {
 	{ "trap", "step_empty" },
 	{ "count", "step_count" },
 	{ "filter", "step_filter" },
+	{ "filter_bits", "step_filter_bits" },
 	{ "thread_hash", "step_thread_hash" },
 	{ "thread_task", "step_thread_task" },
 	{ "ktime", "step_ktime" },
@@ -210,6 +212,45 @@ static double time_variant(struct bench *b, const struct variant *v, __u32 calls
 	return (double)ns / calls;
 }
 
+/*
+ * Mark this process traced in a loaded object, whichever filter it has: a
+ * "traced" hash (older builds, run as BASE) or bits in the global traced_bits.
+ */
+static int trace_self(struct bpf_object *obj, __u32 self)
+{
+	struct bpf_map *map = bpf_object__find_map_by_name(obj, "traced");
+	const struct btf_var_secinfo *var;
+	const struct btf_type *sec;
+	struct btf *btf;
+	__u8 one = 1;
+	__u64 *bits;
+	size_t size;
+
+	if (map)
+		return bpf_map_update_elem(bpf_map__fd(map), &self, &one, BPF_ANY) ? -errno : 0;
+	btf = bpf_object__btf(obj);
+	bpf_object__for_each_map(map, obj) {
+		const char *name = bpf_map__name(map);
+
+		if (strlen(name) < 4 || strcmp(name + strlen(name) - 4, ".bss"))
+			continue;
+		sec = btf__type_by_id(btf, btf__find_by_name_kind(btf, ".bss", BTF_KIND_DATASEC));
+		bits = (__u64 *)bpf_map__initial_value(map, &size);
+		if (!sec || !bits)
+			return -ENOENT;
+		var = btf_var_secinfos(sec);
+		for (int i = 0; i < btf_vlen(sec); i++, var++) {
+			if (strcmp(btf__name_by_offset(btf, btf__type_by_id(btf, var->type)->name_off),
+				   "traced_bits"))
+				continue;
+			bits = (__u64 *)((char *)bits + var->offset);
+			__atomic_fetch_or(&bits[self / 64], 1ULL << (self & 63), __ATOMIC_SEQ_CST);
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
 static int open_all(struct bench *b)
 {
 	__u32 self = getpid();
@@ -246,9 +287,14 @@ static int open_all(struct bench *b)
 		ret = hitcost_bpf__load(b->ladder);
 	if (ret)
 		return ret;
-	if (bpf_map_update_elem(bpf_map__fd(b->sp->maps.traced), &self, &one, BPF_ANY) ||
-	    bpf_map_update_elem(bpf_map__fd(b->ladder->maps.traced), &self, &one, BPF_ANY))
-		return -errno;
+	ret = trace_self(b->sp->obj, self);
+	if (!ret)
+		ret = trace_self(b->ladder->obj, self);
+	if (!ret)
+		ret = bpf_map_update_elem(bpf_map__fd(b->ladder->maps.traced), &self, &one, BPF_ANY)
+			? -errno : 0;
+	if (ret)
+		return ret;
 	b->rings = ring_buffer__new(bpf_map__fd(b->sp->maps.events), count_record, b, NULL);
 	if (!b->rings || ring_buffer__add(b->rings, bpf_map__fd(b->ladder->maps.ring),
 					  count_record, b))

@@ -50,6 +50,7 @@ what = {
     "trap": "bare trap (empty program)",
     "count": "bare trap + per-CPU counter (minimal counting tool)",
     "filter": "+ traced-process filter (one hash lookup)",
+    "filter_bits": "+ traced-process filter (one bit in an array: specprobe now)",
     "thread_hash": "filter + thread state in a hash (tid)",
     "thread_task": "filter + thread state in task storage",
     "ktime": "filter + timestamp",

@@ -193,13 +193,24 @@ fail:
 	return NULL;
 }
 
+/* The BPF side flips bits of the same words at fork and exit: atomic updates. */
+static int traced_set(struct session *s, __u32 tgid, bool on)
+{
+	__u64 bit = 1ULL << (tgid & 63), *word;
+
+	if (tgid >= SP_PID_LIMIT)
+		return -ERANGE;
+	word = &s->skel->bss->traced_bits[tgid / 64];
+	if (on)
+		__atomic_fetch_or(word, bit, __ATOMIC_SEQ_CST);
+	else
+		__atomic_fetch_and(word, ~bit, __ATOMIC_SEQ_CST);
+	return 0;
+}
+
 int session__trace_tgid(struct session *s, __u32 tgid)
 {
-	__u8 one = 1;
-
-	if (bpf_map_update_elem(bpf_map__fd(s->skel->maps.traced), &tgid, &one, BPF_ANY))
-		return -errno;
-	return 0;
+	return traced_set(s, tgid, true);
 }
 
 static int keep_link(struct session *s, struct bpf_link *link)
@@ -386,15 +397,13 @@ bool session__hooks_loads(const struct session *s)
 void session__unhook_loads(struct session *s)
 {
 	/* the loader hooks stay, harmless: with the traced set empty nothing is stopped */
-	int fd = bpf_map__fd(s->skel->maps.traced);
-	__u32 key, next;
+	__u64 *words = s->skel->bss->traced_bits;
 
 	bpf_link__destroy(s->exec_link);
 	s->exec_link = NULL;
-	while (!bpf_map_get_next_key(fd, NULL, &next)) {
-		key = next;
-		bpf_map_delete_elem(fd, &key);
-	}
+	for (size_t i = 0; i < SP_PID_LIMIT / 64; i++)
+		if (words[i])
+			__atomic_store_n(&words[i], 0, __ATOMIC_SEQ_CST);
 }
 
 static __u64 best_of(__u32 calls, int runs)
@@ -485,7 +494,7 @@ int session__calibrate(struct session *s, __u32 calls, struct calibration *out)
 		out->entry_ps = entry > plain ? (entry - plain) * 1000 / calls : 0;
 		out->return_ps = both > entry_done ? (both - entry_done) * 1000 / calls : 0;
 	}
-	bpf_map_delete_elem(bpf_map__fd(s->skel->maps.traced), &self);
+	traced_set(s, self, false);
 	for (int i = 0; i < 2; i++) {
 		if (fds[i] >= 0)
 			close(fds[i]);
