@@ -10,7 +10,8 @@
 # and, if the hitcost bench is there, the per-hit breakdown (tools/bench/hitcost.sh).
 #   tools/bench/gpu_ab.sh OUTDIR [ROUNDS] [decoder options]    (root)
 # Environment: SPECPROBE (default ./specprobe-static, else ./specprobe), HITCOST (default
-# .output/bench/hitcost-static, else .output/bench/hitcost; "none" skips it), CYCLES per
+# .output/bench/hitcost-static, else .output/bench/hitcost; "none" skips it; HITCOST_ROUNDS,
+# HITCOST_BASE as hitcost.sh takes them), CYCLES per
 # round (100),
 # DECODER (default: python3 tools/gpu/spec_compile.py; any program of the same
 # --dir/--variants/--cycles protocol, e.g. tools/gpu/fake_decoder.py --lib LIBCUDA),
@@ -46,7 +47,7 @@ variants=$(yes clean | head -n $((ROUNDS * nr_arms)) | paste -sd,)
 
 if [ "$HC" != none ] && [ -x "$HC" ]; then
 	echo "per-hit breakdown: $HC"
-	HITCOST=$HC "$TOP/tools/bench/hitcost.sh" 5 100000 >"$A/hitcost.txt" 2>&1
+	HITCOST=$HC "$TOP/tools/bench/hitcost.sh" "${HITCOST_ROUNDS:-5}" 100000 >"$A/hitcost.txt" 2>&1
 	cat "$A/hitcost.txt"
 fi
 

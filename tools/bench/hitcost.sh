@@ -5,6 +5,8 @@
 # one round each at a time, so before and after share the machine's moods.
 #   tools/bench/hitcost.sh [ROUNDS] [CALLS] [BASE]      (root, after make)
 #   HITCOST=path/to/hitcost-static tools/bench/hitcost.sh ...   (a GPU host: no build)
+#   HITCOST_BASE=path/to/base-hitcost-static ...: BASE's bench already built (made here with
+#   STATIC=1 tools/bench/hitcost.sh 1 1 BASE COPY_TO), BASE then only names it
 set -eu
 TOP=$(cd "$(dirname "$0")/../.." && pwd)
 ROUNDS=${1:-5}
@@ -26,17 +28,25 @@ build_base() {	# the bench against BASE's bpf/ (specprobe.h and specprobe.bpf.c)
 	cc -g -O2 -D_GNU_SOURCE -I"$dir" -I"$TOP/.output/bench" -I"$dir/bpf" \
 		-I"$TOP/user/capture" -I"$TOP/user/recording" "$TOP/tools/bench/hitcost.c" \
 		"$TOP/.output/user/recording/catalog.o" "$TOP/.output/user/capture/calibrate.o" \
-		-lbpf -lelf -lz -lpthread -o "$dir/hitcost"
+		${STATIC:+-static} -lbpf -lelf -lz ${STATIC:+-lzstd} -lpthread -o "$dir/hitcost"
+	[ -n "${4:-}" ] && cp "$dir/hitcost" "$4"
 }
 
 builds="new"
-[ -n "$BASE" ] && { build_base; builds="base new"; }
+BASE_BIN=$TMP/base/hitcost
+if [ -n "${HITCOST_BASE:-}" ]; then
+	BASE_BIN=$HITCOST_BASE
+	builds="base new"
+elif [ -n "$BASE" ]; then
+	build_base "$@"
+	builds="base new"
+fi
 for r in $(seq "$ROUNDS"); do
 	stats=0
 	[ "$r" = "$ROUNDS" ] && stats=$CALLS
 	for b in $builds; do
 		bin=$NEW
-		[ "$b" = base ] && bin=$TMP/base/hitcost
+		[ "$b" = base ] && bin=$BASE_BIN
 		"$bin" 1 "$CALLS" "$stats" | sed "s/^{/{\"build\":\"$b\",\"run\":$r,/" >>"$TMP/rows.jsonl"
 	done
 done
