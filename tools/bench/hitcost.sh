@@ -36,6 +36,7 @@ builds="new"
 BASE_BIN=$TMP/base/hitcost
 if [ -n "${HITCOST_BASE:-}" ]; then
 	BASE_BIN=$HITCOST_BASE
+	BASE=${BASE:-$(basename "$HITCOST_BASE")}
 	builds="base new"
 elif [ -n "$BASE" ]; then
 	build_base "$@"
