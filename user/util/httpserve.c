@@ -31,6 +31,7 @@ struct client {
 	size_t in_len;
 	char *out;		/* the whole response once the request is read */
 	size_t out_len, out_off;
+	bool closing;		/* all sent: reading until the client closes */
 	long long deadline_ms;
 };
 
@@ -325,7 +326,7 @@ static bool client_read(struct http_server *s, struct client *c)
 		return false;
 	c->in_len += n;
 	c->in[c->in_len] = 0;
-	if (strstr(c->in, "\r\n\r\n") || strstr(c->in, "\n\n"))
+	if (memmem(c->in, c->in_len, "\r\n\r\n", 4) || memmem(c->in, c->in_len, "\n\n", 2))
 		return !respond(s, c);
 	if (c->in_len == MAX_REQUEST - 1)
 		return !set_response(c, 431, "text/plain", "request too large\n", 18, false);
@@ -337,18 +338,30 @@ static bool client_write(struct client *c)
 {
 	ssize_t n = send(c->fd, c->out + c->out_off, c->out_len - c->out_off,
 			 MSG_NOSIGNAL | MSG_DONTWAIT);
-	char sink[512];
 
 	if (n < 0)
 		return errno == EAGAIN || errno == EINTR;
 	c->out_off += n;
 	if (c->out_off < c->out_len)
 		return true;
-	/* all sent: what the client sent beyond its request head must not turn close into a reset */
+	/*
+	 * All sent. Closing with unread bytes from the client would reset the
+	 * connection and could cost it the response: read until it closes.
+	 */
 	shutdown(c->fd, SHUT_WR);
-	while (recv(c->fd, sink, sizeof(sink), MSG_DONTWAIT) > 0)
+	c->closing = true;
+	return true;
+}
+
+/* A closing client: false once it has closed its side. */
+static bool client_linger(struct client *c)
+{
+	char sink[4096];
+	ssize_t n;
+
+	while ((n = recv(c->fd, sink, sizeof(sink), MSG_DONTWAIT)) > 0)
 		;
-	return false;
+	return n < 0 && (errno == EAGAIN || errno == EINTR);
 }
 
 /* Serve the clients poll found ready (fds[first..] in client order); drop the finished. */
@@ -363,17 +376,24 @@ static void serve_clients(struct http_server *s, const struct pollfd *fds, size_
 
 		if (fds[i].revents & (POLLERR | POLLNVAL))
 			keep = false;
+		else if (c->closing)
+			keep = !(fds[i].revents & (POLLIN | POLLHUP)) || client_linger(c);
 		else if (c->out && (fds[i].revents & (POLLOUT | POLLHUP)))
 			keep = client_write(c);
 		else if (!c->out && (fds[i].revents & (POLLIN | POLLHUP)))
 			keep = client_read(s, c);
-		if (keep && c->out && !(fds[i].revents & POLLOUT))
+		if (keep && c->out && !c->closing && !(fds[i].revents & POLLOUT))
 			keep = client_write(c);	/* a response just made: try at once */
 		if (keep && (now >= c->deadline_ms || (drain_until && now >= drain_until)))
 			keep = false;
 		if (!keep)
 			drop_client(s, i);
 	}
+}
+
+static bool wants_write(const struct client *c)
+{
+	return c->out && !c->closing;
 }
 
 /* At stop: the connections already made are served, later ones refused. */
@@ -396,7 +416,7 @@ static void *serve(void *arg)
 
 		for (size_t i = 0; i < nr; i++)
 			fds[i] = (struct pollfd){ s->clients[i]->fd,
-						  s->clients[i]->out ? POLLOUT : POLLIN, 0 };
+						  wants_write(s->clients[i]) ? POLLOUT : POLLIN, 0 };
 		fds[at++] = (struct pollfd){ s->wake[0], POLLIN, 0 };
 		if (!drain_until && s->nr_clients < MAX_CLIENTS)
 			fds[at++] = (struct pollfd){ s->listen_fd, POLLIN, 0 };
