@@ -3,6 +3,8 @@
 """Checks specprobe's /metrics through a real Prometheus and by scraping it directly.
 
   check_metrics.py ports N                     N free TCP ports on 127.0.0.1
+  check_metrics.py listening PORT              the local addresses listening on PORT
+  check_metrics.py ready PROM                  until Prometheus answers /-/ready
   check_metrics.py wait-up PROM JOB            until Prometheus scraped JOB (up == 1)
   check_metrics.py wait-final PROM JOB         until a scrape of JOB shows the trace ended
   check_metrics.py truth PROM JOB PLANTED HEADER GT...  Prometheus's values against the truth
@@ -33,6 +35,40 @@ def free_ports(n):
     for s in socks:
         s.close()
     return ports
+
+
+def listening(port):
+    """Addresses in LISTEN state on port, from /proc/net/tcp and tcp6, as ss prints them."""
+    found = []
+    for path, v6 in (("/proc/net/tcp", False), ("/proc/net/tcp6", True)):
+        try:
+            lines = open(path).read().splitlines()[1:]
+        except OSError:
+            continue
+        for line in lines:
+            local, state = line.split()[1], line.split()[3]
+            addr, p = local.split(":")
+            if state != "0A" or int(p, 16) != port:
+                continue
+            raw = bytes.fromhex(addr)
+            if v6:
+                words = b"".join(raw[i:i + 4][::-1] for i in range(0, 16, 4))
+                found.append(f"[{socket.inet_ntop(socket.AF_INET6, words)}]:{port}")
+            else:
+                found.append(f"{socket.inet_ntop(socket.AF_INET, raw[::-1])}:{port}")
+    return found
+
+
+def ready(prom):
+    for _ in range(300):
+        try:
+            with urllib.request.urlopen(f"{prom}/-/ready", timeout=2) as r:
+                if r.status == 200:
+                    return 0
+        except OSError:
+            pass
+        time.sleep(0.1)
+    return 1
 
 
 def query(prom, expr):
@@ -264,6 +300,11 @@ def main(argv):
     if cmd == "ports":
         print(" ".join(str(p) for p in free_ports(int(argv[2]))))
         return 0
+    if cmd == "listening":
+        print(" ".join(listening(int(argv[2]))))
+        return 0
+    if cmd == "ready":
+        return ready(argv[2])
     if cmd == "wait-up":
         return 0 if wait_for(argv[2], f'up{{job="{argv[3]}"}}', 1.0) else 1
     if cmd == "wait-final":

@@ -38,7 +38,6 @@ read -r PROM_PORT REC_PORT TOP_PORT EXIT_PORT BIND_PORT < <(python3 "$CHECK" por
 PROM=http://127.0.0.1:$PROM_PORT
 
 start_prometheus() {
-	local i
 	cat >"$SCRATCH/prometheus.yml" <<EOF
 global:
   scrape_interval: 1s
@@ -53,11 +52,7 @@ EOF
 		--web.listen-address="127.0.0.1:$PROM_PORT" --log.level=warn \
 		>"$SCRATCH/prometheus.log" 2>&1 &
 	STARTED+=($!)
-	for ((i = 0; i < 300; i++)); do
-		curl -sf "$PROM/-/ready" >/dev/null 2>&1 && return 0
-		sleep 0.1
-	done
-	return 1
+	python3 "$CHECK" ready "$PROM"
 }
 
 planted_in() {
@@ -125,7 +120,7 @@ top_metrics() {
 	STARTED+=($top)
 	wait_file "$dir/ready" 10
 	sleep 0.5
-	local_addr=$(ss -ltnH "sport = :$TOP_PORT" | awk '{ print $4 }')
+	local_addr=$(python3 "$CHECK" listening "$TOP_PORT")
 	if [ "$local_addr" = "127.0.0.1:$TOP_PORT" ]; then
 		pass "top: --metrics PORT listens on 127.0.0.1 only"
 	else
@@ -207,7 +202,7 @@ listens_on() {
 		grep -q 'metrics at' "$dir/err" && break
 		sleep 0.1
 	done
-	got=$(ss -ltnH "sport = :$BIND_PORT" | awk '{ print $4 }')
+	got=$(python3 "$CHECK" listening "$BIND_PORT")
 	grep -q 'reachable from other hosts' "$dir/err" && warned=yes
 	kill -TERM $sp 2>/dev/null
 	wait $sp 2>/dev/null
