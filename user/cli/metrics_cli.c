@@ -162,12 +162,12 @@ void metrics_run__close(struct metrics_run *m, struct top_state *t, const struct
 
 	if (!m)
 		return;
-	/* without the end's figures the last ones stay: counters never go back */
+	/* without the end's figures the last ones stay (counters never go back), and no linger */
 	if (t && p) {
 		top__totals(t, p, window_s, &m->totals);
 		publish(m, &m->totals, false);
 	}
-	if (m->linger_s > 0) {
+	if (t && p && m->linger_s > 0) {
 		signal(SIGINT, on_linger_signal);
 		signal(SIGTERM, on_linger_signal);
 		signal(SIGHUP, on_linger_signal);

@@ -31,7 +31,11 @@ int metrics_run__open(const struct metrics_args *args, struct metrics_run **out)
 /* New figures for the endpoint, at most every half second unless forced. NULL m: none. */
 void metrics_run__update(struct metrics_run *m, struct top_state *t, const struct pipeline *p,
 			 double window_s, bool force);
-/* The trace has ended: the last figures, served --metrics-linger seconds more, then closed. */
+/*
+ * The trace has ended: its last figures, served --metrics-linger seconds
+ * more, then closed. t and p NULL (nothing traced, or the figures failed):
+ * closed at once, the last document unchanged until then.
+ */
 void metrics_run__close(struct metrics_run *m, struct top_state *t, const struct pipeline *p,
 			double window_s);
 
