@@ -215,7 +215,8 @@ listens_on() {
 }
 
 if start_prometheus; then
-	pass "prometheus $(prometheus --version 2>&1 | awk 'NR == 1 { print $3 }') on 127.0.0.1:$PROM_PORT"
+	version=$(prometheus --version 2>&1 | awk 'NR == 1 { print $3 }')
+	pass "prometheus $version on 127.0.0.1:$PROM_PORT"
 	record_metrics
 	top_metrics
 else

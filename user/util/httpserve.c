@@ -414,9 +414,11 @@ static void *serve(void *arg)
 	for (;;) {
 		size_t nr = s->nr_clients, at = nr;
 
-		for (size_t i = 0; i < nr; i++)
-			fds[i] = (struct pollfd){ s->clients[i]->fd,
-						  wants_write(s->clients[i]) ? POLLOUT : POLLIN, 0 };
+		for (size_t i = 0; i < nr; i++) {
+			short events = wants_write(s->clients[i]) ? POLLOUT : POLLIN;
+
+			fds[i] = (struct pollfd){ s->clients[i]->fd, events, 0 };
+		}
 		fds[at++] = (struct pollfd){ s->wake[0], POLLIN, 0 };
 		if (!drain_until && s->nr_clients < MAX_CLIENTS)
 			fds[at++] = (struct pollfd){ s->listen_fd, POLLIN, 0 };

@@ -67,7 +67,7 @@ static void loops_counters(FILE *out, const struct top_totals *t)
 		fprintf(out, "} %.6g\n", t->loops[i].cycles_per_s);
 	}
 	family(out, "specprobe_phase_seconds_total", "counter",
-	       "Host time spent in each phase of the cycles (draft, verify, accept, extend, other).");
+	       "Host time in each phase of the cycles (draft, verify, accept, extend, other).");
 	for (size_t i = 0; i < t->nr_loops; i++)
 		for (int p = 0; p < PHASE_NR; p++) {
 			put_loop(out, "specprobe_phase_seconds_total", &t->loops[i]);
@@ -165,7 +165,7 @@ static void tracer(FILE *out, const struct metrics_input *in)
 {
 	const struct top_totals *t = in->totals;
 
-	family(out, "specprobe_build_info", "gauge", "The specprobe version serving these metrics.");
+	family(out, "specprobe_build_info", "gauge", "The specprobe version serving this.");
 	fprintf(out, "specprobe_build_info{version=\"%s\"} 1\n", in->version);
 	family(out, "specprobe_tracing", "gauge", "1 while tracing; 0 once the trace has ended.");
 	fprintf(out, "specprobe_tracing %d\n", in->tracing);
