@@ -4,7 +4,7 @@
 
   check_metrics.py ports N                     N free TCP ports on 127.0.0.1
   check_metrics.py listening PORT              the local addresses listening on PORT
-  check_metrics.py ready PROM                  until Prometheus answers /-/ready
+  check_metrics.py ready PROM PID              until Prometheus answers /-/ready (or PID ends)
   check_metrics.py wait-up PROM JOB            until Prometheus scraped JOB (up == 1)
   check_metrics.py wait-final PROM JOB         until a scrape of JOB shows the trace ended
   check_metrics.py truth PROM JOB PLANTED HEADER GT...  Prometheus's values against the truth
@@ -59,8 +59,10 @@ def listening(port):
     return found
 
 
-def ready(prom):
+def ready(prom, pid):
     for _ in range(300):
+        if not alive(pid):
+            return 1
         try:
             with urllib.request.urlopen(f"{prom}/-/ready", timeout=2) as r:
                 if r.status == 200:
@@ -305,7 +307,7 @@ def main(argv):
         print(" ".join(listening(int(argv[2]))))
         return 0
     if cmd == "ready":
-        return ready(argv[2])
+        return ready(argv[2], int(argv[3]))
     if cmd == "wait-up":
         return 0 if wait_for(argv[2], f'up{{job="{argv[3]}"}}', 1.0) else 1
     if cmd == "wait-final":

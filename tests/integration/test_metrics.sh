@@ -23,6 +23,7 @@ cleanup() {
 	rm -rf "$SCRATCH"
 }
 trap cleanup EXIT
+trap 'exit 130' INT TERM HUP
 
 if ! command -v prometheus >/dev/null || ! command -v promtool >/dev/null; then
 	fail "prometheus is not installed (make deps installs it)"
@@ -35,9 +36,20 @@ our_programs() {
 }
 
 read -r PROM_PORT REC_PORT TOP_PORT EXIT_PORT BIND_PORT < <(python3 "$CHECK" ports 5)
-PROM=http://127.0.0.1:$PROM_PORT
 
+# Prometheus on a free port; another one if that port was taken meanwhile.
 start_prometheus() {
+	local try
+	for try in 1 2 3; do
+		try_prometheus && return 0
+		PROM_PORT=$(python3 "$CHECK" ports 1)
+	done
+	return 1
+}
+
+try_prometheus() {
+	PROM=http://127.0.0.1:$PROM_PORT
+	rm -rf "$SCRATCH/tsdb"
 	cat >"$SCRATCH/prometheus.yml" <<EOF
 global:
   scrape_interval: 1s
@@ -52,7 +64,7 @@ EOF
 		--web.listen-address="127.0.0.1:$PROM_PORT" --log.level=warn \
 		>"$SCRATCH/prometheus.log" 2>&1 &
 	STARTED+=($!)
-	python3 "$CHECK" ready "$PROM"
+	python3 "$CHECK" ready "$PROM" $!
 }
 
 planted_in() {
@@ -88,6 +100,7 @@ record_metrics() {
 	local dir=$SCRATCH/record pids rec rc
 	start_server "$dir" --wait-at init -r 2 -n 400 --plant stream@draft-verify/10 ||
 		{ fail "record: no server"; return; }
+	STARTED+=($server_pid)
 	pids=$(tr '\n' ',' <"$dir/ready" | sed 's/,$//')
 	"$SPECPROBE" record -o "$dir/rec.sprb" -p "$pids" --metrics "127.0.0.1:$REC_PORT" \
 		--metrics-linger 120 2>"$dir/rec.err" &
@@ -113,6 +126,7 @@ top_metrics() {
 	local dir=$SCRATCH/top top rc local_addr
 	start_server "$dir" --wait-at init -n 300 --plant stream@draft-verify/6 ||
 		{ fail "top: no server"; return; }
+	STARTED+=($server_pid)
 	"$SPECPROBE" top --batch -i 1 -p "$target" -o "$dir/rec.sprb" --metrics "$TOP_PORT" \
 		--metrics-linger 120 \
 		>"$dir/top.txt" 2>"$dir/top.err" &
@@ -139,6 +153,7 @@ top_metrics() {
 exit_scrapes() {
 	local dir=$SCRATCH/exit rec
 	start_server "$dir" -n 1500 || { fail "exit: no server"; return; }
+	STARTED+=($server_pid)
 	"$SPECPROBE" record -o "$dir/rec.sprb" -p "$target" --metrics "127.0.0.1:$EXIT_PORT" \
 		2>"$dir/rec.err" &
 	rec=$!
