@@ -132,13 +132,14 @@ def check_truth(prom, job, planted, header, paths):
     up = [v for _, v in query(prom, "up" + sel)]
     if up != [1.0]:
         bad.append(f"up is {up}")
-    bad += check_cycles(prom, sel, cycles)
+    cycle_bad, got_cycles = check_cycles(prom, sel, cycles)
+    bad += cycle_bad
     if bad:
         print("; ".join(bad))
         return 1
     print(f"{sum(calls.values())} calls of {len(set(e for _, e in calls))} entry points in "
-          f"{len(cycles)} processes exact, {planted} flagged syncs, {sum(cycles.values())} "
-          f"cycles, no drops, up 1")
+          f"{len(cycles)} processes exact, {planted} flagged syncs, {got_cycles} cycles of the "
+          f"truth's {sum(cycles.values())}, cumulative histograms, no drops, up 1")
     return 0
 
 
@@ -163,7 +164,7 @@ def check_cycles(prom, sel, cycles):
     for pid in cycles:
         if str(pid) not in buckets:
             bad.append(f"pid {pid}: no cycle-time histogram")
-    return bad
+    return bad, sum(got.values())
 
 
 def parse_exposition(text):
