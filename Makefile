@@ -32,7 +32,7 @@ UNIT_BINS := $(patsubst tests/unit/%.c,$(OUTPUT)/tests/%,$(UNIT_SRCS))
 
 DEB_PACKAGES := clang llvm bpftool libbpf-dev libelf-dev zlib1g-dev libzstd-dev \
 	libncurses-dev libcmocka-dev make gcc tmux python3 \
-	protobuf-compiler libclang-rt-dev
+	protobuf-compiler libclang-rt-dev prometheus
 
 ifeq ($(V),1)
 	Q =

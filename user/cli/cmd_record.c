@@ -4,11 +4,13 @@
 #include <string.h>
 #include <unistd.h>
 #include "cli.h"
+#include "metrics_cli.h"
 #include "recorder.h"
 
 static struct record_env {
 	struct recording_args rec;
 	struct target_args targets;
+	struct metrics_args metrics;
 	const char *perfetto;	/* also write this Perfetto trace, at the end */
 } env;
 
@@ -18,7 +20,8 @@ static const char doc[] =
 	"  specprobe record -o run.sprb -p 4242     # until Ctrl-C or the process exits\n"
 	"  specprobe record -o run.sprb -p 4242,4243 --duration 30\n"
 	"  specprobe record -o run.sprb -- python3 serve.py --tp 2   # started traced\n"
-	"  specprobe record -o run.sprb --perfetto run.pftrace -p 4242\n";
+	"  specprobe record -o run.sprb --perfetto run.pftrace -p 4242\n"
+	"  specprobe record -o run.sprb --metrics 9400 -p 4242   # Prometheus scrapes :9400\n";
 
 enum { OPT_PERFETTO = 256 };
 
@@ -32,6 +35,7 @@ static const struct argp_option options[] = {
 static const struct argp_child children[] = {
 	{ &recording_argp, 0, NULL, 0 },
 	{ &target_argp, 0, NULL, 0 },
+	{ &metrics_argp, 0, NULL, 0 },
 	{},
 };
 
@@ -44,6 +48,7 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	case ARGP_KEY_INIT:
 		state->child_inputs[0] = &env.rec;
 		state->child_inputs[1] = &env.targets;
+		state->child_inputs[2] = &env.metrics;
 		break;
 	case ARGP_KEY_END:
 		if (!env.rec.output)
@@ -77,6 +82,8 @@ int cmd_record(int argc, char **argv)
 	static const struct argp argp = { options, parse_arg, "[-- CMD [ARGS...]]", doc, children,
 					  NULL, NULL };
 	struct record_request req = { .targets = &env.targets, .rec = &env.rec };
+	struct metrics_live metrics = { 0 };
+	struct record_tap tap;
 	int fd = -1, status;
 
 	if (argp_parse(&argp, argc, argv, 0, NULL, NULL))
@@ -87,7 +94,19 @@ int cmd_record(int argc, char **argv)
 		if (fd < 0)
 			return 1;
 	}
+	if (metrics_run__open(&env.metrics, &metrics.run)) {
+		if (fd >= 0) {
+			close(fd);
+			unlink(env.perfetto);
+		}
+		return 1;
+	}
+	if (metrics.run) {
+		metrics_live__tap(&metrics, &tap);
+		req.tap = &tap;
+	}
 	status = recorder__run(&req);
+	metrics_live__finish(&metrics);
 	if (fd < 0)
 		return status;
 	if (status) {

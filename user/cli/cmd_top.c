@@ -10,6 +10,7 @@
 #include <curses.h>
 #include "cli.h"
 #include "log.h"
+#include "metrics_cli.h"
 #include "parse.h"
 #include "pipeline.h"
 #include "recorder.h"
@@ -18,6 +19,7 @@
 static struct top_env {
 	struct recording_args rec;	/* -o: also keep a recording */
 	struct target_args targets;
+	struct metrics_args metrics;
 	const char *replay;
 	double interval_s;
 	double speed;
@@ -39,7 +41,8 @@ static const char doc[] =
 	"  specprobe top -p 4242\n"
 	"  specprobe top -o run.sprb -- python3 serve.py\n"
 	"  specprobe top --replay run.sprb --speed 4\n"
-	"  specprobe top --batch -n 10 -p 4242 > top.log\n";
+	"  specprobe top --batch -n 10 -p 4242 > top.log\n"
+	"  specprobe top --metrics 9400 -p 4242        # also a Prometheus endpoint\n";
 
 enum { OPT_REPLAY = 256, OPT_SPEED, OPT_BATCH, OPT_WINDOW, OPT_HUNG };
 
@@ -59,6 +62,7 @@ static const struct argp_option options[] = {
 static const struct argp_child children[] = {
 	{ &recording_argp, 0, "Live (-o also keeps the recording):", 1 },
 	{ &target_argp, 0, NULL, 2 },
+	{ &metrics_argp, 0, NULL, 3 },
 	{},
 };
 
@@ -75,6 +79,8 @@ static void check_all(struct argp_state *state)
 		argp_error(state, "what to watch? -p PID, -- CMD, or --replay FILE");
 	if (env.replay && (env.rec.output || env.rec.duration_s || env.rec.force || env.rec.ring_mb))
 		argp_error(state, "-o, --duration, --force and --ring-mb are for live use");
+	if (env.replay && env.metrics.listen)
+		argp_error(state, "--metrics is for live use");
 }
 
 static double parse_seconds(struct argp_state *state, const char *what, const char *arg,
@@ -115,6 +121,7 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	case ARGP_KEY_INIT:
 		state->child_inputs[0] = &env.rec;
 		state->child_inputs[1] = &env.targets;
+		state->child_inputs[2] = &env.metrics;
 		break;
 	case ARGP_KEY_ARG:
 		if (cli__after_dashdash(state))
@@ -135,6 +142,7 @@ struct top_run {
 	struct pipeline *p;
 	struct top_state *state;
 	struct top_screen *screen;	/* NULL: --batch */
+	struct metrics_run *metrics;	/* NULL: no --metrics */
 	struct top_ui ui;
 	const char *mode;
 	__u64 next_frame;	/* wall clock (batch replays: trace clock) */
@@ -281,6 +289,8 @@ static int live_poll(void *ctx)
 	struct top_run *run = ctx;
 
 	tick(run, mono_ns(), 0);
+	if (!run->err)
+		metrics_run__update(run->metrics, run->state, run->p, env.opts.window_s, false);
 	return run->quit || run->err;
 }
 
@@ -316,8 +326,12 @@ static int top_live(void)
 	struct record_request req = { .targets = &env.targets, .rec = &env.rec, .tap = &tap };
 	int status;
 
-	if (open_screen(&run))
+	if (metrics_run__open(&env.metrics, &run.metrics))
 		return 1;
+	if (open_screen(&run)) {
+		metrics_run__close(run.metrics, NULL, NULL, 0);
+		return 1;
+	}
 	status = recorder__run(&req);
 	close_screen(&run);
 	if (run.err && run.err != -EIO) {
@@ -328,6 +342,8 @@ static int top_live(void)
 	}
 	if (env.rec.output && !status)
 		log_info("the recording is in %s", env.rec.output);
+	metrics_run__close(run.metrics, run.err ? NULL : run.state, run.err ? NULL : run.p,
+			   env.opts.window_s);
 	run_free(&run);
 	return status;
 }

@@ -22,20 +22,38 @@ struct ring_cycle {
 	__u64 blocked_ns;
 };
 
+const double top_cycle_bucket_s[TOP_CYCLE_BUCKETS] = {
+	0.00025, 0.0005, 0.001, 0.002, 0.003, 0.005, 0.0075, 0.01, 0.02, 0.05, 0.1, 0.25, 0.5, 1,
+};
+
+/* Since the start: never reset, so counters derived from it only grow. */
+struct loop_life {
+	__u64 cycles, bucket[TOP_CYCLE_BUCKETS];
+	__u64 cycle_ns, phase_ns[PHASE_NR], blocked_ns;
+};
+
 struct loop_agg {
 	__u32 tgid, tid;
 	int rank;
 	struct ring_cycle ring[RING];
 	size_t head, len;
 	__u64 total;
+	struct loop_life life;
 };
 
 struct site_agg {
+	__u32 tgid;
 	__u16 name;
 	enum sync_pos pos;
 	enum sync_kind kind;
 	int rank;
 	struct series count, blocked;
+	__u64 life_count, life_blocked_ns;
+};
+
+struct proc_agg {
+	__u32 tgid;
+	__u64 *calls;		/* by catalogue index, since the start */
 };
 
 struct top_state {
@@ -44,7 +62,11 @@ struct top_state {
 	struct site_agg sites[TOP_MAX_SITES];
 	size_t nr_sites;
 	__u64 sites_lost;		/* flagged syncs of sites past the table */
+	__u64 sites_lost_life;		/* the same since the start */
 	struct series *calls;		/* by catalogue index */
+	struct proc_agg procs[TOP_MAX_PROCS];
+	size_t nr_procs, last_proc;
+	__u64 calls_lost;		/* of processes past the table */
 	__u64 since_ns;			/* first call counted (after a reset) */
 	__u64 prev_records, prev_ns;	/* at the last frame: for records/s */
 	double records_per_s;
@@ -101,6 +123,8 @@ void top__free(struct top_state *t)
 		return;
 	for (size_t i = 0; i < t->nr_loops; i++)
 		free(t->loops[i]);
+	for (size_t i = 0; i < t->nr_procs; i++)
+		free(t->procs[i].calls);
 	free(t->calls);
 	free(t);
 }
@@ -136,6 +160,20 @@ static struct loop_agg *loop_of(struct top_state *t, const struct loop *lp)
 	return a;
 }
 
+static void life_add(struct loop_life *l, const struct cycle *c)
+{
+	__u64 ns = c->end_ns - c->start_ns;
+
+	l->cycles++;
+	for (int b = 0; b < TOP_CYCLE_BUCKETS; b++)
+		if (ns <= top_cycle_bucket_s[b] * NS)
+			l->bucket[b]++;
+	l->cycle_ns += ns;
+	for (int p = 0; p < PHASE_NR; p++)
+		l->phase_ns[p] += c->phase[p].span_ns;
+	l->blocked_ns += c->blocked_ns;
+}
+
 static int on_cycle(void *ctx, const struct loop *lp, const struct cycle *c)
 {
 	struct top_state *t = ctx;
@@ -155,6 +193,7 @@ static int on_cycle(void *ctx, const struct loop *lp, const struct cycle *c)
 		rc->phase_ns[p] = c->phase[p].span_ns;
 	rc->blocked_ns = c->blocked_ns;
 	a->total++;
+	life_add(&a->life, c);
 	return 0;
 }
 
@@ -166,13 +205,14 @@ static struct site_agg *site_of(struct top_state *t, const struct sync_verdict *
 	for (size_t i = 0; i < t->nr_sites; i++) {
 		s = &t->sites[i];
 		if (s->name == sy->name && s->pos == sv->pos && s->kind == sy->kind &&
-		    s->rank == sv->rank)
+		    s->rank == sv->rank && s->tgid == sy->tgid)
 			return s;
 	}
 	if (t->nr_sites == TOP_MAX_SITES)
 		return NULL;
 	s = &t->sites[t->nr_sites++];
 	memset(s, 0, sizeof(*s));
+	s->tgid = sy->tgid;
 	s->name = sy->name;
 	s->pos = sv->pos;
 	s->kind = sy->kind;
@@ -190,22 +230,56 @@ static int on_sync(void *ctx, const struct sync_verdict *sv)
 	s = site_of(t, sv);
 	if (!s) {
 		t->sites_lost++;
+		t->sites_lost_life++;
 		return 0;
 	}
 	series_add(&s->count, sv->sync->ts, 1);
 	series_add(&s->blocked, sv->sync->ts, sv->blocked_ns);
+	s->life_count++;
+	s->life_blocked_ns += sv->blocked_ns;
 	return 0;
+}
+
+/* The process's call counts; NULL past the table or without memory. */
+static __u64 *proc_calls(struct top_state *t, __u32 tgid)
+{
+	struct proc_agg *a = &t->procs[t->last_proc];
+
+	if (t->nr_procs && a->tgid == tgid)
+		return a->calls;
+	for (size_t i = 0; i < t->nr_procs; i++)
+		if (t->procs[i].tgid == tgid) {
+			t->last_proc = i;
+			return t->procs[i].calls;
+		}
+	if (t->nr_procs == TOP_MAX_PROCS)
+		return NULL;
+	a = &t->procs[t->nr_procs];
+	a->calls = calloc(catalog_len, sizeof(*a->calls));
+	if (!a->calls)
+		return NULL;
+	a->tgid = tgid;
+	t->last_proc = t->nr_procs++;
+	return a->calls;
 }
 
 static int on_call(void *ctx, const struct tf_header *hdr, const struct sp_call *call)
 {
 	struct top_state *t = ctx;
-	__u32 cookie = call->entry.probe;
+	__u32 cookie = call->entry.probe, index;
+	__u64 *counts;
 
 	if (!t->since_ns)
 		t->since_ns = call->entry.ts;
-	if (cookie < hdr->nr_probes && hdr->probes[cookie].catalog < (__u32)catalog_len)
-		series_add(&t->calls[hdr->probes[cookie].catalog], call->entry.ts, 0);
+	if (cookie >= hdr->nr_probes || hdr->probes[cookie].catalog >= (__u32)catalog_len)
+		return 0;
+	index = hdr->probes[cookie].catalog;
+	series_add(&t->calls[index], call->entry.ts, 0);
+	counts = proc_calls(t, call->entry.tgid);
+	if (counts)
+		counts[index]++;
+	else
+		t->calls_lost++;
 	return 0;
 }
 
@@ -460,4 +534,72 @@ void top__frame(struct top_state *t, const struct pipeline *p, __u64 now_ns,
 	hung.view = snap.model;
 	out->nr_hung = 0;
 	pipeline__open_calls(p, hung_call, &hung);
+}
+
+static void totals_loops(struct top_state *t, __u64 settled, double window_s,
+			 struct top_totals *out)
+{
+	static __u64 scratch[RING];
+	struct top_loop_row row;
+
+	out->nr_loops = t->nr_loops;
+	for (size_t i = 0; i < t->nr_loops; i++) {
+		const struct loop_agg *a = t->loops[i];
+		struct top_loop_total *lt = &out->loops[i];
+
+		loop_row(a, settled, window_s, scratch, &row);
+		lt->tgid = a->tgid;
+		lt->tid = a->tid;
+		lt->rank = a->rank;
+		lt->cycles = a->life.cycles;
+		memcpy(lt->bucket, a->life.bucket, sizeof(lt->bucket));
+		lt->cycle_ns = a->life.cycle_ns;
+		memcpy(lt->phase_ns, a->life.phase_ns, sizeof(lt->phase_ns));
+		lt->blocked_ns = a->life.blocked_ns;
+		lt->cycles_per_s = row.cycles_per_s;
+	}
+}
+
+static double proc_overhead(const struct model_view *v, __u32 tgid)
+{
+	for (size_t i = 0; v && i < v->nr_procs; i++) {
+		struct overhead o;
+
+		if (v->procs[i]->tgid == tgid && !syncs__overhead(v, v->procs[i], &o) &&
+		    o.has_cpu && o.cpu_ms_per_s > 0)
+			return o.ms_per_s / o.cpu_ms_per_s;
+	}
+	return -1;
+}
+
+void top__totals(struct top_state *t, const struct pipeline *p, double window_s,
+		 struct top_totals *out)
+{
+	struct pipeline_snapshot snap;
+	__u64 settled;
+
+	pipeline__snapshot(p, &snap);
+	settled = snap.settled_ns && snap.settled_ns < snap.last_ts ? snap.settled_ns
+								    : snap.last_ts;
+	totals_loops(t, settled, window_s, out);
+	out->nr_sites = t->nr_sites;
+	for (size_t i = 0; i < t->nr_sites; i++) {
+		const struct site_agg *s = &t->sites[i];
+
+		out->sites[i] = (struct top_site_total){
+			.tgid = s->tgid, .name = s->name, .pos = s->pos, .kind = s->kind,
+			.rank = s->rank, .count = s->life_count, .blocked_ns = s->life_blocked_ns };
+	}
+	out->sites_lost = t->sites_lost_life;
+	out->nr_procs = t->nr_procs;
+	for (size_t i = 0; i < t->nr_procs; i++)
+		out->procs[i] = (struct top_proc_total){
+			.tgid = t->procs[i].tgid, .rank = rank_of(snap.model, t->procs[i].tgid),
+			.calls = t->procs[i].calls,
+			.overhead_ratio = proc_overhead(snap.model, t->procs[i].tgid) };
+	out->calls_lost = t->calls_lost;
+	out->records = snap.stats->records;
+	out->drops_call = snap.stats->counters[SP_CNT_DROP_CALL];
+	out->drops_return = snap.stats->counters[SP_CNT_DROP_RET];
+	out->probes = pipeline__header(p)->nr_probes;
 }

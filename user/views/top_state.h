@@ -19,6 +19,11 @@
 #define TOP_MAX_SITES 32
 #define TOP_MAX_HUNG 16
 #define TOP_MAX_CALLS 16
+#define TOP_MAX_PROCS 64
+#define TOP_CYCLE_BUCKETS 14
+
+/* Upper bounds (seconds) of the cycle-time histogram's buckets; +Inf comes after them. */
+extern const double top_cycle_bucket_s[TOP_CYCLE_BUCKETS];
 
 struct top_loop_row {
 	__u32 tgid, tid;
@@ -75,6 +80,48 @@ struct top_frame {
 	size_t nr_calls;
 };
 
+/*
+ * Totals since the start, which a reset of the view does not touch: what
+ * metrics serve as monotonic counters.
+ */
+struct top_loop_total {
+	__u32 tgid, tid;
+	int rank;
+	__u64 cycles;
+	__u64 bucket[TOP_CYCLE_BUCKETS];	/* cycles at most that long, cumulative */
+	__u64 cycle_ns, phase_ns[PHASE_NR], blocked_ns;
+	double cycles_per_s;	/* over the window, as the frame's loop row */
+};
+
+struct top_site_total {
+	__u32 tgid;
+	__u16 name;
+	enum sync_pos pos;
+	enum sync_kind kind;
+	int rank;
+	__u64 count, blocked_ns;
+};
+
+struct top_proc_total {
+	__u32 tgid;
+	int rank;		/* -1: unknown */
+	const __u64 *calls;	/* by catalogue index; valid until the next call is fed */
+	double overhead_ratio;	/* probes' cost over the process's CPU; < 0: unknown */
+};
+
+struct top_totals {
+	struct top_loop_total loops[TOP_MAX_LOOPS];
+	size_t nr_loops;
+	struct top_site_total sites[TOP_MAX_SITES];
+	size_t nr_sites;
+	__u64 sites_lost;	/* flagged syncs past the site table */
+	struct top_proc_total procs[TOP_MAX_PROCS];
+	size_t nr_procs;
+	__u64 calls_lost;	/* calls of processes past the table */
+	__u64 records, drops_call, drops_return;
+	int probes;
+};
+
 struct top_opts {
 	double window_s;	/* default 5 */
 	__u64 hung_ns;		/* open longer than this: hung */
@@ -93,5 +140,8 @@ void top__reset(struct top_state *t);
 /* One frame at trace time now_ns, for pipeline p. */
 void top__frame(struct top_state *t, const struct pipeline *p, __u64 now_ns,
 		const struct top_opts *opts, struct top_frame *out);
+/* The totals since the start, for pipeline p; rates over window_s. */
+void top__totals(struct top_state *t, const struct pipeline *p, double window_s,
+		 struct top_totals *out);
 
 #endif /* __TOP_STATE_H */
