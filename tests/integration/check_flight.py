@@ -8,7 +8,9 @@
   check_flight.py hung --calls CALLS.jsonl --dump-stderr ERR --hang-ms MS TRUTH...
       the dump holds the hung all-reduce (unreturned) and the window before it
   check_flight.py merge --merged M.jsonl --part A.jsonl --part B.jsonl --merge-stderr ERR
-      the merge holds every call of each part once, each moved by its stated shift
+                        [--header H.txt --bound-ns NS TRUTH...]
+      the merge holds every call of each part once, each moved by its stated shift, and
+      inside the server's own bracket of it widened by the stated bound
 """
 import argparse
 import collections
@@ -132,6 +134,25 @@ def merge(a):
                              f"{c['ts_entry']} + {shifts[n]}")
             if len(fails) > 10:
                 break
+    if a.truth:
+        # each merged call inside the server's bracket of it, widened by the stated bound
+        attach_done, symbols = probed_symbols(a.header)
+        want = collections.defaultdict(list)
+        for t in sorted(truth_calls(a.truth, attach_done, symbols), key=lambda t: t["before"]):
+            want[(t["base"], t["pid"], t["tid"])].append(t)
+        got = collections.defaultdict(list)
+        for c in sorted(merged, key=lambda c: c["ts_entry"]):
+            if c["ts_entry"] >= attach_done:
+                got[(c["name"], c["pid"], c["tid"])].append(c)
+        for k in set(got) | set(want):
+            g, w = got.get(k, []), want.get(k, [])
+            if len(g) != len(w):
+                fails.append(f"{k}: {len(g)} merged, {len(w)} made")
+            for c, t in zip(g, w):
+                if not t["before"] - a.bound_ns <= c["ts_entry"] <= t["after"] + a.bound_ns:
+                    fails.append(f"{k}: merged at {c['ts_entry']}, outside the server's "
+                                 f"[{t['before']}, {t['after']}] +- {a.bound_ns} ns")
+                    break
     if len(merged) != total:
         fails.append(f"{len(merged)} calls merged, {total} in the inputs")
     for f in fails[:10]:
@@ -156,6 +177,9 @@ def main():
     m.add_argument("--merged", required=True)
     m.add_argument("--part", action="append", required=True)
     m.add_argument("--merge-stderr", required=True)
+    m.add_argument("--header", help="dump -H of the merge, with the truth below")
+    m.add_argument("--bound-ns", type=int, default=0)
+    m.add_argument("truth", nargs="*")
     a = ap.parse_args()
     return {"ring": ring, "hung": hung, "merge": merge}[a.what](a)
 

@@ -44,10 +44,10 @@ static void put_flight_notes(FILE *out, const struct model_view *v)
 			w->ts > v->first_ns ? (w->ts - v->first_ns) / 1e9 : 0.0, w->after_ns / 1e9);
 	if (v->merged_sources > 1)
 		fprintf(out,
-			"  note: merged from %u recordings on one clock: aligned within %s%.3f ms as "
+			"  note: merged from %u recordings on one clock: aligned within %s%llu ns as "
 			"measured; the hosts' realtime (NTP) offsets are not in the files\n",
 			v->merged_sources, v->merged_gap_unknown ? "an unmeasured gap plus " : "",
-			v->merged_gap_ns / 1e6);
+			(unsigned long long)v->merged_gap_ns);
 }
 
 static void put_header(FILE *out, const struct model_view *v)
