@@ -830,14 +830,16 @@ static int reader__next_segment(struct tf_reader *r)
 	ret = reader__map_segment(r, r->cur_seg + 1);
 	if (!ret)
 		ret = reader__parse(r, &seg);
+	/* the newest file may hold a part of its header: the recorder stopped as it rotated */
+	if (last && (ret == -ENODATA || (ret == -EBADMSG && r->size < TF_BUF_SIZE))) {
+		tf_header__free(&seg);
+		return reader__fail(r, -ENODATA, "%s: header cut short (the recording stopped as "
+				    "it rotated): the recording ends with %s", r->path, prev);
+	}
 	if (!ret && !segment_continues(&r->hdr, &seg))
 		ret = reader__fail(r, -EBADMSG, "%s does not continue %s: another recording's "
 				   "segment?", r->path, prev);
 	tf_header__free(&seg);
-	/* the newest file may hold a part of its header: the recorder stopped as it rotated */
-	if (last && (ret == -ENODATA || (ret == -EBADMSG && r->size < TF_BUF_SIZE)))
-		return reader__fail(r, -ENODATA, "%s: header cut short (the recording stopped as "
-				    "it rotated): the recording ends with %s", r->path, prev);
 	if (ret)
 		return ret;
 	r->skipping = true;
