@@ -38,7 +38,7 @@ enum sp_rec_type {
 	/* bounded recordings and merges */
 	SP_REC_SEGMENT = 29,	/* specprobe: a segment of a ring starts; what came before it */
 	SP_REC_WINDOW = 30,	/* specprobe: a dump of the ring was made around this event */
-	SP_REC_CLOCK = 31,	/* specprobe: a clock snapshot; in a merge, how a source was moved */
+	SP_REC_CLOCK = 31,	/* specprobe: a clock snapshot; in a merge, how a source moved */
 };
 
 #define SP_MAX_PROBES	4096	/* size of the spec map: probes of all libraries, late ones too */
@@ -391,7 +391,7 @@ struct sp_window_rec {
 };
 
 enum sp_clock_flags {
-	SP_CLOCK_MERGED = 1 << 0,	/* a source of a merge: shift_ns and tgid_base were applied */
+	SP_CLOCK_MERGED = 1 << 0,	/* a source of a merge: shift_ns and tgid_base applied */
 };
 
 /*

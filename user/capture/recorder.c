@@ -334,7 +334,8 @@ static int open_output(struct recorder *r, const struct tf_header *hdr, char *er
 		return 0;
 	if (a->max_bytes || a->hung_ns)
 		r->ring = tf_ring__create(a->output, a->force, mode, hdr,
-					  a->max_bytes ? a->max_bytes : DEFAULT_MAX_BYTES, err, err_sz);
+					  a->max_bytes ? a->max_bytes : DEFAULT_MAX_BYTES, err,
+					  err_sz);
 	else
 		r->writer = tf_writer__create_mode(a->output, a->force, mode, hdr, err, err_sz);
 	return has_output(r) ? 0 : -1;
@@ -361,7 +362,10 @@ static int write_clock(struct recorder *r)
 	c.realtime_ns = real.tv_sec * 1000000000ull + real.tv_nsec;
 	c.gap_ns = a > b ? a - b : 1;
 	gethostname(c.host, sizeof(c.host) - 1);
-	return out_write(r, &c, sizeof(c));
+	if (out_write(r, &c, sizeof(c)))
+		return -1;
+	r->stats++;	/* a record of our own, as the counters are */
+	return 0;
 }
 
 static int record_run(struct recorder *r)

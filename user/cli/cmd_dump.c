@@ -141,9 +141,10 @@ static void print_flight(const struct tf_header *hdr)
 	__u32 merged = 0;
 
 	if (tf_header__rotated(hdr))
-		fprintf(stderr, "specprobe: rotated out before segment %u: %llu calls, %llu records, "
-			"%llu bytes, from %llu to %llu\n", seg->index,
-			(unsigned long long)seg->prior_calls, (unsigned long long)seg->prior_records,
+		fprintf(stderr, "specprobe: rotated out before segment %u: %llu calls, "
+			"%llu records, %llu bytes, from %llu to %llu\n", seg->index,
+			(unsigned long long)seg->prior_calls,
+			(unsigned long long)seg->prior_records,
 			(unsigned long long)seg->prior_bytes,
 			(unsigned long long)seg->prior_first_ts,
 			(unsigned long long)seg->prior_last_ts);
@@ -160,8 +161,8 @@ static void print_flight(const struct tf_header *hdr)
 		gap = hdr->clocks[i].gap_ns > gap ? hdr->clocks[i].gap_ns : gap;
 	}
 	if (merged > 1)
-		fprintf(stderr, "specprobe: merged from %u recordings, clocks aligned within %llu ns "
-			"as measured; host realtime (NTP) offsets unknown\n", merged,
+		fprintf(stderr, "specprobe: merged from %u recordings, clocks aligned within "
+			"%llu ns as measured; host realtime (NTP) offsets unknown\n", merged,
 			(unsigned long long)gap);
 }
 

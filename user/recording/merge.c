@@ -546,7 +546,8 @@ static int interleave(struct merge *m)
 			memcpy(b.bytes, s->rec, h->size);
 			ret = translate(m, s, &b);
 			if (ret == -EBADMSG)
-				log_error("%s: record at byte %llu does not fit its tables", s->path,
+				log_error("%s: record at byte %llu does not fit its tables",
+					  s->path,
 					  (unsigned long long)tf_reader__offset(s->rd) - h->size);
 			else if (ret == -E2BIG)
 				log_error("merging: more than %d probes", SP_CALIB_PROBE - 1);

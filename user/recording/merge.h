@@ -11,7 +11,7 @@
 #include <stdbool.h>
 
 #define MERGE_MAX_INPUTS	64
-#define MERGE_HOST_SHIFT	22	/* tgids of the n-th other host get n << 22 added (pid_max) */
+#define MERGE_HOST_SHIFT	22	/* the n-th other host's tgids get n << 22 (pid_max) */
 
 struct merge_request {
 	const char **inputs;	/* recordings or ring bases */

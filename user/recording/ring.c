@@ -32,7 +32,7 @@ struct tf_ring {
 	struct tf_writer *w;
 	__u64 seg_records;		/* records in the current segment after its preamble */
 	struct tf_header hdr;		/* tables as they stand now: the next segment's header */
-	unsigned char *state;		/* records every segment repeats (calibration, host memory) */
+	unsigned char *state;		/* records each segment repeats (calibration, hostmem) */
 	size_t state_len, state_cap;
 	struct seg_totals before;	/* segments 0 .. index-1 */
 	struct seg_totals cur;

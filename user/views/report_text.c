@@ -44,8 +44,8 @@ static void put_flight_notes(FILE *out, const struct model_view *v)
 			w->ts > v->first_ns ? (w->ts - v->first_ns) / 1e9 : 0.0, w->after_ns / 1e9);
 	if (v->merged_sources > 1)
 		fprintf(out,
-			"  note: merged from %u recordings on one clock: aligned within %s%llu ns as "
-			"measured; the hosts' realtime (NTP) offsets are not in the files\n",
+			"  note: merged from %u recordings on one clock: aligned within %s%llu ns "
+			"as measured; the hosts' realtime (NTP) offsets are not in the files\n",
 			v->merged_sources, v->merged_gap_unknown ? "an unmeasured gap plus " : "",
 			(unsigned long long)v->merged_gap_ns);
 }
