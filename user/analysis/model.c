@@ -352,8 +352,11 @@ static void flight_record(struct model_view *v, const void *rec, size_t size)
 		v->merged_sources++;
 		if (!c->gap_ns)
 			v->merged_gap_unknown = true;
-		if (c->gap_ns > v->merged_gap_ns)
-			v->merged_gap_ns = c->gap_ns;
+		/* against the first source's snapshot, each read within half its gap */
+		if (c->source == 0)
+			v->merged_ref_gap_ns = c->gap_ns;
+		else if ((c->gap_ns + v->merged_ref_gap_ns + 1) / 2 > v->merged_gap_ns)
+			v->merged_gap_ns = (c->gap_ns + v->merged_ref_gap_ns + 1) / 2;
 	}
 }
 

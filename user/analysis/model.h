@@ -226,7 +226,8 @@ struct model_view {
 	struct sp_segment_rec rotated;	/* the first segment read: .type 0 none */
 	struct sp_window_rec window;	/* the last dump trigger: .type 0 none */
 	__u32 merged_sources;		/* clock records of a merge */
-	__u64 merged_gap_ns;		/* the largest clock-read gap among them */
+	__u64 merged_gap_ns;		/* bound on any source's offset from the first's, measured */
+	__u64 merged_ref_gap_ns;	/* the first source's clock-read gap */
 	bool merged_gap_unknown;	/* some source's gap was not measured */
 };
 

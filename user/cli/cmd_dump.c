@@ -137,7 +137,7 @@ static void print_flight(const struct tf_header *hdr)
 {
 	const struct sp_segment_rec *seg = &hdr->segment;
 	const struct sp_window_rec *w = &hdr->window;
-	__u64 gap = 0;
+	__u64 gap = 0, ref = 0;
 	__u32 merged = 0;
 
 	if (tf_header__rotated(hdr))
@@ -155,10 +155,16 @@ static void print_flight(const struct tf_header *hdr)
 			(unsigned long long)w->threshold_ns, (unsigned long long)w->ts,
 			(unsigned long long)w->after_ns);
 	for (__u32 i = 0; i < hdr->nr_clocks; i++) {
-		if (!(hdr->clocks[i].flags & SP_CLOCK_MERGED))
+		const struct sp_clock_rec *c = &hdr->clocks[i];
+
+		if (!(c->flags & SP_CLOCK_MERGED))
 			continue;
 		merged++;
-		gap = hdr->clocks[i].gap_ns > gap ? hdr->clocks[i].gap_ns : gap;
+		/* against the first source's snapshot, as merge states it */
+		if (c->source == 0)
+			ref = c->gap_ns;
+		else if ((c->gap_ns + ref + 1) / 2 > gap)
+			gap = (c->gap_ns + ref + 1) / 2;
 	}
 	if (merged > 1)
 		fprintf(stderr, "specprobe: merged from %u recordings, clocks aligned within "
