@@ -101,6 +101,19 @@ static __u64 out_bytes(const struct recorder *r)
 	return r->ring ? tf_ring__bytes(r->ring) : tf_writer__bytes(r->writer);
 }
 
+/* A record of our own (clock, dump window): to the file and, like the ring's, to the tap. */
+static int own_record(struct recorder *r, const void *rec, size_t size)
+{
+	int ret = out_write(r, rec, size);
+
+	if (ret)
+		return ret;
+	r->stats++;
+	if (r->tap)
+		r->tap->record(r->tap->ctx, rec, size);
+	return 0;
+}
+
 static int on_record(void *ctx, const void *rec, size_t size)
 {
 	struct recorder *r = ctx;
@@ -188,7 +201,7 @@ static int start_dump(struct recorder *r, const struct hung_call *c, __u64 now)
 		.tid = c->tid, .seq = c->seq, .probe = c->probe, .entry_ts = c->ts,
 		.dump = r->dumps + 1,
 	};
-	int ret = out_write(r, &w, sizeof(w));
+	int ret = own_record(r, &w, sizeof(w));
 
 	if (ret)
 		return ret;
@@ -362,10 +375,7 @@ static int write_clock(struct recorder *r)
 	c.realtime_ns = real.tv_sec * 1000000000ull + real.tv_nsec;
 	c.gap_ns = a > b ? a - b : 1;
 	gethostname(c.host, sizeof(c.host) - 1);
-	if (out_write(r, &c, sizeof(c)))
-		return -1;
-	r->stats++;	/* a record of our own, as the counters are */
-	return 0;
+	return own_record(r, &c, sizeof(c)) ? -1 : 0;
 }
 
 static int record_run(struct recorder *r)
@@ -431,6 +441,10 @@ int recorder__run(const struct record_request *req)
 	struct recorder r = { .req = req, .tap = req->tap };
 	int ret;
 
+	if ((req->rec->hung_ns || req->rec->max_bytes) && !req->rec->output) {
+		log_error("--max-size and --dump-on need a recording: add -o FILE");
+		return 1;
+	}
 	if (req->rec->hung_ns && !(r.hung = calloc(1, sizeof(*r.hung)))) {
 		log_error("out of memory");
 		return 1;
