@@ -300,7 +300,8 @@ union rec_buf {
 /* Every record type but these has its time at offset 8. */
 static bool has_ts(__u16 type)
 {
-	return type != SP_REC_PROBE && type != SP_REC_MAP;
+	return type != SP_REC_PROBE && type != SP_REC_MAP && type != SP_REC_STACK &&
+	       type != SP_REC_PYCODE && type != SP_REC_OBJMAP;
 }
 
 static void move_ts(const struct source *s, union rec_buf *b)
@@ -379,6 +380,8 @@ static int move_call(struct source *s, union rec_buf *b)
 /* The record as the merge writes it: 1 write b, 0 drop it, or -errno. */
 static int translate(struct merge *m, struct source *s, union rec_buf *b)
 {
+	__u32 tgid;
+
 	switch (b->h.type) {
 	case SP_REC_CALL:
 	case SP_REC_RET:
@@ -396,6 +399,14 @@ static int translate(struct merge *m, struct source *s, union rec_buf *b)
 		return 1;
 	case SP_REC_CALIB:
 		move_ts(s, b);
+		return 1;
+	case SP_REC_STACK:
+	case SP_REC_PYCODE:
+	case SP_REC_OBJMAP:
+		/* call sites: a tgid at offset 4 and no time; they follow their call */
+		memcpy(&tgid, b->bytes + 4, sizeof(tgid));
+		tgid += s->tgid_base;
+		memcpy(b->bytes + 4, &tgid, sizeof(tgid));
 		return 1;
 	case SP_REC_WINDOW:
 		b->window.tgid += s->tgid_base;

@@ -70,7 +70,9 @@ static __u64 now_ns(void)
 /* Records a segment cannot be read without, beyond the header's tables. */
 static bool is_state(__u16 type)
 {
-	return type == SP_REC_CALIB || type == SP_REC_HOSTMEM || type == SP_REC_CLOCK;
+	/* the code objects and mappings that stacks name are described once, before use */
+	return type == SP_REC_CALIB || type == SP_REC_HOSTMEM || type == SP_REC_CLOCK ||
+	       type == SP_REC_PYCODE || type == SP_REC_OBJMAP;
 }
 
 static int keep_state(struct tf_ring *r, const void *rec, size_t size)
