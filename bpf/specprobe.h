@@ -36,6 +36,10 @@ enum sp_rec_type {
 	SP_REC_STACK = 26,	/* BPF: native and Python frames of the call just before it */
 	SP_REC_PYCODE = 27,	/* specprobe: a Python code object a stack names */
 	SP_REC_OBJMAP = 28,	/* specprobe: an executable mapping a native stack names */
+	/* bounded recordings and merges */
+	SP_REC_SEGMENT = 29,	/* specprobe: a segment of a ring starts; what came before it */
+	SP_REC_WINDOW = 30,	/* specprobe: a dump of the ring was made around this event */
+	SP_REC_CLOCK = 31,	/* specprobe: a clock snapshot; in a merge, how a source moved */
 };
 
 #define SP_MAX_PROBES	4096	/* size of the spec map: probes of all libraries, late ones too */
@@ -346,6 +350,68 @@ struct sp_objmap_rec {
 	char build_id[41];	/* hex, empty if the object has none */
 	char pad[7];
 	/* followed by the path (NUL-terminated) up to size */
+};
+
+/*
+ * First record of a segment after its header and the state it repeats (late
+ * tables, calibration, host memory): what the segments before it held. A
+ * reader starting at this segment has lost exactly that.
+ */
+struct sp_segment_rec {
+	__u16 type;
+	__u16 size;
+	__u32 index;		/* segment number, from 0 */
+	__u64 ts;		/* CLOCK_MONOTONIC when the segment started */
+	__u64 prior_calls;	/* SP_REC_CALL records in segments 0 .. index-1 */
+	__u64 prior_records;	/* records of any type there */
+	__u64 prior_bytes;	/* file bytes there, headers included */
+	__u64 prior_first_ts;	/* first and last record times there; 0 when index is 0 */
+	__u64 prior_last_ts;
+	__u64 max_bytes;	/* the ring's budget (--max-size) */
+};
+
+enum sp_window_reason {
+	SP_WINDOW_HUNG = 1,	/* a call stayed unreturned threshold_ns */
+};
+
+/* Written when a dump is triggered, into the ring: the dump holds the segments up to it. */
+struct sp_window_rec {
+	__u16 type;
+	__u16 size;
+	__u32 reason;		/* enum sp_window_reason */
+	__u64 ts;		/* when the trigger fired */
+	__u64 threshold_ns;
+	__u64 after_ns;		/* records kept after ts before the dump was cut */
+	__u32 tgid;		/* the call that triggered it */
+	__u32 tid;
+	__u32 seq;
+	__u32 probe;
+	__u64 entry_ts;
+	__u32 dump;		/* dump number, from 1 */
+	__u32 pad;
+};
+
+enum sp_clock_flags {
+	SP_CLOCK_MERGED = 1 << 0,	/* a source of a merge: shift_ns and tgid_base applied */
+};
+
+/*
+ * CLOCK_MONOTONIC read before and after CLOCK_REALTIME: the gap bounds how
+ * far apart the pair is. A merge writes one per source.
+ */
+struct sp_clock_rec {
+	__u16 type;
+	__u16 size;
+	__u32 source;		/* input number in a merge, 0 in a recording */
+	__u64 ts;		/* mono_ns as this file's timestamps give it */
+	__u64 mono_ns;		/* the source's own clock, midway between the two reads */
+	__u64 realtime_ns;
+	__u64 gap_ns;		/* between the two monotonic reads; 0: not measured */
+	__s64 shift_ns;		/* added to the source's timestamps */
+	__u32 tgid_base;	/* added to the source's tgids */
+	__u32 flags;		/* enum sp_clock_flags */
+	char host[65];
+	char pad[7];
 };
 
 #endif /* __SPECPROBE_H */

@@ -334,6 +334,32 @@ static void host_mapping(struct model *m, const struct sp_hostmem_rec *rec)
 		m->view.out_of_memory = true;
 }
 
+/* What a ring, a dump or a merge says of the file: for the report's first lines. */
+static void flight_record(struct model_view *v, const void *rec, size_t size)
+{
+	const struct sp_rec_hdr *h = rec;
+
+	if (h->type == SP_REC_SEGMENT && size == sizeof(v->rotated)) {
+		if (!v->rotated.type)
+			memcpy(&v->rotated, rec, size);
+	} else if (h->type == SP_REC_WINDOW && size == sizeof(v->window)) {
+		memcpy(&v->window, rec, size);
+	} else if (h->type == SP_REC_CLOCK && size == sizeof(struct sp_clock_rec)) {
+		const struct sp_clock_rec *c = rec;
+
+		if (!(c->flags & SP_CLOCK_MERGED))
+			return;
+		v->merged_sources++;
+		if (!c->gap_ns)
+			v->merged_gap_unknown = true;
+		/* against the first source's snapshot, each read within half its gap */
+		if (c->source == 0)
+			v->merged_ref_gap_ns = c->gap_ns;
+		else if ((c->gap_ns + v->merged_ref_gap_ns + 1) / 2 > v->merged_gap_ns)
+			v->merged_gap_ns = (c->gap_ns + v->merged_ref_gap_ns + 1) / 2;
+	}
+}
+
 void model__record(struct model *m, const void *rec, size_t size)
 {
 	const struct sp_rec_hdr *hdr = rec;
@@ -366,6 +392,11 @@ void model__record(struct model *m, const void *rec, size_t size)
 	case SP_REC_CALIB:
 		if (size >= sizeof(struct sp_calib_rec))
 			m->view.calib = *(const struct sp_calib_rec *)rec;
+		break;
+	case SP_REC_SEGMENT:
+	case SP_REC_WINDOW:
+	case SP_REC_CLOCK:
+		flight_record(&m->view, rec, size);
 		break;
 	case SP_REC_CPU:
 		if (size >= sizeof(struct sp_cpu_rec))

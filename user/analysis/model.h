@@ -222,6 +222,13 @@ struct model_view {
 	__u64 calls, unreturned, dropped, failed_reads, first_ns, last_ns;
 	bool ended_cleanly;
 	bool out_of_memory;	/* some state could not be kept: the report is partial */
+	/* what the file holds of its recording (SP_REC_SEGMENT, _WINDOW, _CLOCK) */
+	struct sp_segment_rec rotated;	/* the first segment read: .type 0 none */
+	struct sp_window_rec window;	/* the last dump trigger: .type 0 none */
+	__u32 merged_sources;		/* clock records of a merge */
+	__u64 merged_gap_ns;		/* bound on any source's offset from the first's, measured */
+	__u64 merged_ref_gap_ns;	/* the first source's clock-read gap */
+	bool merged_gap_unknown;	/* some source's gap was not measured */
 };
 
 struct model;

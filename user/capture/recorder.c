@@ -8,15 +8,21 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include "host.h"
+#include "hungwatch.h"
 #include "log.h"
+#include "ring.h"
 #include "recorder.h"
 #include "tracer.h"
 
 #define DEFAULT_RING_MB 64
+#define DEFAULT_MAX_BYTES (64ull << 20)	/* --dump-on without --max-size */
+#define DUMP_AFTER_NS 1000000000ull	/* a dump keeps this much after its trigger */
+#define MAX_DUMPS 16
 
 static volatile sig_atomic_t exiting;
 
@@ -37,7 +43,11 @@ struct recorder {
 	const struct record_request *req;
 	const struct record_tap *tap;
 	struct tf_writer *writer;
+	struct tf_ring *ring;		/* --max-size or --dump-on: instead of writer */
 	struct tracer tracer;
+	struct hungwatch *hung;		/* --dump-on hung= */
+	int dumps;
+	__u64 dump_due_ns;		/* a dump is cut at this time; 0: none pending */
 	int write_err;
 	__u64 records;
 	__u64 stats;		/* counter records of our own, written */
@@ -55,17 +65,68 @@ static void note_exit(struct recorder *r, const void *rec, size_t size)
 		r->exited[r->nr_exited++] = e->tgid;
 }
 
+static bool has_output(const struct recorder *r)
+{
+	return r->writer || r->ring;
+}
+
+static int out_write(struct recorder *r, const void *rec, size_t size)
+{
+	if (r->ring)
+		return tf_ring__write(r->ring, rec, size);
+	return r->writer ? tf_writer__write(r->writer, rec, size) : 0;
+}
+
+static int out_flush(struct recorder *r)
+{
+	if (r->ring)
+		return tf_ring__flush(r->ring);
+	return r->writer ? tf_writer__flush(r->writer) : 0;
+}
+
+static int out_close(struct recorder *r)
+{
+	if (r->ring)
+		return tf_ring__close(r->ring);
+	return r->writer ? tf_writer__close(r->writer) : 0;
+}
+
+static const char *out_error(const struct recorder *r)
+{
+	return r->ring ? tf_ring__error(r->ring) : tf_writer__error(r->writer);
+}
+
+static __u64 out_bytes(const struct recorder *r)
+{
+	return r->ring ? tf_ring__bytes(r->ring) : tf_writer__bytes(r->writer);
+}
+
+/* A record of our own (clock, dump window): to the file and, like the ring's, to the tap. */
+static int own_record(struct recorder *r, const void *rec, size_t size)
+{
+	int ret = out_write(r, rec, size);
+
+	if (ret)
+		return ret;
+	r->stats++;
+	if (r->tap)
+		r->tap->record(r->tap->ctx, rec, size);
+	return 0;
+}
+
 static int on_record(void *ctx, const void *rec, size_t size)
 {
 	struct recorder *r = ctx;
 	int ret;
 
 	note_exit(r, rec, size);
+	if (r->hung)
+		hungwatch__record(r->hung, rec, size);
 	if (r->write_err) {
 		r->lost++;	/* keep draining; the error ends the loop */
 		return 0;
 	}
-	ret = r->writer ? tf_writer__write(r->writer, rec, size) : 0;
+	ret = out_write(r, rec, size);
 	if (ret) {
 		r->write_err = ret;
 		r->lost++;
@@ -103,7 +164,7 @@ static int write_counters(struct recorder *r, __u16 type)
 	rec.ts = tracer__now_ns();
 	if (session__counters(r->tracer.session, rec.counters))
 		return 0;
-	ret = r->writer ? tf_writer__write(r->writer, &rec, sizeof(rec)) : 0;
+	ret = out_write(r, &rec, sizeof(rec));
 	if (ret)
 		r->lost++;
 	else
@@ -131,6 +192,55 @@ static bool targets_gone(const struct recorder *r)
 	return true;
 }
 
+/* Written into the ring where the trigger fired: the dump and the ring both say so. */
+static int start_dump(struct recorder *r, const struct hung_call *c, __u64 now)
+{
+	struct sp_window_rec w = {
+		.type = SP_REC_WINDOW, .size = sizeof(w), .reason = SP_WINDOW_HUNG, .ts = now,
+		.threshold_ns = r->req->rec->hung_ns, .after_ns = DUMP_AFTER_NS, .tgid = c->tgid,
+		.tid = c->tid, .seq = c->seq, .probe = c->probe, .entry_ts = c->ts,
+		.dump = r->dumps + 1,
+	};
+	int ret = own_record(r, &w, sizeof(w));
+
+	if (ret)
+		return ret;
+	r->dumps++;
+	r->dump_due_ns = now + DUMP_AFTER_NS;
+	log_info("pid %u tid %u: a call unreturned for %.1f s; dump %d follows in %.0f s",
+		 c->tgid, c->tid, r->req->rec->hung_ns / 1e9, r->dumps, DUMP_AFTER_NS / 1e9);
+	return 0;
+}
+
+static int cut_dump(struct recorder *r)
+{
+	char base[4096];
+	int n;
+
+	snprintf(base, sizeof(base), "%s.hung-%d", r->req->rec->output, r->dumps);
+	r->dump_due_ns = 0;
+	n = tf_ring__dump(r->ring, base);
+	if (n < 0) {
+		log_error("%s", tf_ring__error(r->ring));
+		return n;
+	}
+	log_info("dump %d: %d segment(s) in %s (read it as %s)", r->dumps, n, base, base);
+	return 0;
+}
+
+/* A call open past the threshold marks a window; a second later the ring is linked out. */
+static int watch_hung(struct recorder *r, __u64 now)
+{
+	const struct hung_call *c;
+
+	if (r->dump_due_ns && now >= r->dump_due_ns)
+		return cut_dump(r);
+	if (r->dump_due_ns || r->dumps >= MAX_DUMPS)
+		return 0;
+	c = hungwatch__due(r->hung, now, r->req->rec->hung_ns);
+	return c ? start_dump(r, c, now) : 0;
+}
+
 static int record_loop(struct recorder *r)
 {
 	__u64 start = tracer__now_ns(), last_stats = start;
@@ -155,12 +265,14 @@ static int record_loop(struct recorder *r)
 		if (now - last_stats >= 1000000000ull) {
 			r->write_err = write_counters(r, SP_REC_STATS);
 			/* a tracer killed outright loses a second of records at most */
-			if (!r->write_err && r->writer)
-				r->write_err = tf_writer__flush(r->writer);
+			if (!r->write_err)
+				r->write_err = out_flush(r);
 			if (!r->write_err)
 				tracer__sample_cpu(&r->tracer);
 			last_stats = now;
 		}
+		if (r->hung && !r->write_err)
+			r->write_err = watch_hung(r, now);
 		if (targets_gone(r)) {
 			log_info("traced processes exited");
 			break;
@@ -198,7 +310,7 @@ static void report_loss(struct recorder *r)
 
 	log_error("%s: recording stopped; the file reads up to its last whole record: %llu "
 		  "records kept, %llu lost, and no call after them recorded",
-		  tf_writer__error(r->writer), (unsigned long long)kept,
+		  out_error(r), (unsigned long long)kept,
 		  (unsigned long long)(given > kept ? given - kept : 0));
 }
 
@@ -215,8 +327,55 @@ static void print_summary(struct recorder *r, const char *path)
 		return;
 	}
 	log_info("%llu records, %llu bytes to %s; %llu dropped%s",
-		 (unsigned long long)r->records, (unsigned long long)tf_writer__bytes(r->writer),
+		 (unsigned long long)r->records, (unsigned long long)out_bytes(r),
 		 path, (unsigned long long)drops, drops ? " (ring buffer full: try --ring-mb)" : "");
+	if (r->ring) {
+		__u64 calls;
+		__u32 gone = tf_ring__rotated(r->ring, &calls);
+
+		log_info("bounded: %u segment(s) with %llu calls rotated out; %s reads the newest "
+			 "(segments %s.%u on)", gone, (unsigned long long)calls, path, path, gone);
+	}
+}
+
+static int open_output(struct recorder *r, const struct tf_header *hdr, char *err, size_t err_sz)
+{
+	const struct recording_args *a = r->req->rec;
+	mode_t mode = a->mode_set ? a->mode : TF_DEFAULT_MODE;
+
+	if (!a->output)
+		return 0;
+	if (a->max_bytes || a->hung_ns)
+		r->ring = tf_ring__create(a->output, a->force, mode, hdr,
+					  a->max_bytes ? a->max_bytes : DEFAULT_MAX_BYTES, err,
+					  err_sz);
+	else
+		r->writer = tf_writer__create_mode(a->output, a->force, mode, hdr, err, err_sz);
+	return has_output(r) ? 0 : -1;
+}
+
+/*
+ * CLOCK_REALTIME between two CLOCK_MONOTONIC reads: merges place the
+ * recording by it, and the gap bounds how well the pair was read.
+ */
+static int write_clock(struct recorder *r)
+{
+	struct sp_clock_rec c = { .type = SP_REC_CLOCK, .size = sizeof(c) };
+	struct timespec before, real, after;
+	__u64 b, a;
+
+	if (!has_output(r))
+		return 0;
+	clock_gettime(CLOCK_MONOTONIC, &before);
+	clock_gettime(CLOCK_REALTIME, &real);
+	clock_gettime(CLOCK_MONOTONIC, &after);
+	b = before.tv_sec * 1000000000ull + before.tv_nsec;
+	a = after.tv_sec * 1000000000ull + after.tv_nsec;
+	c.mono_ns = c.ts = b + (a - b) / 2;
+	c.realtime_ns = real.tv_sec * 1000000000ull + real.tv_nsec;
+	c.gap_ns = a > b ? a - b : 1;
+	gethostname(c.host, sizeof(c.host) - 1);
+	return own_record(r, &c, sizeof(c)) ? -1 : 0;
 }
 
 static int record_run(struct recorder *r)
@@ -237,19 +396,15 @@ static int record_run(struct recorder *r)
 	tracer__header(&r->tracer, &hdr);
 	if (r->tap)
 		r->tap->header(r->tap->ctx, &hdr);
-	if (r->req->rec->output)
-		r->writer = tf_writer__create_mode(r->req->rec->output, r->req->rec->force,
-						   r->req->rec->mode_set ? r->req->rec->mode
-									 : TF_DEFAULT_MODE,
-						   &hdr, err, sizeof(err));
+	ret = open_output(r, &hdr, err, sizeof(err));
 	tracer__free_header(&hdr);
-	if (r->req->rec->output && !r->writer) {
+	if (ret) {
 		log_error("%s", err);
 		return 1;
 	}
 	/* the header on disk at once: even a tracer killed now leaves a readable file */
-	if (r->writer && tf_writer__flush(r->writer)) {
-		log_error("%s", tf_writer__error(r->writer));
+	if (out_flush(r) || write_clock(r)) {
+		log_error("%s", out_error(r));
 		return 1;
 	}
 	tracer__describe(&r->tracer);
@@ -259,8 +414,10 @@ static int record_run(struct recorder *r)
 	ret = record_loop(r);
 	if (!r->write_err)
 		r->write_err = write_counters(r, SP_REC_END);
-	if (!r->write_err && r->writer)
-		r->write_err = tf_writer__close(r->writer);
+	if (!r->write_err && r->dump_due_ns)
+		r->write_err = cut_dump(r);
+	if (!r->write_err && has_output(r))
+		r->write_err = out_close(r);
 	if (r->write_err) {
 		report_loss(r);
 		return 1;
@@ -284,6 +441,14 @@ int recorder__run(const struct record_request *req)
 	struct recorder r = { .req = req, .tap = req->tap };
 	int ret;
 
+	if ((req->rec->hung_ns || req->rec->max_bytes) && !req->rec->output) {
+		log_error("--max-size and --dump-on need a recording: add -o FILE");
+		return 1;
+	}
+	if (req->rec->hung_ns && !(r.hung = calloc(1, sizeof(*r.hung)))) {
+		log_error("out of memory");
+		return 1;
+	}
 	if ((req->rec->output && check_output(req->rec->output, req->rec->force)) ||
 	    host__check_bpf())
 		return 1;
@@ -295,6 +460,8 @@ int recorder__run(const struct record_request *req)
 	signal(SIGHUP, on_signal);
 	ret = record_run(&r);
 	tf_writer__free(r.writer);
+	tf_ring__free(r.ring);
+	free(r.hung);
 	tracer__stop(&r.tracer);
 	return ret;
 }

@@ -26,6 +26,8 @@ struct recording_args {
 	bool force;
 	bool mode_set;
 	unsigned int mode;		/* --mode, else the recording is 0600 */
+	unsigned long long max_bytes;	/* --max-size: a ring of segment files; 0: one file */
+	unsigned long long hung_ns;	/* --dump-on hung=SECONDS; 0: no dumps */
 };
 
 #endif /* __TRACE_ARGS_H */

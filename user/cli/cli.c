@@ -8,6 +8,7 @@
 #include "cli.h"
 #include "log.h"
 #include "parse.h"
+#include "ring.h"
 
 int cli__parse_pids(const char *arg, int *pids, int *nr_pids, int max_pids)
 {
@@ -36,6 +37,12 @@ static const struct argp_option recording_options[] = {
 	{ "ring-mb", 'r', "MB", 0, "Ring buffer size in MiB, a power of two (default 64)", 0 },
 	{ "mode", 'm', "OCTAL", 0, "Permissions of the recording (default 0600: only you read it)",
 	  0 },
+	{ "max-size", 'M', "SIZE", 0,
+	  "Keep only the newest SIZE (K, M, G) of the recording: a ring of files FILE.0, FILE.1 "
+	  "... that reads as FILE; what was rotated out is stated in it", 0 },
+	{ "dump-on", 'D', "hung=SECONDS", 0,
+	  "Record into a ring (--max-size, default 64M) and, when a call stays unreturned "
+	  "SECONDS, link the ring's segments up to a second later as FILE.hung-N", 0 },
 	{},
 };
 
@@ -72,6 +79,14 @@ static error_t parse_recording_arg(int key, char *arg, struct argp_state *state)
 		if (parse_mode(arg, &rec->mode))
 			argp_error(state, "--mode takes octal permissions up to 0777, e.g. 0640");
 		rec->mode_set = true;
+		break;
+	case 'M':
+		if (parse__size(arg, &rec->max_bytes) || rec->max_bytes < TF_RING_MIN_BYTES)
+			argp_error(state, "--max-size takes a size of at least 256K, e.g. 100M");
+		break;
+	case 'D':
+		if (strncmp(arg, "hung=", 5) || parse__seconds_ns(arg + 5, &rec->hung_ns))
+			argp_error(state, "--dump-on takes hung=SECONDS, e.g. hung=5");
 		break;
 	case 'r':
 		if (parse__ulong(arg, &rec->ring_mb) || !rec->ring_mb ||

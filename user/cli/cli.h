@@ -23,6 +23,7 @@ int cmd_report(int argc, char **argv);
 int cmd_diff(int argc, char **argv);
 int cmd_export(int argc, char **argv);
 int cmd_top(int argc, char **argv);
+int cmd_merge(int argc, char **argv);
 
 struct pipeline;
 

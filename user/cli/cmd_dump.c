@@ -132,6 +132,46 @@ static void print_totals(const struct decode_stats *st)
 			(unsigned long long)st->exits);
 }
 
+/* A bounded recording, a dump or a merge says what it holds: a line each. */
+static void print_flight(const struct tf_header *hdr)
+{
+	const struct sp_segment_rec *seg = &hdr->segment;
+	const struct sp_window_rec *w = &hdr->window;
+	__u64 gap = 0, ref = 0;
+	__u32 merged = 0;
+
+	if (tf_header__rotated(hdr))
+		fprintf(stderr, "specprobe: rotated out before segment %u: %llu calls, "
+			"%llu records, %llu bytes, from %llu to %llu\n", seg->index,
+			(unsigned long long)seg->prior_calls,
+			(unsigned long long)seg->prior_records,
+			(unsigned long long)seg->prior_bytes,
+			(unsigned long long)seg->prior_first_ts,
+			(unsigned long long)seg->prior_last_ts);
+	if (w->type)
+		fprintf(stderr, "specprobe: dump %u: pid %u tid %u seq %u entered at %llu, "
+			"unreturned %llu ns at %llu; kept until %llu ns after\n", w->dump, w->tgid,
+			w->tid, w->seq, (unsigned long long)w->entry_ts,
+			(unsigned long long)w->threshold_ns, (unsigned long long)w->ts,
+			(unsigned long long)w->after_ns);
+	for (__u32 i = 0; i < hdr->nr_clocks; i++) {
+		const struct sp_clock_rec *c = &hdr->clocks[i];
+
+		if (!(c->flags & SP_CLOCK_MERGED))
+			continue;
+		merged++;
+		/* against the first source's snapshot, as merge states it */
+		if (c->source == 0)
+			ref = c->gap_ns;
+		else if ((c->gap_ns + ref + 1) / 2 > gap)
+			gap = (c->gap_ns + ref + 1) / 2;
+	}
+	if (merged > 1)
+		fprintf(stderr, "specprobe: merged from %u recordings, clocks aligned within "
+			"%llu ns as measured; host realtime (NTP) offsets unknown\n", merged,
+			(unsigned long long)gap);
+}
+
 int cmd_dump(int argc, char **argv)
 {
 	static const struct argp argp = { options, parse_arg, "FILE", doc, NULL, NULL, NULL };
@@ -176,6 +216,7 @@ int cmd_dump(int argc, char **argv)
 		print_counts(stdout, &d, pipeline__header(p));
 	fflush(stdout);
 	print_totals(pipeline__stats(p));
+	print_flight(pipeline__header(p));
 	free(d.per_probe);
 	pipeline__free(p);
 	return status;

@@ -16,6 +16,7 @@ static const struct command {
 	{ "report", cmd_report, "decode cycles, phases and graphs of a recording or a live run" },
 	{ "diff", cmd_diff, "compare two recordings: cycle time, phases, setup; is the change real" },
 	{ "top", cmd_top, "live view: cycles/s, flagged syncs and hung calls per rank" },
+	{ "merge", cmd_merge, "merge recordings of several hosts or ranks onto one clock" },
 	{ "export", cmd_export, "write a recording as a Perfetto trace (.pftrace)" },
 	{ "list", cmd_list, "show which entry points were found, attached and missing" },
 	{ "demo", cmd_demo, "trace the bundled simulated GPU server and show what was captured" },

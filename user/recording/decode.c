@@ -295,6 +295,10 @@ int decoder__feed(struct decoder *d, const void *rec, size_t size)
 	case SP_REC_CPU:
 	case SP_REC_HOSTMEM:
 		return 0;	/* for the analyses, which see every record */
+	case SP_REC_SEGMENT:
+	case SP_REC_WINDOW:
+	case SP_REC_CLOCK:
+		return 0;	/* the reader put them in the header */
 	case SP_REC_END:
 		d->stats.ended = true;
 		/* fall through */

@@ -9,6 +9,7 @@
  * count and its elements. The body ends with up to 7 zero bytes so that
  * records start 8-aligned and can be read in place from the mapping.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
@@ -51,6 +52,11 @@ struct tf_reader {
 	char *path;
 	struct tf_header hdr;
 	char msg[TF_MSG_SIZE];
+	/* a set of segments: base.segs[0], base.segs[1] ...; nr_segs 0 for a plain file */
+	char *base;
+	__u32 *segs;
+	__u32 nr_segs, cur_seg;
+	bool skipping;		/* a later segment's repeated state, up to its SP_REC_SEGMENT */
 	union {
 		__u64 align;
 		unsigned char bytes[TF_MAX_RECORD];
@@ -650,7 +656,7 @@ out:
 	return ret;
 }
 
-static int reader__parse(struct tf_reader *r)
+static int reader__parse(struct tf_reader *r, struct tf_header *hdr)
 {
 	size_t magic_len = r->size < 8 ? r->size : 8;
 	struct dec d;
@@ -671,16 +677,173 @@ static int reader__parse(struct tf_reader *r)
 	if (body_len > r->size - TF_PREAMBLE)
 		goto corrupt;
 	d = (struct dec){ r->map + TF_PREAMBLE, body_len };
-	ret = dec__header(&d, &r->hdr);
+	ret = dec__header(&d, hdr);
 	if (ret == -ENOMEM)
 		return reader__fail(r, ret, "%s: out of memory", r->path);
 	if (ret)
 		goto corrupt;
-	r->hdr.version = version;
+	hdr->version = version;
 	r->off = TF_PREAMBLE + body_len;
 	return 0;
 corrupt:
 	return reader__fail(r, -EBADMSG, "%s: header is truncated or corrupt", r->path);
+}
+
+void tf_segment_path(char *dst, size_t dst_sz, const char *base, __u32 n)
+{
+	snprintf(dst, dst_sz, "%s.%u", base, n);
+}
+
+/* The number N of a name "BASE.N" (digits only, no leading zero), or -1. */
+static long long segment_number(const char *name, const char *base)
+{
+	size_t len = strlen(base);
+	unsigned long long n = 0;
+	const char *p;
+
+	if (strncmp(name, base, len) || name[len] != '.' || !name[len + 1])
+		return -1;
+	p = name + len + 1;
+	if (p[0] == '0' && p[1])
+		return -1;
+	for (; *p; p++) {
+		if (*p < '0' || *p > '9' || n > UINT32_MAX / 10)
+			return -1;
+		n = n * 10 + (*p - '0');
+	}
+	return n <= UINT32_MAX ? (long long)n : -1;
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+	__u32 x = *(const __u32 *)a, y = *(const __u32 *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* Segment numbers of base in its folder, sorted; -ENOENT when there are none. */
+static int list_segments(const char *path, __u32 **out, __u32 *nr)
+{
+	const char *slash = strrchr(path, '/');
+	char dir[4096];
+	struct dirent *de;
+	__u32 *segs = NULL, n = 0, cap = 0;
+	DIR *d;
+
+	snprintf(dir, sizeof(dir), "%.*s", slash ? (int)(slash - path) + 1 : 1,
+		 slash ? path : ".");
+	d = opendir(dir);
+	if (!d)
+		return -ENOENT;
+	while ((de = readdir(d))) {
+		long long num = segment_number(de->d_name, slash ? slash + 1 : path);
+
+		if (num < 0)
+			continue;
+		if (n == cap) {
+			__u32 *grown = realloc(segs, (cap = cap ? 2 * cap : 16) * sizeof(*segs));
+
+			if (!grown) {
+				free(segs);
+				closedir(d);
+				return -ENOMEM;
+			}
+			segs = grown;
+		}
+		segs[n++] = num;
+	}
+	closedir(d);
+	if (!n) {
+		free(segs);
+		return -ENOENT;
+	}
+	qsort(segs, n, sizeof(*segs), cmp_u32);
+	*out = segs;
+	*nr = n;
+	return 0;
+}
+
+/* Map segment i of the set in place of the current file. */
+static int reader__map_segment(struct tf_reader *r, __u32 i)
+{
+	char path[4096];
+	char *copy;
+
+	tf_segment_path(path, sizeof(path), r->base, r->segs[i]);
+	copy = strdup(path);
+	if (!copy)
+		return reader__fail(r, -ENOMEM, "%s: out of memory", path);
+	if (r->map)
+		munmap((void *)r->map, r->size);
+	r->map = NULL;
+	r->size = r->off = r->dropped = 0;
+	free(r->path);
+	r->path = copy;
+	r->cur_seg = i;
+	return reader__map(r);
+}
+
+/*
+ * A path that is not there but has segments: the set, from the oldest
+ * segment after the last gap in the numbers (what came before it is gone).
+ * -ENOENT: not a set, read path itself.
+ */
+static int reader__open_set(struct tf_reader *r)
+{
+	struct stat st;
+	__u32 first = 0;
+	int ret;
+
+	if (!lstat(r->path, &st) || errno != ENOENT)
+		return -ENOENT;
+	ret = list_segments(r->path, &r->segs, &r->nr_segs);
+	if (ret)
+		return ret == -ENOMEM ? reader__fail(r, ret, "%s: out of memory", r->path) : ret;
+	for (__u32 i = 1; i < r->nr_segs; i++)
+		if (r->segs[i] != r->segs[i - 1] + 1)
+			first = i;
+	memmove(r->segs, r->segs + first, (r->nr_segs - first) * sizeof(*r->segs));
+	r->nr_segs -= first;
+	r->base = strdup(r->path);
+	if (!r->base)
+		return reader__fail(r, -ENOMEM, "%s: out of memory", r->path);
+	ret = reader__map_segment(r, 0);
+	return ret ? ret : reader__parse(r, &r->hdr);
+}
+
+/* A later segment continues the same recording: same clock, same tables so far. */
+static bool segment_continues(const struct tf_header *set, const struct tf_header *seg)
+{
+	return set->mono_ns == seg->mono_ns && set->realtime_ns == seg->realtime_ns &&
+	       !strcmp(set->host, seg->host) && set->nr_libs == seg->nr_libs &&
+	       set->nr_probes == seg->nr_probes && set->nr_maps == seg->nr_maps;
+}
+
+static int reader__next_segment(struct tf_reader *r)
+{
+	struct tf_header seg = { 0 };
+	char prev[4096];
+	bool last = r->cur_seg + 2 == r->nr_segs;
+	int ret;
+
+	snprintf(prev, sizeof(prev), "%s", r->path);
+	ret = reader__map_segment(r, r->cur_seg + 1);
+	if (!ret)
+		ret = reader__parse(r, &seg);
+	/* the newest file may hold a part of its header: the recorder stopped as it rotated */
+	if (last && (ret == -ENODATA || (ret == -EBADMSG && r->size < TF_BUF_SIZE))) {
+		tf_header__free(&seg);
+		return reader__fail(r, -ENODATA, "%s: header cut short (the recording stopped as "
+				    "it rotated): the recording ends with %s", r->path, prev);
+	}
+	if (!ret && !segment_continues(&r->hdr, &seg))
+		ret = reader__fail(r, -EBADMSG, "%s does not continue %s: another recording's "
+				   "segment?", r->path, prev);
+	tf_header__free(&seg);
+	if (ret)
+		return ret;
+	r->skipping = true;
+	return 0;
 }
 
 struct tf_reader *tf_reader__open(const char *path, char *err, size_t err_sz)
@@ -696,9 +859,11 @@ struct tf_reader *tf_reader__open(const char *path, char *err, size_t err_sz)
 		errno = ENOMEM;
 		return NULL;
 	}
-	ret = reader__map(r);
-	if (!ret)
-		ret = reader__parse(r);
+	ret = reader__open_set(r);
+	if (ret == -ENOENT)
+		ret = reader__map(r);
+	if (!ret && !r->nr_segs)
+		ret = reader__parse(r, &r->hdr);
 	if (ret) {
 		put_msg(err, err_sz, "%s", r->msg);
 		tf_reader__free(r);
@@ -748,6 +913,12 @@ static bool rec_size_ok(__u16 type, __u16 size)
 		return size == sizeof(struct sp_cpu_rec);
 	case SP_REC_HOSTMEM:
 		return size == sizeof(struct sp_hostmem_rec);
+	case SP_REC_SEGMENT:
+		return size == sizeof(struct sp_segment_rec);
+	case SP_REC_WINDOW:
+		return size == sizeof(struct sp_window_rec);
+	case SP_REC_CLOCK:
+		return size == sizeof(struct sp_clock_rec);
 	default:
 		return false;
 	}
@@ -756,6 +927,31 @@ static bool rec_size_ok(__u16 type, __u16 size)
 static void *grow(void *table, __u32 n, size_t elem)
 {
 	return realloc(table, (n + 1) * elem);
+}
+
+/* Rings, dumps and merges: what the file holds of its recording, and its clocks. */
+static int header__apply_flight(struct tf_header *hdr, const void *rec, __u16 size)
+{
+	const struct sp_rec_hdr *h = rec;
+	struct sp_clock_rec *clocks;
+
+	if (h->type == SP_REC_SEGMENT && size == sizeof(hdr->segment)) {
+		/* the first says what is missing before this file; later ones continue it */
+		if (!hdr->segment.type)
+			memcpy(&hdr->segment, rec, sizeof(hdr->segment));
+	} else if (h->type == SP_REC_WINDOW && size == sizeof(hdr->window)) {
+		memcpy(&hdr->window, rec, sizeof(hdr->window));
+	} else if (h->type == SP_REC_CLOCK && size == sizeof(*clocks)) {
+		clocks = grow(hdr->clocks, hdr->nr_clocks, sizeof(*clocks));
+		if (!clocks)
+			return -ENOMEM;
+		hdr->clocks = clocks;
+		memcpy(&clocks[hdr->nr_clocks], rec, sizeof(*clocks));
+		clocks[hdr->nr_clocks++].host[sizeof(clocks->host) - 1] = '\0';
+	} else {
+		return -EBADMSG;
+	}
+	return 0;
 }
 
 /*
@@ -826,6 +1022,8 @@ int tf_header__apply(struct tf_header *hdr, const void *rec, __u16 size)
 			return -ENOMEM;
 		hdr->procs = procs;
 		procs[hdr->nr_procs++] = (struct tf_proc){ pr->tgid, pr->ns_pid };
+	} else if (h->type >= SP_REC_SEGMENT && h->type <= SP_REC_CLOCK) {
+		return header__apply_flight(hdr, rec, size);
 	}
 	return 0;
 }
@@ -859,7 +1057,7 @@ static void drop_behind(struct tf_reader *r)
 	r->dropped = upto;
 }
 
-int tf_reader__next(struct tf_reader *r, const void **rec)
+static int reader__next_in_file(struct tf_reader *r, const void **rec)
 {
 	const unsigned char *p = r->map + r->off;
 	size_t left = r->size - r->off;
@@ -879,7 +1077,8 @@ int tf_reader__next(struct tf_reader *r, const void **rec)
 		memcpy(r->copy.bytes, p, h.size);
 		p = r->copy.bytes;
 	}
-	if (h.type >= SP_REC_LIB && h.type <= SP_REC_PROC) {
+	if (!r->skipping && ((h.type >= SP_REC_LIB && h.type <= SP_REC_PROC) ||
+			     (h.type >= SP_REC_SEGMENT && h.type <= SP_REC_CLOCK))) {
 		int ret = tf_header__apply(&r->hdr, p, h.size);
 
 		if (ret)
@@ -892,6 +1091,46 @@ int tf_reader__next(struct tf_reader *r, const void **rec)
 	*rec = p;
 	drop_behind(r);
 	return 1;
+}
+
+/* A later segment repeats state up to its SP_REC_SEGMENT, which must name it. */
+static int reader__skip_state(struct tf_reader *r, const void *rec)
+{
+	const struct sp_segment_rec *seg = rec;
+
+	if (seg->type != SP_REC_SEGMENT)
+		return 0;
+	if (seg->index != r->segs[r->cur_seg])
+		return reader__fail(r, -EBADMSG, "%s: segment record says %u", r->path,
+				    seg->index);
+	r->skipping = false;
+	return 0;
+}
+
+int tf_reader__next(struct tf_reader *r, const void **rec)
+{
+	for (;;) {
+		int ret = reader__next_in_file(r, rec);
+
+		if (ret == 0 && r->cur_seg + 1 < r->nr_segs) {
+			ret = reader__next_segment(r);
+			if (ret)
+				return ret;
+			continue;
+		}
+		if (ret <= 0 || !r->skipping)
+			return ret;
+		ret = reader__skip_state(r, *rec);
+		if (ret)
+			return ret;
+	}
+}
+
+__u32 tf_reader__segments(const struct tf_reader *r, __u32 *first)
+{
+	if (first)
+		*first = r->nr_segs ? r->segs[0] : 0;
+	return r->nr_segs ? r->nr_segs : 1;
 }
 
 __u64 tf_reader__offset(const struct tf_reader *r)
@@ -912,6 +1151,8 @@ void tf_reader__free(struct tf_reader *r)
 		munmap((void *)r->map, r->size);
 	tf_header__free(&r->hdr);
 	free(r->path);
+	free(r->base);
+	free(r->segs);
 	free(r);
 }
 
@@ -932,7 +1173,9 @@ int tf_header__copy(struct tf_header *dst, const struct tf_header *src)
 	dst->probes = dup_table(src->probes, src->nr_probes, sizeof(*src->probes));
 	dst->maps = dup_table(src->maps, src->nr_maps, sizeof(*src->maps));
 	dst->procs = dup_table(src->procs, src->nr_procs, sizeof(*src->procs));
-	if (!dst->targets || !dst->libs || !dst->probes || !dst->maps || !dst->procs) {
+	dst->clocks = dup_table(src->clocks, src->nr_clocks, sizeof(*src->clocks));
+	if (!dst->targets || !dst->libs || !dst->probes || !dst->maps || !dst->procs ||
+	    !dst->clocks) {
 		/* the strings are still the source's: free none of them */
 		dst->nr_libs = dst->nr_probes = 0;
 		tf_header__free(dst);
@@ -968,6 +1211,9 @@ void tf_header__free(struct tf_header *hdr)
 	free(hdr->probes);
 	free(hdr->maps);
 	free(hdr->procs);
+	free(hdr->clocks);
+	hdr->clocks = NULL;
+	hdr->nr_clocks = 0;
 	hdr->procs = NULL;
 	hdr->nr_procs = 0;
 	hdr->targets = NULL;

@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <sys/types.h>
 #include <linux/types.h>
+#include "specprobe.h"
 
 #define TF_MAGIC	"SPECPRB\n"	/* 8 bytes */
 #define TF_VERSION	1
@@ -62,7 +63,18 @@ struct tf_header {
 	struct tf_map *maps;
 	__u32 nr_procs;		/* only from records, never in the header body */
 	struct tf_proc *procs;
+	/* from records too: SP_REC_SEGMENT (the first), SP_REC_WINDOW (the last), SP_REC_CLOCK */
+	struct sp_segment_rec segment;	/* .type 0: the file holds its recording from the start */
+	struct sp_window_rec window;	/* .type 0: no dump was triggered */
+	__u32 nr_clocks;
+	struct sp_clock_rec *clocks;
 };
+
+/* What the reader missed before the first segment it read (none: all 0). */
+static inline bool tf_header__rotated(const struct tf_header *hdr)
+{
+	return hdr->segment.type && hdr->segment.prior_records;
+}
 
 /* The pid tgid has in its own pid namespace, or 0 when it is the host's. */
 __u32 tf_header__ns_pid(const struct tf_header *hdr, __u32 tgid);
@@ -94,7 +106,16 @@ const char *tf_writer__error(const struct tf_writer *w);
 void tf_writer__free(struct tf_writer *w);
 __u64 tf_writer__bytes(const struct tf_writer *w);
 
-/* Open and validate the header. NULL with a one-line reason in err. */
+/* "BASE.N": the name of segment n of a ring written to base. */
+void tf_segment_path(char *dst, size_t dst_sz, const char *base, __u32 n);
+
+/*
+ * Open and validate the header. NULL with a one-line reason in err. A path
+ * that does not exist but has segments (path.0, path.1 ...) is read as one
+ * recording: from the oldest segment after the last gap in their numbers,
+ * each later one's header and repeated state skipped. A newest segment whose
+ * header was cut short (killed as it rotated) ends the set as a cut does.
+ */
 struct tf_reader *tf_reader__open(const char *path, char *err, size_t err_sz);
 const struct tf_header *tf_reader__header(const struct tf_reader *r);
 /*
@@ -106,6 +127,8 @@ int tf_reader__next(struct tf_reader *r, const void **rec);
 /* Byte offset of the next record (where a cut or corruption was found). */
 __u64 tf_reader__offset(const struct tf_reader *r);
 const char *tf_reader__error(const struct tf_reader *r);
+/* Segments of a set: how many are read (1 for a plain file), the number of the first. */
+__u32 tf_reader__segments(const struct tf_reader *r, __u32 *first);
 void tf_reader__free(struct tf_reader *r);
 
 void tf_header__free(struct tf_header *hdr);

@@ -25,6 +25,32 @@ static void put_string(FILE *out, const char *s)
 	json__string(out, s, strlen(s));
 }
 
+/* Only in bounded recordings, dumps and merges, so other reports stay as they were. */
+static void put_flight(FILE *out, const struct model_view *v)
+{
+	const struct sp_segment_rec *g = &v->rotated;
+	const struct sp_window_rec *w = &v->window;
+
+	if (g->type && g->prior_records)
+		fprintf(out, ",\"rotated_out\":{\"before_segment\":%u,\"calls\":%llu,"
+			"\"records\":%llu,\"bytes\":%llu,\"first_ns\":%llu,\"last_ns\":%llu,"
+			"\"max_size\":%llu}", g->index, (unsigned long long)g->prior_calls,
+			(unsigned long long)g->prior_records, (unsigned long long)g->prior_bytes,
+			(unsigned long long)g->prior_first_ts, (unsigned long long)g->prior_last_ts,
+			(unsigned long long)g->max_bytes);
+	if (w->type)
+		fprintf(out, ",\"dump\":{\"number\":%u,\"reason\":\"hung\",\"pid\":%u,"
+			"\"tid\":%u,\"seq\":%u,\"entry_ns\":%llu,\"trigger_ns\":%llu,"
+			"\"threshold_ns\":%llu,\"after_ns\":%llu}", w->dump, w->tgid, w->tid, w->seq,
+			(unsigned long long)w->entry_ts, (unsigned long long)w->ts,
+			(unsigned long long)w->threshold_ns, (unsigned long long)w->after_ns);
+	if (v->merged_sources > 1)
+		fprintf(out, ",\"merged\":{\"sources\":%u,\"aligned_within_ns\":%llu,"
+			"\"all_gaps_measured\":%s}", v->merged_sources,
+			(unsigned long long)v->merged_gap_ns,
+			v->merged_gap_unknown ? "false" : "true");
+}
+
 static void put_recording(FILE *out, const struct model_view *v)
 {
 	fputs("\"recording\":{\"host\":", out);
@@ -37,10 +63,12 @@ static void put_recording(FILE *out, const struct model_view *v)
 	fputc(',', out);
 	put_int_or_null(out, "last_ns", v->last_ns, v->calls);
 	fprintf(out, ",\"calls\":%llu,\"unreturned\":%llu,\"dropped\":%llu,\"failed_reads\":%llu,"
-		     "\"ended_cleanly\":%s,\"partial\":%s}",
+		     "\"ended_cleanly\":%s,\"partial\":%s",
 		(unsigned long long)v->calls, (unsigned long long)v->unreturned,
 		(unsigned long long)v->dropped, (unsigned long long)v->failed_reads,
 		v->ended_cleanly ? "true" : "false", v->out_of_memory ? "true" : "false");
+	put_flight(out, v);
+	fputc('}', out);
 }
 
 static void put_process(FILE *out, const struct model_proc *p)

@@ -22,6 +22,34 @@ static void put_rank(FILE *out, int rank)
 		fprintf(out, "%-5s", "-");
 }
 
+/* Rings, dumps and merges: what the file does not hold, and how its clocks were joined. */
+static void put_flight_notes(FILE *out, const struct model_view *v)
+{
+	const struct sp_segment_rec *seg = &v->rotated;
+	const struct sp_window_rec *w = &v->window;
+
+	if (seg->type && seg->prior_records)
+		fprintf(out,
+			"  note: bounded recording (--max-size %llu): %llu calls, %llu records, "
+			"%llu bytes over %.3f s were rotated out before segment %u\n",
+			(unsigned long long)seg->max_bytes, (unsigned long long)seg->prior_calls,
+			(unsigned long long)seg->prior_records,
+			(unsigned long long)seg->prior_bytes,
+			(seg->prior_last_ts - seg->prior_first_ts) / 1e9, seg->index);
+	if (w->type)
+		fprintf(out,
+			"  note: dump %u: pid %u tid %u call %u unreturned %.1f s at +%.3f s; the "
+			"dump holds the ring up to %.1f s after\n",
+			w->dump, w->tgid, w->tid, w->seq, w->threshold_ns / 1e9,
+			w->ts > v->first_ns ? (w->ts - v->first_ns) / 1e9 : 0.0, w->after_ns / 1e9);
+	if (v->merged_sources > 1)
+		fprintf(out,
+			"  note: merged from %u recordings on one clock: aligned within %s%llu ns "
+			"as measured; the hosts' realtime (NTP) offsets are not in the files\n",
+			v->merged_sources, v->merged_gap_unknown ? "an unmeasured gap plus " : "",
+			(unsigned long long)v->merged_gap_ns);
+}
+
 static void put_header(FILE *out, const struct model_view *v)
 {
 	fprintf(out, "specprobe report: host %s, kernel %s\n", v->host[0] ? v->host : "?",
@@ -35,6 +63,7 @@ static void put_header(FILE *out, const struct model_view *v)
 	fprintf(out,
 		"  probes attached in %.1f ms; every call from the attach mark on is recorded\n",
 		ms(v->attach_done_ns - v->attach_start_ns));
+	put_flight_notes(out, v);
 	if (v->dropped)
 		fprintf(out,
 			"  warning: %llu records were dropped: cycles around them may be wrong\n",

@@ -1,0 +1,269 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/* Bounded recordings read as sets, and merges of two hosts: counts, names, clocks, tgids. */
+#include <dirent.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <cmocka.h>
+#include "merge.h"
+#include "ring.h"
+#include "tracefile.h"
+
+#define PATH_LEN	256
+#define CALLS		20000
+
+static int setup(void **state)
+{
+	char *dir = malloc(PATH_LEN);
+
+	if (!dir)
+		return -1;
+	strcpy(dir, "/tmp/test_ring.XXXXXX");
+	if (!mkdtemp(dir)) {
+		free(dir);
+		return -1;
+	}
+	*state = dir;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	char *dir = *state;
+	struct dirent *de;
+	DIR *d = opendir(dir);
+
+	while (d && (de = readdir(d)))
+		if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
+			unlinkat(dirfd(d), de->d_name, 0);
+	if (d)
+		closedir(d);
+	rmdir(dir);
+	free(dir);
+	return 0;
+}
+
+static struct tf_lib lib = { .path = "/usr/lib/libcuda.so.1", .dev = 1, .ino = 2 };
+static struct tf_probe probe = { .symbol = "cuLaunchKernel", .offset = 0x100 };
+static __u32 target = 100;
+
+static void fill_header(struct tf_header *h, const char *host, __u64 mono, __u64 real)
+{
+	memset(h, 0, sizeof(*h));
+	h->version = TF_VERSION;
+	snprintf(h->host, sizeof(h->host), "%s", host);
+	h->mono_ns = mono;
+	h->realtime_ns = real;
+	h->nr_targets = 1;
+	h->targets = &target;
+	h->nr_libs = 1;
+	h->libs = &lib;
+	h->nr_probes = 1;
+	h->probes = &probe;
+}
+
+static struct sp_call_rec call_at(__u32 seq, __u64 ts)
+{
+	return (struct sp_call_rec){ .type = SP_REC_CALL, .size = sizeof(struct sp_call_rec),
+				     .ts = ts, .tgid = target, .tid = target, .seq = seq };
+}
+
+/* Read a recording or a set: calls, the first seq, and what it says it lost. */
+static int read_all(const char *path, __u64 *calls, __u32 *first_seq, __u64 *lost)
+{
+	struct tf_reader *r = tf_reader__open(path, NULL, 0);
+	const void *rec;
+	int ret;
+
+	if (!r)
+		return -errno;
+	*calls = 0;
+	while ((ret = tf_reader__next(r, &rec)) > 0) {
+		const struct sp_call_rec *c = rec;
+
+		if (c->type != SP_REC_CALL)
+			continue;
+		if (!(*calls)++)
+			*first_seq = c->seq;
+		assert_int_equal(c->probe, 0);
+	}
+	*lost = tf_header__rotated(tf_reader__header(r)) ?
+		tf_reader__header(r)->segment.prior_calls : 0;
+	tf_reader__free(r);
+	return ret;
+}
+
+static void write_ring(const char *base, __u64 max_bytes, __u64 mono)
+{
+	struct tf_header h;
+	struct tf_ring *ring;
+	char err[512];
+
+	fill_header(&h, "a", mono, 5000);
+	ring = tf_ring__create(base, false, 0600, &h, max_bytes, err, sizeof(err));
+	assert_non_null(ring);
+	for (__u32 i = 1; i <= CALLS; i++) {
+		struct sp_call_rec c = call_at(i, 2000 + i);
+
+		assert_int_equal(tf_ring__write(ring, &c, sizeof(c)), 0);
+	}
+	assert_int_equal(tf_ring__close(ring), 0);
+	tf_ring__free(ring);
+}
+
+static void test_ring_keeps_newest_and_states_loss(void **state)
+{
+	char base[PATH_LEN], seg[PATH_LEN + 16];
+	__u64 calls, lost;
+	__u32 first;
+
+	__u64 calls2;
+	DIR *d;
+	struct dirent *de;
+	__u32 high = 0;
+	FILE *f;
+
+	snprintf(base, sizeof(base), "%s/run.sprb", (char *)*state);
+	write_ring(base, 256 << 10, 1000);
+	assert_int_equal(read_all(base, &calls, &first, &lost), 0);
+	assert_int_equal(calls + lost, CALLS);
+	assert_true(lost > 0);
+	assert_int_equal(first, lost + 1);	/* the newest, with no gap */
+	tf_segment_path(seg, sizeof(seg), base, 0);
+	assert_int_equal(access(seg, F_OK), -1);	/* the oldest went */
+	/* a newest file killed before its header: a cut, the rest reads */
+	d = opendir(*state);
+	while ((de = readdir(d))) {
+		unsigned int n;
+
+		if (sscanf(de->d_name, "run.sprb.%u", &n) == 1 && n > high)
+			high = n;
+	}
+	closedir(d);
+	tf_segment_path(seg, sizeof(seg), base, high + 1);
+	f = fopen(seg, "w");
+	assert_non_null(f);
+	fclose(f);
+	assert_int_equal(read_all(base, &calls2, &first, &lost), -ENODATA);
+	assert_int_equal(calls2, calls);
+}
+
+static void test_ring_gap_and_strangers(void **state)
+{
+	char base[PATH_LEN], other[PATH_LEN], from[PATH_LEN + 16], to[PATH_LEN + 16];
+	__u64 calls, lost;
+	__u32 first, low = UINT32_MAX, high = 0;
+	struct dirent *de;
+	DIR *d;
+
+	snprintf(base, sizeof(base), "%s/run.sprb", (char *)*state);
+	snprintf(other, sizeof(other), "%s/other.sprb", (char *)*state);
+	write_ring(base, 256 << 10, 1000);
+	write_ring(other, 256 << 10, 2000);
+	d = opendir(*state);
+	while ((de = readdir(d))) {
+		unsigned int n;
+
+		if (sscanf(de->d_name, "run.sprb.%u", &n) == 1) {
+			low = n < low ? n : low;
+			high = n > high ? n : high;
+		}
+	}
+	closedir(d);
+	assert_true(high > low + 2);
+	/* a gap: the set starts after it, and says what it lost */
+	tf_segment_path(from, sizeof(from), base, low + 1);
+	unlink(from);
+	assert_int_equal(read_all(base, &calls, &first, &lost), 0);
+	assert_int_equal(calls + lost, CALLS);
+	/* a file of another recording (other clock) in the set is refused */
+	tf_segment_path(from, sizeof(from), other, high);
+	tf_segment_path(to, sizeof(to), base, high);
+	assert_int_equal(rename(from, to), 0);
+	assert_int_equal(read_all(base, &calls, &first, &lost), -EBADMSG);
+}
+
+static void write_plain(const char *path, const char *host, __u64 mono, __u64 real,
+			__u64 first_ts)
+{
+	struct tf_header h;
+	struct tf_writer *w;
+	struct sp_stats_rec end = { .type = SP_REC_END, .size = sizeof(end) };
+	char err[512];
+
+	fill_header(&h, host, mono, real);
+	w = tf_writer__create(path, false, &h, err, sizeof(err));
+	assert_non_null(w);
+	for (__u32 i = 1; i <= 10; i++) {
+		struct sp_call_rec c = call_at(i, first_ts + i * 1000);
+
+		assert_int_equal(tf_writer__write(w, &c, sizeof(c)), 0);
+	}
+	end.ts = first_ts + 20000;
+	assert_int_equal(tf_writer__write(w, &end, sizeof(end)), 0);
+	assert_int_equal(tf_writer__close(w), 0);
+	tf_writer__free(w);
+}
+
+static void test_merge_two_hosts(void **state)
+{
+	char a[PATH_LEN], b[PATH_LEN], m[PATH_LEN];
+	const char *inputs[2] = { a, b };
+	struct merge_request req = { inputs, 2, m, false };
+	struct tf_reader *r;
+	const void *rec;
+	int from_b = 0, calls = 0;
+	__u64 last_ts = 0;
+
+	snprintf(a, sizeof(a), "%s/a.sprb", (char *)*state);
+	snprintf(b, sizeof(b), "%s/b.sprb", (char *)*state);
+	snprintf(m, sizeof(m), "%s/m.sprb", (char *)*state);
+	/* host b's monotonic clock is 1000000 behind a's against the same realtime */
+	write_plain(a, "hosta", 10000000, 50000000, 10000000);
+	write_plain(b, "hostb", 9000000, 50000000, 9000500);
+	assert_int_equal(merge__run(&req), 0);
+	r = tf_reader__open(m, NULL, 0);
+	assert_non_null(r);
+	while (tf_reader__next(r, &rec) > 0) {
+		const struct sp_call_rec *c = rec;
+
+		if (c->type != SP_REC_CALL)
+			continue;
+		calls++;
+		assert_true(c->ts >= last_ts);	/* interleaved by time */
+		last_ts = c->ts;
+		if (c->tgid == target + (1u << MERGE_HOST_SHIFT)) {
+			from_b++;
+			assert_int_equal(c->probe, 1);	/* its own library, not host a's */
+		} else {
+			assert_int_equal(c->tgid, target);
+			assert_int_equal(c->probe, 0);
+		}
+	}
+	assert_int_equal(calls, 20);
+	assert_int_equal(from_b, 10);
+	assert_int_equal(tf_reader__header(r)->nr_libs, 2);
+	assert_int_equal(tf_reader__header(r)->nr_clocks, 2);
+	assert_int_equal(tf_reader__header(r)->clocks[1].shift_ns, 1000000);
+	assert_int_equal(tf_reader__header(r)->clocks[1].gap_ns, 0);	/* not measured */
+	assert_string_equal(tf_reader__header(r)->host, "hosta+hostb");
+	tf_reader__free(r);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_ring_keeps_newest_and_states_loss, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_ring_gap_and_strangers, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_merge_two_hosts, setup, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,392 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/*
+ * Bounded recordings as a ring of whole files. A file is never rewritten in
+ * place: the newest is appended to, the oldest unlinked, so a recorder killed
+ * at any point leaves files that each read up to their last whole record.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/stat.h>
+#include "ring.h"
+
+#define RING_MSG_SIZE	1024
+#define RING_PATH_SIZE	4096
+
+/* What a run of segments held. */
+struct seg_totals {
+	__u64 calls, records, bytes, first_ts, last_ts;
+};
+
+struct tf_ring {
+	char *base;
+	mode_t mode;
+	__u64 max_bytes, seg_bytes;
+	__u32 index;			/* the segment being written */
+	__u32 oldest;			/* the oldest still on disk */
+	struct tf_writer *w;
+	__u64 seg_records;		/* records in the current segment after its preamble */
+	struct tf_header hdr;		/* tables as they stand now: the next segment's header */
+	unsigned char *state;		/* records each segment repeats (calibration, hostmem) */
+	size_t state_len, state_cap;
+	struct seg_totals before;	/* segments 0 .. index-1 */
+	struct seg_totals cur;
+	struct seg_totals removed;	/* segments 0 .. oldest-1 */
+	struct seg_totals kept[TF_RING_SEGMENTS + 1];	/* closed segments on disk, by index */
+	__u64 bytes_closed;
+	char msg[RING_MSG_SIZE];
+};
+
+__attribute__((format(printf, 2, 3)))
+static int ring__fail(struct tf_ring *r, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(r->msg, sizeof(r->msg), fmt, ap);
+	va_end(ap);
+	return -EIO;
+}
+
+static int ring__oom(struct tf_ring *r)
+{
+	ring__fail(r, "%s: out of memory", r->base);
+	return -ENOMEM;
+}
+
+static __u64 now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+/* Records a segment cannot be read without, beyond the header's tables. */
+static bool is_state(__u16 type)
+{
+	/* the code objects and mappings that stacks name are described once, before use */
+	return type == SP_REC_CALIB || type == SP_REC_HOSTMEM || type == SP_REC_CLOCK ||
+	       type == SP_REC_PYCODE || type == SP_REC_OBJMAP;
+}
+
+static int keep_state(struct tf_ring *r, const void *rec, size_t size)
+{
+	if (r->state_len + size > r->state_cap) {
+		size_t cap = r->state_cap ? 2 * r->state_cap : 4096;
+		unsigned char *grown;
+
+		while (cap < r->state_len + size)
+			cap *= 2;
+		grown = realloc(r->state, cap);
+		if (!grown)
+			return -ENOMEM;
+		r->state = grown;
+		r->state_cap = cap;
+	}
+	memcpy(r->state + r->state_len, rec, size);
+	r->state_len += size;
+	return 0;
+}
+
+static void count(struct seg_totals *t, const void *rec, size_t size)
+{
+	const struct sp_call_rec *c = rec;
+
+	t->records++;
+	if (c->type != SP_REC_CALL || size < sizeof(*c))
+		return;
+	t->calls++;
+	if (!t->first_ts || c->ts < t->first_ts)
+		t->first_ts = c->ts;
+	if (c->ts > t->last_ts)
+		t->last_ts = c->ts;
+}
+
+static void add_totals(struct seg_totals *sum, const struct seg_totals *t)
+{
+	sum->calls += t->calls;
+	sum->records += t->records;
+	sum->bytes += t->bytes;
+	if (t->first_ts && (!sum->first_ts || t->first_ts < sum->first_ts))
+		sum->first_ts = t->first_ts;
+	if (t->last_ts > sum->last_ts)
+		sum->last_ts = t->last_ts;
+}
+
+static int put(struct tf_ring *r, const void *rec, size_t size)
+{
+	int ret = tf_writer__write(r->w, rec, size);
+
+	if (ret) {
+		ring__fail(r, "%s", tf_writer__error(r->w));
+		return ret;
+	}
+	count(&r->cur, rec, size);
+	return 0;
+}
+
+/* The pids of processes in other namespaces, then the kept state, then the segment record. */
+static int put_preamble(struct tf_ring *r)
+{
+	struct sp_segment_rec seg = {
+		.type = SP_REC_SEGMENT, .size = sizeof(seg), .index = r->index, .ts = now_ns(),
+		.prior_calls = r->before.calls, .prior_records = r->before.records,
+		.prior_bytes = r->before.bytes, .prior_first_ts = r->before.first_ts,
+		.prior_last_ts = r->before.last_ts, .max_bytes = r->max_bytes,
+	};
+	int ret = 0;
+
+	for (__u32 i = 0; i < r->hdr.nr_procs && !ret; i++) {
+		struct sp_proc_rec p = { .type = SP_REC_PROC, .size = sizeof(p),
+					 .tgid = r->hdr.procs[i].tgid, .ts = seg.ts,
+					 .ns_pid = r->hdr.procs[i].ns_pid };
+
+		ret = put(r, &p, sizeof(p));
+	}
+	for (size_t off = 0; off < r->state_len && !ret;) {
+		const struct sp_rec_hdr *h = (const void *)(r->state + off);
+
+		ret = put(r, h, h->size);
+		off += h->size;
+	}
+	return ret ? ret : put(r, &seg, sizeof(seg));
+}
+
+static int open_segment(struct tf_ring *r, bool force)
+{
+	char path[RING_PATH_SIZE], err[RING_MSG_SIZE];
+	int ret;
+
+	tf_segment_path(path, sizeof(path), r->base, r->index);
+	r->w = tf_writer__create_mode(path, force, r->mode, &r->hdr, err, sizeof(err));
+	if (!r->w)
+		return ring__fail(r, "%s", err);
+	r->cur = (struct seg_totals){ 0 };
+	ret = put_preamble(r);
+	r->seg_records = 0;
+	/* on disk at once: a recorder killed now leaves a segment that reads */
+	if (!ret && tf_writer__flush(r->w))
+		ret = ring__fail(r, "%s", tf_writer__error(r->w));
+	return ret;
+}
+
+static int remove_oldest(struct tf_ring *r)
+{
+	char path[RING_PATH_SIZE];
+
+	while (r->index - r->oldest >= TF_RING_SEGMENTS) {
+		tf_segment_path(path, sizeof(path), r->base, r->oldest);
+		if (unlink(path) && errno != ENOENT)
+			return ring__fail(r, "removing %s: %s", path, strerror(errno));
+		add_totals(&r->removed, &r->kept[r->oldest % (TF_RING_SEGMENTS + 1)]);
+		r->oldest++;
+	}
+	return 0;
+}
+
+/* Close the segment being written and start the next one; the oldest goes past the budget. */
+static int rotate(struct tf_ring *r)
+{
+	int ret = tf_writer__close(r->w);
+
+	if (ret)
+		return ring__fail(r, "%s", tf_writer__error(r->w));
+	r->cur.bytes = tf_writer__bytes(r->w);
+	r->bytes_closed += r->cur.bytes;
+	add_totals(&r->before, &r->cur);
+	r->kept[r->index % (TF_RING_SEGMENTS + 1)] = r->cur;
+	tf_writer__free(r->w);
+	r->w = NULL;
+	r->index++;
+	ret = open_segment(r, false);
+	return ret ? ret : remove_oldest(r);
+}
+
+/* Remove path when it is a regular file (never through a symlink); 0 or -errno. */
+static int remove_old(const char *path)
+{
+	struct stat st;
+
+	if (lstat(path, &st))
+		return errno == ENOENT ? 0 : -errno;
+	if (!S_ISREG(st.st_mode))
+		return -EEXIST;
+	return unlink(path) ? -errno : 0;
+}
+
+/* A BASE.N or BASE.hung-K.N name: a segment or a dump of an earlier ring. */
+static bool old_ring_name(const char *name, const char *base)
+{
+	size_t len = strlen(base);
+	const char *p = name + len + 1;
+
+	if (strncmp(name, base, len) || name[len] != '.')
+		return false;
+	if (!strncmp(p, "hung-", 5)) {
+		p += 5;
+		p += strspn(p, "0123456789");
+		if (*p++ != '.')
+			return false;
+	}
+	return *p && strspn(p, "0123456789") == strlen(p);
+}
+
+/* Without force, any earlier ring of base is an error; with it, its files go. */
+static int clear_old(struct tf_ring *r, bool force)
+{
+	const char *slash = strrchr(r->base, '/');
+	const char *name = slash ? slash + 1 : r->base;
+	char dir[RING_PATH_SIZE], path[RING_PATH_SIZE + 256];
+	struct dirent *de;
+	int ret = 0;
+	DIR *d;
+
+	snprintf(dir, sizeof(dir), "%.*s", slash ? (int)(slash - r->base) + 1 : 1,
+		 slash ? r->base : ".");
+	d = opendir(dir);
+	if (!d)
+		return ring__fail(r, "opening the folder of %s: %s", r->base, strerror(errno));
+	while (!ret && (de = readdir(d))) {
+		if (strcmp(de->d_name, name) && !old_ring_name(de->d_name, name))
+			continue;
+		snprintf(path, sizeof(path), "%s%s", slash ? dir : "", de->d_name);
+		if (!force)
+			ret = ring__fail(r, "%s exists: use --force to overwrite", path);
+		else if ((ret = remove_old(path)))
+			ring__fail(r, "removing %s: %s", path, strerror(-ret));
+	}
+	closedir(d);
+	return ret ? -EEXIST : 0;
+}
+
+struct tf_ring *tf_ring__create(const char *base, bool force, mode_t mode,
+				const struct tf_header *hdr, __u64 max_bytes, char *err,
+				size_t err_sz)
+{
+	struct tf_ring *r = calloc(1, sizeof(*r));
+
+	if (!r || !(r->base = strdup(base)) || tf_header__copy(&r->hdr, hdr)) {
+		snprintf(err, err_sz, "%s: out of memory", base);
+		free(r ? r->base : NULL);
+		free(r);
+		return NULL;
+	}
+	r->mode = mode;
+	r->max_bytes = max_bytes;
+	r->seg_bytes = max_bytes / TF_RING_SEGMENTS;
+	if (clear_old(r, force) || open_segment(r, false))
+		goto fail;
+	/* the header and state come again in every segment: they must leave room for calls */
+	if (tf_writer__bytes(r->w) > r->seg_bytes / 2) {
+		ring__fail(r, "--max-size %llu is too small: each of its %d segments repeats a "
+			   "header of %llu bytes", (unsigned long long)max_bytes, TF_RING_SEGMENTS,
+			   (unsigned long long)tf_writer__bytes(r->w));
+		goto fail;
+	}
+	return r;
+fail:
+	snprintf(err, err_sz, "%s", r->msg);
+	tf_ring__free(r);
+	return NULL;
+}
+
+int tf_ring__write(struct tf_ring *r, const void *rec, size_t size)
+{
+	const struct sp_rec_hdr *h = rec;
+	int ret;
+
+	if (!r->w)
+		return -EBADF;
+	if (r->seg_records && tf_writer__bytes(r->w) + size > r->seg_bytes) {
+		ret = rotate(r);
+		if (ret)
+			return ret;
+	}
+	if (size >= sizeof(*h) && h->type >= SP_REC_LIB && h->type <= SP_REC_PROC &&
+	    tf_header__apply(&r->hdr, rec, size) == -ENOMEM)
+		return ring__oom(r);
+	if (size >= sizeof(*h) && is_state(h->type) && keep_state(r, rec, size))
+		return ring__oom(r);
+	ret = put(r, rec, size);
+	if (!ret)
+		r->seg_records++;
+	return ret;
+}
+
+int tf_ring__flush(struct tf_ring *r)
+{
+	int ret = r->w ? tf_writer__flush(r->w) : -EBADF;
+
+	if (ret && r->w)
+		ring__fail(r, "%s", tf_writer__error(r->w));
+	return ret;
+}
+
+int tf_ring__close(struct tf_ring *r)
+{
+	int ret;
+
+	if (!r->w)
+		return 0;
+	ret = tf_writer__close(r->w);
+	if (ret)
+		ring__fail(r, "%s", tf_writer__error(r->w));
+	r->bytes_closed += tf_writer__bytes(r->w);
+	tf_writer__free(r->w);
+	r->w = NULL;
+	return ret;
+}
+
+int tf_ring__dump(struct tf_ring *r, const char *dump_base)
+{
+	char from[RING_PATH_SIZE], to[RING_PATH_SIZE];
+	__u32 last = r->index;
+	int ret = r->w ? rotate(r) : -EBADF;
+
+	if (ret)
+		return ret;
+	for (__u32 i = r->oldest; i <= last; i++) {
+		tf_segment_path(from, sizeof(from), r->base, i);
+		tf_segment_path(to, sizeof(to), dump_base, i);
+		if (link(from, to)) {
+			ret = -errno;
+			ring__fail(r, "linking %s to %s: %s", to, from, strerror(errno));
+			return ret;
+		}
+	}
+	return last - r->oldest + 1;
+}
+
+const char *tf_ring__error(const struct tf_ring *r)
+{
+	return r ? r->msg : "";
+}
+
+__u64 tf_ring__bytes(const struct tf_ring *r)
+{
+	return r->bytes_closed + (r->w ? tf_writer__bytes(r->w) : 0);
+}
+
+__u32 tf_ring__rotated(const struct tf_ring *r, __u64 *calls)
+{
+	if (calls)
+		*calls = r->removed.calls;
+	return r->oldest;
+}
+
+void tf_ring__free(struct tf_ring *r)
+{
+	if (!r)
+		return;
+	tf_writer__free(r->w);
+	tf_header__free(&r->hdr);
+	free(r->state);
+	free(r->base);
+	free(r);
+}

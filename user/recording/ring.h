@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/*
+ * A bounded recording: a ring of segment files BASE.0, BASE.1 ... each a
+ * whole recording of its own (the header as the tables stood when it began,
+ * then the state it needs repeated, then an SP_REC_SEGMENT saying what the
+ * segments before it held). The oldest is removed once the newest would
+ * take the ring past its budget.
+ */
+#ifndef __RING_H
+#define __RING_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+#include <linux/types.h>
+#include "tracefile.h"
+
+#define TF_RING_SEGMENTS	4		/* the budget is split in this many files */
+#define TF_RING_MIN_BYTES	(256u << 10)	/* smallest --max-size */
+
+struct tf_ring;
+
+/*
+ * Start segment 0 of base. Without force, base or any BASE.N there is an
+ * error; with force they (and dumps BASE.hung-K.N) are removed first.
+ * NULL with a one-line reason in err.
+ */
+struct tf_ring *tf_ring__create(const char *base, bool force, mode_t mode,
+				const struct tf_header *hdr, __u64 max_bytes, char *err,
+				size_t err_sz);
+/* As tf_writer__write; rotates first when the record would take the segment past its share. */
+int tf_ring__write(struct tf_ring *r, const void *rec, size_t size);
+int tf_ring__flush(struct tf_ring *r);
+int tf_ring__close(struct tf_ring *r);
+/*
+ * Close the segment being written, start the next, and hard-link every
+ * segment kept before it as DUMP.N (a set that reads alone). The number of
+ * segments linked, or -errno with the reason in the ring's error.
+ */
+int tf_ring__dump(struct tf_ring *r, const char *dump_base);
+const char *tf_ring__error(const struct tf_ring *r);
+/* Bytes written over all segments, those removed included. */
+__u64 tf_ring__bytes(const struct tf_ring *r);
+/* Segments removed so far, and the calls they held. */
+__u32 tf_ring__rotated(const struct tf_ring *r, __u64 *calls);
+void tf_ring__free(struct tf_ring *r);
+
+#endif /* __RING_H */
