@@ -263,6 +263,13 @@ static bool driver_object(const char *path)
 	return base && (!strncmp(base, "libcuda.so", 10) || !strncmp(base, "libnccl.so", 10));
 }
 
+static const char *base_name(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+
+	return slash ? slash + 1 : path;
+}
+
 static void site_label(char *buf, size_t size, const struct cs_python *py,
 		       const struct cs_native *nat)
 {
@@ -276,9 +283,9 @@ static void site_label(char *buf, size_t size, const struct cs_python *py,
 		snprintf(buf, size, "?");
 	else if (nat && nat->symbol)
 		snprintf(buf + n, size - n, "%s%s+0x%llx (%s)", py ? " · " : "", nat->symbol,
-			 (unsigned long long)nat->offset, nat->object);
+			 (unsigned long long)nat->offset, base_name(nat->object));
 	else if (nat && nat->object)
-		snprintf(buf + n, size - n, "%s%s+0x%llx", py ? " · " : "", nat->object,
+		snprintf(buf + n, size - n, "%s%s+0x%llx", py ? " · " : "", base_name(nat->object),
 			 (unsigned long long)nat->offset);
 	else if (nat)
 		snprintf(buf + n, size - n, "%s0x%llx", py ? " · " : "",
