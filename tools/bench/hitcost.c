@@ -27,6 +27,10 @@
 #include "specprobe.skel.h"
 #include "hitcost.skel.h"
 
+#ifndef SP_HAS_STACKS	/* an older specprobe.h (a BASE build): no stack records */
+#define SP_SPEC_STACK 0
+#endif
+
 #define MULTI_ATTACH 48		/* BPF_TRACE_UPROBE_MULTI */
 #define MULTI_RETURN 1		/* BPF_F_UPROBE_MULTI_RETURN */
 
@@ -36,6 +40,7 @@ struct variant {
 	const char *ret;	/* ladder return program, or NULL */
 	const char *row;	/* catalogue row for specprobe's programs, or NULL */
 	int sp_ret;		/* also specprobe's return probe */
+	int sp_stack;		/* and its stack record (SP_SPEC_STACK) */
 };
 
 static const struct variant variants[] = {
@@ -58,6 +63,7 @@ static const struct variant variants[] = {
 	{ "sp_query_entry", .row = "cuEventQuery" },
 	{ "sp_query", .row = "cuEventQuery", .sp_ret = 1 },
 	{ "sp_sync", .row = "cuStreamSynchronize", .sp_ret = 1 },
+	{ "sp_sync_stack", .row = "cuStreamSynchronize", .sp_ret = 1, .sp_stack = 1 },
 };
 #define NR_VARIANTS (int)(sizeof(variants) / sizeof(variants[0]))
 
@@ -129,6 +135,8 @@ static int attach(struct bench *b, const struct variant *v, int fds[2])
 		if (!e)
 			return -ENOENT;
 		catalog__spec(e, &spec);
+		if (v->sp_stack)
+			spec.flags |= SP_SPEC_STACK;
 		if (bpf_map_update_elem(bpf_map__fd(b->sp->maps.specs), &key, &spec, BPF_ANY))
 			return -errno;
 		fds[0] = link_multi(b, b->sp->progs.on_entry, 0);
