@@ -78,6 +78,16 @@ else
 	fail "version of a recording with stacks"
 fi
 
+"$SPECPROBE" export "$dir/rec.sprb" -o "$dir/t.pftrace" 2>"$dir/export.err"
+python3 "$TOP/tests/integration/check_perfetto.py" "$dir/t.pftrace" --call-sites >"$dir/sites.txt"
+if [ "$(grep -c . "$dir/sites.txt")" = 2 ] &&
+	grep -Eq "^cuStreamSynchronize site_alpha\+0x[0-9a-f]+ \(sites\): $ALPHA$" "$dir/sites.txt" &&
+	grep -Eq "^cuStreamSynchronize site_beta\+0x[0-9a-f]+ \(sites\): $BETA$" "$dir/sites.txt"; then
+	pass "Perfetto: sync slices carry call_site and stack annotations"
+else
+	fail "Perfetto call sites: $(tr '\n' ';' <"$dir/sites.txt")"
+fi
+
 record_sites all --stacks all
 n=$("$SPECPROBE" dump --json "$SCRATCH/all/rec.sprb" 2>/dev/null |
 	python3 -c 'import json,sys; print(sum(1 for l in sys.stdin if "stack" in json.loads(l)))')
