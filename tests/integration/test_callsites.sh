@@ -105,6 +105,38 @@ else
 	fail "--stacks none: $n stacks"
 fi
 
+# the simulated server: planted syncs are flagged at the server's function that plants them
+CYCLES=300 EVERY=5
+sim=$SCRATCH/sim
+if start_server "$sim" -n $CYCLES --plant stream@draft-verify/$EVERY && record_whole_run "$sim"; then
+	"$SPECPROBE" report --json "$sim/rec.sprb" >"$sim/report.json" 2>"$sim/report.err"
+	if python3 - "$sim/report.json" $((CYCLES / EVERY)) <<'PY'
+import json, sys
+rep, planted = json.load(open(sys.argv[1])), int(sys.argv[2])
+top = rep["call_sites"][0]
+ok = (rep["flagged_syncs"] == planted and top["flagged"] == planted and
+      top["native"]["symbol"] == "plant_calls" and
+      sum(s["flagged"] for s in rep["call_sites"]) == planted)
+if not ok:
+    print("   ", rep["flagged_syncs"], [(s["label"], s["flagged"]) for s in rep["call_sites"]])
+sys.exit(0 if ok else 1)
+PY
+	then
+		pass "specsim: all $((CYCLES / EVERY)) flagged syncs at one call site, plant_calls"
+	else
+		fail "specsim: flagged syncs by call site ($sim)"
+	fi
+	"$SPECPROBE" top --batch --replay "$sim/rec.sprb" --speed 0 >"$sim/top.txt" 2>&1
+	if grep -A3 '^SYNCS flagged' "$sim/top.txt" | tail -1 |
+		grep -Eq '^ +at plant_calls\+0x[0-9a-f]+ \(specsim-server\)$'; then
+		pass "top: the sync panel names the flagged sync's call site"
+	else
+		fail "top: $(grep -A3 '^SYNCS flagged' "$sim/top.txt" | tail -1)"
+	fi
+else
+	fail "specsim: no server or no recording"
+fi
+
 # bad input: a stack record whose frame count disagrees with its size is corruption
 python3 - "$dir/rec.sprb" "$SCRATCH/bad.sprb" <<'PY'
 import struct, sys
