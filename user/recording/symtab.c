@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
 #include "elfnote.h"
 #include "symtab.h"
 
@@ -100,14 +101,20 @@ struct symtab *symtab__load(const char *path, const char *build_id)
 {
 	char found[ELFNOTE_BUILD_ID_LEN];
 	struct symtab *t = NULL;
+	struct stat st;
 	Elf *elf = NULL;
 	int fd;
 
 	if (elf_version(EV_CURRENT) == EV_NONE)
 		return NULL;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* a recording names the path: only a regular file is read (a FIFO would block) */
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0)
 		return NULL;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return NULL;
+	}
 	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	if (!elf || elf_kind(elf) != ELF_K_ELF || gelf_getclass(elf) != ELFCLASS64)
 		goto out;

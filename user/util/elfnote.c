@@ -5,6 +5,7 @@
 #include <stdbool.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
 #include "elfnote.h"
 
 #define BUILD_ID_MAX_BYTES ((ELFNOTE_BUILD_ID_LEN - 1) / 2)
@@ -73,15 +74,20 @@ void elfnote__build_id(Elf *elf, char out[ELFNOTE_BUILD_ID_LEN])
 
 int elfnote__build_id_file(const char *path, char out[ELFNOTE_BUILD_ID_LEN])
 {
+	struct stat st;
 	Elf *elf;
 	int fd, ret = 0;
 
 	out[0] = '\0';
 	if (elf_version(EV_CURRENT) == EV_NONE)
 		return -EINVAL;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0)
 		return -errno;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return -ENOEXEC;
+	}
 	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	if (elf && elf_kind(elf) == ELF_K_ELF)
 		elfnote__build_id(elf, out);
