@@ -66,6 +66,7 @@ what = {
     "sp_query": "specprobe: cuEventQuery, entry + return",
     "sp_sync": "specprobe: cuStreamSynchronize, entry + return",
     "sp_sync_stack": "specprobe: cuStreamSynchronize, entry + return + its stack record",
+    "sp_sync_stack_deep": "specprobe: the same, called 40 frame-pointer frames deep",
 }
 added = {}
 for b in builds:
