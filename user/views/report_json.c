@@ -320,7 +320,8 @@ static void put_sync(FILE *out, const struct sync_verdict *sv, const struct call
 	fputc(',', out);
 	/* legacy: the other stream it is ordered behind, or the one it holds back */
 	put_handle(out, "serialises_with", sy->waited_on, sy->kind == SYNC_LEGACY && sy->waited_on);
-	fprintf(out, ",\"held_back\":%s,\"call_site\":", sy->flags & SYNC_HELD_BACK ? "true" : "false");
+	fprintf(out, ",\"held_back\":%s,\"call_site\":",
+		sy->flags & SYNC_HELD_BACK ? "true" : "false");
 	if (site)
 		json__string(out, site->label, 1024);
 	else
