@@ -82,6 +82,7 @@ struct model_sync {
 	__u8 kind;		/* enum sync_kind */
 	__u8 flags;		/* enum sync_flags */
 	__u8 host, host_from;	/* copies: enum host_kind, enum host_from of the host pointer */
+	__u32 stack;		/* its call's stack in view.stacks, 0: none (poll: first query) */
 };
 
 /* CPU time a process used, from its first and last sample. */
@@ -229,6 +230,7 @@ struct model_view {
 	__u64 merged_gap_ns;		/* bound on any source's offset from the first's, measured */
 	__u64 merged_ref_gap_ns;	/* the first source's clock-read gap */
 	bool merged_gap_unknown;	/* some source's gap was not measured */
+	const struct callstacks *stacks;	/* the decoder's, naming syncs' .stack; NULL */
 };
 
 struct model;

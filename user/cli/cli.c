@@ -30,6 +30,8 @@ int cli__parse_pids(const char *arg, int *pids, int *nr_pids, int max_pids)
 	return ret;
 }
 
+#define OPT_STACKS 0x200	/* no short option */
+
 static const struct argp_option recording_options[] = {
 	{ "output", 'o', "FILE", 0, "Recording to write", 0 },
 	{ "duration", 'd', "SECONDS", 0, "Stop after this long", 0 },
@@ -43,6 +45,9 @@ static const struct argp_option recording_options[] = {
 	{ "dump-on", 'D', "hung=SECONDS", 0,
 	  "Record into a ring (--max-size, default 64M) and, when a call stays unreturned "
 	  "SECONDS, link the ring's segments up to a second later as FILE.hung-N", 0 },
+	{ "stacks", OPT_STACKS, "WHICH", 0,
+	  "Call sites (native and Python stacks) of: syncs (blocking and implicitly "
+	  "synchronising calls, the default), all, none", 0 },
 	{},
 };
 
@@ -87,6 +92,16 @@ static error_t parse_recording_arg(int key, char *arg, struct argp_state *state)
 	case 'D':
 		if (strncmp(arg, "hung=", 5) || parse__seconds_ns(arg + 5, &rec->hung_ns))
 			argp_error(state, "--dump-on takes hung=SECONDS, e.g. hung=5");
+		break;
+	case OPT_STACKS:
+		if (!strcmp(arg, "syncs"))
+			rec->stacks = STACKS_SYNCS;
+		else if (!strcmp(arg, "all"))
+			rec->stacks = STACKS_ALL;
+		else if (!strcmp(arg, "none"))
+			rec->stacks = STACKS_NONE;
+		else
+			argp_error(state, "--stacks takes syncs, all or none");
 		break;
 	case 'r':
 		if (parse__ulong(arg, &rec->ring_mb) || !rec->ring_mb ||

@@ -20,6 +20,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "callstack.h"
 #include "tracefile.h"
 #include "specprobe.h"
 
@@ -224,7 +225,7 @@ static int writer__put_header(struct tf_writer *w, const struct tf_header *hdr)
 		return writer__fail(w, -ENOMEM, "writing the header of");
 	e.len = 0;
 	enc__bytes(&e, TF_MAGIC, 8);
-	enc__u32(&e, TF_VERSION);
+	enc__u32(&e, hdr->version == TF_VERSION_STACKS ? TF_VERSION_STACKS : TF_VERSION);
 	enc__u32(&e, body_len);
 	enc__header(&e, hdr);
 	ret = writer__put(w, e.data, e.len);
@@ -669,10 +670,10 @@ static int reader__parse(struct tf_reader *r, struct tf_header *hdr)
 	if (r->size < TF_PREAMBLE)
 		goto corrupt;
 	version = le32(r->map + 8);
-	if (version != TF_VERSION)
+	if (version != TF_VERSION && version != TF_VERSION_STACKS)
 		return reader__fail(r, -EPROTONOSUPPORT,
-				    "%s is recording version %u; this specprobe reads version %d",
-				    r->path, version, TF_VERSION);
+				    "%s is recording version %u; this specprobe reads versions %d "
+				    "and %d", r->path, version, TF_VERSION, TF_VERSION_STACKS);
 	body_len = le32(r->map + 12);
 	if (body_len > r->size - TF_PREAMBLE)
 		goto corrupt;
@@ -919,9 +920,37 @@ static bool rec_size_ok(__u16 type, __u16 size)
 		return size == sizeof(struct sp_window_rec);
 	case SP_REC_CLOCK:
 		return size == sizeof(struct sp_clock_rec);
+	case SP_REC_STACK:
+		return size >= sizeof(struct sp_stack_rec) && size % 8 == 0;
+	case SP_REC_PYCODE:
+		return size >= sizeof(struct sp_pycode_rec) && size % 8 == 0;
+	case SP_REC_OBJMAP:
+		return size > sizeof(struct sp_objmap_rec) && size % 8 == 0;
 	default:
 		return false;
 	}
+}
+
+/* The layout inside a call-site record: counts and lengths that agree with its size. */
+static bool site_rec_ok(const void *rec, __u16 type, __u16 size)
+{
+	switch (type) {
+	case SP_REC_STACK:
+		return callstack__stack_ok(rec, size);
+	case SP_REC_PYCODE:
+		return callstack__pycode_ok(rec, size);
+	case SP_REC_OBJMAP:
+		return callstack__objmap_ok(rec, size);
+	default:
+		return true;
+	}
+}
+
+/* Version 2 on, a kind this reader does not know in the optional range is passed over. */
+static bool optional_kind(const struct tf_reader *r, __u16 type, __u16 size)
+{
+	return r->hdr.version >= TF_VERSION_STACKS && type >= TF_OPTIONAL_FIRST &&
+	       type <= TF_OPTIONAL_LAST && size >= sizeof(struct sp_rec_hdr) && size % 8 == 0;
 }
 
 static void *grow(void *table, __u32 n, size_t elem)
@@ -1057,6 +1086,8 @@ static void drop_behind(struct tf_reader *r)
 	r->dropped = upto;
 }
 
+#define SKIPPED 2	/* an optional record passed over */
+
 static int reader__next_in_file(struct tf_reader *r, const void **rec)
 {
 	const unsigned char *p = r->map + r->off;
@@ -1068,6 +1099,13 @@ static int reader__next_in_file(struct tf_reader *r, const void **rec)
 	if (left < sizeof(h))
 		return reader__truncated(r);
 	memcpy(&h, p, sizeof(h));
+	if (h.size <= TF_MAX_RECORD && !rec_size_ok(h.type, h.size) &&
+	    optional_kind(r, h.type, h.size)) {
+		if (h.size > left)
+			return reader__truncated(r);
+		r->off += h.size;
+		return SKIPPED;
+	}
 	if (h.size > TF_MAX_RECORD || !rec_size_ok(h.type, h.size))
 		return reader__fail(r, -EBADMSG, "%s: corrupt record at byte %llu", r->path,
 				    (unsigned long long)r->off);
@@ -1077,6 +1115,9 @@ static int reader__next_in_file(struct tf_reader *r, const void **rec)
 		memcpy(r->copy.bytes, p, h.size);
 		p = r->copy.bytes;
 	}
+	if (!site_rec_ok(p, h.type, h.size))
+		return reader__fail(r, -EBADMSG, "%s: corrupt call-site record at byte %llu",
+				    r->path, (unsigned long long)r->off);
 	if (!r->skipping && ((h.type >= SP_REC_LIB && h.type <= SP_REC_PROC) ||
 			     (h.type >= SP_REC_SEGMENT && h.type <= SP_REC_CLOCK))) {
 		int ret = tf_header__apply(&r->hdr, p, h.size);
@@ -1112,6 +1153,8 @@ int tf_reader__next(struct tf_reader *r, const void **rec)
 	for (;;) {
 		int ret = reader__next_in_file(r, rec);
 
+		if (ret == SKIPPED)
+			continue;
 		if (ret == 0 && r->cur_seg + 1 < r->nr_segs) {
 			ret = reader__next_segment(r);
 			if (ret)
