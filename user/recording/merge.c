@@ -254,7 +254,11 @@ static int build_header(struct merge *m)
 	struct tf_header *mh = &m->hdr;
 	int ret = 0;
 
+	/* call-site records in any source make the merge a version 2 file too */
 	mh->version = TF_VERSION;
+	for (int i = 0; i < m->nr; i++)
+		if (tf_reader__header(m->src[i].rd)->version > mh->version)
+			mh->version = tf_reader__header(m->src[i].rd)->version;
 	memcpy(mh->host, first->host, sizeof(mh->host));
 	memcpy(mh->kernel, first->kernel, sizeof(mh->kernel));
 	mh->mono_ns = first->mono_ns;
