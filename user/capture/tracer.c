@@ -367,6 +367,16 @@ static void on_fork(struct tracer *tr, const struct sp_fork_rec *rec)
 		emit_late(tr);
 }
 
+static void note_exec(struct tracer *tr, __u32 tgid)
+{
+	if (tr->child.pid > 0 && tgid == (__u32)tr->child.pid && !tr->child_execd) {
+		tr->child_execd = true;
+		return;
+	}
+	log_info("pid %u ran execve: its calls before are kept; the new program is traced "
+		 "if it loads a probed library, and until it exits", tgid);
+}
+
 static int on_ring_record(void *ctx, const void *rec, size_t size)
 {
 	struct tracer *tr = ctx;
@@ -375,6 +385,8 @@ static int on_ring_record(void *ctx, const void *rec, size_t size)
 
 	if (!tr->stopping)
 		ret = tr->on_record(tr->ctx, rec, size);
+	if (type == SP_REC_EXEC && size >= sizeof(struct sp_exec_rec) && !tr->stopping)
+		note_exec(tr, ((const struct sp_exec_rec *)rec)->tgid);
 	if ((type == SP_REC_LIBMAP && size >= sizeof(struct sp_libmap_rec)) ||
 	    (type == SP_REC_EXEC && size >= sizeof(struct sp_exec_rec)))
 		on_stopped(tr, ((const struct sp_exec_rec *)rec)->tgid);

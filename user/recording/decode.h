@@ -35,6 +35,7 @@ struct decode_stats {
 	__u64 forks;		/* traced processes that forked a traced child */
 	__u64 libmaps;		/* processes stopped to attach to a library they loaded */
 	__u64 execs;		/* traced processes that exec'd */
+	__u64 execs_after_calls;	/* ... once some call was recorded: mid-trace */
 	__u64 counters[SP_CNT_NR];	/* latest BPF counters seen in the stream */
 	bool have_counters;
 	bool ended;		/* an end record was seen */

@@ -1,0 +1,193 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+# What the traced processes may do under the tracer: exec a program with no CUDA, exit
+# and have their pid taken by another, be traced by two tracers at once, die as one
+# rank of several. Each time nothing recorded is lost and the tracer ends cleanly.
+source "$(dirname "$0")/lib.sh"
+CHECK="python3 $TOP/tests/integration/check_faults.py"
+TRUTH="python3 $TOP/tests/integration/check_truth.py"
+
+# against_truth DIR: DIR/rec.sprb holds exactly the calls of the truth files DIR/gt*
+against_truth() {
+	"$SPECPROBE" dump --json "$1/rec.sprb" >"$1/calls.jsonl" 2>"$1/dump.err"
+	"$SPECPROBE" dump -H "$1/rec.sprb" 2>/dev/null | grep '^#' >"$1/header.txt"
+	$TRUTH --calls "$1/calls.jsonl" --header "$1/header.txt" --dump-stderr "$1/dump.err" \
+		"$1"/gt* >"$1/truth.out" && ! grep -q "did not end cleanly" "$1/dump.err"
+}
+
+# bpf_ids PID: the BPF programs and links process PID holds, as prog_id:N and link_id:N
+bpf_ids() {
+	cat /proc/"$1"/fdinfo/* 2>/dev/null | awk '/^(prog|link)_id:/ { print $1 $2 }' | sort -u
+}
+
+# bpf_left IDS: those of IDS the kernel still lists after up to 10 s (freed after the last fd)
+bpf_left() {
+	local id kind i left=""
+	for id in $1; do
+		kind=${id%%_id:*}
+		for ((i = 0; i < 100; i++)); do
+			bpftool "$kind" show id "${id#*:}" >/dev/null 2>&1 || break
+			sleep 0.1
+		done
+		bpftool "$kind" show id "${id#*:}" >/dev/null 2>&1 && left="$left $id"
+	done
+	echo "$left"
+}
+
+# wait_gone PID SECONDS: true once PID has exited, false if it still runs after SECONDS
+wait_gone() {
+	local i
+	for ((i = 0; i < $2 * 10; i++)); do
+		kill -0 "$1" 2>/dev/null || return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+# --- the target execs a program with no CUDA in it ---
+dir="$SCRATCH/exec"
+mkdir -p "$dir"
+CALLER_EXEC="exec /bin/sleep 1" "$LOOKALIKE/caller" 20 2 "$dir/go" "$dir/truth" \
+	>"$dir/caller.out" &
+caller=$!
+wait_ready "$dir/caller.out"
+"$SPECPROBE" record -o "$dir/rec.sprb" -p $caller 2>"$dir/rec.err" &
+rec=$!
+wait_file "$dir/rec.sprb"
+ids=$(bpf_ids $rec)
+touch "$dir/go"
+wait $caller
+status=$?
+wait_gone $rec 30 && wait $rec
+rstatus=$?
+"$SPECPROBE" dump --json "$dir/rec.sprb" >"$dir/calls.jsonl" 2>"$dir/dump.err"
+left=$(bpf_left "$ids")
+if [ $status = 0 ] && [ $rstatus = 0 ] && grep -q "pid $caller ran execve" "$dir/rec.err" &&
+	grep -q "execve by traced processes" "$dir/dump.err" && [ -n "$ids" ] && [ -z "$left" ] &&
+	python3 "$TOP/tests/integration/check_capture.py" --truth "$dir/truth" \
+		--calls "$dir/calls.jsonl" --dump-stderr "$dir/dump.err" --threads 2 \
+		--iterations 20 >"$dir/check.out"; then
+	pass "exec into sleep: every call before it kept exactly, record and dump say so, the tracer ends when sleep does, its $(echo $ids | wc -w) BPF objects gone"
+else
+	fail "exec: status $status/$rstatus, left '$left', $(cat "$dir/rec.err" "$dir/dump.err" "$dir/check.out" | tail -4)"
+fi
+
+# --- the target exits and a new, untraced process gets its pid ---
+dir="$SCRATCH/pid-reuse"
+start_server "$dir/a" --cycles 20 && old=$target && old_server=$server_pid
+sleep 600 &
+keeper=$!	# keeps the recording going after the first target is gone
+"$SPECPROBE" record -o "$dir/rec.sprb" -p "$old,$keeper" 2>"$dir/rec.err" &
+rec=$!
+wait_file "$dir/rec.sprb"
+touch "$dir/a/go"
+wait $old_server
+mkdir -p "$dir/b"
+new=0
+for ((try = 0; try < 50 && new != old; try++)); do	# other forks on the machine may come first
+	[ "$new" != 0 ] && kill $new && wait $new 2>/dev/null
+	echo $((old - 1)) >/proc/sys/kernel/ns_last_pid
+	"$SERVER" -q --ground-truth "$dir/b/gt" --ready-file "$dir/b/ready" --go-file "$dir/b/go" \
+		--cycles 3000 >"$dir/b/server.out" 2>&1 &
+	new=$!
+done
+wait_file "$dir/b/ready"
+touch "$dir/b/go"
+sleep 1
+kill $keeper	# the last target is gone: the recording ends, though pid $old runs on
+wait_gone $rec 30 && wait $rec
+rstatus=$?
+new_running=$(kill -0 $new 2>/dev/null && echo yes)
+wait $new
+new_status=$?
+cp "$dir/a/gt"* "$dir/"
+new_calls=$(grep -c '"before"' "$dir/b/gt"* 2>/dev/null)
+if [ "$new" != "$old" ]; then
+	echo "  skip  pid reuse: pid $old was not given again in 50 tries"
+elif [ $new_status = 0 ] && [ $rstatus = 0 ] && [ "$new_running" = yes ] &&
+	[ "$new_calls" -gt 0 ] && against_truth "$dir"; then
+	pass "pid reuse: pid $old's second process not recorded (its $new_calls calls, the first second of them while the tracer ran), the recording ends while it runs, the first one's exact: $(tail -1 "$dir/truth.out")"
+else
+	fail "pid reuse: status $new_status/$rstatus, still running '$new_running', $(tail -1 "$dir/rec.err") $(tail -3 "$dir/truth.out")"
+fi
+
+# --- two tracers on one process: each exact, the first one leaving early disturbs nothing ---
+dir="$SCRATCH/two-tracers"
+start_server "$dir" --cycles 1500
+mkdir -p "$dir/first" "$dir/second"
+"$SPECPROBE" record -o "$dir/first/rec.sprb" -p "$target" 2>"$dir/first/rec.err" &
+first=$!
+wait_file "$dir/first/rec.sprb"
+"$SPECPROBE" record -o "$dir/second/rec.sprb" -p "$target" 2>"$dir/second/rec.err" &
+second=$!
+wait_file "$dir/second/rec.sprb"
+first_ids=$(bpf_ids $first)
+touch "$dir/go"
+sleep 1
+kill -INT $first
+wait_gone $first 30 && wait $first
+first_status=$?
+first_left=$(bpf_left "$first_ids")
+second_on=$(kill -0 $second 2>/dev/null && echo yes)
+wait $server_pid
+status=$?
+wait_gone $second 30 && wait $second
+second_status=$?
+cp "$dir"/gt* "$dir/second/"
+"$SPECPROBE" dump --json "$dir/first/rec.sprb" >"$dir/first/calls.jsonl" 2>"$dir/first/dump.err"
+if [ $status = 0 ] && [ $first_status = 0 ] && [ $second_status = 0 ] && [ "$second_on" = yes ] &&
+	[ -n "$first_ids" ] && [ -z "$first_left" ] && against_truth "$dir/second" &&
+	! grep -q "did not end\|corrupt" "$dir/first/dump.err" &&
+	$CHECK --calls "$dir/first/calls.jsonl" --min-calls 100 >"$dir/first/check.out"; then
+	pass "two tracers: the first stopped mid-run ends cleanly ($(tail -1 "$dir/first/check.out" | sed 's/^ *//')), its BPF objects gone; the second goes on, exact: $(tail -1 "$dir/second/truth.out")"
+else
+	fail "two tracers: status $status/$first_status/$second_status, second on '$second_on', left '$first_left', $(cat "$dir/second/truth.out" "$dir/first/check.out" 2>/dev/null | tail -3)"
+fi
+
+# --- one rank of three SIGKILLed: the others are traced on, the dead one's calls are kept ---
+dir="$SCRATCH/rank-kill"
+SPECSIM_NCCL_TIMEOUT_MS=300 start_server "$dir" --wait-at init --ranks 3 --cycles 100000
+"$SPECPROBE" record -o "$dir/rec.sprb" -p "$target" 2>"$dir/rec.err" &
+rec=$!
+wait_file "$dir/rec.sprb"
+touch "$dir/go"
+sleep 2
+victim=$(sed -n 3p "$dir/ready")
+kill -KILL "$victim"
+sleep 2	# the others wait out the dead rank in every collective and go on
+kill -INT $rec
+wait_gone $rec 30 && wait $rec
+rstatus=$?
+kill -KILL $(sed -n '2,$p' "$dir/ready") $server_pid 2>/dev/null
+wait $server_pid 2>/dev/null
+"$SPECPROBE" report --json "$dir/rec.sprb" >"$dir/report.json" 2>"$dir/report.err"
+"$SPECPROBE" dump --json "$dir/rec.sprb" >"$dir/calls.jsonl" 2>"$dir/dump.err"
+verdict=$(python3 - "$dir/report.json" "$dir/calls.jsonl" "$victim" <<'EOF'
+import json, sys
+rep = json.load(open(sys.argv[1]))
+victim = int(sys.argv[3])
+procs = {p["pid"]: p for p in rep["processes"] if p["calls"]}
+dead = procs.get(victim)
+others = [p for pid, p in procs.items() if pid != victim]
+if not dead or dead["exit_ns"] is None or len(others) != 2:
+    print(f"FAIL: the killed rank {victim} not shown as exited: {procs}")
+    sys.exit(1)
+late = {p["pid"]: sum(1 for line in open(sys.argv[2])
+                      if json.loads(line)["pid"] == p["pid"]
+                      and json.loads(line)["ts_entry"] > dead["exit_ns"]) for p in others}
+if any(p["exit_ns"] is not None for p in others) or min(late.values()) == 0:
+    print(f"FAIL: the other ranks not traced after the kill: {late}")
+    sys.exit(1)
+print(f"rank {dead['rank']} exited after {dead['calls']} calls, its last "
+      f"{(dead['exit_ns'] - dead['last_ns']) / 1e6:.1f} ms before its exit; the others made "
+      f"{min(late.values())}+ calls after")
+EOF
+)
+if [ $rstatus = 0 ] && [ -n "$victim" ] && ! grep -q "did not end" "$dir/dump.err" &&
+	$CHECK --calls "$dir/calls.jsonl" --pids 3 >"$dir/check.out" &&
+	[[ "$verdict" != FAIL* ]] && [ -n "$verdict" ]; then
+	pass "a rank SIGKILLed: $verdict; no gap: $(tail -1 "$dir/check.out" | sed 's/^ *//')"
+else
+	fail "a rank SIGKILLed: record $rstatus, $verdict $(cat "$dir/check.out" "$dir/report.err" | tail -3)"
+fi
+finish
