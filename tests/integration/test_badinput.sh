@@ -34,7 +34,8 @@ f.seek($at); f.write(bytes([b[0] ^ (1 << ($k % 8))]))" "$f.flip$k"
 judge() {
 	local name=$1 rc errs
 	shift
-	timeout -s KILL "$BOUND" "$@" >"$SCRATCH/out" 2>"$SCRATCH/err"
+	# at most 200 MB of output: a reader that floods is killed (SIGXFSZ), not the disk filled
+	(ulimit -f 200000; timeout -s KILL "$BOUND" "$@" >"$SCRATCH/out" 2>"$SCRATCH/err")
 	rc=$?
 	errs=$(grep -c "^specprobe: error:" "$SCRATCH/err")
 	if [ $rc = 137 ]; then
@@ -47,6 +48,44 @@ judge() {
 	runs=$((runs + 1))
 	[ $rc = 0 ] && zero=$((zero + 1))
 }
+
+# ahead FILE OUT NS: FILE with its middle call record stamped NS later (at most 2^64 - 1)
+ahead() {
+	python3 - "$@" <<'EOF'
+import struct, sys
+data = bytearray(open(sys.argv[1], "rb").read())
+off = 16 + struct.unpack_from("<I", data, 12)[0]
+calls = []
+while off + 4 <= len(data):
+    kind, size = struct.unpack_from("<HH", data, off)
+    if size < 4:
+        break
+    if kind == 1:
+        calls.append(off)
+    off += size
+at = calls[len(calls) // 2] + 8
+ts = struct.unpack_from("<Q", data, at)[0]
+struct.pack_into("<Q", data, at, min(ts + int(sys.argv[3]), 2**64 - 1))
+open(sys.argv[2], "wb").write(data)
+EOF
+}
+
+# a stamp far ahead (a broken clock, or a long idle gap): top plays it at its pace, in bounded time
+bad="" runs=0 zero=0
+for ns in 100000000000 1000000000000000 18446744073709551615; do
+	[ -s "$dir/caller.sprb" ] || continue
+	ahead "$dir/caller.sprb" "$dir/ahead-$ns" $ns
+	judge "top ahead $ns" "$SPECPROBE" top --replay "$dir/ahead-$ns" --batch
+	blocks=$(grep -c "^== specprobe top" "$SCRATCH/out")
+	[ "$blocks" -gt 200 ] && bad="$bad; top ahead $ns: $blocks blocks"
+	judge "report ahead $ns" "$SPECPROBE" report "$dir/ahead-$ns"
+	judge "export ahead $ns" "$SPECPROBE" export "$dir/ahead-$ns" -o "$SCRATCH/x.pftrace" --force
+done
+if [ -z "$bad" ] && [ $runs = 9 ]; then
+	pass "a call stamped 100 s, 11 days or 2^64 ns ahead: top --replay --batch at its pace, report, export: $zero of $runs exit 0, the rest one error line, none past ${BOUND}s, at most 200 blocks"
+else
+	fail "stamp ahead: $runs runs; ${bad#; }"
+fi
 
 for f in "$dir"/*.sprb; do
 	if [ ! -s "$f" ]; then

@@ -2,6 +2,7 @@
 /* specprobe top: the live view of cycles, flagged syncs and hung calls; or a replay. */
 #include <argp.h>
 #include <errno.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -385,6 +386,10 @@ static void replay_frames(struct top_run *run, __u64 ts)
 		run->next_frame = ts + step;
 	while (ts >= run->next_frame && !run->quit) {
 		show(run, run->next_frame, "replay");
+		if (ULLONG_MAX - run->next_frame <= step + idle_span()) {
+			run->next_frame = ULLONG_MAX;	/* a stamp at the clock's end: no frame after */
+			break;
+		}
 		run->next_frame += step;
 		if (run->next_frame - gap_start > idle_span() && ts > run->next_frame + idle_span())
 			run->next_frame += (ts - run->next_frame - idle_span()) / step * step;
