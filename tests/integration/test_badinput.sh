@@ -49,6 +49,31 @@ judge() {
 	[ $rc = 0 ] && zero=$((zero + 1))
 }
 
+# foreign files: each reader refuses them with exactly one error line, at once (a FIFO too)
+f="$SCRATCH/foreign"
+mkdir -p "$f/dir"
+: >"$f/empty"
+mkfifo "$f/fifo"
+printf 'SPECPRB\n' >"$f/magic"
+printf 'SPECPRB\n\002\000\000\000\010\000\000\000' >"$f/version2"
+printf 'SPECPRB\n\001\000\000\000\377\377\377\377' >"$f/header-4GiB"
+echo "not a recording" >"$f/text"
+bad="" runs=0 zero=0
+for v in "$f/dir" "$f/empty" "$f/fifo" "$f/magic" "$f/version2" "$f/header-4GiB" "$f/text" \
+	/bin/true /dev/zero "$f/missing"; do
+	n=$(basename "$v")
+	judge "report $n" "$SPECPROBE" report "$v"
+	judge "dump $n" "$SPECPROBE" dump "$v"
+	judge "diff $n" "$SPECPROBE" diff "$v" "$v"
+	judge "export $n" "$SPECPROBE" export "$v" -o "$SCRATCH/x.pftrace" --force
+	judge "top $n" "$SPECPROBE" top --replay "$v" --batch
+done
+if [ -z "$bad" ] && [ $zero = 0 ]; then
+	pass "foreign files (folder, empty, FIFO, magic only, version 2, 4 GiB header, text, ELF, /dev/zero, missing): $runs runs, each one error line"
+else
+	fail "foreign files: $zero of $runs exit 0; ${bad#; }"
+fi
+
 # ahead FILE OUT NS: FILE with its middle call record stamped NS later (at most 2^64 - 1)
 ahead() {
 	python3 - "$@" <<'EOF'
