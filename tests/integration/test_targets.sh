@@ -137,11 +137,13 @@ cp "$dir"/gt* "$dir/second/"
 "$SPECPROBE" dump --json "$dir/first/rec.sprb" >"$dir/first/calls.jsonl" 2>"$dir/first/dump.err"
 if [ $status = 0 ] && [ $first_status = 0 ] && [ $second_status = 0 ] && [ "$second_on" = yes ] &&
 	[ -n "$first_ids" ] && [ -z "$first_left" ] && against_truth "$dir/second" &&
+	grep -q "pid $target is traced by another specprobe as well" "$dir/second/rec.err" &&
+	! grep -q "another specprobe" "$dir/first/rec.err" && [ ! -e /run/specprobe/pid.$target ] &&
 	! grep -q "did not end\|corrupt" "$dir/first/dump.err" &&
 	$CHECK --calls "$dir/first/calls.jsonl" --min-calls 100 >"$dir/first/check.out"; then
-	pass "two tracers: the first stopped mid-run ends cleanly ($(tail -1 "$dir/first/check.out" | sed 's/^ *//')), its BPF objects gone; the second goes on, exact: $(tail -1 "$dir/second/truth.out")"
+	pass "two tracers: the second says it shares pid $target; the first stopped mid-run ends cleanly ($(tail -1 "$dir/first/check.out" | sed 's/^ *//')), its BPF objects gone; the second goes on, exact: $(tail -1 "$dir/second/truth.out")"
 else
-	fail "two tracers: status $status/$first_status/$second_status, second on '$second_on', left '$first_left', $(cat "$dir/second/truth.out" "$dir/first/check.out" 2>/dev/null | tail -3)"
+	fail "two tracers: status $status/$first_status/$second_status, second on '$second_on', left '$first_left', $(cat "$dir/second/rec.err" "$dir/second/truth.out" "$dir/first/check.out" 2>/dev/null | tail -4)"
 fi
 
 # --- one rank of three SIGKILLed: the others are traced on, the dead one's calls are kept ---

@@ -443,6 +443,7 @@ int tracer__start(struct tracer *tr, const struct tracer_opts *opts)
 	hook_loaders(tr);
 	if (trace_targets(tr))
 		goto fail;
+	sharing__mark(&tr->sharing, tr->targets.tgids, tr->targets.nr_tgids);
 	if (!tr->probes.nr_probes && !want->cmd && !session__hooks_loads(tr->session)) {
 		snprintf(err, sizeof(err), "no CUDA library is mapped yet and its loading cannot be caught");
 		goto fail;
@@ -535,6 +536,7 @@ void tracer__stop(struct tracer *tr)
 	tr->session = NULL;
 	if (tr->child.go_fd >= 0)
 		launch__abort(&tr->child);
+	sharing__release(&tr->sharing);
 	probes__free(&tr->probes);
 	targets__free(&tr->targets);
 }
