@@ -6,9 +6,13 @@
 source "$(dirname "$0")/lib.sh"
 BOUND=${BADINPUT_BOUND_S:-30}
 
-# make_inputs: a rank pair of the server, a rank killed part way, the multi-threaded caller
+# the inputs: a rank pair of the server, an eager loop with planted syncs, the caller;
+# BADINPUT_FROM=DIR adds DIR's recordings (e.g. .output/fuzz/seeds/recording)
 dir="$SCRATCH/inputs"
 mkdir -p "$dir"
+for f in ${BADINPUT_FROM:+"$BADINPUT_FROM"/*.sprb}; do
+	cp "$f" "$dir/from-$(basename "$f")"
+done
 "$SPECPROBE" record -o "$dir/ranks.sprb" -- "$SERVER" -q --cycles 4 --ranks 2 \
 	--accept-mode deferred --plant pageable-copy@accept >/dev/null 2>&1
 "$SPECPROBE" record -o "$dir/eager.sprb" -- "$SERVER" -q --cycles 3 --draft-mode eager \
