@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 # What the traced processes may do under the tracer: exec a program with no CUDA, exit
-# and have their pid taken by another, be traced by two tracers at once, die as one
+# and have their pid taken by another, be traced by several tracers at once, die as one
 # rank of several. Each time nothing recorded is lost and the tracer ends cleanly.
 source "$(dirname "$0")/lib.sh"
 CHECK="python3 $TOP/tests/integration/check_faults.py"
@@ -111,39 +111,41 @@ else
 	fail "pid reuse: status $new_status/$rstatus, still running '$new_running', $(tail -1 "$dir/rec.err") $(tail -3 "$dir/truth.out")"
 fi
 
-# --- two tracers on one process: each exact, the first one leaving early disturbs nothing ---
-dir="$SCRATCH/two-tracers"
+# --- tracers on one process: each exact, one of them leaving early disturbs nothing ---
+dir="$SCRATCH/tracers"
 start_server "$dir" --cycles 1500
-mkdir -p "$dir/first" "$dir/second"
-"$SPECPROBE" record -o "$dir/first/rec.sprb" -p "$target" 2>"$dir/first/rec.err" &
-first=$!
-wait_file "$dir/first/rec.sprb"
-"$SPECPROBE" record -o "$dir/second/rec.sprb" -p "$target" 2>"$dir/second/rec.err" &
-second=$!
-wait_file "$dir/second/rec.sprb"
-first_ids=$(bpf_ids $first)
+for t in early whole again; do	# "early" is stopped mid-run, the other two see it all
+	mkdir -p "$dir/$t"
+	"$SPECPROBE" record -o "$dir/$t/rec.sprb" -p "$target" 2>"$dir/$t/rec.err" &
+	eval "$t=$!"
+	wait_file "$dir/$t/rec.sprb"
+done
+early_ids=$(bpf_ids $early)
 touch "$dir/go"
 sleep 1
-kill -INT $first
-wait_gone $first 30 && wait $first
-first_status=$?
-first_left=$(bpf_left "$first_ids")
-second_on=$(kill -0 $second 2>/dev/null && echo yes)
+kill -INT $early
+wait_gone $early 30 && wait $early
+early_status=$?
+early_left=$(bpf_left "$early_ids")
+others_on=$(kill -0 $whole 2>/dev/null && kill -0 $again 2>/dev/null && echo yes)
 wait $server_pid
 status=$?
-wait_gone $second 30 && wait $second
-second_status=$?
-cp "$dir"/gt* "$dir/second/"
-"$SPECPROBE" dump --json "$dir/first/rec.sprb" >"$dir/first/calls.jsonl" 2>"$dir/first/dump.err"
-if [ $status = 0 ] && [ $first_status = 0 ] && [ $second_status = 0 ] && [ "$second_on" = yes ] &&
-	[ -n "$first_ids" ] && [ -z "$first_left" ] && against_truth "$dir/second" &&
-	grep -q "pid $target is traced by another specprobe as well" "$dir/second/rec.err" &&
-	! grep -q "another specprobe" "$dir/first/rec.err" && [ ! -e /run/specprobe/pid.$target ] &&
-	! grep -q "did not end\|corrupt" "$dir/first/dump.err" &&
-	$CHECK --calls "$dir/first/calls.jsonl" --min-calls 100 >"$dir/first/check.out"; then
-	pass "two tracers: the second says it shares pid $target; the first stopped mid-run ends cleanly ($(tail -1 "$dir/first/check.out" | sed 's/^ *//')), its BPF objects gone; the second goes on, exact: $(tail -1 "$dir/second/truth.out")"
+wait_gone $whole 30 && wait $whole && wait_gone $again 30 && wait $again
+others_status=$?
+cp "$dir"/gt* "$dir/whole/" && cp "$dir"/gt* "$dir/again/"
+"$SPECPROBE" dump --json "$dir/early/rec.sprb" >"$dir/early/calls.jsonl" 2>"$dir/early/dump.err"
+if [ $status = 0 ] && [ $early_status = 0 ] && [ $others_status = 0 ] &&
+	[ "$others_on" = yes ] && [ -n "$early_ids" ] && [ -z "$early_left" ] &&
+	against_truth "$dir/whole" && against_truth "$dir/again" &&
+	! grep -q "another specprobe" "$dir/early/rec.err" &&
+	grep -q "pid $target is traced by another specprobe as well" "$dir/whole/rec.err" &&
+	grep -q "pid $target is traced by another specprobe as well" "$dir/again/rec.err" &&
+	[ ! -e /run/specprobe/pid.$target ] &&
+	! grep -q "did not end\|corrupt" "$dir/early/dump.err" &&
+	$CHECK --calls "$dir/early/calls.jsonl" --min-calls 100 >"$dir/early/check.out"; then
+	pass "three tracers on one pid: the later two say they share it; the one stopped mid-run ends cleanly ($(tail -1 "$dir/early/check.out" | sed 's/^ *//')), its BPF objects gone; the other two go on, both exact: $(tail -1 "$dir/whole/truth.out"); $(tail -1 "$dir/again/truth.out")"
 else
-	fail "two tracers: status $status/$first_status/$second_status, second on '$second_on', left '$first_left', $(cat "$dir/second/rec.err" "$dir/second/truth.out" "$dir/first/check.out" 2>/dev/null | tail -4)"
+	fail "tracers on one pid: status $status/$early_status/$others_status, others on '$others_on', left '$early_left', $(cat "$dir"/*/rec.err "$dir"/*/truth.out "$dir/early/check.out" 2>/dev/null | tail -5)"
 fi
 
 # --- one rank of three SIGKILLed: the others are traced on, the dead one's calls are kept ---
@@ -161,8 +163,7 @@ on=$(kill -0 $rec 2>/dev/null && echo yes)
 kill -INT $rec
 wait_gone $rec 30 && wait $rec
 rstatus=$?
-kill -KILL $(sed -n '2,$p' "$dir/ready") $server_pid 2>/dev/null
-wait $server_pid 2>/dev/null
+{ kill -KILL $(sed -n '2,$p' "$dir/ready") $server_pid; wait $server_pid; } 2>/dev/null
 "$SPECPROBE" report --json "$dir/rec.sprb" >"$dir/report.json" 2>"$dir/report.err"
 "$SPECPROBE" dump --json "$dir/rec.sprb" >"$dir/calls.jsonl" 2>"$dir/dump.err"
 verdict=$(python3 - "$dir/report.json" "$dir/calls.jsonl" "$victim" <<'EOF'
