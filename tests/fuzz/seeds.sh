@@ -1,15 +1,16 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
-# Seed corpora for the fuzz harnesses, in DIR/{recording,elf,ldcache}:
+# Seed corpora for the fuzz harnesses, in DIR/{recording,top,elf,ldcache}:
 # short recordings of the simulated server and of the look-alike caller (root:
-# they are traced), the same cut at several places, ELF files and ld.so.cache.
+# they are traced), the same cut at several places, ELF files and ld.so.cache;
+# for top, recordings followed by fuzz_top's 8 bytes of screen size and keys.
 set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
 dir=${1:?usage: seeds.sh DIR}
 sim=$top/.output/specsim/specsim-server
 look=$top/.output/lookalike
 rm -rf "$dir"
-mkdir -p "$dir/recording" "$dir/elf" "$dir/ldcache"
+mkdir -p "$dir/recording" "$dir/top" "$dir/elf" "$dir/ldcache"
 work=$(mktemp -d /tmp/specprobe-seeds.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 
@@ -47,6 +48,14 @@ else
 	echo "seeds: not root or no BTF: the recording harnesses start from a bare magic" >&2
 fi
 printf 'SPECPRB\n' >"$dir/recording/magic.sprb"
+
+# fuzz_top: lines, cols, sort/rank/help, scroll, window, frame pace (see fuzz_top.c)
+for f in "$dir"/recording/*.sprb; do
+	name=$(basename "$f" .sprb)
+	{ cat "$f"; printf '\027\000\117\000\000\000\004\000'; } >"$dir/top/$name-80x24"
+	{ cat "$f"; printf '\000\000\000\000\105\003\000\002'; } >"$dir/top/$name-1x1"
+	{ cat "$f"; printf '\376\003\376\007\002\000\073\041'; } >"$dir/top/$name-huge"
+done
 
 for f in "$look/libcuda.so.1" "$look/libnccl.so.2" "$look/caller" "$look/loader" "$look/sites"; do
 	cp "$f" "$dir/elf/"

@@ -6,6 +6,7 @@
  *   caller ITERATIONS THREADS GO_FILE TRUTH_FILE [FORKS]
  * It waits for GO_FILE to exist (the tracer is attached by then). With FORKS,
  * that many child processes then run one worker each and write TRUTH_FILE.PID.
+ * With CALLER_EXEC set, it ends by exec'ing that shell command instead of exiting.
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -188,5 +189,9 @@ int main(int argc, char **argv)
 	usleep(50000);	/* let it enter the call that never returns */
 	write_truth(argv[4], truths, nthreads + 1);
 	/* leave with cuCtxSynchronize still blocked in the other thread */
+	if (getenv("CALLER_EXEC")) {
+		execl("/bin/sh", "sh", "-c", getenv("CALLER_EXEC"), (char *)NULL);
+		perror("exec");
+	}
 	exit(0);
 }

@@ -369,6 +369,16 @@ static void on_fork(struct tracer *tr, const struct sp_fork_rec *rec)
 		emit_late(tr);
 }
 
+static void note_exec(struct tracer *tr, __u32 tgid)
+{
+	if (tr->child.pid > 0 && tgid == (__u32)tr->child.pid && !tr->child_execd) {
+		tr->child_execd = true;
+		return;
+	}
+	log_info("pid %u ran execve: its calls before are kept; the new program is traced "
+		 "if it loads a probed library, and until it exits", tgid);
+}
+
 static int on_ring_record(void *ctx, const void *rec, size_t size)
 {
 	struct tracer *tr = ctx;
@@ -387,6 +397,8 @@ static int on_ring_record(void *ctx, const void *rec, size_t size)
 		ret = tr->on_record(tr->ctx, rec, size);
 	if (type == SP_REC_EXIT && size >= sizeof(struct sp_exit_rec))
 		callsites__forget(tr->sites, ((const struct sp_exit_rec *)rec)->tgid);
+	if (type == SP_REC_EXEC && size >= sizeof(struct sp_exec_rec) && !tr->stopping)
+		note_exec(tr, ((const struct sp_exec_rec *)rec)->tgid);
 	if ((type == SP_REC_LIBMAP && size >= sizeof(struct sp_libmap_rec)) ||
 	    (type == SP_REC_EXEC && size >= sizeof(struct sp_exec_rec)))
 		on_stopped(tr, ((const struct sp_exec_rec *)rec)->tgid);
@@ -449,6 +461,7 @@ int tracer__start(struct tracer *tr, const struct tracer_opts *opts)
 	hook_loaders(tr);
 	if (trace_targets(tr))
 		goto fail;
+	sharing__mark(&tr->sharing, tr->targets.tgids, tr->targets.nr_tgids);
 	if (!tr->probes.nr_probes && !want->cmd && !session__hooks_loads(tr->session)) {
 		snprintf(err, sizeof(err), "no CUDA library is mapped yet and its loading cannot be caught");
 		goto fail;
@@ -541,6 +554,7 @@ void tracer__stop(struct tracer *tr)
 	tr->session = NULL;
 	if (tr->child.go_fd >= 0)
 		launch__abort(&tr->child);
+	sharing__release(&tr->sharing);
 	probes__free(&tr->probes);
 	targets__free(&tr->targets);
 	callsites__free(tr->sites);

@@ -8,6 +8,7 @@
 #include "launch.h"
 #include "probes.h"
 #include "session.h"
+#include "sharing.h"
 #include "targets.h"
 #include "tracefile.h"
 
@@ -32,6 +33,8 @@ struct tracer {
 	struct launch child;	/* -- CMD; pid 0 if none */
 	int child_status;	/* as waitpid() gave it, once reaped */
 	bool child_reaped;
+	bool child_execd;	/* -- CMD's own exec into CMD: not worth a line */
+	struct sharing sharing;	/* marks: which processes we trace, for other tracers */
 	/* what the header holds; later libraries, probes, maps go out as records */
 	int hdr_libs, hdr_probes, hdr_maps;
 	int procs_described;	/* targets.tgids before this index went out as SP_REC_PROC */

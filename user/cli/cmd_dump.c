@@ -124,6 +124,11 @@ static void print_totals(const struct decode_stats *st)
 		(unsigned long long)st->calls, (unsigned long long)st->unreturned,
 		(unsigned long long)drops, (unsigned long long)faults,
 		st->ended ? "" : "; the recording did not end cleanly");
+	/* a command started under trace execs once before any call: not worth a line */
+	if (st->execs_after_calls)
+		fprintf(stderr, "specprobe: %llu execve by traced processes after their first "
+			"calls: the calls before are kept; the new program's follow if it loads "
+			"a probed library\n", (unsigned long long)st->execs_after_calls);
 	/* which records: an entry or a process record is a call or a process event lost */
 	if (drops)
 		fprintf(stderr, "specprobe: dropped: %llu entries or process records, %llu returns; "

@@ -2,6 +2,7 @@
 /* specprobe top: the live view of cycles, flagged syncs and hung calls; or a replay. */
 #include <argp.h>
 #include <errno.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -378,10 +379,20 @@ static void pace(struct top_run *run, __u64 first_ts, __u64 *wall0, __u64 ts)
 	}
 }
 
-/* Batch replays draw by trace time, so the blocks do not depend on the machine's speed. */
+/* Past this much trace time without a record, every frame is the same empty one. */
+static __u64 idle_span(void)
+{
+	return (__u64)((env.opts.window_s + env.interval_s) * 1e9);
+}
+
+/*
+ * Batch replays draw by trace time, so the blocks do not depend on the machine's speed.
+ * A gap in the records (or a corrupt stamp far ahead) gets the frames of the window
+ * emptying and of the window before the next record, not one per interval between.
+ */
 static void replay_frames(struct top_run *run, __u64 ts)
 {
-	__u64 step = (__u64)(env.interval_s * 1e9);
+	__u64 step = (__u64)(env.interval_s * 1e9), gap_start = run->next_frame;
 
 	if (run->screen) {
 		tick(run, ts, 0);
@@ -391,7 +402,13 @@ static void replay_frames(struct top_run *run, __u64 ts)
 		run->next_frame = ts + step;
 	while (ts >= run->next_frame && !run->quit) {
 		show(run, run->next_frame, "replay");
+		if (ULLONG_MAX - run->next_frame <= step + idle_span()) {
+			run->next_frame = ULLONG_MAX;	/* a stamp at the clock's end: no frame after */
+			break;
+		}
 		run->next_frame += step;
+		if (run->next_frame - gap_start > idle_span() && ts > run->next_frame + idle_span())
+			run->next_frame += (ts - run->next_frame - idle_span()) / step * step;
 	}
 }
 
@@ -408,6 +425,9 @@ static int replay_records(struct top_run *run)
 			first_ts = ts;
 			wall0 = mono_ns();
 		}
+		/* an idle stretch plays no longer than it takes the window to empty */
+		if (last_ts && ts - last_ts > idle_span())
+			first_ts += ts - last_ts - idle_span();
 		last_ts = ts;
 		if (env.speed > 0)
 			pace(run, first_ts, &wall0, ts);

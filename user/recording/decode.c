@@ -320,6 +320,7 @@ int decoder__feed(struct decoder *d, const void *rec, size_t size)
 		if (size < sizeof(struct sp_exec_rec))
 			return -EBADMSG;
 		d->stats.execs++;
+		d->stats.execs_after_calls += d->stats.calls > 0;
 		break;
 	case SP_REC_LIB:
 	case SP_REC_PROBE:

@@ -40,6 +40,7 @@ struct decode_stats {
 	__u64 execs;		/* traced processes that exec'd */
 	__u64 stacks;		/* stack records attached to their calls */
 	__u64 orphan_stacks;	/* stack records whose call was not waiting for one */
+	__u64 execs_after_calls;	/* ... once some call was recorded: mid-trace */
 	__u64 counters[SP_CNT_NR];	/* latest BPF counters seen in the stream */
 	bool have_counters;
 	bool ended;		/* an end record was seen */

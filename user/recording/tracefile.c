@@ -631,7 +631,8 @@ static int reader__map(struct tf_reader *r)
 	void *map;
 	int fd, ret = 0;
 
-	fd = open(r->path, O_RDONLY | O_CLOEXEC);
+	/* a FIFO without a writer must not block the open: it is refused just below */
+	fd = open(r->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0)
 		return reader__fail(r, -errno, "%s: %s", r->path, strerror(errno));
 	if (fstat(fd, &st))

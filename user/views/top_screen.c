@@ -16,15 +16,21 @@ struct top_screen {
 
 struct top_screen *top_screen__open(char *err, size_t err_sz)
 {
-	struct top_screen *s;
-
 	if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)) {
 		snprintf(err, err_sz, "top needs a terminal: use --batch for logs and pipes");
 		return NULL;
 	}
-	if (!newterm(NULL, stdout, stdin)) {
+	return top_screen__open_on(NULL, stdout, stdin, err, err_sz);
+}
+
+struct top_screen *top_screen__open_on(const char *term, FILE *out, FILE *in, char *err,
+				       size_t err_sz)
+{
+	struct top_screen *s;
+
+	if (!newterm(term, out, in)) {
 		snprintf(err, err_sz, "cannot use the terminal '%s': use --batch",
-			 getenv("TERM") ? getenv("TERM") : "");
+			 term ? term : getenv("TERM") ? getenv("TERM") : "");
 		return NULL;
 	}
 	s = calloc(1, sizeof(*s));

@@ -26,6 +26,9 @@ struct top_ui {
 
 /* NULL with a one-line reason in err when there is no usable terminal. */
 struct top_screen *top_screen__open(char *err, size_t err_sz);
+/* The same on any terminal type and streams (term NULL: $TERM), a tty or not. */
+struct top_screen *top_screen__open_on(const char *term, FILE *out, FILE *in, char *err,
+				       size_t err_sz);
 void top_screen__draw(struct top_screen *s, const struct top_frame *f,
 		      const struct top_title *title, const struct top_ui *ui);
 /* A key pressed, or -1 after waiting at most timeout_ms. */
