@@ -15,7 +15,9 @@
 # round (100),
 # DECODER (default: python3 tools/gpu/spec_compile.py; any program of the same
 # --dir/--variants/--cycles protocol, e.g. tools/gpu/fake_decoder.py --lib LIBCUDA),
-# RECORD_OPTS and TOP_OPTS (more options for those arms, e.g. RECORD_OPTS="--ring-mb 8").
+# RECORD_OPTS and TOP_OPTS (more options for those arms, e.g. RECORD_OPTS="--ring-mb 8");
+# RECORD_ALT_OPTS adds an arm record_alt: record with those options instead (e.g.
+# RECORD_ALT_OPTS="--stacks none"), so two ways of recording are compared in one run.
 set -u
 TOP=$(cd "$(dirname "$0")/../.." && pwd)
 OUT=${1:?usage: gpu_ab.sh OUTDIR [ROUNDS] [decoder options]}
@@ -38,6 +40,7 @@ tracer=
 trap '[ -n "$tracer" ] && kill -INT $tracer 2>/dev/null; [ -n "${pid:-}" ] && kill $pid 2>/dev/null; rm -rf "$W"' EXIT
 
 arms=(untraced record top)
+[ -n "${RECORD_ALT_OPTS:-}" ] && arms=(untraced record record_alt top)
 if ! "$SP" top --help >/dev/null 2>&1; then
 	echo "specprobe top: not in $SP; the top arm is skipped" | tee "$A/top-skipped.txt"
 	arms=(untraced record)
@@ -70,6 +73,7 @@ start_tracer() {	# $1 arm, $2 slot: the tracer attached before the round starts
 	local log=$A/$2-$1.err
 	case $1 in
 	record) "$SP" record ${RECORD_OPTS:-} -o "$A/$2-record.sprb" -p "$pid" 2>"$log" & ;;
+	record_alt) "$SP" record $RECORD_ALT_OPTS -o "$A/$2-record_alt.sprb" -p "$pid" 2>"$log" & ;;
 	top) "$SP" top --batch ${TOP_OPTS:-} -p "$pid" >"$A/$2-top.txt" 2>"$log" & ;;
 	*) return 0 ;;
 	esac
@@ -90,10 +94,10 @@ stop_tracer() {	# $1 arm, $2 slot
 	wait $tracer
 	echo "exit $?" >>"$A/$2-$1.err"
 	tracer=
-	[ "$1" = record ] || return 0
-	"$SP" report --json "$A/$2-record.sprb" >"$A/$2-record.report.json" 2>>"$A/$2-record.err"
-	"$SP" report "$A/$2-record.sprb" >"$A/$2-record.report.txt" 2>>"$A/$2-record.err"
-	rm -f "$A/$2-record.sprb"	# the reports keep what counts; recordings add up to GBs
+	case $1 in record*) ;; *) return 0 ;; esac
+	"$SP" report --json "$A/$2-$1.sprb" >"$A/$2-$1.report.json" 2>>"$A/$2-$1.err"
+	"$SP" report "$A/$2-$1.sprb" >"$A/$2-$1.report.txt" 2>>"$A/$2-$1.err"
+	rm -f "$A/$2-$1.sprb"	# the reports keep what counts; recordings add up to GBs
 }
 
 : >"$A/rounds.jsonl"
@@ -108,7 +112,7 @@ for r in $(seq 0 $((ROUNDS - 1))); do
 		stop_tracer "$arm" "$slot"
 		cp "$W/truth-$slot.json" "$A/$slot-$arm.truth.json"
 		report=
-		[ "$arm" = record ] && report=$A/$slot-record.report.json
+		case $arm in record*) report=$A/$slot-$arm.report.json ;; esac
 		printf '{"round":%d,"slot":%d,"arm":"%s","truth":"%s","report":"%s"}\n' \
 			"$r" "$slot" "$arm" "$A/$slot-$arm.truth.json" "$report" >>"$A/rounds.jsonl"
 		slot=$((slot + 1))
