@@ -351,10 +351,30 @@ static __always_inline struct sp_call_pkt *emit_call(const struct sp_probe_spec 
 #define PY_WORD		(SP_STACK_NATIVE + 1)
 #define STACK_WORDS	(PY_WORD + 2 * SP_STACK_PY)
 
+/* What a call site is known by when it repeats (SP_STACK_SAME). */
+struct stack_key {
+	__u64 ips[SP_STACK_KEY_NATIVE];
+	__u64 py_code;
+	__u32 py_instr;
+	__u32 tid;
+};
+
 struct stack_scratch {
 	struct sp_stack_rec hdr;
 	__u64 words[STACK_WORDS];
+	struct stack_key key;
 };
+
+/* Walk a site again after this long, so a record that was lost is not missed for long. */
+#define STACK_SAME_NS	1000000000ULL
+
+/* Call sites walked in the last STACK_SAME_NS: key -> when. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, struct stack_key);
+	__type(value, __u64);
+} stack_seen SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -374,6 +394,64 @@ static __always_inline void pack_py(struct stack_scratch *s, __u32 to, __u32 nr_
 }
 
 /*
+ * The innermost native frames: the return address at [sp], then up the frame
+ * pointers as the kernel's walk goes; and the innermost Python frame. Returns
+ * the native frames found (0: not even [sp]).
+ */
+static __always_inline __u32 stack_key_fill(struct pt_regs *ctx, struct stack_scratch *s,
+					    __u32 tid)
+{
+	struct stack_key *k = &s->key;
+	__u64 fp = ctx->bp, pair[2];
+	__u32 n = 1;
+
+	__builtin_memset(k, 0, sizeof(*k));
+	k->tid = tid;
+	if (bpf_probe_read_user(&k->ips[0], 8, (void *)ctx->sp))
+		return 0;
+	for (int i = 1; i < SP_STACK_KEY_NATIVE; i++) {
+		/* pair: the caller's frame pointer, then its return address */
+		if (!fp || bpf_probe_read_user(pair, sizeof(pair), (void *)fp) || !pair[1])
+			break;
+		k->ips[i] = pair[1];
+		n++;
+		if (pair[0] <= fp)
+			break;
+		fp = pair[0];
+	}
+	if (py_stack_read((struct sp_py_frame *)&s->words[PY_WORD], 1)) {
+		k->py_code = s->words[PY_WORD];
+		k->py_instr = (__u32)s->words[PY_WORD + 1];
+	}
+	return n;
+}
+
+/* A repeated site's record: the key's frames only, flagged SP_STACK_SAME. */
+static __always_inline bool emit_same(struct stack_scratch *s, __u32 n, __u64 id, __u32 seq)
+{
+	struct sp_stack_rec *rec = &s->hdr;
+	__u32 nr_py = s->key.py_code ? 1 : 0, size;
+
+	for (int i = 0; i < SP_STACK_KEY_NATIVE; i++)
+		s->words[i] = s->key.ips[i];
+	n &= SP_STACK_KEY_NATIVE * 2 - 1;
+	if (n > SP_STACK_KEY_NATIVE)
+		return false;
+	s->words[n] = s->key.py_code;
+	s->words[n + 1] = s->key.py_instr;
+	size = sizeof(*rec) + 8 * n + 16 * nr_py;
+	rec->type = SP_REC_STACK;
+	rec->size = size;
+	rec->tgid = id >> 32;
+	rec->tid = (__u32)id;
+	rec->seq = seq;
+	rec->nr_native = n;
+	rec->nr_py = nr_py;
+	rec->flags = SP_STACK_SAME;
+	return !bpf_ringbuf_output(&events, rec, size, BPF_RB_NO_WAKEUP);
+}
+
+/*
  * The stacks of the call just reserved (seq): user frames by frame pointers,
  * then Python's. The walk starts at the probed function itself (skipped);
  * at its entry the caller's return address is still at [sp], and kernels
@@ -382,16 +460,21 @@ static __always_inline void pack_py(struct stack_scratch *s, __u32 to, __u32 nr_
  * one word. Written before the entry is submitted, so it lands right after
  * it in the ring. true if written.
  */
-static __always_inline bool emit_stack(struct pt_regs *ctx, __u64 id, __u32 seq)
+static __always_inline bool emit_stack(struct pt_regs *ctx, __u64 id, __u32 seq, __u64 now)
 {
-	__u32 zero = 0, nr_native, nr_py, size, shift = 1;
+	__u32 zero = 0, nr_native, nr_py, size, shift = 1, nr_key;
 	struct stack_scratch *s;
 	struct sp_stack_rec *rec;
+	__u64 *seen;
 	long bytes;
 
 	s = bpf_map_lookup_elem(&stack_scratch, &zero);
 	if (!s)
 		return false;
+	nr_key = stack_key_fill(ctx, s, (__u32)id);
+	seen = nr_key ? bpf_map_lookup_elem(&stack_seen, &s->key) : NULL;
+	if (seen && now - *seen < STACK_SAME_NS)
+		return emit_same(s, nr_key, id, seq);
 	bytes = bpf_get_stack(ctx, &s->words[1], SP_STACK_NATIVE * 8, BPF_F_USER_STACK | 1);
 	nr_native = bytes > 0 ? (__u64)bytes / 8 : 0;
 	if (!bpf_probe_read_user(&s->words[0], 8, (void *)ctx->sp) &&
@@ -420,8 +503,12 @@ static __always_inline bool emit_stack(struct pt_regs *ctx, __u64 id, __u32 seq)
 	rec->seq = seq;
 	rec->nr_native = nr_native;
 	rec->nr_py = nr_py;
-	rec->pad = 0;
-	return !bpf_ringbuf_output(&events, rec, size, BPF_RB_NO_WAKEUP);
+	rec->flags = 0;
+	if (bpf_ringbuf_output(&events, rec, size, BPF_RB_NO_WAKEUP))
+		return false;
+	if (nr_key)
+		bpf_map_update_elem(&stack_seen, &s->key, &now, BPF_ANY);
+	return true;
 }
 
 SEC("uprobe")
@@ -475,7 +562,7 @@ int BPF_KPROBE(on_entry)
 	} else {
 		count(SP_CNT_DEEP);
 	}
-	if ((spec->flags & SP_SPEC_STACK) && emit_stack(ctx, id, rec->seq))
+	if ((spec->flags & SP_SPEC_STACK) && emit_stack(ctx, id, rec->seq, rec->ts))
 		rec->flags |= SP_PKT_HAS_STACK;
 	bpf_ringbuf_submit(rec, submit_flags(spec->flags & SP_SPEC_WAKE, rec->ts));
 	return 0;

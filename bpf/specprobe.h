@@ -315,9 +315,22 @@ struct sp_stack_rec {
 	__u32 seq;
 	__u16 nr_native;
 	__u16 nr_py;
-	__u32 pad;
+	__u32 flags;		/* enum sp_stack_flags */
 	/* followed by __u64 ips[nr_native], then struct sp_py_frame py[nr_py] */
 };
+
+/*
+ * Flags of struct sp_stack_rec. A thread that calls from the same place again
+ * within a second is not walked again: its record holds only the innermost
+ * frames (the return address, up to SP_STACK_KEY_NATIVE - 1 more through the
+ * frame pointers, the innermost Python frame), and readers take the frames of
+ * the thread's last whole stack that began with the same ones.
+ */
+enum sp_stack_flags {
+	SP_STACK_SAME = 1 << 0,
+};
+
+#define SP_STACK_KEY_NATIVE	4	/* native frames a repeated call site is known by */
 
 /* From instr (a bytecode byte offset) up to the next entry's, the code runs line. */
 struct sp_pyline {

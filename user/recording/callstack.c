@@ -103,6 +103,7 @@ struct callstacks {
 	struct hmap objects;	/* (hash of path and build id, 0) -> struct cs_object */
 	struct hmap codes;	/* (tgid, code) -> a copy of its SP_REC_PYCODE */
 	struct hmap by_frames;	/* (tgid, hash of the frames) -> id as a pointer */
+	struct hmap by_start;	/* (tid, hash of the innermost frames) -> the newest whole stack */
 	struct cs_stack *stacks;
 	__u32 nr_stacks, cap_stacks;
 	struct cs_site *sites;
@@ -365,7 +366,43 @@ static __u64 frames_hash(const struct sp_stack_rec *rec)
 	return hash_bytes(HASH_SEED, rec + 1, rec->size - sizeof(*rec));
 }
 
+/* The frames BPF knows a repeated call site by (struct stack_key), hashed. */
+static __u64 start_hash(const struct sp_stack_rec *rec)
+{
+	__u32 nr = rec->nr_native < SP_STACK_KEY_NATIVE ? rec->nr_native : SP_STACK_KEY_NATIVE;
+	__u64 h = hash_bytes(HASH_SEED, callstack__ips(rec), 8 * (size_t)nr);
+
+	h = hash_bytes(h, &nr, sizeof(nr));
+	if (rec->nr_py)
+		h = hash_bytes(h, callstack__py(rec), sizeof(struct sp_py_frame));
+	return h;
+}
+
+static __u32 intern_frames(struct callstacks *db, const struct sp_stack_rec *rec);
+
+/*
+ * A repeated site (SP_STACK_SAME) gets the thread's newest whole stack that
+ * starts with its frames; without one (lost, or rotated out of a bounded
+ * recording) it keeps the frames it has.
+ */
 __u32 callstacks__intern(struct callstacks *db, const struct sp_stack_rec *rec)
+{
+	__u64 start = start_hash(rec);
+	__u32 id;
+
+	if (rec->flags & SP_STACK_SAME) {
+		id = (__u32)(unsigned long)hmap__get(&db->by_start, rec->tid, start);
+		if (id && db->stacks[id - 1].tgid == rec->tgid)
+			return id;
+		return intern_frames(db, rec);
+	}
+	id = intern_frames(db, rec);
+	if (id && hmap__set(&db->by_start, rec->tid, start, (void *)(unsigned long)id))
+		return 0;
+	return id;
+}
+
+static __u32 intern_frames(struct callstacks *db, const struct sp_stack_rec *rec)
 {
 	__u64 key = frames_hash(rec);
 	__u32 id = (__u32)(unsigned long)hmap__get(&db->by_frames, rec->tgid, key);
@@ -452,6 +489,7 @@ void callstacks__free(struct callstacks *db)
 	free_values(&db->objects, free_object);
 	free_values(&db->codes, free);
 	hmap__free(&db->by_frames);
+	hmap__free(&db->by_start);
 	hmap__free(&db->site_ids);
 	free(db);
 }
