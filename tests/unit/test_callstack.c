@@ -66,6 +66,41 @@ static void test_stack_checks(void **state)
 	assert_false(callstack__stack_ok(rec, 8));		/* shorter than its header */
 }
 
+/*
+ * A repeated site's record (SP_STACK_SAME) stands for the thread's newest
+ * whole stack that starts with its frames; another thread's does not count,
+ * and without one the record keeps its own frames.
+ */
+static void test_same_site(void **state)
+{
+	__u64 whole[6] = { 0x1000, 0x2000, 0x3000, 0x4000, 0x5000, 0x6000 };
+	struct sp_py_frame py[2] = { { 0xc0de, 6, 0 }, { 0xbeef, 2, 0 } };
+	struct callstacks *db = callstacks__new();
+	union buf u;
+	struct sp_stack_rec *rec;
+	__u32 full, alone;
+
+	assert_non_null(db);
+	full = callstacks__intern(db, make_stack(&u, 7, 1, whole, 6, py, 2));
+	assert_int_not_equal(full, 0);
+	rec = make_stack(&u, 7, 2, whole, SP_STACK_KEY_NATIVE, py, 1);
+	rec->flags = SP_STACK_SAME;
+	assert_int_equal(callstacks__intern(db, rec), full);
+	rec = make_stack(&u, 8, 1, whole, SP_STACK_KEY_NATIVE, py, 1);
+	rec->flags = SP_STACK_SAME;
+	alone = callstacks__intern(db, rec);	/* thread 8 has no whole stack: its own frames */
+	assert_int_not_equal(alone, full);
+	assert_int_equal(callstacks__stack(db, alone)->nr_native, SP_STACK_KEY_NATIVE);
+	assert_int_equal(callstacks__stack(db, full)->nr_py, 2);
+	whole[1] = 0x2222;	/* other innermost frames: another site, not the one asked for */
+	full = callstacks__intern(db, make_stack(&u, 7, 3, whole, 6, py, 2));
+	whole[1] = 0x2000;
+	rec = make_stack(&u, 7, 4, whole, SP_STACK_KEY_NATIVE, py, 1);
+	rec->flags = SP_STACK_SAME;
+	assert_int_not_equal(callstacks__intern(db, rec), full);
+	callstacks__free(db);
+}
+
 static void test_pycode_checks_and_lines(void **state)
 {
 	union buf u;
@@ -199,6 +234,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_stack_checks),
+		cmocka_unit_test(test_same_site),
 		cmocka_unit_test(test_pycode_checks_and_lines),
 		cmocka_unit_test(test_objmap_checks),
 		cmocka_unit_test(test_decoder_attaches_stacks),
