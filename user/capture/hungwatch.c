@@ -67,8 +67,13 @@ const struct hung_call *hungwatch__due(struct hungwatch *hw, __u64 now, __u64 th
 			continue;
 		/* every call hung by now is in the window this one triggers */
 		c->fired = true;
+		/* ... and one that was open at the last trigger is in that one's */
+		if (hw->last_fired && c->ts <= hw->last_fired)
+			continue;
 		if (!oldest || c->ts < oldest->ts)
 			oldest = c;
 	}
+	if (oldest)
+		hw->last_fired = now;
 	return oldest;
 }
