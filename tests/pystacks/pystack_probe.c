@@ -1,0 +1,191 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/*
+ * The Python stack reader on its own, for tests: uprobes on a libcuda's blocking
+ * syncs, a Python program started under them, every hit printed as one JSON line
+ * with its frames named (file, function, line) the way specprobe names them.
+ *   pystack_probe LIBCUDA PYTHON SCRIPT [ARGS...]
+ * The program prints "ready" when it has loaded the library, waits for a line,
+ * makes its calls, prints "done" and waits for end of input before exiting.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <bpf/libbpf.h>
+#include "pycode.h"
+#include "pyprocs.h"
+#include "pystack_probe.skel.h"
+
+static const char *const sync_funcs[] = {
+	"cuStreamSynchronize", "cuCtxSynchronize", "cuEventSynchronize",
+};
+
+struct pystack_probe_rec {
+	__u32 tid;
+	__u32 nr;
+	__u64 cookie;
+	__u64 read_ns;
+	struct sp_py_frame frames[SP_STACK_PY];
+};
+
+static pid_t child;
+
+/* The line instr runs in a decoded record; -1 when none. */
+static int line_of(const struct sp_pycode_rec *rec, __u32 instr)
+{
+	const char *p = (const char *)(rec + 1) + rec->file_len + rec->name_len;
+	const struct sp_pyline *lines;
+	size_t off = p - (const char *)rec;
+	int line = -1;
+	__u32 i;
+
+	lines = (const struct sp_pyline *)((const char *)rec + ((off + 7) & ~(size_t)7));
+	for (i = 0; i < rec->nr_lines && lines[i].instr <= instr; i++)
+		line = lines[i].line;
+	return line;
+}
+
+static void print_frame(const struct sp_py_frame *f, bool first)
+{
+	static char buf[65536];
+	const struct sp_pycode_rec *rec = (const void *)buf;
+	int size = pycode__record(child, f->code, buf, sizeof(buf));
+
+	if (size < 0) {
+		printf("%s{\"error\":%d}", first ? "" : ",", size);
+		return;
+	}
+	printf("%s{\"file\":\"%s\",\"function\":\"%s\",\"line\":%d,\"instr\":%u}",
+	       first ? "" : ",", (const char *)(rec + 1),
+	       (const char *)(rec + 1) + rec->file_len, line_of(rec, f->instr), f->instr);
+}
+
+static int on_record(void *ctx, void *data, size_t len)
+{
+	const struct pystack_probe_rec *r = data;
+	__u32 i;
+
+	printf("{\"tid\":%u,\"fn\":\"%s\",\"read_ns\":%llu,\"frames\":[", r->tid,
+	       sync_funcs[r->cookie % 3], (unsigned long long)r->read_ns);
+	for (i = 0; i < r->nr && i < SP_STACK_PY; i++)
+		print_frame(&r->frames[i], i == 0);
+	printf("]}\n");
+	return 0;
+}
+
+static int attach_all(struct pystack_probe_bpf *skel, const char *lib)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(sync_funcs) / sizeof(sync_funcs[0]); i++) {
+		LIBBPF_OPTS(bpf_uprobe_opts, opts, .func_name = sync_funcs[i], .bpf_cookie = i);
+		struct bpf_link *link;
+
+		link = bpf_program__attach_uprobe_opts(skel->progs.pystack_hit, -1, lib, 0, &opts);
+		if (!link) {
+			fprintf(stderr, "pystack_probe: cannot attach %s in %s: %s\n",
+				sync_funcs[i], lib, strerror(errno));
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* Start argv with its stdin and stdout on pipes: to_child, from_child. */
+static int spawn(char **argv, FILE **to_child, FILE **from_child)
+{
+	int in[2], out[2];
+
+	if (pipe(in) || pipe(out))
+		return -1;
+	child = fork();
+	if (child < 0)
+		return -1;
+	if (child == 0) {
+		dup2(in[0], 0);
+		dup2(out[1], 1);
+		close(in[1]);
+		close(out[0]);
+		execvp(argv[0], argv);
+		_exit(127);
+	}
+	close(in[0]);
+	close(out[1]);
+	*to_child = fdopen(in[1], "w");
+	*from_child = fdopen(out[0], "r");
+	return *to_child && *from_child ? 0 : -1;
+}
+
+static int expect_line(FILE *f, const char *want)
+{
+	char line[256];
+
+	if (!fgets(line, sizeof(line), f) || strncmp(line, want, strlen(want))) {
+		fprintf(stderr, "pystack_probe: the program did not print \"%s\"\n", want);
+		return -1;
+	}
+	return 0;
+}
+
+static int trace_child(struct pystack_probe_bpf *skel, FILE *to_child, FILE *from_child)
+{
+	struct ring_buffer *rb;
+	int ret;
+
+	if (expect_line(from_child, "ready"))
+		return -1;
+	ret = pyprocs__add(bpf_map__fd(skel->maps.py_procs), child);
+	if (ret) {
+		fprintf(stderr, "pystack_probe: pid %d: no Python configured: %s\n", child,
+			strerror(-ret));
+		return -1;
+	}
+	fprintf(to_child, "go\n");
+	fflush(to_child);
+	if (expect_line(from_child, "done"))
+		return -1;
+	rb = ring_buffer__new(bpf_map__fd(skel->maps.records), on_record, NULL, NULL);
+	if (!rb)
+		return -1;
+	ret = ring_buffer__consume(rb);
+	ring_buffer__free(rb);
+	return ret < 0 ? -1 : 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct pystack_probe_bpf *skel;
+	FILE *to_child = NULL, *from_child = NULL;
+	int status = 0, ret = 1;
+
+	if (argc < 4) {
+		fprintf(stderr, "usage: pystack_probe LIBCUDA PYTHON SCRIPT [ARGS...]\n");
+		return 2;
+	}
+	skel = pystack_probe_bpf__open_and_load();
+	if (!skel) {
+		fprintf(stderr, "pystack_probe: cannot load the BPF program: %s\n", strerror(errno));
+		return 1;
+	}
+	if (attach_all(skel, argv[1]) || spawn(argv + 2, &to_child, &from_child))
+		goto out;
+	if (!trace_child(skel, to_child, from_child))
+		ret = 0;
+	fclose(to_child);
+	to_child = NULL;
+	waitpid(child, &status, 0);
+	if (!WIFEXITED(status) || WEXITSTATUS(status)) {
+		fprintf(stderr, "pystack_probe: the program failed (status %d)\n", status);
+		ret = 1;
+	}
+out:
+	if (to_child)
+		fclose(to_child);
+	if (from_child)
+		fclose(from_child);
+	pystack_probe_bpf__destroy(skel);
+	return ret;
+}
