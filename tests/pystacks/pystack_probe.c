@@ -130,6 +130,18 @@ static int expect_line(FILE *f, const char *want)
 	return 0;
 }
 
+/* Where offsets came from; read from the target, do they equal the headers' table? */
+static void report_offsets(const struct py_proc *proc)
+{
+	const struct py_offsets *row = py_offsets__table(proc->off.minor);
+
+	fprintf(stderr, "pystack_probe: CPython %x, %s\n", proc->version,
+		proc->debug_offsets ? "offsets from _Py_DebugOffsets" : "offsets from the table");
+	if (proc->debug_offsets && row)
+		fprintf(stderr, "pystack_probe: _Py_DebugOffsets %s the headers' table\n",
+			memcmp(row, &proc->off, sizeof(*row)) ? "differ from" : "equal");
+}
+
 static int trace_child(struct pystack_probe_bpf *skel, FILE *to_child, FILE *from_child)
 {
 	struct ring_buffer *rb;
@@ -143,6 +155,7 @@ static int trace_child(struct pystack_probe_bpf *skel, FILE *to_child, FILE *fro
 			strerror(-ret));
 		return -1;
 	}
+	report_offsets(pyprocs__find(child));
 	fprintf(to_child, "go\n");
 	fflush(to_child);
 	if (expect_line(from_child, "done"))

@@ -25,3 +25,8 @@ $(PYSTACKS_DIR)/pystack_probe: tests/pystacks/pystack_probe.c $(PYSTACKS_DIR)/py
 		$(PYSTACKS_OBJS)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) -I$(PYSTACKS_DIR) $(INCLUDES) $< $(PYSTACKS_OBJS) $(LDLIBS) -o $@
+
+TOOLS_TARGETS += $(PYSTACKS_DIR)/pylines
+$(PYSTACKS_DIR)/pylines: tests/pystacks/pylines.c $(OUTPUT)/user/capture/pycode.o $(PYSTACKS_OBJS)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) $(INCLUDES) $< $(PYSTACKS_OBJS) $(LDLIBS) -o $@

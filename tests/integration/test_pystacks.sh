@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+# Python call sites of syncs, per CPython present (pyenv's 3.10-3.13): the offsets table
+# equals what each version's headers give; the line table decoder agrees with co_lines()
+# on the standard library's code; a ctypes program's syncs, read by the BPF stack reader
+# on its own (pystack_probe), carry the file, function and line of every frame it marks.
+source "$(dirname "$0")/lib.sh"
+PYTHONS=${PYTHONS:-/root/.pyenv/versions}
+PROBE=$TOP/.output/pystacks/pystack_probe
+PYLINES=$TOP/.output/pystacks/pylines
+SITES=$TOP/tests/pystacks/sync_sites.py
+LIBCUDA=$TOP/.output/specsim/libcuda.so.1
+COUNT=3
+
+if out=$("$TOP/tools/pyoffsets/gen.sh" --check 2>&1); then
+	pass "offsets table: $(echo "$out" | tail -1 | sed 's/^gen.sh: //')"
+else
+	echo "$out" | head -20
+	fail "offsets table differs from the headers (tools/pyoffsets/gen.sh)"
+fi
+
+# The interpreter of each minor version present, newest patch release.
+pythons() {
+	local minor inc
+	for minor in 10 11 12 13; do
+		inc=$(ls -d "$PYTHONS"/3."$minor".*/bin/python3."$minor" 2>/dev/null | sort -V | tail -1)
+		[ -n "$inc" ] && echo "$inc"
+	done
+}
+
+sites() {
+	local py=$1 minor=$2 dir=$SCRATCH/py$2
+	mkdir -p "$dir"
+	if ! "$PROBE" "$LIBCUDA" "$py" "$SITES" "$LIBCUDA" "$COUNT" >"$dir/stacks.jsonl" \
+		2>"$dir/probe.err"; then
+		fail "3.$minor: pystack_probe failed: $(grep -v '^pystack_probe: CPython\|^libbpf' \
+			"$dir/probe.err" | head -1)"
+		return
+	fi
+	if python3 "$TOP/tests/pystacks/check_sites.py" "$dir/stacks.jsonl" "$SITES" "$minor" \
+		"$COUNT" >"$dir/check.out"; then
+		pass "3.$minor: $(tail -1 "$dir/check.out")"
+	else
+		head -20 "$dir/check.out"
+		fail "3.$minor: recorded Python stacks differ from the marked lines"
+	fi
+	if [ "$minor" -ge 13 ]; then
+		if grep -q "_Py_DebugOffsets equal the headers' table" "$dir/probe.err"; then
+			pass "3.$minor: offsets read from _Py_DebugOffsets equal the headers'"
+		else
+			fail "3.$minor: _Py_DebugOffsets not used or not equal: $(tail -1 "$dir/probe.err")"
+		fi
+	fi
+}
+
+found=0
+for py in $(pythons); do
+	found=1
+	minor=${py##*python3.}
+	if out=$("$py" "$TOP/tests/pystacks/check_lines.py" "$PYLINES" 2>&1); then
+		pass "line tables: $(echo "$out" | tail -1)"
+	else
+		echo "$out" | head -10
+		fail "3.$minor: decoded line tables differ from co_lines()"
+	fi
+	sites "$py" "$minor"
+done
+[ "$found" = 1 ] || echo "test_pystacks: no CPython 3.10-3.13 under $PYTHONS: nothing traced"
+finish
