@@ -8,6 +8,9 @@
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
+/* false: the record is written without the stack, to measure what the stack adds */
+const volatile bool read_python = true;
+
 struct pystack_probe_rec {
 	__u32 tid;
 	__u32 nr;
@@ -33,7 +36,7 @@ int pystack_hit(struct pt_regs *ctx)
 	if (!rec)
 		return 0;
 	start = bpf_ktime_get_ns();
-	rec->nr = py_stack_read(rec->frames, SP_STACK_PY);
+	rec->nr = read_python ? py_stack_read(rec->frames, SP_STACK_PY) : 0;
 	rec->read_ns = bpf_ktime_get_ns() - start;
 	rec->tid = (__u32)bpf_get_current_pid_tgid();
 	rec->cookie = bpf_get_attach_cookie(ctx);

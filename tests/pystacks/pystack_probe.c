@@ -6,12 +6,15 @@
  *   pystack_probe LIBCUDA PYTHON SCRIPT [ARGS...]
  * The program prints "ready" when it has loaded the library, waits for a line,
  * makes its calls, prints "done" and waits for end of input before exiting.
+ * PYSTACK_PROBE_QUIET=1 prints only the hit count and the reader's mean time;
+ * PYSTACK_PROBE_NO_PY=1 writes the records without reading the Python stack.
  */
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <bpf/libbpf.h>
@@ -32,6 +35,8 @@ struct pystack_probe_rec {
 };
 
 static pid_t child;
+static bool quiet;		/* PYSTACK_PROBE_QUIET: count hits, print no frames */
+static unsigned long long hits, read_ns_sum;
 
 /* The line instr runs in a decoded record; -1 when none. */
 static int line_of(const struct sp_pycode_rec *rec, __u32 instr)
@@ -68,6 +73,10 @@ static int on_record(void *ctx, void *data, size_t len)
 	const struct pystack_probe_rec *r = data;
 	__u32 i;
 
+	hits++;
+	read_ns_sum += r->read_ns;
+	if (quiet)
+		return 0;
 	printf("{\"tid\":%u,\"fn\":\"%s\",\"read_ns\":%llu,\"frames\":[", r->tid,
 	       sync_funcs[r->cookie % 3], (unsigned long long)r->read_ns);
 	for (i = 0; i < r->nr && i < SP_STACK_PY; i++)
@@ -142,6 +151,25 @@ static void report_offsets(const struct py_proc *proc)
 			memcmp(row, &proc->off, sizeof(*row)) ? "differ from" : "equal");
 }
 
+/* Drain the ring while the program runs, until it prints "done"; then once more. */
+static int run_until_done(struct ring_buffer *rb, FILE *from_child)
+{
+	struct pollfd pfd = { .fd = fileno(from_child), .events = POLLIN };
+	int ret;
+
+	for (;;) {
+		ret = ring_buffer__poll(rb, 20);
+		if (ret < 0 && ret != -EINTR)
+			return ret;
+		if (poll(&pfd, 1, 0) > 0)
+			break;
+	}
+	if (expect_line(from_child, "done"))
+		return -1;
+	ret = ring_buffer__consume(rb);
+	return ret < 0 ? ret : 0;
+}
+
 static int trace_child(struct pystack_probe_bpf *skel, FILE *to_child, FILE *from_child)
 {
 	struct ring_buffer *rb;
@@ -156,15 +184,16 @@ static int trace_child(struct pystack_probe_bpf *skel, FILE *to_child, FILE *fro
 		return -1;
 	}
 	report_offsets(pyprocs__find(child));
-	fprintf(to_child, "go\n");
-	fflush(to_child);
-	if (expect_line(from_child, "done"))
-		return -1;
 	rb = ring_buffer__new(bpf_map__fd(skel->maps.records), on_record, NULL, NULL);
 	if (!rb)
 		return -1;
-	ret = ring_buffer__consume(rb);
+	fprintf(to_child, "go\n");
+	fflush(to_child);
+	ret = run_until_done(rb, from_child);
 	ring_buffer__free(rb);
+	if (quiet)
+		printf("{\"hits\":%llu,\"mean_read_ns\":%.0f}\n", hits,
+		       hits ? (double)read_ns_sum / hits : 0.0);
 	return ret < 0 ? -1 : 0;
 }
 
@@ -178,7 +207,15 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: pystack_probe LIBCUDA PYTHON SCRIPT [ARGS...]\n");
 		return 2;
 	}
-	skel = pystack_probe_bpf__open_and_load();
+	quiet = getenv("PYSTACK_PROBE_QUIET");
+	skel = pystack_probe_bpf__open();
+	if (skel) {
+		skel->rodata->read_python = !getenv("PYSTACK_PROBE_NO_PY");
+		if (pystack_probe_bpf__load(skel)) {
+			pystack_probe_bpf__destroy(skel);
+			skel = NULL;
+		}
+	}
 	if (!skel) {
 		fprintf(stderr, "pystack_probe: cannot load the BPF program: %s\n", strerror(errno));
 		return 1;
