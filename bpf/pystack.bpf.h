@@ -95,26 +95,111 @@ static __always_inline __u64 py_current_frame(const struct sp_py_config *cfg, __
 	return frame;
 }
 
-/* Pointer fields are 8-aligned and the buffer 128 bytes: masks the verifier can follow. */
-#define PY_FIELD64(buf, off) (*(__u64 *)((buf) + ((off) & 0x78)))
-#define PY_FIELD32(buf, off) (*(__s32 *)((buf) + ((off) & 0x7c)))
+/*
+ * The top of the thread's frame data stack (3.11+), read at once: the frames of
+ * most calls lie there, one after the other, and are then taken from this copy
+ * instead of one read each.
+ */
+struct py_window {
+	__u64 start;		/* address of data[0] */
+	__u32 len;		/* bytes copied; 0: no window */
+	__u32 pad;
+	__u8 data[SP_PY_WINDOW];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct py_window);
+} py_window SEC(".maps");
+
+/* Aligned offsets the verifier can bound: 8-byte loads from the window or a frame buffer. */
+#define PY_WIN_MASK8	((SP_PY_WINDOW - 1) & ~7)
+#define PY_WIN_MASK1	(SP_PY_WINDOW - 1)
+#define PY_BUF_MASK8	((SP_PY_FRAME_READ - 1) & ~7)
+#define PY_BUF_MASK4	((SP_PY_FRAME_READ - 1) & ~3)
+
+static __always_inline void py_window_fill(const struct sp_py_config *cfg, __u64 tstate,
+					   struct py_window *win)
+{
+	__u64 stack[2], base, start, len;	/* stack: datastack_chunk, datastack_top */
+
+	win->len = 0;
+	if (cfg->tstate_datastack == SP_PYOFF_NONE ||
+	    bpf_probe_read_user(stack, sizeof(stack), (void *)(tstate + cfg->tstate_datastack)))
+		return;
+	base = stack[0] + cfg->chunk_data;
+	if (!stack[0] || stack[1] <= base)
+		return;
+	start = stack[1] - base > SP_PY_WINDOW ? stack[1] - SP_PY_WINDOW : base;
+	len = stack[1] - start;
+	barrier_var(len);	/* the bound checked on the register passed */
+	if (len == 0 || len > SP_PY_WINDOW)
+		return;
+	if (bpf_probe_read_user(win->data, len, (void *)start))
+		return;
+	win->start = start;
+	win->len = len;
+}
+
+/* One frame's fields, from the window when it holds the whole frame. */
+struct py_frame_fields {
+	__u64 code;
+	__u64 previous;
+	__u64 instr;		/* f_lasti (sign-extended) or the instruction pointer */
+	__u8 owner;
+};
+
+static __always_inline bool py_fields_from_window(const struct sp_py_config *cfg,
+						  const struct py_window *win, __u64 frame,
+						  struct py_frame_fields *f)
+{
+	__u64 off = frame - win->start;
+
+	if (frame < win->start || off + cfg->frame_read > win->len)
+		return false;
+	f->code = *(__u64 *)(win->data + ((off + cfg->frame_code) & PY_WIN_MASK8));
+	f->previous = *(__u64 *)(win->data + ((off + cfg->frame_previous) & PY_WIN_MASK8));
+	f->instr = *(__u64 *)(win->data + ((off + cfg->frame_instr) & PY_WIN_MASK8));
+	f->owner = win->data[(off + cfg->frame_owner) & PY_WIN_MASK1];
+	return true;
+}
+
+static __always_inline bool py_fields_read(const struct sp_py_config *cfg, __u64 frame,
+					   struct py_frame_fields *f)
+{
+	__u8 buf[SP_PY_FRAME_READ] = {};
+	__u32 len = cfg->frame_read;
+
+	if (!len || len > SP_PY_FRAME_READ || bpf_probe_read_user(buf, len, (void *)frame))
+		return false;
+	f->code = *(__u64 *)(buf + (cfg->frame_code & PY_BUF_MASK8));
+	f->previous = *(__u64 *)(buf + (cfg->frame_previous & PY_BUF_MASK8));
+	if (cfg->instr_kind == SP_PY_INSTR_LASTI)
+		f->instr = (__s64)*(__s32 *)(buf + (cfg->frame_instr & PY_BUF_MASK4));
+	else
+		f->instr = *(__u64 *)(buf + (cfg->frame_instr & PY_BUF_MASK8));
+	f->owner = buf[cfg->frame_owner & (SP_PY_FRAME_READ - 1)];
+	return true;
+}
 
 /* Byte offset of the frame's current instruction in its code's bytecode. */
-static __always_inline __u32 py_frame_instr(const struct sp_py_config *cfg, const __u8 *buf,
-					    __u64 code)
+static __always_inline __u32 py_frame_instr(const struct sp_py_config *cfg,
+					    const struct py_frame_fields *f)
 {
 	__s64 off;
 
-	if (cfg->instr_kind == SP_PY_INSTR_LASTI) {
-		off = (__s64)PY_FIELD32(buf, cfg->frame_instr) * 2;
-	} else {
-		off = (__s64)(PY_FIELD64(buf, cfg->frame_instr) - code - cfg->code_bytecode);
-	}
+	if (cfg->instr_kind == SP_PY_INSTR_LASTI)
+		off = (__s64)f->instr * 2;
+	else
+		off = (__s64)(f->instr - f->code - cfg->code_bytecode);
 	return off < 0 || off > 0x7fffffff ? 0 : (__u32)off;
 }
 
 struct py_frame_walk {
 	const struct sp_py_config *cfg;
+	const struct py_window *win;
 	struct sp_py_frame *out;
 	__u64 frame;
 	__u32 n;
@@ -126,43 +211,42 @@ static long py_frame_step(__u64 index, void *data)
 {
 	struct py_frame_walk *w = data;
 	const struct sp_py_config *cfg = w->cfg;
-	__u8 buf[SP_PY_FRAME_READ] = {};
-	__u32 len = cfg->frame_read;
-	__u64 code;
+	struct py_frame_fields f;
 
-	if (!w->frame || w->n >= w->max || !len || len > SP_PY_FRAME_READ)
+	if (!w->frame || w->n >= w->max)
 		return 1;
-	if (bpf_probe_read_user(buf, len, (void *)w->frame))
+	if (!py_fields_from_window(cfg, w->win, w->frame, &f) &&
+	    !py_fields_read(cfg, w->frame, &f))
 		return 1;
-	code = PY_FIELD64(buf, cfg->frame_code);
-	if (cfg->frame_owner != SP_PYOFF_NONE &&
-	    buf[cfg->frame_owner & (SP_PY_FRAME_READ - 1)] == cfg->owner_cstack)
-		code = 0;
-	if (code) {
-		struct sp_py_frame *f = &w->out[w->n & (SP_STACK_PY - 1)];
+	if (cfg->frame_owner != SP_PYOFF_NONE && f.owner == cfg->owner_cstack)
+		f.code = 0;
+	if (f.code) {
+		struct sp_py_frame *out = &w->out[w->n & (SP_STACK_PY - 1)];
 
-		f->code = code;
-		f->instr = py_frame_instr(cfg, buf, code);
-		f->pad = 0;
+		out->code = f.code;
+		out->instr = py_frame_instr(cfg, &f);
+		out->pad = 0;
 		w->n++;
 	}
-	w->frame = PY_FIELD64(buf, cfg->frame_previous);
+	w->frame = f.previous;
 	return 0;
 }
 
 static __always_inline __u32 py_stack_read(struct sp_py_frame *out, __u32 max)
 {
-	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32, zero = 0;
 	struct sp_py_config *cfg = bpf_map_lookup_elem(&py_procs, &tgid);
-	struct py_frame_walk w = { .cfg = cfg, .out = out, .max = max };
+	struct py_window *win = bpf_map_lookup_elem(&py_window, &zero);
+	struct py_frame_walk w = { .cfg = cfg, .win = win, .out = out, .max = max };
 	__u64 tstate;
 
-	if (!cfg)
+	if (!cfg || !win)
 		return 0;
 	tstate = py_tstate_find(cfg);
 	if (!tstate)
 		return 0;
 	w.frame = py_current_frame(cfg, tstate);
+	py_window_fill(cfg, tstate, win);
 	/* Twice the frames kept: C-stack shims are walked past, not kept. */
 	bpf_loop(2 * SP_STACK_PY, py_frame_step, &w, 0);
 	return w.n;

@@ -8,6 +8,8 @@
 #define SP_PY_THREADS	256	/* thread states searched per interpreter */
 #define SP_PY_FRAME_READ	128	/* most bytes of one frame read (through its last field) */
 #define SP_PYOFF_NONE	0xffff	/* no such field in this version */
+/* Bytes of the thread's frame data stack below its top read at once (3.11+). */
+#define SP_PY_WINDOW	8192
 
 enum sp_py_id_kind {
 	SP_PY_ID_TID = 0,	/* tstate holds the thread's tid (native_thread_id, 3.11+) */
@@ -36,6 +38,9 @@ struct sp_py_config {
 	__u16 frame_owner;		/* SP_PYOFF_NONE: no owner field */
 	__u16 frame_read;		/* bytes of a frame read at once, <= SP_PY_FRAME_READ */
 	__u16 code_bytecode;		/* offset of the inline bytecode (SP_PY_INSTR_PTR) */
+	__u16 tstate_datastack;		/* datastack_chunk, datastack_top after it; or NONE */
+	__u16 chunk_data;		/* offset of a _PyStackChunk's frames */
+	__u16 pad16;
 	__u8 id_kind;
 	__u8 instr_kind;
 	__u8 owner_cstack;		/* owner value of C-stack shim frames; 0xff: none */

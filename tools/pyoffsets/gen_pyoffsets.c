@@ -64,6 +64,15 @@ static void print_threads(void)
 #endif
 	printf("\t\t.tstate_next = %u,\n", OFF(PyThreadState, next));
 	printf("\t\t.tstate_thread_id = %u,\n", OFF(PyThreadState, thread_id));
+#if PY_VERSION_HEX >= 0x030b0000
+	printf("\t\t.tstate_datastack_chunk = %u,\n", OFF(PyThreadState, datastack_chunk));
+	printf("\t\t.tstate_datastack_top = %u,\n", OFF(PyThreadState, datastack_top));
+	printf("\t\t.chunk_data = %u,\n", OFF(_PyStackChunk, data));
+#else
+	printf("\t\t.tstate_datastack_chunk = PYOFF_NONE,\n");
+	printf("\t\t.tstate_datastack_top = PYOFF_NONE,\n");
+	printf("\t\t.chunk_data = PYOFF_NONE,\n");
+#endif
 #if PY_VERSION_HEX >= 0x030d0000
 	printf("\t\t.tstate_frame = %u,\n", OFF(PyThreadState, current_frame));
 	printf("\t\t.cframe_current_frame = PYOFF_NONE,\n");

@@ -20,6 +20,9 @@ struct py_offsets {
 	unsigned int tstate_native_thread_id;	/* its tid; PYOFF_NONE before 3.11 */
 	unsigned int tstate_frame;		/* frame (3.10), cframe (3.11, 3.12), current_frame */
 	unsigned int cframe_current_frame;	/* in _PyCFrame; PYOFF_NONE where no cframe */
+	unsigned int tstate_datastack_chunk;	/* frames' data stack (3.11+), else PYOFF_NONE */
+	unsigned int tstate_datastack_top;
+	unsigned int chunk_data;		/* where a _PyStackChunk's frames start */
 	/* PyFrameObject (3.10) or _PyInterpreterFrame */
 	unsigned int frame_size;
 	unsigned int frame_previous;

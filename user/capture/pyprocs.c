@@ -148,6 +148,9 @@ static void apply_debug_threads(struct py_offsets *off, const struct py313_debug
 	off->tstate_thread_id = d->thread_state.thread_id;
 	off->tstate_native_thread_id = d->thread_state.native_thread_id;
 	off->tstate_frame = d->thread_state.current_frame;
+	/* datastack_top is not described: it follows datastack_chunk as the table says */
+	off->tstate_datastack_top += d->thread_state.datastack_chunk - off->tstate_datastack_chunk;
+	off->tstate_datastack_chunk = d->thread_state.datastack_chunk;
 	off->cframe_current_frame = PYOFF_NONE;
 	off->frame_size = d->interpreter_frame.size;
 	off->frame_previous = d->interpreter_frame.previous;
@@ -333,6 +336,13 @@ int pyprocs__config(const struct py_proc *proc, struct sp_py_config *cfg)
 	cfg->id_kind = lasti ? SP_PY_ID_FSBASE : SP_PY_ID_TID;
 	cfg->instr_kind = lasti ? SP_PY_INSTR_LASTI : SP_PY_INSTR_PTR;
 	cfg->owner_cstack = off->owner_cstack < 0 ? 0xff : off->owner_cstack;
+	/* one read gives both pointers; frames at other places are read one by one */
+	cfg->tstate_datastack = SP_PYOFF_NONE;
+	if (!lasti && off->tstate_datastack_chunk <= 0xffff && off->chunk_data <= 0xffff &&
+	    off->tstate_datastack_top == off->tstate_datastack_chunk + 8) {
+		cfg->tstate_datastack = off->tstate_datastack_chunk;
+		cfg->chunk_data = off->chunk_data;
+	}
 	return 0;
 }
 
