@@ -4,6 +4,7 @@
  * with the offsets user space found for its interpreter (pyprocs.c): the
  * thread's PyThreadState is found by its id in the interpreters' thread lists,
  * then the frame chain is followed from the current frame outwards.
+ * py_stack_read's out must have room for SP_STACK_PY frames.
  */
 #ifndef __PYSTACK_BPF_H
 #define __PYSTACK_BPF_H
@@ -232,16 +233,26 @@ static long py_frame_step(__u64 index, void *data)
 	return 0;
 }
 
-static __always_inline __u32 py_stack_read(struct sp_py_frame *out, __u32 max)
+/* What a stack read fills: SP_STACK_PY frames, its size known to the verifier. */
+struct py_stack_out {
+	struct sp_py_frame frames[SP_STACK_PY];
+};
+
+/*
+ * A global function: verified once on its own, not once per path of every
+ * probe that calls it (its loops would make that too long for the verifier).
+ */
+__noinline __u32 py_stack_read_global(struct py_stack_out *out, __u32 max)
 {
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32, zero = 0;
 	struct sp_py_config *cfg = bpf_map_lookup_elem(&py_procs, &tgid);
 	struct py_window *win = bpf_map_lookup_elem(&py_window, &zero);
-	struct py_frame_walk w = { .cfg = cfg, .win = win, .out = out, .max = max };
+	struct py_frame_walk w = { .cfg = cfg, .win = win, .max = max };
 	__u64 tstate;
 
-	if (!cfg || !win)
+	if (!out || !cfg || !win)
 		return 0;
+	w.out = out->frames;
 	tstate = py_tstate_find(cfg);
 	if (!tstate)
 		return 0;
@@ -250,6 +261,12 @@ static __always_inline __u32 py_stack_read(struct sp_py_frame *out, __u32 max)
 	/* Twice the frames kept: C-stack shims are walked past, not kept. */
 	bpf_loop(2 * SP_STACK_PY, py_frame_step, &w, 0);
 	return w.n;
+}
+
+/* out: room for SP_STACK_PY frames whatever max is. */
+static __always_inline __u32 py_stack_read(struct sp_py_frame *out, __u32 max)
+{
+	return py_stack_read_global((struct py_stack_out *)out, max);
 }
 
 #endif /* __PYSTACK_BPF_H */

@@ -9,6 +9,7 @@
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
 #include "specprobe.h"
+#include "pystack.bpf.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
@@ -316,6 +317,87 @@ static __always_inline struct sp_call_pkt *emit_call(const struct sp_probe_spec 
 	return rec;
 }
 
+/*
+ * Scratch for one stack record: a header, then words for the native return
+ * addresses (one more than a record holds, see emit_stack); Python frames are
+ * read into the words after those and moved down behind the native ones.
+ */
+#define PY_WORD		(SP_STACK_NATIVE + 1)
+#define STACK_WORDS	(PY_WORD + 2 * SP_STACK_PY)
+
+struct stack_scratch {
+	struct sp_stack_rec hdr;
+	__u64 words[STACK_WORDS];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct stack_scratch);
+} stack_scratch SEC(".maps");
+
+/* The Python frames, from words[PY_WORD] down to words[to]. */
+static __always_inline void pack_py(struct stack_scratch *s, __u32 to, __u32 nr_py)
+{
+	for (__u32 j = 0; j < 2 * SP_STACK_PY; j++) {
+		if (j >= 2 * nr_py || to + j >= STACK_WORDS)
+			break;
+		s->words[to + j] = s->words[PY_WORD + j];
+	}
+}
+
+/*
+ * The stacks of the call just reserved (seq): user frames by frame pointers,
+ * then Python's. The walk starts at the probed function itself (skipped);
+ * at its entry the caller's return address is still at [sp], and kernels
+ * before 6.16 or so miss it: it is put in front unless the walk has it. The
+ * frames then start at words[0], else at words[1] with the header moved up
+ * one word. Written before the entry is submitted, so it lands right after
+ * it in the ring. true if written.
+ */
+static __always_inline bool emit_stack(struct pt_regs *ctx, __u64 id, __u32 seq)
+{
+	__u32 zero = 0, nr_native, nr_py, size, shift = 1;
+	struct stack_scratch *s;
+	struct sp_stack_rec *rec;
+	long bytes;
+
+	s = bpf_map_lookup_elem(&stack_scratch, &zero);
+	if (!s)
+		return false;
+	bytes = bpf_get_stack(ctx, &s->words[1], SP_STACK_NATIVE * 8, BPF_F_USER_STACK | 1);
+	nr_native = bytes > 0 ? (__u64)bytes / 8 : 0;
+	if (!bpf_probe_read_user(&s->words[0], 8, (void *)ctx->sp) &&
+	    (!nr_native || s->words[1] != s->words[0])) {
+		shift = 0;
+		nr_native++;
+	}
+	if (nr_native > SP_STACK_NATIVE)
+		nr_native = SP_STACK_NATIVE;
+	/* PYTHON FRAMES: filled here, innermost first (bpf/pystack.bpf.h) */
+	nr_py = py_stack_read((struct sp_py_frame *)&s->words[PY_WORD], SP_STACK_PY);
+	if (nr_py > SP_STACK_PY)
+		nr_py = SP_STACK_PY;
+	if (nr_py && shift + nr_native < PY_WORD)
+		pack_py(s, shift + nr_native, nr_py);
+	size = sizeof(*rec) + 8 * nr_native + 16 * nr_py;
+	/* the bound check stays where the verifier needs it, on the register passed */
+	barrier_var(size);
+	if (size > sizeof(*s) - 8)
+		return false;
+	rec = (struct sp_stack_rec *)((char *)s + 8 * (shift & 1));
+	rec->type = SP_REC_STACK;
+	rec->size = size;
+	rec->tgid = id >> 32;
+	rec->tid = (__u32)id;
+	rec->seq = seq;
+	rec->nr_native = nr_native;
+	rec->nr_py = nr_py;
+	rec->pad = 0;
+	return !bpf_ringbuf_output(&events, rec, size, BPF_RB_NO_WAKEUP);
+}
+
 SEC("uprobe")
 int BPF_KPROBE(on_entry)
 {
@@ -367,6 +449,8 @@ int BPF_KPROBE(on_entry)
 	} else {
 		count(SP_CNT_DEEP);
 	}
+	if ((spec->flags & SP_SPEC_STACK) && emit_stack(ctx, id, rec->seq))
+		rec->flags |= SP_PKT_HAS_STACK;
 	bpf_ringbuf_submit(rec, submit_flags(spec->flags & SP_SPEC_WAKE, rec->ts));
 	return 0;
 }

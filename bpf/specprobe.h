@@ -48,7 +48,9 @@ enum sp_spec_flags {
 	SP_SPEC_DATA_STR = 1 << 2,	/* data is a NUL-terminated string */
 	SP_SPEC_ENCLOSES = 1 << 3,	/* may call probed entry points: keep a frame */
 	SP_SPEC_DIMS = 1 << 4,		/* arguments 1..7 are 32-bit (a launch's grid, block, shmem) */
+	SP_SPEC_STACK = 1 << 5,		/* an SP_REC_STACK follows the entry record */
 };
+#define SP_HAS_STACKS	1	/* this header knows SP_SPEC_STACK (benchmarks build old ones too) */
 
 /* Fields whose user-memory read failed (record .faults bits and fault counters). */
 enum sp_fault_field {
@@ -90,6 +92,7 @@ struct sp_rec_hdr {
 /* Flags of struct sp_call_rec. */
 enum sp_call_flags {
 	SP_CALL_HAS_RET = 1 << 0,	/* a completion record will follow */
+	SP_CALL_HAS_STACK = 1 << 1,	/* an SP_REC_STACK of this call follows it */
 };
 
 struct sp_call_rec {
@@ -115,7 +118,8 @@ enum sp_pkt_flags {
 	SP_PKT_DIMS = 1 << 1,		/* words 1..4 hold arguments 1..7 as __u32, word 5 argument 8 */
 	SP_PKT_DATA_SMALL = 1 << 2,	/* SP_DATA_SMALL bytes of data after the words */
 	SP_PKT_DATA_LARGE = 1 << 3,	/* SP_DATA_LARGE bytes of data after the words */
-	SP_PKT_FAULT_SHIFT = 4,		/* bits of enum sp_fault_field from here */
+	SP_PKT_FAULT_SHIFT = 4,		/* bits of enum sp_fault_field from here (three) */
+	SP_PKT_HAS_STACK = 1 << 7,	/* SP_CALL_HAS_STACK */
 };
 
 /*

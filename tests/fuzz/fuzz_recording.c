@@ -14,20 +14,21 @@ static int print_call(void *ctx, const struct tf_header *hdr, const struct sp_ca
 
 	dump_fmt__name(hdr, call->entry.probe);
 	dump_fmt__text(out, hdr, call);
-	dump_fmt__json(out, hdr, call);
+	dump_fmt__json_stack(out, hdr, pipeline__callstacks(ctx), call);
 	return 0;
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static const struct pipeline_opts calls_only = { .analyse = false };
-	const struct pipeline_consumer printer = { .call = print_call };
+	struct pipeline_consumer printer = { .call = print_call };
 	struct pipeline *p;
 	char err[512];
 
 	p = pipeline__open(fuzz_input_path(data, size), &calls_only, err, sizeof(err));
 	if (!p)
 		return 0;
+	printer.ctx = p;
 	pipeline__add(p, &printer);
 	/* as dump does: what was read before a cut or a corrupt record is still finished */
 	pipeline__read_all(p);

@@ -38,14 +38,17 @@ if [ "$(id -u)" = 0 ] && [ -r /sys/kernel/btf/vmlinux ]; then
 		--plant ctx@draft-verify/2 --plant pageable-copy@accept
 	touch "$work/go"
 	record caller "$look/caller" 3 2 "$work/go" "$work/truth" 1
+	# call sites: stack and mapping records of version 2
+	record sites "$look/sites" 3 2 "$work/go"
 	cut_variants "$dir/recording/sim-sync.sprb"
+	cut_variants "$dir/recording/sites.sprb"
 	cut_variants "$dir/recording/caller.sprb"
 else
 	echo "seeds: not root or no BTF: the recording harnesses start from a bare magic" >&2
 fi
 printf 'SPECPRB\n' >"$dir/recording/magic.sprb"
 
-for f in "$look/libcuda.so.1" "$look/libnccl.so.2" "$look/caller" "$look/loader"; do
+for f in "$look/libcuda.so.1" "$look/libnccl.so.2" "$look/caller" "$look/loader" "$look/sites"; do
 	cp "$f" "$dir/elf/"
 	strip -s -o "$dir/elf/$(basename "$f").stripped" "$f"
 done

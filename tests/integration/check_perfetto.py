@@ -4,6 +4,7 @@
 
   check_perfetto.py TRACE --dump DUMP.jsonl --report REPORT.json
   check_perfetto.py TRACE --counts     (slices and instants per track kind and name)
+  check_perfetto.py TRACE --call-sites (calls per name and call_site annotation)
 
 Parses the protobuf wire format itself (no packages) and checks: the first packet is a
 clock snapshot; every track event has the sequence id; interned ids (event names,
@@ -193,9 +194,10 @@ def main():
     ap.add_argument('--dump')
     ap.add_argument('--report')
     ap.add_argument('--counts', action='store_true')
+    ap.add_argument('--call-sites', action='store_true')
     args = ap.parse_args()
-    if not args.counts and not (args.dump and args.report):
-        ap.error('--dump and --report, or --counts')
+    if not args.counts and not args.call_sites and not (args.dump and args.report):
+        ap.error('--dump and --report, --counts or --call-sites')
     c = Checker()
     try:
         packets = c.run(open(args.trace, 'rb').read())
@@ -203,6 +205,12 @@ def main():
         print('trace does not parse: %s' % e)
         return 1
     kind_of = lambda uuid: uuid & 7     # track uuids are id << 3 | kind
+    if args.call_sites:
+        sites = Counter((e[3], e[5]['call_site'].decode()) for e in c.events
+                        if isinstance(e[5].get('call_site'), bytes) and e[5].get('stack'))
+        for (name, site), n in sorted(sites.items()):
+            print('%s %s: %d' % (name, site, n))
+        return 1 if c.errors else 0
     if args.counts:
         kinds = {1: 'slice', 3: 'instant'}
         counts = Counter((kind_of(e[0]), kinds[e[1]], e[3]) for e in c.events)

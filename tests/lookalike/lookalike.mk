@@ -5,7 +5,7 @@
 LOOKALIKE_DIR := $(OUTPUT)/lookalike
 PROLOGUE_CFLAGS := -O2 -fPIC -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer
 LOOKALIKE_TARGETS := $(LOOKALIKE_DIR)/libcuda.so.1 $(LOOKALIKE_DIR)/libnccl.so.2 \
-	$(LOOKALIKE_DIR)/caller $(LOOKALIKE_DIR)/loader
+	$(LOOKALIKE_DIR)/caller $(LOOKALIKE_DIR)/loader $(LOOKALIKE_DIR)/sites
 TOOLS_TARGETS += $(LOOKALIKE_TARGETS)
 
 $(LOOKALIKE_DIR):
@@ -29,3 +29,9 @@ $(LOOKALIKE_DIR)/caller: tests/lookalike/caller.c tests/lookalike/lookalike.h $(
 $(LOOKALIKE_DIR)/loader: tests/lookalike/loader.c tests/lookalike/lookalike.h | $(LOOKALIKE_DIR)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(WARN) -O2 -g $< -ldl -o $@
+
+# Call sites the tests know by name: frame pointers, so the kernel walks the stack.
+$(LOOKALIKE_DIR)/sites: tests/lookalike/sites.c tests/lookalike/lookalike.h $(LOOKALIKE_DIR)/libcuda.so.1
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(WARN) -O1 -g -fno-omit-frame-pointer $< -L$(LOOKALIKE_DIR) -l:libcuda.so.1 \
+		-Wl,-rpath,'$$ORIGIN' -o $@

@@ -2,9 +2,7 @@
 # The Python stack reader on its own: a uprobe loader that prints named frames.
 PYSTACKS_DIR := $(OUTPUT)/pystacks
 TOOLS_TARGETS += $(PYSTACKS_DIR)/pystack_probe
-PYSTACKS_OBJS := $(OUTPUT)/user/capture/pyprocs.o $(OUTPUT)/user/capture/pycode.o \
-	$(OUTPUT)/user/capture/pyoffsets_table.o $(OUTPUT)/user/capture/elfsyms.o \
-	$(OUTPUT)/user/util/log.o
+PYSTACKS_OBJS := $(LIB_OBJS)
 
 $(PYSTACKS_DIR):
 	$(Q)mkdir -p $@
@@ -27,6 +25,6 @@ $(PYSTACKS_DIR)/pystack_probe: tests/pystacks/pystack_probe.c $(PYSTACKS_DIR)/py
 	$(Q)$(CC) $(CFLAGS) -I$(PYSTACKS_DIR) $(INCLUDES) $< $(PYSTACKS_OBJS) $(LDLIBS) -o $@
 
 TOOLS_TARGETS += $(PYSTACKS_DIR)/pylines
-$(PYSTACKS_DIR)/pylines: tests/pystacks/pylines.c $(OUTPUT)/user/capture/pycode.o $(PYSTACKS_OBJS)
+$(PYSTACKS_DIR)/pylines: tests/pystacks/pylines.c $(PYSTACKS_OBJS)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) $(INCLUDES) $< $(PYSTACKS_OBJS) $(LDLIBS) -o $@

@@ -634,10 +634,56 @@ static void test_not_a_recording(void **state)
 	sample_header(&h);
 	write_recording(path, &h, 3);
 	data = get_bytes(path, &len);
-	data[8] = 2;	/* version, little-endian */
+	data[8] = 3;	/* version, little-endian */
 	put_bytes(path, data, len);
-	expect_open_fails(path, "%s is recording version 2; this specprobe reads version 1");
+	expect_open_fails(path, "%s is recording version 3; this specprobe reads versions 1 and 2");
 	free(data);
+}
+
+/* Records read from path: how many, and how reading ended. */
+static int count_records(const char *path, int *n)
+{
+	char err[ERR_LEN] = "";
+	struct tf_reader *r = tf_reader__open(path, err, sizeof(err));
+	const void *rec;
+	int ret;
+
+	assert_non_null(r);
+	*n = 0;
+	while ((ret = tf_reader__next(r, &rec)) > 0)
+		(*n)++;
+	tf_reader__free(r);
+	return ret;
+}
+
+/* From version 2 on, a kind in the optional range is passed over; in version 1 it is corrupt. */
+static void test_optional_kinds(void **state)
+{
+	const unsigned char optional[16] = { TF_OPTIONAL_FIRST, 0, 16, 0 };
+	char path[PATH_LEN];
+	struct tf_header h;
+	unsigned char *data, *grown;
+	size_t len;
+	int n;
+
+	in_dir(state, "opt.sprb", path);
+	sample_header(&h);
+	h.version = TF_VERSION_STACKS;
+	write_recording(path, &h, 3);
+	data = get_bytes(path, &len);
+	assert_int_equal(data[8], TF_VERSION_STACKS);
+	grown = realloc(data, len + 2 * sizeof(optional));
+	assert_non_null(grown);
+	memcpy(grown + len, optional, sizeof(optional));
+	memcpy(grown + len + sizeof(optional), optional, sizeof(optional));
+	put_bytes(path, grown, len + 2 * sizeof(optional));
+	assert_int_equal(count_records(path, &n), 0);
+	assert_int_equal(n, 3);
+	grown[8] = TF_VERSION;
+	put_bytes(path, grown, len + 2 * sizeof(optional));
+	assert_int_equal(count_records(path, &n), -EBADMSG);
+	assert_int_equal(n, 3);
+	free(grown);
 }
 
 static void expect_header_rejected(void **state, const struct raw *file)
@@ -906,6 +952,7 @@ int main(void)
 		TMP_TEST(test_corrupt_header),
 		TMP_TEST(test_unaligned_records),
 		TMP_TEST(test_corrupt_record),
+		TMP_TEST(test_optional_kinds),
 		TMP_TEST(test_refuses_existing_file),
 		TMP_TEST(test_refuses_symlink),
 		TMP_TEST(test_disk_full),

@@ -27,6 +27,10 @@
 #include "specprobe.skel.h"
 #include "hitcost.skel.h"
 
+#ifndef SP_HAS_STACKS	/* an older specprobe.h (a BASE build): no stack records */
+#define SP_SPEC_STACK 0
+#endif
+
 #define MULTI_ATTACH 48		/* BPF_TRACE_UPROBE_MULTI */
 #define MULTI_RETURN 1		/* BPF_F_UPROBE_MULTI_RETURN */
 
@@ -36,6 +40,8 @@ struct variant {
 	const char *ret;	/* ladder return program, or NULL */
 	const char *row;	/* catalogue row for specprobe's programs, or NULL */
 	int sp_ret;		/* also specprobe's return probe */
+	int sp_stack;		/* and its stack record (SP_SPEC_STACK) */
+	int depth;		/* called this many frame-pointer frames deep */
 };
 
 static const struct variant variants[] = {
@@ -58,6 +64,9 @@ static const struct variant variants[] = {
 	{ "sp_query_entry", .row = "cuEventQuery" },
 	{ "sp_query", .row = "cuEventQuery", .sp_ret = 1 },
 	{ "sp_sync", .row = "cuStreamSynchronize", .sp_ret = 1 },
+	{ "sp_sync_stack", .row = "cuStreamSynchronize", .sp_ret = 1, .sp_stack = 1 },
+	{ "sp_sync_stack_deep", .row = "cuStreamSynchronize", .sp_ret = 1, .sp_stack = 1,
+	  .depth = 40 },
 };
 #define NR_VARIANTS (int)(sizeof(variants) / sizeof(variants[0]))
 
@@ -69,6 +78,7 @@ struct bench {
 	__u64 offset;
 	volatile int stop;
 	__u64 records;
+	__u64 stacks, frames;	/* stack records read and their native frames */
 };
 
 struct multi_attr {	/* BPF_LINK_CREATE for uprobe_multi, as the kernel lays it out */
@@ -96,8 +106,34 @@ static int link_multi(struct bench *b, struct bpf_program *prog, int retprobe)
 
 static int count_record(void *ctx, void *data, size_t size)
 {
-	((struct bench *)ctx)->records++;
+	struct bench *b = ctx;
+	const struct sp_rec_hdr *h = data;
+
+	b->records++;
+#ifdef SP_HAS_STACKS
+	if (size >= sizeof(struct sp_stack_rec) && h->type == SP_REC_STACK) {
+		b->stacks++;
+		b->frames += ((const struct sp_stack_rec *)data)->nr_native;
+	}
+#endif
+	(void)h;
 	return 0;
+}
+
+/*
+ * The calls made depth frames down a chain of frame pointers, so a stack
+ * walk has that many frames to go (a server's stack is rarely shallower).
+ */
+static __attribute__((noinline, optimize("no-omit-frame-pointer"))) __u64
+time_deep(int depth, __u32 calls)
+{
+	volatile __u64 ns;
+
+	if (depth > 0)
+		ns = time_deep(depth - 1, calls);
+	else
+		ns = calibrate__time_calls(calls);
+	return ns;
 }
 
 /* The reader as specprobe runs it: poll with a 100 ms timeout, then consume. */
@@ -129,6 +165,8 @@ static int attach(struct bench *b, const struct variant *v, int fds[2])
 		if (!e)
 			return -ENOENT;
 		catalog__spec(e, &spec);
+		if (v->sp_stack)
+			spec.flags |= SP_SPEC_STACK;
 		if (bpf_map_update_elem(bpf_map__fd(b->sp->maps.specs), &key, &spec, BPF_ANY))
 			return -errno;
 		fds[0] = link_multi(b, b->sp->progs.on_entry, 0);
@@ -193,12 +231,15 @@ static double time_variant(struct bench *b, const struct variant *v, __u32 calls
 	prog_fds(b, v, progs);
 	for (int i = 0; i < 2; i++)
 		prog_stats(progs[i], &before[i][0], &before[i][1]);
-	ns = calibrate__time_calls(calls);
+	b->stacks = b->frames = 0;
+	ns = v->depth ? time_deep(v->depth, calls) : calibrate__time_calls(calls);
 	for (int i = 0; i < 2; i++)
 		prog_stats(progs[i], &after[i][0], &after[i][1]);
 	detach(fds);
 	if (stats) {
 		printf("{\"stats\":\"%s\",\"ns\":%.2f", v->name, (double)ns / calls);
+		if (b->stacks)
+			printf(",\"frames\":%.1f", (double)b->frames / b->stacks);
 		for (int i = 0; i < 2; i++) {
 			__u64 runs = after[i][1] - before[i][1];
 

@@ -65,6 +65,8 @@ what = {
     "sp_query_entry": "specprobe: cuEventQuery, entry probe alone",
     "sp_query": "specprobe: cuEventQuery, entry + return",
     "sp_sync": "specprobe: cuStreamSynchronize, entry + return",
+    "sp_sync_stack": "specprobe: cuStreamSynchronize, entry + return + its stack record",
+    "sp_sync_stack_deep": "specprobe: the same, called 40 frame-pointer frames deep",
 }
 added = {}
 for b in builds:

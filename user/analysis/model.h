@@ -82,6 +82,7 @@ struct model_sync {
 	__u8 kind;		/* enum sync_kind */
 	__u8 flags;		/* enum sync_flags */
 	__u8 host, host_from;	/* copies: enum host_kind, enum host_from of the host pointer */
+	__u32 stack;		/* its call's stack (view.stacks), 0: none (poll: the first query's) */
 };
 
 /* CPU time a process used, from its first and last sample. */
@@ -222,6 +223,7 @@ struct model_view {
 	__u64 calls, unreturned, dropped, failed_reads, first_ns, last_ns;
 	bool ended_cleanly;
 	bool out_of_memory;	/* some state could not be kept: the report is partial */
+	const struct callstacks *stacks;	/* the decoder's, naming syncs' .stack; NULL */
 };
 
 struct model;

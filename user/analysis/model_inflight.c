@@ -145,6 +145,7 @@ void inflight__sync_init(struct model_sync *sy, const struct model_thread *t,
 	sy->name = pi->catalog;
 	sy->kind = kind;
 	sy->handle = handle;
+	sy->stack = c->stack;
 }
 
 /* Kinds after which the device may have nothing left to do because the call waited. */

@@ -123,6 +123,8 @@ struct pipeline *pipeline__new(const struct tf_header *hdr, const struct pipelin
 	p->dec = decoder__new(on_call, p, REORDER_NS);
 	if (!p->dec)
 		goto fail;
+	if (p->model)
+		model__view(p->model)->stacks = decoder__callstacks(p->dec);
 	return p;
 fail:
 	pipeline__free(p);
@@ -272,6 +274,11 @@ void pipeline__snapshot(const struct pipeline *p, struct pipeline_snapshot *out)
 const struct tf_header *pipeline__header(const struct pipeline *p)
 {
 	return &p->hdr;
+}
+
+const struct callstacks *pipeline__callstacks(const struct pipeline *p)
+{
+	return decoder__callstacks(p->dec);
 }
 
 const struct decode_stats *pipeline__stats(const struct pipeline *p)

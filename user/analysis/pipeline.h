@@ -93,6 +93,8 @@ int pipeline__finish(struct pipeline *p);
 void pipeline__snapshot(const struct pipeline *p, struct pipeline_snapshot *out);
 const struct tf_header *pipeline__header(const struct pipeline *p);
 const struct decode_stats *pipeline__stats(const struct pipeline *p);
+/* The stacks and call sites that calls' .stack name. */
+const struct callstacks *pipeline__callstacks(const struct pipeline *p);
 /* Calls entered and not returned yet, as the decoder holds them (hung syncs, collectives). */
 void pipeline__open_calls(const struct pipeline *p,
 			  void (*fn)(void *ctx, const struct sp_call *call), void *ctx);

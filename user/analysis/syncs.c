@@ -319,6 +319,56 @@ static int classify_all(struct syncs *out, const struct model_view *v, const str
 	return 0;
 }
 
+static int callsite_cmp(const void *a, const void *b)
+{
+	const struct callsite_stat *x = a, *y = b;
+
+	if (x->flagged != y->flagged)
+		return (x->flagged < y->flagged) - (x->flagged > y->flagged);
+	if (x->count != y->count)
+		return (x->count < y->count) - (x->count > y->count);
+	return (x->site > y->site) - (x->site < y->site);
+}
+
+/* Every sync with a recorded stack, counted by its call site. */
+static int count_callsites(struct syncs *out, const struct model_view *v)
+{
+	__u32 nr_sites = callstacks__nr_sites(v->stacks);
+	size_t *slot_of;
+
+	if (!nr_sites)
+		return 0;
+	slot_of = calloc(nr_sites + 1, sizeof(*slot_of));
+	out->by_callsite = calloc(nr_sites, sizeof(*out->by_callsite));
+	if (!slot_of || !out->by_callsite) {
+		free(slot_of);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < out->nr; i++) {
+		const struct sync_verdict *sv = &out->verdicts[i];
+		const struct cs_stack *st = callstacks__stack(v->stacks, sv->sync->stack);
+		struct callsite_stat *cs;
+
+		if (!st || !st->site || st->site > nr_sites)
+			continue;
+		if (!slot_of[st->site]) {
+			out->by_callsite[out->nr_by_callsite].site = st->site;
+			slot_of[st->site] = ++out->nr_by_callsite;
+		}
+		cs = &out->by_callsite[slot_of[st->site] - 1];
+		cs->count++;
+		cs->blocked_ns += sv->blocked_ns;
+		if (sv->flagged) {
+			cs->flagged++;
+			cs->flagged_ns += sv->blocked_ns;
+		}
+		out->with_stack++;
+	}
+	free(slot_of);
+	qsort(out->by_callsite, out->nr_by_callsite, sizeof(*out->by_callsite), callsite_cmp);
+	return 0;
+}
+
 int syncs__analyse(struct model *m, const struct cycles *cy, struct syncs *out)
 {
 	const struct model_view *v = model__view(m);
@@ -332,7 +382,7 @@ int syncs__analyse(struct model *m, const struct cycles *cy, struct syncs *out)
 	out->trap_ns = v->calib.calls ? v->calib.return_ps / 1000 : 0;
 	for (size_t i = 0; i < cy->nr_loops; i++)
 		out->cycles += cy->loops[i].nr_cycles;
-	if (classify_all(out, v, cy)) {
+	if (classify_all(out, v, cy) || count_callsites(out, v)) {
 		syncs__free(out);
 		return -ENOMEM;
 	}
@@ -346,6 +396,7 @@ void syncs__free(struct syncs *s)
 	free(s->verdicts);
 	free(s->flagged_sites.sites);
 	free(s->unknown_sites.sites);
+	free(s->by_callsite);
 	memset(s, 0, sizeof(*s));
 }
 

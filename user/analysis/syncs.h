@@ -68,6 +68,13 @@ struct site_table {
 	size_t nr, cap;
 };
 
+/* Syncs of one call site (callstack.h): the innermost Python line and native caller. */
+struct callsite_stat {
+	__u32 site;		/* callstacks__site() */
+	size_t count, flagged;
+	__u64 blocked_ns, flagged_ns;
+};
+
 struct syncs {
 	struct sync_verdict *verdicts;	/* one per model sync, in entry order */
 	size_t nr;
@@ -76,6 +83,9 @@ struct syncs {
 	size_t verdicts_of[VERDICT_NR];
 	size_t cycles;		/* counted cycles of all loops: per-cycle costs divide by it */
 	__u64 trap_ns;		/* the return probe's cost: a call back sooner waited for nothing */
+	struct callsite_stat *by_callsite;	/* most flagged first, then most calls */
+	size_t nr_by_callsite;
+	size_t with_stack;	/* syncs whose call site was recorded */
 };
 
 /* After cycles__analyse; 0 or -ENOMEM. */

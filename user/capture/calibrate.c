@@ -48,7 +48,8 @@ int calibrate__target(char *path, size_t path_sz, __u64 *offset)
 	return ret;
 }
 
-__u64 calibrate__time_calls(__u32 calls)
+/* A frame pointer, as the callers of a driver usually keep: a stack walk goes through it. */
+__attribute__((optimize("no-omit-frame-pointer"))) __u64 calibrate__time_calls(__u32 calls)
 {
 	/* through a volatile pointer: every call is made */
 	int (*volatile fn)(int) = sp_calibration_target;

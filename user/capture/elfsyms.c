@@ -10,9 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "elfnote.h"
 #include "elfsyms.h"
-
-#define BUILD_ID_MAX_BYTES ((sizeof(((struct elf_syms *)0)->build_id) - 1) / 2)
 
 /* PT_LOAD headers, to turn a symbol's vaddr into a file offset for uprobes. */
 struct load_segs {
@@ -214,68 +213,6 @@ static void sym_list__free(struct sym_list *list)
 	free(list->entries);
 }
 
-static void hex_encode(char *out, const unsigned char *bytes, size_t nr_bytes)
-{
-	static const char digits[] = "0123456789abcdef";
-	size_t i;
-
-	for (i = 0; i < nr_bytes; i++) {
-		out[2 * i] = digits[bytes[i] >> 4];
-		out[2 * i + 1] = digits[bytes[i] & 0xf];
-	}
-	out[2 * nr_bytes] = '\0';
-}
-
-static bool build_id__from_notes(char *out, Elf_Data *data)
-{
-	size_t off = 0, next, name_off, desc_off, nr_bytes;
-	const char *base;
-	GElf_Nhdr nhdr;
-
-	if (!data || !data->d_buf)
-		return false;
-	base = data->d_buf;
-	while ((next = gelf_getnote(data, off, &nhdr, &name_off, &desc_off)) > 0) {
-		if (nhdr.n_type == NT_GNU_BUILD_ID && nhdr.n_namesz == sizeof("GNU") &&
-		    !memcmp(base + name_off, "GNU", sizeof("GNU")) && nhdr.n_descsz) {
-			nr_bytes = nhdr.n_descsz;
-			if (nr_bytes > BUILD_ID_MAX_BYTES)
-				nr_bytes = BUILD_ID_MAX_BYTES;
-			hex_encode(out, (const unsigned char *)base + desc_off, nr_bytes);
-			return true;
-		}
-		off = next;
-	}
-	return false;
-}
-
-/* Sections first; PT_NOTE segments cover files whose section headers were stripped. */
-static void build_id__read(char *out, Elf *elf)
-{
-	Elf_Scn *scn = NULL;
-	GElf_Shdr shdr;
-	GElf_Phdr phdr;
-	size_t nr_phdrs, i;
-	Elf_Type type;
-
-	out[0] = '\0';
-	while ((scn = elf_nextscn(elf, scn))) {
-		if (gelf_getshdr(scn, &shdr) && shdr.sh_type == SHT_NOTE &&
-		    build_id__from_notes(out, elf_getdata(scn, NULL)))
-			return;
-	}
-	if (elf_getphdrnum(elf, &nr_phdrs))
-		return;
-	for (i = 0; i < nr_phdrs; i++) {
-		if (!gelf_getphdr(elf, i, &phdr) || phdr.p_type != PT_NOTE)
-			continue;
-		type = phdr.p_align == 8 ? ELF_T_NHDR8 : ELF_T_NHDR;
-		if (build_id__from_notes(out, elf_getdata_rawchunk(elf, phdr.p_offset,
-								   phdr.p_filesz, type)))
-			return;
-	}
-}
-
 static int check_header(Elf *elf, const char *path, char *err, size_t err_sz)
 {
 	GElf_Ehdr ehdr;
@@ -341,7 +278,7 @@ int elf_syms__load(const char *path, struct elf_syms *syms, char *err, size_t er
 	if (!ret)
 		ret = read_funcs(elf, syms, path, err, err_sz);
 	if (!ret)
-		build_id__read(syms->build_id, elf);
+		elfnote__build_id(elf, syms->build_id);
 	else
 		elf_syms__free(syms);
 	elf_end(elf);

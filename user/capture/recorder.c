@@ -225,6 +225,7 @@ static int record_run(struct recorder *r)
 		.targets = r->req->targets,
 		.wait_for_libs = true,
 		.ring_bytes = (__u64)(r->req->rec->ring_mb ? r->req->rec->ring_mb : DEFAULT_RING_MB) << 20,
+		.stacks = r->req->rec->stacks,
 		.on_record = on_record,
 		.ctx = r,
 	};
@@ -235,6 +236,8 @@ static int record_run(struct recorder *r)
 	if (tracer__start(&r->tracer, &topts))
 		return 1;
 	tracer__header(&r->tracer, &hdr);
+	/* stack records are version 2's: without them the file is one any reader reads */
+	hdr.version = r->req->rec->stacks == STACKS_NONE ? TF_VERSION : TF_VERSION_STACKS;
 	if (r->tap)
 		r->tap->header(r->tap->ctx, &hdr);
 	if (r->req->rec->output)

@@ -33,6 +33,7 @@ struct session {
 	session_record_fn on_record;
 	void *ctx;
 	bool discard;		/* calibrating: records of our own calls are dropped */
+	enum trace_stacks stacks;	/* which probes record their call sites */
 };
 
 /* A call record as recordings hold it: the widest form, with room for any data. */
@@ -71,7 +72,9 @@ int session__widen_call(const struct sp_call_pkt *pkt, size_t size, struct sp_ca
 	rec->parent_seq = pkt->parent_seq;
 	rec->depth = pkt->depth;
 	rec->flags = pkt->flags & SP_PKT_HAS_RET ? SP_CALL_HAS_RET : 0;
-	rec->faults = pkt->flags >> SP_PKT_FAULT_SHIFT;
+	if (pkt->flags & SP_PKT_HAS_STACK)
+		rec->flags |= SP_CALL_HAS_STACK;
+	rec->faults = (pkt->flags >> SP_PKT_FAULT_SHIFT) & ((1 << SP_FAULT_NR) - 1);
 	if (pkt->flags & SP_PKT_DIMS) {
 		const __u32 *dims = (const __u32 *)&words[1];
 
@@ -112,6 +115,9 @@ static int fill_specs(struct session *s, const struct probe_set *ps, int first)
 		struct sp_probe_spec spec;
 
 		catalog__spec(ps->probes[i].entry, &spec);
+		if (s->stacks == STACKS_ALL ||
+		    (s->stacks == STACKS_SYNCS && catalog__stack_default(ps->probes[i].entry)))
+			spec.flags |= SP_SPEC_STACK;
 		if (bpf_map_update_elem(fd, &i, &spec, BPF_ANY))
 			return -errno;
 	}
@@ -150,6 +156,7 @@ struct session *session__open(const struct session_opts *opts, const struct prob
 	}
 	s->on_record = opts->on_record;
 	s->ctx = opts->ctx;
+	s->stacks = opts->stacks;
 	/* SPECPROBE_SINGLE_PROBES=1 takes the path of kernels without uprobe_multi */
 	s->multi = !getenv("SPECPROBE_SINGLE_PROBES");
 	ret = s->multi ? load_skel(s, opts, ps, true) : -EOPNOTSUPP;

@@ -9,6 +9,7 @@
 #include "calibrate.h"
 #include "probes.h"
 #include "specprobe.h"
+#include "trace_args.h"
 
 struct session;
 
@@ -20,6 +21,7 @@ struct session_opts {
 	__u64 wake_bytes;	/* ring data that makes a submit wake the reader */
 	session_record_fn on_record;
 	void *ctx;
+	enum trace_stacks stacks;	/* probes whose entries write an SP_REC_STACK */
 };
 
 /* Open and load the BPF object with one spec per probe; NULL with err. */

@@ -330,6 +330,30 @@ int targets__host_mappings(__u32 tgid, hostmem_fn fn, void *ctx)
 	return each_maps_line(tgid, host_line, &hw);
 }
 
+struct exec_walk {
+	exec_map_fn fn;
+	void *ctx;
+};
+
+static int exec_line(void *ctx, __u32 tgid, const char *line)
+{
+	const struct exec_walk *ew = ctx;
+	unsigned long long start, end, pgoff;
+	char perms[8], mapped[PATH_MAX] = "";
+
+	if (sscanf(line, "%llx-%llx %7s %llx %*s %*s %4095[^\n]", &start, &end, perms, &pgoff,
+		   mapped) < 4 || strlen(perms) < 4 || perms[2] != 'x')
+		return 0;
+	return ew->fn(ew->ctx, start, end, pgoff, mapped);
+}
+
+int targets__exec_mappings(__u32 tgid, exec_map_fn fn, void *ctx)
+{
+	struct exec_walk ew = { fn, ctx };
+
+	return each_maps_line(tgid, exec_line, &ew);
+}
+
 int targets__discover(const int *pids, int nr_pids, bool may_wait, struct targets *t, char *err,
 		      size_t err_sz)
 {

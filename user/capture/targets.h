@@ -59,6 +59,9 @@ bool targets__cpu_ns(__u32 tgid, __u64 *cpu_ns);
 typedef int (*hostmem_fn)(void *ctx, __u64 start, __u64 end, __u32 kind);
 /* Each writable mapping of tgid with its enum sp_hostmem_kind; 0 or fn's first error. */
 int targets__host_mappings(__u32 tgid, hostmem_fn fn, void *ctx);
+/* Each executable mapping of tgid, in address order (path "" when anonymous); 0 or fn's error. */
+typedef int (*exec_map_fn)(void *ctx, __u64 start, __u64 end, __u64 pgoff, const char *path);
+int targets__exec_mappings(__u32 tgid, exec_map_fn fn, void *ctx);
 /* The pid a process has in its own pid namespace, 0 if it is the host's or unknown. */
 __u32 targets__ns_pid(__u32 tgid);
 /* Is tgid still alive (not gone, not a zombie)? */

@@ -18,6 +18,13 @@ struct target_args {
 	const char *user;	/* -u: run CMD as this user */
 };
 
+/* Which calls record their call site (--stacks). */
+enum trace_stacks {
+	STACKS_SYNCS,		/* blocking and implicitly synchronising calls (the default) */
+	STACKS_ALL,		/* every probed call, launches too */
+	STACKS_NONE,		/* none: a version 1 recording */
+};
+
 /* How to record: -o, --duration, --force, --ring-mb, shared by record and live report. */
 struct recording_args {
 	const char *output;
@@ -26,6 +33,7 @@ struct recording_args {
 	bool force;
 	bool mode_set;
 	unsigned int mode;		/* --mode, else the recording is 0600 */
+	enum trace_stacks stacks;	/* --stacks */
 };
 
 #endif /* __TRACE_ARGS_H */

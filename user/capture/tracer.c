@@ -150,6 +150,8 @@ static int describe_host_memory(struct tracer *tr)
 					   tracer__now_ns() };
 
 		ret = targets__host_mappings(he.tgid, emit_hostmem, &he);
+		/* while it runs: a short-lived process's last stacks may come after it exits */
+		callsites__note_process(tr->sites, he.tgid);
 	}
 	return ret;
 }
@@ -373,8 +375,18 @@ static int on_ring_record(void *ctx, const void *rec, size_t size)
 	__u16 type = ((const struct sp_rec_hdr *)rec)->type;
 	int ret = 0;
 
+	if (type == SP_REC_STACK && !tr->stopping && tr->sites) {
+		/* the mappings and code objects it names go first */
+		ret = callsites__prepare(tr->sites, rec, size, tr->on_record, tr->ctx);
+		if (ret == -EBADMSG)
+			return 0;	/* cannot come from our programs: not recorded */
+		if (ret)
+			return ret;
+	}
 	if (!tr->stopping)
 		ret = tr->on_record(tr->ctx, rec, size);
+	if (type == SP_REC_EXIT && size >= sizeof(struct sp_exit_rec))
+		callsites__forget(tr->sites, ((const struct sp_exit_rec *)rec)->tgid);
 	if ((type == SP_REC_LIBMAP && size >= sizeof(struct sp_libmap_rec)) ||
 	    (type == SP_REC_EXEC && size >= sizeof(struct sp_exec_rec)))
 		on_stopped(tr, ((const struct sp_exec_rec *)rec)->tgid);
@@ -406,6 +418,7 @@ int tracer__start(struct tracer *tr, const struct tracer_opts *opts)
 		.wake_bytes = opts->ring_bytes / 8,
 		.on_record = on_ring_record,
 		.ctx = tr,
+		.stacks = opts->stacks,
 	};
 	const struct target_args *want = opts->targets;
 	char err[512] = "";
@@ -414,6 +427,11 @@ int tracer__start(struct tracer *tr, const struct tracer_opts *opts)
 	tr->child.go_fd = -1;
 	tr->on_record = opts->on_record;
 	tr->ctx = opts->ctx;
+	tr->stacks = opts->stacks;
+	if (opts->stacks != STACKS_NONE && !(tr->sites = callsites__new())) {
+		snprintf(err, sizeof(err), "out of memory");
+		goto fail;
+	}
 	if (want->cmd) {
 		if (launch__start(&tr->child, want->cmd, want->user, err, sizeof(err)) ||
 		    targets__add_tgid(&tr->targets, tr->child.pid))
@@ -525,4 +543,6 @@ void tracer__stop(struct tracer *tr)
 		launch__abort(&tr->child);
 	probes__free(&tr->probes);
 	targets__free(&tr->targets);
+	callsites__free(tr->sites);
+	tr->sites = NULL;
 }

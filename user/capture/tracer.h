@@ -4,6 +4,7 @@
 #define __TRACER_H
 
 #include "trace_args.h"
+#include "callsites.h"
 #include "launch.h"
 #include "probes.h"
 #include "session.h"
@@ -14,6 +15,7 @@ struct tracer_opts {
 	const struct target_args *targets;	/* -p pids, --lib files */
 	bool wait_for_libs;	/* no library mapped yet is fine: catch it when it is */
 	__u64 ring_bytes;
+	enum trace_stacks stacks;
 	session_record_fn on_record;
 	void *ctx;
 	struct calibration calib;	/* calls 0: not measured */
@@ -41,6 +43,8 @@ struct tracer {
 	void *ctx;
 	struct calibration calib;	/* calls 0: not measured */
 	bool calib_described;
+	enum trace_stacks stacks;
+	struct callsites *sites;	/* what stack records need before them */
 };
 
 /* A process stopped for a library mapping and not yet continued (for exit paths). */

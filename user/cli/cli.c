@@ -29,6 +29,8 @@ int cli__parse_pids(const char *arg, int *pids, int *nr_pids, int max_pids)
 	return ret;
 }
 
+#define OPT_STACKS 0x200	/* no short option */
+
 static const struct argp_option recording_options[] = {
 	{ "output", 'o', "FILE", 0, "Recording to write", 0 },
 	{ "duration", 'd', "SECONDS", 0, "Stop after this long", 0 },
@@ -36,6 +38,9 @@ static const struct argp_option recording_options[] = {
 	{ "ring-mb", 'r', "MB", 0, "Ring buffer size in MiB, a power of two (default 64)", 0 },
 	{ "mode", 'm', "OCTAL", 0, "Permissions of the recording (default 0600: only you read it)",
 	  0 },
+	{ "stacks", OPT_STACKS, "WHICH", 0,
+	  "Call sites (native and Python stacks) of: syncs (blocking and implicitly "
+	  "synchronising calls, the default), all, none", 0 },
 	{},
 };
 
@@ -72,6 +77,16 @@ static error_t parse_recording_arg(int key, char *arg, struct argp_state *state)
 		if (parse_mode(arg, &rec->mode))
 			argp_error(state, "--mode takes octal permissions up to 0777, e.g. 0640");
 		rec->mode_set = true;
+		break;
+	case OPT_STACKS:
+		if (!strcmp(arg, "syncs"))
+			rec->stacks = STACKS_SYNCS;
+		else if (!strcmp(arg, "all"))
+			rec->stacks = STACKS_ALL;
+		else if (!strcmp(arg, "none"))
+			rec->stacks = STACKS_NONE;
+		else
+			argp_error(state, "--stacks takes syncs, all or none");
 		break;
 	case 'r':
 		if (parse__ulong(arg, &rec->ring_mb) || !rec->ring_mb ||

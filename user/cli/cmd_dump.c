@@ -60,6 +60,7 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 
 struct dumper {
 	FILE *out;
+	const struct callstacks *stacks;
 	__u64 *per_probe;	/* --counts; by cookie, SP_MAX_PROBES (late libraries add probes) */
 };
 
@@ -73,7 +74,7 @@ static int print_call(void *ctx, const struct tf_header *hdr, const struct sp_ca
 		return 0;
 	}
 	if (env.json)
-		dump_fmt__json(d->out, hdr, call);
+		dump_fmt__json_stack(d->out, hdr, d->stacks, call);
 	else
 		dump_fmt__text(d->out, hdr, call);
 	return ferror(d->out) ? -EIO : 0;
@@ -158,6 +159,7 @@ int cmd_dump(int argc, char **argv)
 		pipeline__free(p);
 		return 1;
 	}
+	d.stacks = pipeline__callstacks(p);
 	pipeline__add(p, &printer);
 	ret = pipeline__read_all(p);
 	if (ret == -ENODATA || ret == -EBADMSG) {

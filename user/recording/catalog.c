@@ -264,6 +264,14 @@ bool catalog__arg(const struct catalog_entry *e, int i, char *name, size_t name_
 	return true;
 }
 
+bool catalog__stack_default(const struct catalog_entry *e)
+{
+	if (e->wake || e->cls == SP_CLASS_POLL)
+		return true;
+	/* an "async" copy to or from pageable memory blocks: those have a completion */
+	return e->cls == SP_CLASS_COPY && e->completion;
+}
+
 /* Arguments 1..7 all 32-bit: a launch's grid, block and shared memory, packed in the ring. */
 static bool launch_dims(const struct catalog_entry *e)
 {

@@ -63,6 +63,13 @@ const struct catalog_entry *catalog__match(const char *symbol, enum sp_lib lib);
 const struct catalog_entry *catalog__find(const char *base);
 /* Fill the BPF spec for an entry. */
 void catalog__spec(const struct catalog_entry *e, struct sp_probe_spec *spec);
+/*
+ * Are call sites recorded for this entry by default? Blocking and implicitly
+ * synchronising calls: syncs, queries, copies that may touch host memory,
+ * alloc and free that may synchronise, NCCL's blocking communicator calls.
+ * Launches and other calls that return at once are not.
+ */
+bool catalog__stack_default(const struct catalog_entry *e);
 /* Number of argument positions the entry declares (0..SP_MAX_ARGS). */
 int catalog__nargs(const struct catalog_entry *e);
 /* Name and format of argument i; false if that position is skipped or absent. */

@@ -13,6 +13,7 @@ struct dthread {
 	__u32 tid;		/* 0: empty slot */
 	__u32 tgid;
 	struct sp_call *open[OPEN_SLOTS];
+	struct sp_call *stack_wait;	/* its last call, whose stack record comes next */
 };
 
 struct decoder {
@@ -30,6 +31,7 @@ struct decoder {
 	size_t threads_cap, threads_len;
 
 	struct decode_stats stats;
+	struct callstacks *stacks;
 };
 
 /*
@@ -165,6 +167,15 @@ static void mark_unreturned(struct decoder *d, struct dthread *t, int from_depth
 	}
 }
 
+/* A call handed on before its stack came (the record was lost): no stack attaches to it. */
+static void forget_stack_wait(struct decoder *d, struct sp_call *c)
+{
+	struct dthread *t = thread_get(d, c->entry.tid, c->entry.tgid);
+
+	if (t && t->stack_wait == c)
+		t->stack_wait = NULL;
+}
+
 /* Hand on complete calls old enough that no earlier entry can still arrive. */
 static int release(struct decoder *d, bool all)
 {
@@ -176,7 +187,12 @@ static int release(struct decoder *d, bool all)
 			break;
 		if (!all && top->entry.ts + d->reorder_ns > d->newest_ts)
 			break;
+		/* its stack record comes right behind it: nothing newer has been seen yet */
+		if (!all && top->wants_stack && top->entry.ts + d->reorder_ns >= d->newest_ts)
+			break;
 		heap_pop(d);
+		if (top->wants_stack)
+			forget_stack_wait(d, top);
 		if (top->entry.ts > d->released_ts)
 			d->released_ts = top->entry.ts;
 		ret = d->fn(d->ctx, top);
@@ -206,6 +222,9 @@ static int feed_call(struct decoder *d, const struct sp_call_rec *rec, size_t si
 	c->returned = c->unreturned = false;
 	c->ret_faults = 0;
 	c->ts_return = c->result = c->out = 0;
+	c->stack = 0;
+	c->wants_stack = rec->flags & SP_CALL_HAS_STACK;
+	t->stack_wait = c->wants_stack ? c : NULL;
 	d->stats.calls++;
 	if (rec->ts < d->released_ts)
 		d->stats.late++;
@@ -235,6 +254,26 @@ static void feed_ret(struct decoder *d, const struct sp_ret_rec *rec)
 	c->result = rec->result;
 	c->out = rec->out;
 	c->ret_faults = rec->faults;
+}
+
+static int feed_stack(struct decoder *d, const struct sp_stack_rec *rec, size_t size)
+{
+	struct dthread *t;
+	struct sp_call *c;
+
+	if (!callstack__stack_ok(rec, size))
+		return -EBADMSG;
+	t = thread_get(d, rec->tid, rec->tgid);
+	c = t ? t->stack_wait : NULL;
+	if (!c || c->entry.seq != rec->seq || c->entry.tgid != rec->tgid) {
+		d->stats.orphan_stacks++;
+		return 0;
+	}
+	t->stack_wait = NULL;
+	c->wants_stack = false;
+	c->stack = callstacks__intern(d->stacks, rec);
+	d->stats.stacks++;
+	return 0;
 }
 
 static void feed_exit(struct decoder *d, const struct sp_exit_rec *rec)
@@ -295,6 +334,11 @@ int decoder__feed(struct decoder *d, const void *rec, size_t size)
 	case SP_REC_CPU:
 	case SP_REC_HOSTMEM:
 		return 0;	/* for the analyses, which see every record */
+	case SP_REC_STACK:
+		return feed_stack(d, rec, size);
+	case SP_REC_PYCODE:
+	case SP_REC_OBJMAP:
+		return callstacks__feed(d->stacks, rec, size);
 	case SP_REC_END:
 		d->stats.ended = true;
 		/* fall through */
@@ -329,6 +373,11 @@ const struct decode_stats *decoder__stats(const struct decoder *d)
 	return &d->stats;
 }
 
+const struct callstacks *decoder__callstacks(const struct decoder *d)
+{
+	return d->stacks;
+}
+
 void decoder__for_each_open(const struct decoder *d,
 			    void (*fn)(void *ctx, const struct sp_call *call), void *ctx)
 {
@@ -347,6 +396,11 @@ struct decoder *decoder__new(decode_call_fn fn, void *ctx, __u64 reorder_ns)
 	d->fn = fn;
 	d->ctx = ctx;
 	d->reorder_ns = reorder_ns;
+	d->stacks = callstacks__new();
+	if (!d->stacks) {
+		free(d);
+		return NULL;
+	}
 	return d;
 }
 
@@ -364,5 +418,6 @@ void decoder__free(struct decoder *d)
 	}
 	free(d->heap);
 	free(d->threads);
+	callstacks__free(d->stacks);
 	free(d);
 }

@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <linux/types.h>
+#include "callstack.h"
 #include "specprobe.h"
 
 struct sp_call {
@@ -22,6 +23,8 @@ struct sp_call {
 	__u64 ts_return;
 	__u64 result;
 	__u64 out;
+	__u32 stack;			/* its call site: callstacks__stack(decoder__callstacks()), 0 */
+	bool wants_stack;		/* SP_CALL_HAS_STACK, and the stack has not come yet */
 };
 
 struct decode_stats {
@@ -35,6 +38,8 @@ struct decode_stats {
 	__u64 forks;		/* traced processes that forked a traced child */
 	__u64 libmaps;		/* processes stopped to attach to a library they loaded */
 	__u64 execs;		/* traced processes that exec'd */
+	__u64 stacks;		/* stack records attached to their calls */
+	__u64 orphan_stacks;	/* stack records whose call was not waiting for one */
 	__u64 counters[SP_CNT_NR];	/* latest BPF counters seen in the stream */
 	bool have_counters;
 	bool ended;		/* an end record was seen */
@@ -52,6 +57,8 @@ int decoder__feed(struct decoder *d, const void *rec, size_t size);
 /* End of input: open calls become unreturned, everything is handed on. */
 int decoder__finish(struct decoder *d);
 const struct decode_stats *decoder__stats(const struct decoder *d);
+/* The stacks and call sites the calls' .stack name; the decoder owns them. */
+const struct callstacks *decoder__callstacks(const struct decoder *d);
 /* Each call entered whose return has not come yet: a sync or collective still blocking. */
 void decoder__for_each_open(const struct decoder *d,
 			    void (*fn)(void *ctx, const struct sp_call *call), void *ctx);

@@ -19,6 +19,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "callstack.h"
 #include "tracefile.h"
 #include "specprobe.h"
 
@@ -218,7 +219,7 @@ static int writer__put_header(struct tf_writer *w, const struct tf_header *hdr)
 		return writer__fail(w, -ENOMEM, "writing the header of");
 	e.len = 0;
 	enc__bytes(&e, TF_MAGIC, 8);
-	enc__u32(&e, TF_VERSION);
+	enc__u32(&e, hdr->version == TF_VERSION_STACKS ? TF_VERSION_STACKS : TF_VERSION);
 	enc__u32(&e, body_len);
 	enc__header(&e, hdr);
 	ret = writer__put(w, e.data, e.len);
@@ -663,10 +664,10 @@ static int reader__parse(struct tf_reader *r)
 	if (r->size < TF_PREAMBLE)
 		goto corrupt;
 	version = le32(r->map + 8);
-	if (version != TF_VERSION)
+	if (version != TF_VERSION && version != TF_VERSION_STACKS)
 		return reader__fail(r, -EPROTONOSUPPORT,
-				    "%s is recording version %u; this specprobe reads version %d",
-				    r->path, version, TF_VERSION);
+				    "%s is recording version %u; this specprobe reads versions %d and %d",
+				    r->path, version, TF_VERSION, TF_VERSION_STACKS);
 	body_len = le32(r->map + 12);
 	if (body_len > r->size - TF_PREAMBLE)
 		goto corrupt;
@@ -748,9 +749,37 @@ static bool rec_size_ok(__u16 type, __u16 size)
 		return size == sizeof(struct sp_cpu_rec);
 	case SP_REC_HOSTMEM:
 		return size == sizeof(struct sp_hostmem_rec);
+	case SP_REC_STACK:
+		return size >= sizeof(struct sp_stack_rec) && size % 8 == 0;
+	case SP_REC_PYCODE:
+		return size >= sizeof(struct sp_pycode_rec) && size % 8 == 0;
+	case SP_REC_OBJMAP:
+		return size > sizeof(struct sp_objmap_rec) && size % 8 == 0;
 	default:
 		return false;
 	}
+}
+
+/* The layout inside a call-site record: counts and lengths that agree with its size. */
+static bool site_rec_ok(const void *rec, __u16 type, __u16 size)
+{
+	switch (type) {
+	case SP_REC_STACK:
+		return callstack__stack_ok(rec, size);
+	case SP_REC_PYCODE:
+		return callstack__pycode_ok(rec, size);
+	case SP_REC_OBJMAP:
+		return callstack__objmap_ok(rec, size);
+	default:
+		return true;
+	}
+}
+
+/* Version 2 on, a kind this reader does not know in the optional range is passed over. */
+static bool optional_kind(const struct tf_reader *r, __u16 type, __u16 size)
+{
+	return r->hdr.version >= TF_VERSION_STACKS && type >= TF_OPTIONAL_FIRST &&
+	       type <= TF_OPTIONAL_LAST && size >= sizeof(struct sp_rec_hdr) && size % 8 == 0;
 }
 
 static void *grow(void *table, __u32 n, size_t elem)
@@ -859,7 +888,9 @@ static void drop_behind(struct tf_reader *r)
 	r->dropped = upto;
 }
 
-int tf_reader__next(struct tf_reader *r, const void **rec)
+#define SKIPPED 2	/* an optional record passed over */
+
+static int reader__next_one(struct tf_reader *r, const void **rec)
 {
 	const unsigned char *p = r->map + r->off;
 	size_t left = r->size - r->off;
@@ -870,6 +901,13 @@ int tf_reader__next(struct tf_reader *r, const void **rec)
 	if (left < sizeof(h))
 		return reader__truncated(r);
 	memcpy(&h, p, sizeof(h));
+	if (h.size <= TF_MAX_RECORD && !rec_size_ok(h.type, h.size) &&
+	    optional_kind(r, h.type, h.size)) {
+		if (h.size > left)
+			return reader__truncated(r);
+		r->off += h.size;
+		return SKIPPED;
+	}
 	if (h.size > TF_MAX_RECORD || !rec_size_ok(h.type, h.size))
 		return reader__fail(r, -EBADMSG, "%s: corrupt record at byte %llu", r->path,
 				    (unsigned long long)r->off);
@@ -879,6 +917,9 @@ int tf_reader__next(struct tf_reader *r, const void **rec)
 		memcpy(r->copy.bytes, p, h.size);
 		p = r->copy.bytes;
 	}
+	if (!site_rec_ok(p, h.type, h.size))
+		return reader__fail(r, -EBADMSG, "%s: corrupt call-site record at byte %llu",
+				    r->path, (unsigned long long)r->off);
 	if (h.type >= SP_REC_LIB && h.type <= SP_REC_PROC) {
 		int ret = tf_header__apply(&r->hdr, p, h.size);
 
@@ -892,6 +933,15 @@ int tf_reader__next(struct tf_reader *r, const void **rec)
 	*rec = p;
 	drop_behind(r);
 	return 1;
+}
+
+int tf_reader__next(struct tf_reader *r, const void **rec)
+{
+	int ret;
+
+	while ((ret = reader__next_one(r, rec)) == SKIPPED)
+		;
+	return ret;
 }
 
 __u64 tf_reader__offset(const struct tf_reader *r)

@@ -10,6 +10,10 @@
 
 #define TF_MAGIC	"SPECPRB\n"	/* 8 bytes */
 #define TF_VERSION	1
+#define TF_VERSION_STACKS 2		/* version 1 plus call-site records (SP_REC_STACK..OBJMAP) */
+/* Version 2 on: kinds a reader does not know in this range are skipped, not corruption. */
+#define TF_OPTIONAL_FIRST 64
+#define TF_OPTIONAL_LAST 127
 #define TF_MAX_RECORD	4096		/* larger record sizes mean corruption */
 #define TF_DEFAULT_MODE	0600		/* recordings hold what the traced processes did */
 

@@ -139,8 +139,65 @@ static void put_out_json(FILE *out, const struct tf_header *hdr, const struct ca
 	}
 }
 
+static void put_native_json(FILE *out, const struct cs_native *f)
+{
+	fprintf(out, "{\"addr\":\"0x%llx\",\"object\":", (unsigned long long)f->addr);
+	if (f->object)
+		json__string(out, f->object, 4096);
+	else
+		fputs("null", out);
+	fputs(",\"symbol\":", out);
+	if (f->symbol)
+		json__string(out, f->symbol, 1024);
+	else
+		fputs("null", out);
+	fprintf(out, ",\"offset\":\"0x%llx\"}", (unsigned long long)f->offset);
+}
+
+static void put_python_json(FILE *out, const struct cs_python *f)
+{
+	if (!f->file) {
+		fprintf(out, "{\"code\":\"0x%llx\",\"file\":null,\"function\":null,"
+			     "\"line\":null}", (unsigned long long)f->code);
+		return;
+	}
+	fputs("{\"file\":", out);
+	json__string(out, f->file, 4096);
+	fputs(",\"function\":", out);
+	json__string(out, f->function, 1024);
+	if (f->line >= 0)
+		fprintf(out, ",\"line\":%d}", f->line);
+	else
+		fputs(",\"line\":null}", out);
+}
+
+/* "stack": native frames innermost first, then Python's. */
+static void put_stack_json(FILE *out, const struct cs_stack *st)
+{
+	fputs(",\"stack\":{\"native\":[", out);
+	for (__u32 i = 0; i < st->nr_native; i++) {
+		if (i)
+			fputc(',', out);
+		put_native_json(out, &st->native[i]);
+	}
+	fputs("],\"python\":[", out);
+	for (__u32 i = 0; i < st->nr_py; i++) {
+		if (i)
+			fputc(',', out);
+		put_python_json(out, &st->py[i]);
+	}
+	fputs("]}", out);
+}
+
 void dump_fmt__json(FILE *out, const struct tf_header *hdr, const struct sp_call *c)
 {
+	dump_fmt__json_stack(out, hdr, NULL, c);
+}
+
+void dump_fmt__json_stack(FILE *out, const struct tf_header *hdr, const struct callstacks *stacks,
+			  const struct sp_call *c)
+{
+	const struct cs_stack *st = callstacks__stack(stacks, c->stack);
 	const struct catalog_entry *e = probe_entry(hdr, c->entry.probe);
 	const char *symbol = c->entry.probe < hdr->nr_probes ? hdr->probes[c->entry.probe].symbol : "?";
 
@@ -171,6 +228,8 @@ void dump_fmt__json(FILE *out, const struct tf_header *hdr, const struct sp_call
 		put_data_json(out, e, c);
 		put_out_json(out, hdr, e, c);
 	}
+	if (st)
+		put_stack_json(out, st);
 	fputs("}\n", out);
 }
 

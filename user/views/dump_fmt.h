@@ -10,6 +10,9 @@
 /* Catalogue base name of a probe, "?" when the cookie is unknown. */
 const char *dump_fmt__name(const struct tf_header *hdr, __u32 probe);
 void dump_fmt__json(FILE *out, const struct tf_header *hdr, const struct sp_call *call);
+/* The same, with "stack" (named from stacks) when the call has one. */
+void dump_fmt__json_stack(FILE *out, const struct tf_header *hdr, const struct callstacks *stacks,
+			  const struct sp_call *call);
 void dump_fmt__text(FILE *out, const struct tf_header *hdr, const struct sp_call *call);
 
 #endif /* __DUMP_FMT_H */

@@ -63,7 +63,7 @@ enum ann_name {
 	AN_INDEX, AN_CYCLE, AN_BLOCKED, AN_LAUNCHES, AN_SYNCS, AN_ACCEPT_WAIT, AN_ACCEPT_DEFERRED,
 	AN_VERDICT, AN_KIND, AN_POSITION, AN_RANK, AN_BOUND, AN_BREAKS, AN_HANDLE, AN_WAITED_ON,
 	AN_WAITED_GRAPHS, AN_WAITED_KERNELS, AN_WAITED_COPIES, AN_EXEC, AN_ROLE_FROM, AN_STREAM,
-	AN_FIXED_NR
+	AN_CALL_SITE, AN_STACK, AN_FIXED_NR
 };
 
 static const char *const ann_fixed[AN_FIXED_NR] = {
@@ -71,6 +71,7 @@ static const char *const ann_fixed[AN_FIXED_NR] = {
 	"index", "cycle", "blocked_ns", "launches", "syncs", "accept_wait_ns", "accept_deferred",
 	"verdict", "kind", "position", "rank", "bound_ns", "breaks_overlap", "handle", "waited_on",
 	"waited_graphs", "waited_kernels", "waited_copies", "exec", "role_from", "stream",
+	"call_site", "stack",
 };
 
 struct arg_spec {
@@ -409,6 +410,50 @@ static int thread_pop(struct perfetto_out *o, struct pf_thread *t, __u64 ts)
 	return ret;
 }
 
+/* A call's stack as text, one frame a line: Python's innermost first, then native. */
+static void stack_text(char *buf, size_t size, const struct cs_stack *st)
+{
+	size_t n = 0;
+
+	buf[0] = '\0';
+	for (__u32 i = 0; i < st->nr_py && n < size; i++) {
+		const struct cs_python *f = &st->py[i];
+
+		if (f->file)
+			n += snprintf(buf + n, size - n, "%s:%d %s\n", f->file, f->line, f->function);
+		else
+			n += snprintf(buf + n, size - n, "python code 0x%llx\n",
+				      (unsigned long long)f->code);
+	}
+	for (__u32 i = 0; i < st->nr_native && n < size; i++) {
+		const struct cs_native *f = &st->native[i];
+
+		if (f->symbol)
+			n += snprintf(buf + n, size - n, "%s+0x%llx (%s)\n", f->symbol,
+				      (unsigned long long)f->offset, f->object);
+		else if (f->object)
+			n += snprintf(buf + n, size - n, "%s+0x%llx\n", f->object,
+				      (unsigned long long)f->offset);
+		else
+			n += snprintf(buf + n, size - n, "0x%llx\n", (unsigned long long)f->addr);
+	}
+}
+
+static void call_stack(struct perfetto_out *o, const struct sp_call *call)
+{
+	const struct callstacks *stacks = pipeline__callstacks(o->p);
+	const struct cs_stack *st = callstacks__stack(stacks, call->stack);
+	const struct cs_site *site = st ? callstacks__site(stacks, st->site) : NULL;
+	char text[4096];
+
+	if (!st)
+		return;
+	if (site)
+		ann_cstr(o, AN(AN_CALL_SITE), site->label);
+	stack_text(text, sizeof(text), st);
+	ann_cstr(o, AN(AN_STACK), text);
+}
+
 static void call_args(struct perfetto_out *o, const struct catalog_entry *e, int ei,
 		      const struct sp_call *call)
 {
@@ -441,6 +486,7 @@ static void call_args(struct perfetto_out *o, const struct catalog_entry *e, int
 		ann_bool(o, AN(AN_UNRETURNED), true);
 	if (call->entry.depth)
 		ann_uint(o, AN(AN_DEPTH), call->entry.depth);
+	call_stack(o, call);
 }
 
 static int on_call(void *ctx, const struct tf_header *hdr, const struct sp_call *call)

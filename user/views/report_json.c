@@ -337,6 +337,65 @@ static void put_sites(FILE *out, const struct site_table *tab, size_t cycles)
 	}
 }
 
+static void put_callsite(FILE *out, const struct cs_site *site, const struct callsite_stat *cs)
+{
+	fputs("{\"label\":", out);
+	json__string(out, site->label, 1024);
+	fputs(",\"python\":", out);
+	if (site->py) {
+		fputs("{\"file\":", out);
+		json__string(out, site->py->file, 4096);
+		fputs(",\"function\":", out);
+		json__string(out, site->py->function, 1024);
+		fputc(',', out);
+		put_int_or_null(out, "line", site->py->line, site->py->line >= 0);
+		fputc('}', out);
+	} else {
+		fputs("null", out);
+	}
+	fputs(",\"native\":", out);
+	if (site->native) {
+		fputs("{\"object\":", out);
+		if (site->native->object)
+			json__string(out, site->native->object, 4096);
+		else
+			fputs("null", out);
+		fputs(",\"symbol\":", out);
+		if (site->native->symbol)
+			json__string(out, site->native->symbol, 1024);
+		else
+			fputs("null", out);
+		fprintf(out, ",\"offset\":\"0x%llx\",\"addr\":\"0x%llx\"}",
+			(unsigned long long)site->native->offset,
+			(unsigned long long)site->native->addr);
+	} else {
+		fputs("null", out);
+	}
+	fprintf(out, ",\"count\":%zu,\"flagged\":%zu,\"blocked_ns\":%llu,"
+		     "\"flagged_blocked_ns\":%llu}",
+		cs->count, cs->flagged, (unsigned long long)cs->blocked_ns,
+		(unsigned long long)cs->flagged_ns);
+}
+
+/* Syncs by call site: the innermost Python line and native caller outside the driver. */
+static void put_callsites(FILE *out, const struct results *res)
+{
+	const struct syncs *sy = &res->syncs;
+	const struct callstacks *stacks = model__view(res->model)->stacks;
+
+	fprintf(out, ",\"syncs_with_stack\":%zu,\"call_sites\":[", sy->with_stack);
+	for (size_t i = 0; i < sy->nr_by_callsite; i++) {
+		const struct cs_site *site = callstacks__site(stacks, sy->by_callsite[i].site);
+
+		if (!site)
+			continue;
+		if (i)
+			fputc(',', out);
+		put_callsite(out, site, &sy->by_callsite[i]);
+	}
+	fputc(']', out);
+}
+
 static void put_syncs(FILE *out, const struct results *res)
 {
 	const struct syncs *sy = &res->syncs;
@@ -356,6 +415,7 @@ static void put_syncs(FILE *out, const struct results *res)
 	fputs("],\"unknown_sites\":[", out);
 	put_sites(out, &sy->unknown_sites, sy->cycles);
 	fputc(']', out);
+	put_callsites(out, res);
 }
 
 static void put_overhead(FILE *out, const struct model_view *v)

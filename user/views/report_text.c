@@ -427,6 +427,28 @@ static void put_syncs(FILE *out, const struct syncs *sy)
 	}
 }
 
+/* Syncs by where they were called: a short table, the whole list is in the JSON report. */
+static void put_callsites(FILE *out, const struct syncs *sy, const struct callstacks *stacks)
+{
+	size_t shown = sy->nr_by_callsite < 5 ? sy->nr_by_callsite : 5;
+
+	if (!sy->nr_by_callsite)
+		return;
+	fprintf(out, "\nCall sites: %zu of %zu syncs with a stack, most flagged first\n",
+		sy->with_stack, sy->nr);
+	fprintf(out, "  %6s %7s %10s  %s\n", "count", "flagged", "blocked ms", "site");
+	for (size_t i = 0; i < shown; i++) {
+		const struct callsite_stat *cs = &sy->by_callsite[i];
+		const struct cs_site *site = callstacks__site(stacks, cs->site);
+
+		fprintf(out, "  %6zu %7zu %10.3f  %s\n", cs->count, cs->flagged,
+			ms((double)cs->blocked_ns), site ? site->label : "?");
+	}
+	if (shown < sy->nr_by_callsite)
+		fprintf(out, "  ... %zu more call sites (--json: call_sites[])\n",
+			sy->nr_by_callsite - shown);
+}
+
 static void put_overhead(FILE *out, const struct model_view *v)
 {
 	struct overhead o;
@@ -462,9 +484,10 @@ void report__text(FILE *out, const struct results *res, const struct report_opts
 
 	put_header(out, v);
 	/* what matters first: the syncs that cost the loop */
-	if (!res->syncs_err)
+	if (!res->syncs_err) {
 		put_syncs(out, &res->syncs);
-	else
+		put_callsites(out, &res->syncs, v->stacks);
+	} else
 		fputs("\nFlagged syncs: out of memory\n", out);
 	if (v->nr_procs)
 		put_processes(out, v);

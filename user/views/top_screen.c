@@ -190,6 +190,8 @@ static int draw_sites(const struct top_screen *s, const struct top_frame *f, int
 		printw(" %-13s %-13s %8.1f %11.3f %8llu", syncs__pos_name(r->pos),
 		       model__sync_kind_name(r->kind), r->per_s, r->blocked_ms_per_cycle,
 		       (unsigned long long)r->total);
+		if (r->where && COLS - getcurx(stdscr) > 8)	/* the commonest call site, cut */
+			printw("  at %.*s", COLS - getcurx(stdscr) - 6, r->where);
 		clrtoeol();
 	}
 	return y;

@@ -30,12 +30,16 @@ struct loop_agg {
 	__u64 total;
 };
 
+#define SITE_CALLERS 4	/* call sites counted per flagged site; a new one replaces the rarest */
+
 struct site_agg {
 	__u16 name;
 	enum sync_pos pos;
 	enum sync_kind kind;
 	int rank;
 	struct series count, blocked;
+	__u32 callers[SITE_CALLERS];	/* stacks (callstacks__stack() ids), 0: free */
+	__u64 caller_count[SITE_CALLERS];
 };
 
 struct top_state {
@@ -180,6 +184,26 @@ static struct site_agg *site_of(struct top_state *t, const struct sync_verdict *
 	return s;
 }
 
+/* Count the stack of one flagged sync (windows need no more than the commonest site). */
+static void count_caller(struct site_agg *s, __u32 stack)
+{
+	int rarest = 0;
+
+	if (!stack)
+		return;
+	for (int i = 0; i < SITE_CALLERS; i++) {
+		if (s->callers[i] == stack || !s->callers[i]) {
+			s->callers[i] = stack;
+			s->caller_count[i]++;
+			return;
+		}
+		if (s->caller_count[i] < s->caller_count[rarest])
+			rarest = i;
+	}
+	s->callers[rarest] = stack;
+	s->caller_count[rarest] = 1;
+}
+
 static int on_sync(void *ctx, const struct sync_verdict *sv)
 {
 	struct top_state *t = ctx;
@@ -194,6 +218,7 @@ static int on_sync(void *ctx, const struct sync_verdict *sv)
 	}
 	series_add(&s->count, sv->sync->ts, 1);
 	series_add(&s->blocked, sv->sync->ts, sv->blocked_ns);
+	count_caller(s, sv->sync->stack);
 	return 0;
 }
 
@@ -309,8 +334,35 @@ static int site_row_cmp(const void *pa, const void *pb)
 	return (a->total < b->total) - (a->total > b->total);
 }
 
-static void frame_sites(struct top_state *t, __u64 now, const struct top_opts *o,
-			struct top_frame *f)
+/* The call site most of a flagged site's counted stacks share. */
+static const char *top_caller(const struct site_agg *s, const struct callstacks *stacks)
+{
+	__u32 site[SITE_CALLERS] = { 0 };
+	__u64 best_n = 0;
+	int best = -1;
+
+	for (int i = 0; i < SITE_CALLERS; i++) {
+		const struct cs_stack *st = callstacks__stack(stacks, s->callers[i]);
+
+		site[i] = st ? st->site : 0;
+	}
+	for (int i = 0; i < SITE_CALLERS; i++) {
+		__u64 n = 0;
+
+		for (int k = 0; k < SITE_CALLERS && site[i]; k++)
+			n += site[k] == site[i] ? s->caller_count[k] : 0;
+		if (n > best_n) {
+			best_n = n;
+			best = i;
+		}
+	}
+	return best >= 0 && callstacks__site(stacks, site[best])
+		       ? callstacks__site(stacks, site[best])->label
+		       : NULL;
+}
+
+static void frame_sites(struct top_state *t, const struct callstacks *stacks, __u64 now,
+			const struct top_opts *o, struct top_frame *f)
 {
 	f->nr_sites = 0;
 	for (size_t i = 0; i < t->nr_sites; i++) {
@@ -328,7 +380,8 @@ static void frame_sites(struct top_state *t, __u64 now, const struct top_opts *o
 					      .rank = s->rank, .count = n, .total = s->count.total,
 					      .per_s = span > 0 ? n / span : 0,
 					      .blocked_ms_per_cycle = cycles ? blocked / 1e6 / cycles
-									     : 0 };
+									     : 0,
+					      .where = top_caller(s, stacks) };
 		f->nr_sites++;
 	}
 	qsort(f->sites, f->nr_sites, sizeof(*f->sites), site_row_cmp);
@@ -454,7 +507,7 @@ void top__frame(struct top_state *t, const struct pipeline *p, __u64 now_ns,
 	out->window_s = opts->window_s;
 	frame_header(t, p, &snap, now_ns, out);
 	frame_loops(t, settled, opts, out);
-	frame_sites(t, settled, opts, out);
+	frame_sites(t, pipeline__callstacks(p), settled, opts, out);
 	out->sites_lost = t->sites_lost;
 	frame_calls(t, snap.last_ts, opts, out);
 	hung.view = snap.model;

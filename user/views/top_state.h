@@ -40,6 +40,7 @@ struct top_site_row {
 	__u64 total;
 	double per_s;
 	double blocked_ms_per_cycle;	/* over the cycles of its rank in the window */
+	const char *where;	/* its commonest call site (callstack.h label), NULL: none */
 };
 
 struct top_hung_row {

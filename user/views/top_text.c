@@ -54,6 +54,8 @@ static void print_sites(FILE *out, const struct top_frame *f)
 		fprintf(out, " %-24s %-13s %-13s %8.1f %10.3f %7llu\n", model__call_name(s->name),
 			syncs__pos_name(s->pos), model__sync_kind_name(s->kind), s->per_s,
 			s->blocked_ms_per_cycle, (unsigned long long)s->total);
+		if (s->where)
+			fprintf(out, "       at %.90s\n", s->where);
 	}
 	if (f->sites_lost)
 		fprintf(out, "  (%llu more flagged syncs at other sites)\n",

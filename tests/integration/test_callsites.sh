@@ -1,0 +1,160 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+# Call sites: syncs made from known functions are named by them, with the counts made;
+# launches record no stack by default; --stacks none gives a version 1 recording.
+source "$(dirname "$0")/lib.sh"
+
+ALPHA=${ALPHA:-37}
+BETA=${BETA:-23}
+
+# record_sites NAME [RECORD ARGS]: trace the sites program into $SCRATCH/NAME/rec.sprb
+record_sites() {
+	local dir="$SCRATCH/$1" pid rec
+	shift
+	mkdir -p "$dir"
+	"$LOOKALIKE/sites" "$ALPHA" "$BETA" "$dir/go" >"$dir/sites.out" &
+	pid=$!
+	wait_ready "$dir/sites.out"
+	"$SPECPROBE" record -o "$dir/rec.sprb" -p $pid "$@" 2>"$dir/record.err" &
+	rec=$!
+	wait_file "$dir/rec.sprb" 600
+	touch "$dir/go"
+	wait $pid
+	wait $rec
+}
+
+record_sites default
+dir=$SCRATCH/default
+"$SPECPROBE" dump --json "$dir/rec.sprb" >"$dir/calls.jsonl" 2>"$dir/dump.err"
+"$SPECPROBE" report --json "$dir/rec.sprb" >"$dir/report.json" 2>"$dir/report.err"
+"$SPECPROBE" report "$dir/rec.sprb" >"$dir/report.txt" 2>&1
+if python3 - "$dir/calls.jsonl" "$dir/report.json" "$ALPHA" "$BETA" <<'PY'
+import collections, json, sys
+calls = [json.loads(l) for l in open(sys.argv[1])]
+report = json.load(open(sys.argv[2]))
+alpha, beta = int(sys.argv[3]), int(sys.argv[4])
+bad = []
+syncs = [c for c in calls if c["name"] == "cuStreamSynchronize"]
+launches = [c for c in calls if c["name"] == "cuLaunchKernel"]
+if len(syncs) != alpha + beta or len(launches) != alpha + beta:
+    bad.append(f"{len(syncs)} syncs, {len(launches)} launches")
+if any("stack" in c for c in launches):
+    bad.append("a launch has a stack by default")
+callers = collections.Counter()
+for c in syncs:
+    nat = c.get("stack", {}).get("native", [])
+    if not nat or nat[0]["symbol"] is None or not nat[0]["object"].endswith("/sites"):
+        bad.append(f"sync seq {c['seq']}: innermost frame {nat[:1]}")
+        continue
+    callers[nat[0]["symbol"]] += 1
+    names = [f["symbol"] for f in nat]
+    if nat[0]["symbol"] == "site_beta" and names[1:3] != ["site_beta_outer", "main"]:
+        bad.append(f"site_beta's callers: {names}")
+    if nat[0]["symbol"] == "site_alpha" and names[1:2] != ["main"]:
+        bad.append(f"site_alpha's callers: {names}")
+if callers != {"site_alpha": alpha, "site_beta": beta}:
+    bad.append(f"dump: {dict(callers)}")
+sites = {s["native"]["symbol"]: s["count"] for s in report["call_sites"] if s["native"]}
+if sites != {"site_alpha": alpha, "site_beta": beta} or report["syncs_with_stack"] != alpha + beta:
+    bad.append(f"report call_sites: {sites}")
+for line in bad:
+    print("   ", line)
+sys.exit(1 if bad else 0)
+PY
+then
+	pass "dump --json and report --json name site_alpha x$ALPHA, site_beta x$BETA; launches have none"
+else
+	fail "call sites differ ($dir)"
+fi
+if grep -Eq "^ +$ALPHA +0 +[0-9.]+  site_alpha\+0x[0-9a-f]+ \(sites\)$" "$dir/report.txt" &&
+	grep -Eq "^ +$BETA +0 +[0-9.]+  site_beta\+0x[0-9a-f]+ \(sites\)$" "$dir/report.txt"; then
+	pass "report's text names both call sites with their counts"
+else
+	fail "report text: $(grep -A3 'Call sites' "$dir/report.txt")"
+fi
+if head -c 12 "$dir/rec.sprb" | tail -c 4 | od -An -tu4 | grep -qw 2; then
+	pass "a recording with stacks is version 2"
+else
+	fail "version of a recording with stacks"
+fi
+
+"$SPECPROBE" export "$dir/rec.sprb" -o "$dir/t.pftrace" 2>"$dir/export.err"
+python3 "$TOP/tests/integration/check_perfetto.py" "$dir/t.pftrace" --call-sites >"$dir/sites.txt"
+if [ "$(grep -c . "$dir/sites.txt")" = 2 ] &&
+	grep -Eq "^cuStreamSynchronize site_alpha\+0x[0-9a-f]+ \(sites\): $ALPHA$" "$dir/sites.txt" &&
+	grep -Eq "^cuStreamSynchronize site_beta\+0x[0-9a-f]+ \(sites\): $BETA$" "$dir/sites.txt"; then
+	pass "Perfetto: sync slices carry call_site and stack annotations"
+else
+	fail "Perfetto call sites: $(tr '\n' ';' <"$dir/sites.txt")"
+fi
+
+record_sites all --stacks all
+n=$("$SPECPROBE" dump --json "$SCRATCH/all/rec.sprb" 2>/dev/null |
+	python3 -c 'import json,sys; print(sum(1 for l in sys.stdin if "stack" in json.loads(l)))')
+if [ "$n" = $((2 * (ALPHA + BETA))) ]; then
+	pass "--stacks all: every call, launches too, has a stack ($n)"
+else
+	fail "--stacks all: $n calls with a stack"
+fi
+
+record_sites none --stacks none
+n=$("$SPECPROBE" dump --json "$SCRATCH/none/rec.sprb" 2>/dev/null | grep -c '"stack"')
+if [ "$n" = 0 ] && head -c 12 "$SCRATCH/none/rec.sprb" | tail -c 4 | od -An -tu4 | grep -qw 1; then
+	pass "--stacks none: no stacks, a version 1 recording"
+else
+	fail "--stacks none: $n stacks"
+fi
+
+# the simulated server: planted syncs are flagged at the server's function that plants them
+CYCLES=300 EVERY=5
+sim=$SCRATCH/sim
+if start_server "$sim" -n $CYCLES --plant stream@draft-verify/$EVERY && record_whole_run "$sim"; then
+	"$SPECPROBE" report --json "$sim/rec.sprb" >"$sim/report.json" 2>"$sim/report.err"
+	if python3 - "$sim/report.json" $((CYCLES / EVERY)) <<'PY'
+import json, sys
+rep, planted = json.load(open(sys.argv[1])), int(sys.argv[2])
+top = rep["call_sites"][0]
+ok = (rep["flagged_syncs"] == planted and top["flagged"] == planted and
+      top["native"]["symbol"] == "plant_calls" and
+      sum(s["flagged"] for s in rep["call_sites"]) == planted)
+if not ok:
+    print("   ", rep["flagged_syncs"], [(s["label"], s["flagged"]) for s in rep["call_sites"]])
+sys.exit(0 if ok else 1)
+PY
+	then
+		pass "specsim: all $((CYCLES / EVERY)) flagged syncs at one call site, plant_calls"
+	else
+		fail "specsim: flagged syncs by call site ($sim)"
+	fi
+	"$SPECPROBE" top --batch --replay "$sim/rec.sprb" --speed 0 >"$sim/top.txt" 2>&1
+	if grep -A3 '^SYNCS flagged' "$sim/top.txt" | tail -1 |
+		grep -Eq '^ +at plant_calls\+0x[0-9a-f]+ \(specsim-server\)$'; then
+		pass "top: the sync panel names the flagged sync's call site"
+	else
+		fail "top: $(grep -A3 '^SYNCS flagged' "$sim/top.txt" | tail -1)"
+	fi
+else
+	fail "specsim: no server or no recording"
+fi
+
+# bad input: a stack record whose frame count disagrees with its size is corruption
+python3 - "$dir/rec.sprb" "$SCRATCH/bad.sprb" <<'PY'
+import struct, sys
+data = bytearray(open(sys.argv[1], "rb").read())
+off = 16 + struct.unpack_from("<I", data, 12)[0]
+while off + 4 <= len(data):
+    kind, size = struct.unpack_from("<HH", data, off)
+    if kind == 26:
+        struct.pack_into("<H", data, off + 16, 31)   # nr_native
+        break
+    off += size
+open(sys.argv[2], "wb").write(data)
+PY
+if "$SPECPROBE" dump --json "$SCRATCH/bad.sprb" >/dev/null 2>"$SCRATCH/bad.err"; then
+	fail "corrupt stack record: dump exited 0"
+elif grep -q "corrupt call-site record at byte" "$SCRATCH/bad.err"; then
+	pass "corrupt stack record: '$(grep -o 'corrupt call-site record at byte [0-9]*' "$SCRATCH/bad.err")'"
+else
+	fail "corrupt stack record: $(head -1 "$SCRATCH/bad.err")"
+fi
+finish

@@ -1,0 +1,208 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/* Call sites: record checks, the Python line table, stacks attached to calls and named. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <string.h>
+#include <cmocka.h>
+#include "callstack.h"
+#include "decode.h"
+
+union buf {
+	__u64 align;
+	unsigned char b[1024];
+};
+
+/* A stack of tgid 100, thread tid: native return addresses, then Python frames. */
+static struct sp_stack_rec *make_stack(union buf *u, __u32 tid, __u32 seq, const __u64 *ips,
+				       int nr_native, const struct sp_py_frame *py, int nr_py)
+{
+	struct sp_stack_rec *rec = (void *)u->b;
+
+	memset(u, 0, sizeof(*u));
+	*rec = (struct sp_stack_rec){ .type = SP_REC_STACK, .tgid = 100, .tid = tid, .seq = seq,
+				      .nr_native = nr_native, .nr_py = nr_py };
+	memcpy(rec + 1, ips, 8 * nr_native);
+	memcpy((__u64 *)(rec + 1) + nr_native, py, sizeof(*py) * nr_py);
+	rec->size = sizeof(*rec) + 8 * nr_native + sizeof(*py) * nr_py;
+	return rec;
+}
+
+/* A code object "f.py", "step" starting at line 10, whose lines change at 0, 6 and 20. */
+static struct sp_pycode_rec *make_pycode(union buf *u, __u64 code)
+{
+	static const struct sp_pyline lines[] = { { 0, 10 }, { 6, 12 }, { 20, -1 }, { 24, 15 } };
+	struct sp_pycode_rec *rec = (void *)u->b;
+	size_t at;
+
+	memset(u, 0, sizeof(*u));
+	*rec = (struct sp_pycode_rec){ .type = SP_REC_PYCODE, .tgid = 100, .code = code,
+				       .firstlineno = 10, .file_len = 5, .name_len = 5,
+				       .nr_lines = 4 };
+	memcpy(rec + 1, "f.py\0step", 10);
+	at = (sizeof(*rec) + 10 + 7) & ~7ul;
+	memcpy(u->b + at, lines, sizeof(lines));
+	rec->size = at + sizeof(lines);
+	return rec;
+}
+
+static void test_stack_checks(void **state)
+{
+	__u64 ips[3] = { 0x1000, 0x2000, 0x3000 };
+	struct sp_py_frame py = { 0xc0de, 6, 0 };
+	union buf u;
+	struct sp_stack_rec *rec = make_stack(&u, 1, 1, ips, 3, &py, 1);
+
+	assert_true(callstack__stack_ok(rec, rec->size));
+	assert_int_equal(callstack__py(rec)->code, 0xc0de);
+	assert_false(callstack__stack_ok(rec, rec->size - 8));	/* size disagrees */
+	rec->nr_native = 4;	/* a count the size does not hold */
+	assert_false(callstack__stack_ok(rec, rec->size));
+	rec->nr_native = SP_STACK_NATIVE + 1;
+	assert_false(callstack__stack_ok(rec, rec->size));
+	assert_false(callstack__stack_ok(rec, 8));		/* shorter than its header */
+}
+
+static void test_pycode_checks_and_lines(void **state)
+{
+	union buf u;
+	struct sp_pycode_rec *rec = make_pycode(&u, 0xc0de);
+
+	assert_true(callstack__pycode_ok(rec, rec->size));
+	assert_string_equal(callstack__pycode_file(rec), "f.py");
+	assert_string_equal(callstack__pycode_name(rec), "step");
+	assert_int_equal(callstack__pycode_line(rec, 0), 10);
+	assert_int_equal(callstack__pycode_line(rec, 4), 10);
+	assert_int_equal(callstack__pycode_line(rec, 6), 12);
+	assert_int_equal(callstack__pycode_line(rec, 19), 12);
+	assert_int_equal(callstack__pycode_line(rec, 22), -1);	/* a range with no line */
+	assert_int_equal(callstack__pycode_line(rec, 500), 15);
+	rec->nr_lines = 5;	/* more lines than the size holds */
+	assert_false(callstack__pycode_ok(rec, rec->size));
+	rec->nr_lines = 4;
+	u.b[sizeof(*rec) + 4] = 'x';	/* the file name loses its NUL */
+	assert_false(callstack__pycode_ok(rec, rec->size));
+}
+
+static void test_objmap_checks(void **state)
+{
+	union buf u;
+	struct sp_objmap_rec *rec = (void *)u.b;
+
+	memset(&u, 0, sizeof(u));
+	*rec = (struct sp_objmap_rec){ .type = SP_REC_OBJMAP, .size = sizeof(*rec) + 16,
+				       .tgid = 100, .start = 0x1000, .end = 0x5000 };
+	memcpy(rec + 1, "/no/such/lib.so", 16);
+	assert_true(callstack__objmap_ok(rec, rec->size));
+	rec->end = rec->start;
+	assert_false(callstack__objmap_ok(rec, rec->size));
+	rec->end = 0x5000;
+	memset(rec + 1, 'a', 16);	/* no NUL in the path */
+	assert_false(callstack__objmap_ok(rec, rec->size));
+}
+
+#define MAX_OUT 8
+
+struct collected {
+	struct sp_call calls[MAX_OUT];
+	int n;
+};
+
+static int collect(void *ctx, const struct sp_call *call)
+{
+	struct collected *c = ctx;
+
+	assert_true(c->n < MAX_OUT);
+	c->calls[c->n++] = *call;
+	return 0;
+}
+
+static void feed_sync(struct decoder *d, __u32 seq, __u64 ts)
+{
+	struct sp_call_rec call = { .type = SP_REC_CALL, .size = sizeof(call), .ts = ts,
+				    .tgid = 100, .tid = 7, .seq = seq,
+				    .flags = SP_CALL_HAS_RET | SP_CALL_HAS_STACK };
+	struct sp_ret_rec ret = { .type = SP_REC_RET, .size = sizeof(ret), .ts = ts + 10,
+				  .tgid = 100, .tid = 7, .seq = seq };
+	__u64 ips[2] = { 0x1234, 0x9999999 };
+	struct sp_py_frame py = { 0xc0de, 8, 0 };
+	union buf u;
+	struct sp_stack_rec *st = make_stack(&u, 7, seq, ips, 2, &py, 1);
+
+	assert_int_equal(decoder__feed(d, &call, sizeof(call)), 0);
+	assert_int_equal(decoder__feed(d, st, st->size), 0);
+	assert_int_equal(decoder__feed(d, &ret, sizeof(ret)), 0);
+}
+
+/* A stack reaches its call; the same frames twice are one stack; frames are named. */
+static void test_decoder_attaches_stacks(void **state)
+{
+	struct collected out = { .n = 0 };
+	struct decoder *d = decoder__new(collect, &out, 0);
+	union buf u, m;
+	struct sp_objmap_rec *map = (void *)m.b;
+	const struct cs_stack *st;
+	const struct cs_site *site;
+	struct sp_pycode_rec *code;
+
+	memset(&m, 0, sizeof(m));
+	*map = (struct sp_objmap_rec){ .type = SP_REC_OBJMAP, .size = sizeof(*map) + 16,
+				       .tgid = 100, .start = 0x1000, .end = 0x5000,
+				       .pgoff = 0x2000 };
+	memcpy(map + 1, "/no/such/lib.so", 16);
+	assert_int_equal(decoder__feed(d, map, map->size), 0);
+	code = make_pycode(&u, 0xc0de);
+	assert_int_equal(decoder__feed(d, code, code->size), 0);
+	feed_sync(d, 1, 1000);
+	feed_sync(d, 2, 2000);
+	assert_int_equal(decoder__finish(d), 0);
+	assert_int_equal(out.n, 2);
+	assert_int_not_equal(out.calls[0].stack, 0);
+	assert_int_equal(out.calls[0].stack, out.calls[1].stack);
+	assert_int_equal(decoder__stats(d)->stacks, 2);
+	st = callstacks__stack(decoder__callstacks(d), out.calls[0].stack);
+	assert_non_null(st);
+	assert_int_equal(st->nr_native, 2);
+	/* no such file here: the frame is the object and the offset into its file */
+	assert_string_equal(st->native[0].object, "/no/such/lib.so");
+	assert_null(st->native[0].symbol);
+	assert_int_equal(st->native[0].offset, 0x1234 - 0x1000 + 0x2000);
+	assert_null(st->native[1].object);	/* no mapping named it */
+	assert_string_equal(st->py[0].file, "f.py");
+	assert_int_equal(st->py[0].line, 12);
+	site = callstacks__site(decoder__callstacks(d), st->site);
+	assert_non_null(site);
+	assert_string_equal(site->label, "f.py:12 (step) · lib.so+0x2234");
+	decoder__free(d);
+}
+
+/* A stack whose call is not waiting for one is counted, not attached elsewhere. */
+static void test_orphan_stack(void **state)
+{
+	struct collected out = { .n = 0 };
+	struct decoder *d = decoder__new(collect, &out, 0);
+	__u64 ip = 0x1234;
+	union buf u;
+	struct sp_stack_rec *st = make_stack(&u, 7, 5, &ip, 1, NULL, 0);
+
+	assert_int_equal(decoder__feed(d, st, st->size), 0);
+	assert_int_equal(decoder__stats(d)->orphan_stacks, 1);
+	st->nr_native = 2;
+	assert_int_equal(decoder__feed(d, st, st->size), -EBADMSG);
+	decoder__free(d);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_stack_checks),
+		cmocka_unit_test(test_pycode_checks_and_lines),
+		cmocka_unit_test(test_objmap_checks),
+		cmocka_unit_test(test_decoder_attaches_stacks),
+		cmocka_unit_test(test_orphan_stack),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
