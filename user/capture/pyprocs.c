@@ -396,6 +396,8 @@ int pyprocs__add(int map_fd, pid_t tgid)
 	int ret;
 
 	ret = pyprocs__probe(tgid, &proc, err, sizeof(err));
+	if (ret)
+		pyprocs__remove(map_fd, tgid);	/* an exec'd image: the old config is stale */
 	if (ret == -ENOENT)
 		return ret;
 	if (ret) {
