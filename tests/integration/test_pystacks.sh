@@ -2,8 +2,10 @@
 # SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 # Python call sites of syncs, per CPython present (pyenv's 3.10-3.13): the offsets table
 # equals what each version's headers give; the line table decoder agrees with co_lines()
-# on the standard library's code; a ctypes program's syncs, read by the BPF stack reader
-# on its own (pystack_probe), carry the file, function and line of every frame it marks.
+# on the standard library's code; a ctypes program's syncs carry the file, function and
+# line of every frame it marks, read by the BPF stack reader on its own (pystack_probe),
+# and in `specprobe record` (-p PID, and a launched command for the newest version) as
+# `dump --json` shows them.
 source "$(dirname "$0")/lib.sh"
 PYTHONS=${PYTHONS:-/root/.pyenv/versions}
 PROBE=$TOP/.output/pystacks/pystack_probe
@@ -53,7 +55,49 @@ sites() {
 	fi
 }
 
+# check_dump NAME MINOR DIR: the recording's Python stacks against the marked lines
+check_dump() {
+	local name=$1 minor=$2 dir=$3
+	if ! "$SPECPROBE" dump --json "$dir/rec.sprb" >"$dir/calls.jsonl" 2>"$dir/dump.err"; then
+		fail "$name: dump failed: $(head -1 "$dir/dump.err")"
+	elif python3 "$TOP/tests/pystacks/check_sites.py" "$dir/calls.jsonl" "$SITES" "$minor" \
+		"$COUNT" >"$dir/check.out"; then
+		pass "$name: $(tail -1 "$dir/check.out")"
+	else
+		head -20 "$dir/check.out"
+		fail "$name: Python stacks in the recording differ from the marked lines ($dir)"
+		trap - EXIT
+	fi
+}
+
+# record_pid PYTHON MINOR: specprobe record -p on the running program
+record_pid() {
+	local py=$1 minor=$2 dir=$SCRATCH/rec$2 pid rec
+	mkdir -p "$dir"
+	"$py" "$SITES" "$LIBCUDA" "$COUNT" "$dir/go" >"$dir/sites.out" 2>&1 &
+	pid=$!
+	wait_ready "$dir/sites.out"
+	"$SPECPROBE" record -o "$dir/rec.sprb" -p $pid 2>"$dir/record.err" &
+	rec=$!
+	wait_file "$dir/rec.sprb" 600
+	touch "$dir/go"
+	wait $pid
+	wait $rec
+	check_dump "3.$minor: record -p" "$minor" "$dir"
+}
+
+# record_launch PYTHON MINOR: specprobe record -- PYTHON ...: found after exec
+record_launch() {
+	local py=$1 minor=$2 dir=$SCRATCH/launch$2
+	mkdir -p "$dir"
+	touch "$dir/go"
+	"$SPECPROBE" record -o "$dir/rec.sprb" -- "$py" "$SITES" "$LIBCUDA" "$COUNT" "$dir/go" \
+		>"$dir/sites.out" 2>"$dir/record.err"
+	check_dump "3.$minor: record -- python" "$minor" "$dir"
+}
+
 found=0
+last=
 for py in $(pythons); do
 	found=1
 	minor=${py##*python3.}
@@ -64,6 +108,9 @@ for py in $(pythons); do
 		fail "3.$minor: decoded line tables differ from co_lines()"
 	fi
 	sites "$py" "$minor"
+	record_pid "$py" "$minor"
+	last=$py
 done
+[ -n "$last" ] && record_launch "$last" "${last##*python3.}"
 [ "$found" = 1 ] || echo "test_pystacks: no CPython 3.10-3.13 under $PYTHONS: nothing traced"
 finish

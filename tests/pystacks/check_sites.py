@@ -4,7 +4,8 @@
 
   check_sites.py STACKS.jsonl SOURCE MINOR COUNT
 STACKS: one JSON object per sync call, {"fn": name, "frames": [{"file", "function",
-"line"}, ...]} innermost first. Every call must match one expected site exactly
+"line"}, ...]} innermost first (pystack_probe), or `specprobe dump --json` lines,
+whose calls with a "stack" are taken with its "python" frames. Every call must match one expected site exactly
 (file, function and line of each frame listed), and each site must be seen as
 many times as sync_sites.py makes it. Prints one line per failure, exits 1 if any.
 """
@@ -56,9 +57,19 @@ def matches(call, fn, frames, source, whole):
     return True
 
 
+def as_call(row):
+    """A dump --json call as {"fn", "frames"}; None for a call without a stack."""
+    if "frames" in row:
+        return row
+    if "stack" not in row:
+        return None
+    return {"fn": row.get("name"), "seq": row.get("seq"), "frames": row["stack"]["python"]}
+
+
 def main():
     path, source, minor, count = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
-    calls = [json.loads(l) for l in open(path, encoding="utf-8") if l.strip()]
+    calls = [as_call(json.loads(l)) for l in open(path, encoding="utf-8") if l.strip()]
+    calls = [c for c in calls if c is not None]
     sites = expected_sites(markers(source), minor, count)
     seen = {site: 0 for site in sites}
     failures = 0

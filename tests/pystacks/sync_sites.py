@@ -3,17 +3,21 @@
 
 Each call site carries a marker comment "at:NAME"; check_sites.py finds the
 lines by those markers and knows how many times each site runs:
-  python sync_sites.py LIBCUDA [COUNT]
-Prints "ready" once the library is loaded, waits for a line on stdin, makes its
-calls, prints "done" and waits for end of input (the tracer reads the code
-objects of the recorded stacks while the process still runs).
+  python sync_sites.py LIBCUDA [COUNT [GO_FILE]]
+Prints "ready" once the library is loaded, waits for a line on stdin (or for
+GO_FILE to exist), makes its calls, prints "done" and waits for end of input (or
+a second): the tracer reads the code objects of the recorded stacks while the
+process still runs.
 """
+import os
+import time
 import ctypes
 import sys
 import threading
 
 lib = ctypes.CDLL(sys.argv[1])
 COUNT = int(sys.argv[2]) if len(sys.argv) > 2 else 3
+GO_FILE = sys.argv[3] if len(sys.argv) > 3 else None
 
 
 def setup():
@@ -70,9 +74,20 @@ def main():
     worker.join()
 
 
+def wait_go():
+    if not GO_FILE:
+        sys.stdin.readline()
+        return
+    while not os.path.exists(GO_FILE):
+        time.sleep(0.01)
+
+
 setup()
 print("ready", flush=True)
-sys.stdin.readline()
+wait_go()
 main()  # at:module
 print("done", flush=True)
-sys.stdin.read()
+if GO_FILE:
+    time.sleep(1)
+else:
+    sys.stdin.read()
