@@ -1,16 +1,19 @@
 # SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 """Times cuCtxSynchronize (nothing queued: it returns at once) called through ctypes
 from DEPTH Python frames deep, for pystack_cost.sh.
-  python pystack_calls.py LIBCUDA CALLS DEPTH OUT
-Speaks pystack_probe's protocol (ready / a line / done / end of input); writes the
-mean nanoseconds per call, best of 5 rounds, to OUT.
+  python pystack_calls.py LIBCUDA CALLS DEPTH OUT [GO_FILE]
+Speaks pystack_probe's protocol (ready / a line / done / end of input), or with
+GO_FILE waits for that file and exits a second after; writes the mean nanoseconds
+per call, best of 5 rounds, to OUT.
 """
 import ctypes
+import os
 import sys
 import time
 
 lib = ctypes.CDLL(sys.argv[1])
 CALLS, DEPTH, OUT = int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
+GO_FILE = sys.argv[5] if len(sys.argv) > 5 else None
 sync = lib.cuCtxSynchronize
 
 
@@ -37,9 +40,16 @@ def deep(level):
 
 setup()
 print("ready", flush=True)
-sys.stdin.readline()
+if GO_FILE:
+    while not os.path.exists(GO_FILE):
+        time.sleep(0.01)
+else:
+    sys.stdin.readline()
 ns = deep(DEPTH)
 with open(OUT, "w") as f:
     f.write(f"{ns:.0f}\n")
 print("done", flush=True)
-sys.stdin.read()
+if GO_FILE:
+    time.sleep(1)
+else:
+    sys.stdin.read()

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 # What a Python stack adds to a sync: cuCtxSynchronize from DEPTH frames deep, untraced,
-# under a uprobe writing a record without the stack, and with it (pystack_probe).
+# under a uprobe writing a record without the stack, and with it (pystack_probe); then
+# under specprobe record with --stacks none and with stacks (native and Python).
 #   tools/bench/pystack_cost.sh [PYTHON] [CALLS] [DEPTH] [ROUNDS]     (root, after make)
 set -eu
 TOP=$(cd "$(dirname "$0")/../.." && pwd)
@@ -24,12 +25,29 @@ run() {	# run MODE: ns per call
 		2>&1 ;;
 	stack) PYSTACK_PROBE_QUIET=1 "$PROBE" "$LIB" "$PY" "$TOP/tools/bench/pystack_calls.py" \
 		"$LIB" "$CALLS" "$DEPTH" "$out" >"$TMP/stack.json" 2>/dev/null ;;
+	none | syncs) specprobe_run "$1" "$out" ;;
 	esac
 	cat "$out"
 }
 
+specprobe_run() {	# specprobe_run STACKS OUT: the program traced by specprobe record -p
+	local dir=$TMP/sp pid rec
+	rm -rf "$dir"
+	mkdir -p "$dir"
+	"$PY" "$TOP/tools/bench/pystack_calls.py" "$LIB" "$CALLS" "$DEPTH" "$2" "$dir/go" \
+		>"$dir/out" &
+	pid=$!
+	until [ -s "$dir/out" ]; do sleep 0.05; done
+	"$TOP/specprobe" record -o "$dir/rec.sprb" -p $pid --stacks "$1" 2>/dev/null &
+	rec=$!
+	until [ -e "$dir/rec.sprb" ]; do sleep 0.05; done
+	touch "$dir/go"
+	wait $pid
+	wait $rec
+}
+
 for r in $(seq "$ROUNDS"); do
-	for mode in untraced record stack; do
+	for mode in untraced record stack none syncs; do
 		echo "$mode $(run $mode)" >>"$TMP/rows"
 	done
 done
@@ -37,7 +55,7 @@ python3 - "$TMP/rows" "$TMP/stack.json" "$PY" "$DEPTH" <<'PY'
 import json, statistics, sys
 rows = [l.split() for l in open(sys.argv[1])]
 med = {m: statistics.median(float(v) for k, v in rows if k == m)
-       for m in ("untraced", "record", "stack")}
+       for m in ("untraced", "record", "stack", "none", "syncs")}
 last = json.load(open(sys.argv[2]))
 print(f"{sys.argv[3]}, {sys.argv[4]} Python frames deep (median of rounds, ns per call):")
 print(f"  untraced                     {med['untraced']:8.0f}")
@@ -45,4 +63,7 @@ print(f"  uprobe + record, no stack    {med['record']:8.0f}")
 print(f"  uprobe + record + Py stack   {med['stack']:8.0f}")
 print(f"  the Python stack adds        {med['stack'] - med['record']:8.0f}"
       f"   (in BPF, last run: {last['mean_read_ns']} ns per read)")
+print(f"  specprobe record --stacks none {med['none']:8.0f}")
+print(f"  specprobe record (stacks)    {med['syncs']:8.0f}")
+print(f"  native + Python stacks add   {med['syncs'] - med['none']:8.0f}")
 PY
