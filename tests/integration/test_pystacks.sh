@@ -5,7 +5,8 @@
 # on the standard library's code; a ctypes program's syncs carry the file, function and
 # line of every frame it marks, read by the BPF stack reader on its own (pystack_probe),
 # and in `specprobe record` (-p PID, and a launched command for the newest version) as
-# `dump --json` shows them.
+# `dump --json` shows them; a python with the interpreter linked in (as
+# python-build-standalone may ship it) is found as well as a libpython.
 source "$(dirname "$0")/lib.sh"
 PYTHONS=${PYTHONS:-/root/.pyenv/versions}
 PROBE=$TOP/.output/pystacks/pystack_probe
@@ -96,6 +97,39 @@ record_launch() {
 	check_dump "3.$minor: record -- python" "$minor" "$dir"
 }
 
+# static_python PYTHON MINOR: libpython3.X.a linked into a python of our own, traced
+static_python() {
+	local py=$1 minor=$2 dir=$SCRATCH/static$2 home lib pid rec
+	home=$(cd "$(dirname "$py")/.." && pwd)
+	lib=$(ls "$home"/lib/python3."$minor"/config-3."$minor"*/libpython3."$minor".a 2>/dev/null |
+		head -1)
+	if [ -z "$lib" ]; then
+		echo "test_pystacks: no libpython3.$minor.a: the linked-in interpreter is not tried"
+		return
+	fi
+	mkdir -p "$dir"
+	if ! cc -O2 -I"$home/include/python3.$minor" "$TOP/tests/pystacks/static_python.c" "$lib" \
+		-lm -ldl -lpthread -Wl,--export-dynamic -o "$dir/python3.$minor" 2>"$dir/cc.err"; then
+		fail "3.$minor: building a python with libpython3.$minor.a linked in failed"
+		return
+	fi
+	if ldd "$dir/python3.$minor" | grep -q libpython; then
+		fail "3.$minor: the linked-in python still loads a libpython"
+		return
+	fi
+	PYTHONHOME=$home "$dir/python3.$minor" "$SITES" "$LIBCUDA" "$COUNT" "$dir/go" \
+		>"$dir/sites.out" 2>&1 &
+	pid=$!
+	wait_ready "$dir/sites.out"
+	"$SPECPROBE" record -o "$dir/rec.sprb" -p $pid 2>"$dir/record.err" &
+	rec=$!
+	wait_file "$dir/rec.sprb" 600
+	touch "$dir/go"
+	wait $pid
+	wait $rec
+	check_dump "3.$minor: interpreter linked into python, record -p" "$minor" "$dir"
+}
+
 found=0
 last=
 for py in $(pythons); do
@@ -109,8 +143,11 @@ for py in $(pythons); do
 	fi
 	sites "$py" "$minor"
 	record_pid "$py" "$minor"
+	static_python "$py" "$minor"
 	last=$py
 done
-[ -n "$last" ] && record_launch "$last" "${last##*python3.}"
+if [ -n "$last" ]; then
+	record_launch "$last" "${last##*python3.}"
+fi
 [ "$found" = 1 ] || echo "test_pystacks: no CPython 3.10-3.13 under $PYTHONS: nothing traced"
 finish
