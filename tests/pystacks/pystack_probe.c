@@ -34,6 +34,9 @@ struct pystack_probe_rec {
 	struct sp_py_frame frames[SP_STACK_PY];
 };
 
+#define NR_SYNC_FUNCS (sizeof(sync_funcs) / sizeof(sync_funcs[0]))
+
+static struct bpf_link *links[NR_SYNC_FUNCS];
 static pid_t child;
 static bool quiet;		/* PYSTACK_PROBE_QUIET: count hits, print no frames */
 static unsigned long long hits, read_ns_sum;
@@ -78,7 +81,7 @@ static int on_record(void *ctx, void *data, size_t len)
 	if (quiet)
 		return 0;
 	printf("{\"tid\":%u,\"fn\":\"%s\",\"read_ns\":%llu,\"frames\":[", r->tid,
-	       sync_funcs[r->cookie % 3], (unsigned long long)r->read_ns);
+	       sync_funcs[r->cookie % NR_SYNC_FUNCS], (unsigned long long)r->read_ns);
 	for (i = 0; i < r->nr && i < SP_STACK_PY; i++)
 		print_frame(&r->frames[i], i == 0);
 	printf("]}\n");
@@ -89,12 +92,12 @@ static int attach_all(struct pystack_probe_bpf *skel, const char *lib)
 {
 	size_t i;
 
-	for (i = 0; i < sizeof(sync_funcs) / sizeof(sync_funcs[0]); i++) {
+	for (i = 0; i < NR_SYNC_FUNCS; i++) {
 		LIBBPF_OPTS(bpf_uprobe_opts, opts, .func_name = sync_funcs[i], .bpf_cookie = i);
-		struct bpf_link *link;
 
-		link = bpf_program__attach_uprobe_opts(skel->progs.pystack_hit, -1, lib, 0, &opts);
-		if (!link) {
+		links[i] = bpf_program__attach_uprobe_opts(skel->progs.pystack_hit, -1, lib, 0,
+							   &opts);
+		if (!links[i]) {
 			fprintf(stderr, "pystack_probe: cannot attach %s in %s: %s\n",
 				sync_funcs[i], lib, strerror(errno));
 			return -1;
@@ -236,6 +239,8 @@ out:
 		fclose(to_child);
 	if (from_child)
 		fclose(from_child);
+	for (size_t i = 0; i < NR_SYNC_FUNCS; i++)
+		bpf_link__destroy(links[i]);
 	pystack_probe_bpf__destroy(skel);
 	return ret;
 }
