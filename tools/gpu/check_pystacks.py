@@ -8,11 +8,12 @@ file and line, from a specprobe recording (root).
 
 Runs this file as a PyTorch workload (--workload) that makes N .item() and M
 torch.cuda.synchronize() calls from lines marked "at:NAME", records it with
-`specprobe record -p PID`, dumps the recording as JSON and checks: every
-cuStreamSynchronize made from the .item() line and every cuCtxSynchronize from the
-synchronize() line carries that file, function and line as its innermost frame in
-this file, with the caller's line next; the counts are exactly N and M; no sync with
-a Python stack in this file names another line. Prints one line per check and
+`specprobe record -p PID`, dumps the recording as JSON and checks: the driver
+call an .item() blocks in (cuStreamSynchronize, or the copy itself) is recorded
+exactly N times with the .item() line's file, function and line as its innermost
+frame in this file and the calling loop's line next, cuCtxSynchronize exactly M
+times with the synchronize() line's; no sync with a Python stack in this file names
+another line. Prints one line per check and
 "check_pystacks: P passed, F failed"; exits 1 on any failure. OUTDIR keeps the files.
 """
 import argparse
@@ -115,15 +116,15 @@ def base_name(name):
     return re.sub(r"(_v\d)?(_pt[sd][sz])?$", "", name)
 
 
+# Driver calls an .item() may block in: the copy itself or the sync after it.
+ITEM_NAMES = ("cuStreamSynchronize", "cuMemcpyDtoHAsync", "cuMemcpyDtoH")
+
+
 def check(calls_path, pid, items, syncs):
     at = markers()
     calls = [json.loads(l) for l in open(calls_path)]
     sites = collections.Counter()
     stray = collections.Counter()
-    want = {
-        ("cuStreamSynchronize", "read_scalar", at["item"], "workload", at["loop_item"]): items,
-        ("cuCtxSynchronize", "sync_all", at["sync"], "workload", at["loop_sync"]): syncs,
-    }
     with_py = 0
     for call in calls:
         i = innermost_here(call)
@@ -138,15 +139,19 @@ def check(calls_path, pid, items, syncs):
             sites[key] += 1
         else:
             stray[key] += 1
-    results = []
-    results.append((with_py > 0, f"{with_py} calls with a Python frame in {HERE}"))
-    for key, n in want.items():
-        results.append((sites[key] == n, f"{key[0]} at {key[1]}:{key[2]} from {key[3]}:"
-                        f"{key[4]}: {sites[key]} recorded, {n} made"))
-    others = {k: v for k, v in sites.items() if k not in want}
-    results.append((not stray, f"no sync names another line of this file: {dict(stray)}"))
-    print("other calls at the marked lines (driver calls beside the syncs):",
-          json.dumps({" ".join(map(str, k)): v for k, v in others.items()}))
+    item = {n: sites[(n, "read_scalar", at["item"], "workload", at["loop_item"])]
+            for n in ITEM_NAMES}
+    sync = sites[("cuCtxSynchronize", "sync_all", at["sync"], "workload", at["loop_sync"])]
+    results = [
+        (with_py > 0, f"{with_py} calls with a Python frame in {HERE}"),
+        (items in item.values(), f".item() at read_scalar:{at['item']} from workload:"
+         f"{at['loop_item']}: {items} made, recorded per driver call {item}"),
+        (sync == syncs, f"cuCtxSynchronize at sync_all:{at['sync']} from workload:"
+         f"{at['loop_sync']}: {sync} recorded, {syncs} made"),
+        (not stray, f"no sync names another line of this file: {dict(stray)}"),
+    ]
+    print("calls at the marked lines:",
+          json.dumps({" ".join(map(str, k)): v for k, v in sites.items()}))
     return results
 
 
