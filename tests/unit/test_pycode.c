@@ -74,6 +74,19 @@ static void test_decode_truncated(void **state)
 	assert_false(complete);
 }
 
+/* Cut after an entry with no line: the cut merges into it. */
+static void test_decode_truncated_after_none(void **state)
+{
+	const __u8 table[] = { 0xe8, 0x02, 0xf8, 0xe8, 0x02, 0xe8, 0x02 };
+	const struct sp_pyline want[] = { { 0, 6 }, { 2, -1 } };
+	struct sp_pyline got[3];
+	bool complete;
+	int nr = pycode__decode_lines(12, table, sizeof(table), 5, got, 3, &complete);
+
+	expect_lines(got, nr, want, 2);
+	assert_false(complete);
+}
+
 static void test_decode_malformed(void **state)
 {
 	const __u8 no_start[] = { 0x68, 0x02 };
@@ -136,6 +149,7 @@ int main(void)
 		cmocka_unit_test(test_decode_310),
 		cmocka_unit_test(test_decode_311),
 		cmocka_unit_test(test_decode_truncated),
+		cmocka_unit_test(test_decode_truncated_after_none),
 		cmocka_unit_test(test_decode_malformed),
 		cmocka_unit_test(test_config_rows),
 		cmocka_unit_test(test_not_python),

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /* Python code objects of a traced process: names and line tables, read from outside. */
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include "pycode.h"
@@ -16,6 +17,12 @@ struct line_out {
 };
 
 /* When the table fills, its last entry becomes "no line from here on". */
+/* A line number that left int's range: only a malformed table gets there. */
+static bool line_overflows(__s64 line)
+{
+	return line < INT32_MIN || line > INT32_MAX;
+}
+
 static void line_out__range(struct line_out *out, __u32 start, __u32 end, __s32 line)
 {
 	if (end <= start || out->full || !out->max)
@@ -23,7 +30,11 @@ static void line_out__range(struct line_out *out, __u32 start, __u32 end, __s32 
 	if (out->nr && out->lines[out->nr - 1].line == line)
 		return;
 	if (out->nr == out->max) {
-		out->lines[out->nr - 1].line = -1;
+		/* merged into an unknown neighbour, or made unknown itself */
+		if (out->nr > 1 && out->lines[out->nr - 2].line == -1)
+			out->nr--;
+		else
+			out->lines[out->nr - 1].line = -1;
 		out->full = true;
 		return;
 	}
@@ -36,7 +47,7 @@ static void line_out__range(struct line_out *out, __u32 start, __u32 end, __s32 
 static int decode_310(const __u8 *t, size_t len, int firstlineno, struct line_out *out)
 {
 	__u32 start = 0, end;
-	__s32 line = firstlineno;
+	__s64 line = firstlineno;
 	size_t i;
 
 	if (len % 2)
@@ -49,6 +60,8 @@ static int decode_310(const __u8 *t, size_t len, int firstlineno, struct line_ou
 			line_out__range(out, start, end, -1);
 		} else {
 			line += ldelta;
+			if (line_overflows(line))
+				return -EINVAL;
 			line_out__range(out, start, end, line);
 		}
 		start = end;
@@ -115,7 +128,8 @@ static int location_delta(unsigned int code, const __u8 *t, size_t len, size_t *
 static int decode_311(const __u8 *t, size_t len, int firstlineno, struct line_out *out)
 {
 	__u32 start = 0, end;
-	__s32 line = firstlineno, delta;
+	__s64 line = firstlineno;
+	__s32 delta;
 	size_t pos = 0;
 
 	while (pos < len) {
@@ -128,6 +142,8 @@ static int decode_311(const __u8 *t, size_t len, int firstlineno, struct line_ou
 		if (location_delta(code, t, len, &pos, &delta))
 			return -EINVAL;
 		line += delta;
+		if (line_overflows(line))
+			return -EINVAL;
 		line_out__range(out, start, end, code == 15 ? -1 : line);
 		start = end;
 	}
