@@ -15,12 +15,13 @@ SITES=$TOP/tests/pystacks/sync_sites.py
 LIBCUDA=$TOP/.output/specsim/libcuda.so.1
 COUNT=3
 
-if out=$("$TOP/tools/pyoffsets/gen.sh" --check 2>&1); then
-	pass "offsets table: $(echo "$out" | tail -1 | sed 's/^gen.sh: //')"
-else
-	echo "$out" | head -20
-	fail "offsets table differs from the headers (tools/pyoffsets/gen.sh)"
-fi
+out=$(PYTHONS=$PYTHONS "$TOP/tools/pyoffsets/gen.sh" --check 2>&1)
+case $? in
+0) pass "offsets table: $(echo "$out" | tail -1 | sed 's/^gen.sh: //')" ;;
+2) echo "test_pystacks: $(echo "$out" | tail -1 | sed 's/^gen.sh: //'): table not checked" ;;
+*) echo "$out" | head -20
+   fail "offsets table differs from the headers (tools/pyoffsets/gen.sh)" ;;
+esac
 
 # The interpreter of each minor version present, newest patch release.
 pythons() {
