@@ -73,16 +73,43 @@ static long py_tstate_step(__u64 index, void *data)
 	return 0;
 }
 
-/* The calling thread's PyThreadState, or 0. */
+/* Where a thread's PyThreadState was last found: a hint, checked before use. */
+struct py_tstate_hint {
+	__u64 runtime;		/* the interpreter it was found in */
+	__u64 tstate;
+	__u32 tgid;
+	__u32 pad;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32);		/* tid */
+	__type(value, struct py_tstate_hint);
+} py_tstates SEC(".maps");
+
+/*
+ * The calling thread's PyThreadState, or 0. The list is newest first, so the
+ * main thread of a process with many threads is found last: where it was found
+ * before is kept, and used while that thread state still holds the thread's id.
+ */
 static __always_inline __u64 py_tstate_find(const struct sp_py_config *cfg)
 {
-	struct py_tstate_walk w = {
-		.cfg = cfg,
-		.id = py_thread_id(cfg),
-		.interp = py_read_ptr(cfg->runtime + cfg->runtime_interp_head),
-	};
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	__u32 tid = (__u32)pid_tgid, tgid = pid_tgid >> 32;
+	struct py_tstate_hint *hint = bpf_map_lookup_elem(&py_tstates, &tid);
+	struct py_tstate_walk w = { .cfg = cfg, .id = py_thread_id(cfg) };
+	struct py_tstate_hint found = { .runtime = cfg->runtime, .tgid = tgid };
 
+	if (hint && hint->tgid == tgid && hint->runtime == cfg->runtime &&
+	    py_read_ptr(hint->tstate + cfg->tstate_id) == w.id)
+		return hint->tstate;
+	w.interp = py_read_ptr(cfg->runtime + cfg->runtime_interp_head);
 	bpf_loop(SP_PY_INTERPS * (SP_PY_THREADS + 1), py_tstate_step, &w, 0);
+	if (w.found) {
+		found.tstate = w.found;
+		bpf_map_update_elem(&py_tstates, &tid, &found, BPF_ANY);
+	}
 	return w.found;
 }
 
@@ -105,6 +132,7 @@ struct py_window {
 	__u64 start;		/* address of data[0] */
 	__u32 len;		/* bytes copied; 0: no window */
 	__u32 pad;
+	__u8 frame[SP_PY_FRAME_READ];	/* one frame read on its own (kept off the BPF stack) */
 	__u8 data[SP_PY_WINDOW];
 };
 
@@ -167,10 +195,10 @@ static __always_inline bool py_fields_from_window(const struct sp_py_config *cfg
 	return true;
 }
 
-static __always_inline bool py_fields_read(const struct sp_py_config *cfg, __u64 frame,
-					   struct py_frame_fields *f)
+static __always_inline bool py_fields_read(const struct sp_py_config *cfg, struct py_window *win,
+					   __u64 frame, struct py_frame_fields *f)
 {
-	__u8 buf[SP_PY_FRAME_READ] = {};
+	__u8 *buf = win->frame;
 	__u32 len = cfg->frame_read;
 
 	if (!len || len > SP_PY_FRAME_READ || bpf_probe_read_user(buf, len, (void *)frame))
@@ -200,7 +228,7 @@ static __always_inline __u32 py_frame_instr(const struct sp_py_config *cfg,
 
 struct py_frame_walk {
 	const struct sp_py_config *cfg;
-	const struct py_window *win;
+	struct py_window *win;
 	struct sp_py_frame *out;
 	__u64 frame;
 	__u32 n;
@@ -217,7 +245,7 @@ static long py_frame_step(__u64 index, void *data)
 	if (!w->frame || w->n >= w->max)
 		return 1;
 	if (!py_fields_from_window(cfg, w->win, w->frame, &f) &&
-	    !py_fields_read(cfg, w->frame, &f))
+	    !py_fields_read(cfg, w->win, w->frame, &f))
 		return 1;
 	if (cfg->frame_owner != SP_PYOFF_NONE && f.owner == cfg->owner_cstack)
 		f.code = 0;

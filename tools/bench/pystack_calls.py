@@ -1,14 +1,16 @@
 # SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 """Times cuCtxSynchronize (nothing queued: it returns at once) called through ctypes
 from DEPTH Python frames deep, for pystack_cost.sh.
-  python pystack_calls.py LIBCUDA CALLS DEPTH OUT [GO_FILE]
+  [PYSTACK_THREADS=N] python pystack_calls.py LIBCUDA CALLS DEPTH OUT [GO_FILE]
 Speaks pystack_probe's protocol (ready / a line / done / end of input), or with
 GO_FILE waits for that file and exits a second after; writes the mean nanoseconds
-per call, best of 5 rounds, to OUT.
+per call, best of 5 rounds, to OUT. PYSTACK_THREADS idle Python threads are started
+first: their thread states come before the calling thread's in the list searched.
 """
 import ctypes
 import os
 import sys
+import threading
 import time
 
 lib = ctypes.CDLL(sys.argv[1])
@@ -39,6 +41,9 @@ def deep(level):
 
 
 setup()
+idle = threading.Event()
+for _ in range(int(os.environ.get("PYSTACK_THREADS", "0"))):
+    threading.Thread(target=idle.wait, daemon=True).start()
 print("ready", flush=True)
 if GO_FILE:
     while not os.path.exists(GO_FILE):

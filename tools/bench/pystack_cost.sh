@@ -3,7 +3,8 @@
 # What a Python stack adds to a sync: cuCtxSynchronize from DEPTH frames deep, untraced,
 # under a uprobe writing a record without the stack, and with it (pystack_probe); then
 # under specprobe record with --stacks none and with stacks (native and Python).
-#   tools/bench/pystack_cost.sh [PYTHON] [CALLS] [DEPTH] [ROUNDS]     (root, after make)
+#   [PYSTACK_THREADS=N] tools/bench/pystack_cost.sh [PYTHON] [CALLS] [DEPTH] [ROUNDS]
+# (root, after make); PYSTACK_THREADS: idle Python threads beside the calling one.
 set -eu
 TOP=$(cd "$(dirname "$0")/../.." && pwd)
 PY=${1:-/root/.pyenv/versions/3.12.1/bin/python3.12}
@@ -38,9 +39,16 @@ specprobe_run() {	# specprobe_run STACKS OUT: the program traced by specprobe re
 		>"$dir/out" &
 	pid=$!
 	until [ -s "$dir/out" ]; do sleep 0.05; done
-	"$TOP/specprobe" record -o "$dir/rec.sprb" -p $pid --stacks "$1" 2>/dev/null &
+	"$TOP/specprobe" record -o "$dir/rec.sprb" -p $pid --stacks "$1" 2>"$dir/rec.err" &
 	rec=$!
-	until [ -e "$dir/rec.sprb" ]; do sleep 0.05; done
+	until [ -e "$dir/rec.sprb" ]; do
+		if ! kill -0 $rec 2>/dev/null; then
+			echo "pystack_cost: specprobe record failed: $(head -1 "$dir/rec.err")" >&2
+			kill $pid
+			exit 1
+		fi
+		sleep 0.05
+	done
 	touch "$dir/go"
 	wait $pid
 	wait $rec
@@ -52,12 +60,13 @@ for r in $(seq "$ROUNDS"); do
 	done
 done
 python3 - "$TMP/rows" "$TMP/stack.json" "$PY" "$DEPTH" <<'PY'
-import json, statistics, sys
+import json, os, statistics, sys
 rows = [l.split() for l in open(sys.argv[1])]
 med = {m: statistics.median(float(v) for k, v in rows if k == m)
        for m in ("untraced", "record", "stack", "none", "syncs")}
 last = json.load(open(sys.argv[2]))
-print(f"{sys.argv[3]}, {sys.argv[4]} Python frames deep (median of rounds, ns per call):")
+print(f"{sys.argv[3]}, {sys.argv[4]} Python frames deep, {os.environ.get('PYSTACK_THREADS', '0')}"
+      " idle Python threads (median of rounds, ns per call):")
 print(f"  untraced                     {med['untraced']:8.0f}")
 print(f"  uprobe + record, no stack    {med['record']:8.0f}")
 print(f"  uprobe + record + Py stack   {med['stack']:8.0f}")
