@@ -50,7 +50,7 @@ enum sp_spec_flags {
 	SP_SPEC_DIMS = 1 << 4,		/* arguments 1..7 are 32-bit (a launch's grid, block, shmem) */
 	SP_SPEC_STACK = 1 << 5,		/* an SP_REC_STACK follows the entry record */
 };
-#define SP_HAS_STACKS	1	/* this header knows SP_SPEC_STACK (benchmarks build old ones too) */
+#define SP_HAS_STACKS	1	/* this header knows SP_SPEC_STACK (benchmarks build old ones) */
 
 /* Fields whose user-memory read failed (record .faults bits and fault counters). */
 enum sp_fault_field {

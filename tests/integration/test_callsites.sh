@@ -62,7 +62,7 @@ for line in bad:
 sys.exit(1 if bad else 0)
 PY
 then
-	pass "dump --json and report --json name site_alpha x$ALPHA, site_beta x$BETA; launches have none"
+	pass "dump and report --json: site_alpha x$ALPHA, site_beta x$BETA; launches have none"
 else
 	fail "call sites differ ($dir)"
 fi
@@ -81,8 +81,10 @@ fi
 "$SPECPROBE" export "$dir/rec.sprb" -o "$dir/t.pftrace" 2>"$dir/export.err"
 python3 "$TOP/tests/integration/check_perfetto.py" "$dir/t.pftrace" --call-sites >"$dir/sites.txt"
 if [ "$(grep -c . "$dir/sites.txt")" = 2 ] &&
-	grep -Eq "^cuStreamSynchronize site_alpha\+0x[0-9a-f]+ \(sites\): $ALPHA$" "$dir/sites.txt" &&
-	grep -Eq "^cuStreamSynchronize site_beta\+0x[0-9a-f]+ \(sites\): $BETA$" "$dir/sites.txt"; then
+	grep -Eq "^cuStreamSynchronize site_alpha\+0x[0-9a-f]+ \(sites\): $ALPHA$" \
+		"$dir/sites.txt" &&
+	grep -Eq "^cuStreamSynchronize site_beta\+0x[0-9a-f]+ \(sites\): $BETA$" \
+		"$dir/sites.txt"; then
 	pass "Perfetto: sync slices carry call_site and stack annotations"
 else
 	fail "Perfetto call sites: $(tr '\n' ';' <"$dir/sites.txt")"
@@ -108,7 +110,8 @@ fi
 # the simulated server: planted syncs are flagged at the server's function that plants them
 CYCLES=300 EVERY=5
 sim=$SCRATCH/sim
-if start_server "$sim" -n $CYCLES --plant stream@draft-verify/$EVERY && record_whole_run "$sim"; then
+if start_server "$sim" -n $CYCLES --plant stream@draft-verify/$EVERY &&
+	record_whole_run "$sim"; then
 	"$SPECPROBE" report --json "$sim/rec.sprb" >"$sim/report.json" 2>"$sim/report.err"
 	if python3 - "$sim/report.json" $((CYCLES / EVERY)) <<'PY'
 import json, sys
@@ -153,7 +156,8 @@ PY
 if "$SPECPROBE" dump --json "$SCRATCH/bad.sprb" >/dev/null 2>"$SCRATCH/bad.err"; then
 	fail "corrupt stack record: dump exited 0"
 elif grep -q "corrupt call-site record at byte" "$SCRATCH/bad.err"; then
-	pass "corrupt stack record: '$(grep -o 'corrupt call-site record at byte [0-9]*' "$SCRATCH/bad.err")'"
+	pass "corrupt stack record: '$(grep -o 'corrupt call-site record at byte [0-9]*' \
+		"$SCRATCH/bad.err")'"
 else
 	fail "corrupt stack record: $(head -1 "$SCRATCH/bad.err")"
 fi

@@ -31,7 +31,8 @@ $(LOOKALIKE_DIR)/loader: tests/lookalike/loader.c tests/lookalike/lookalike.h | 
 	$(Q)$(CC) $(WARN) -O2 -g $< -ldl -o $@
 
 # Call sites the tests know by name: frame pointers, so the kernel walks the stack.
-$(LOOKALIKE_DIR)/sites: tests/lookalike/sites.c tests/lookalike/lookalike.h $(LOOKALIKE_DIR)/libcuda.so.1
+$(LOOKALIKE_DIR)/sites: tests/lookalike/sites.c tests/lookalike/lookalike.h \
+		$(LOOKALIKE_DIR)/libcuda.so.1
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(WARN) -O1 -g -fno-omit-frame-pointer $< -L$(LOOKALIKE_DIR) -l:libcuda.so.1 \
 		-Wl,-rpath,'$$ORIGIN' -o $@

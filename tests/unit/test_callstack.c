@@ -25,7 +25,8 @@ static struct sp_stack_rec *make_stack(union buf *u, __u32 tid, __u32 seq, const
 	*rec = (struct sp_stack_rec){ .type = SP_REC_STACK, .tgid = 100, .tid = tid, .seq = seq,
 				      .nr_native = nr_native, .nr_py = nr_py };
 	memcpy(rec + 1, ips, 8 * nr_native);
-	memcpy((__u64 *)(rec + 1) + nr_native, py, sizeof(*py) * nr_py);
+	if (nr_py)
+		memcpy((__u64 *)(rec + 1) + nr_native, py, sizeof(*py) * nr_py);
 	rec->size = sizeof(*rec) + 8 * nr_native + sizeof(*py) * nr_py;
 	return rec;
 }

@@ -115,6 +115,25 @@ static void test_specs_follow_the_table(void **state)
 	assert_true(spec.flags & SP_SPEC_DATA_STR);
 }
 
+/* Call sites by default: what blocks or may synchronise, never a launch or a collective. */
+static void test_stack_default(void **state)
+{
+	static const char *const with[] = {
+		"cuCtxSynchronize", "cuStreamSynchronize", "cuEventSynchronize", "cuStreamQuery",
+		"cuEventQuery", "cuMemcpyDtoH", "cuMemcpyDtoHAsync", "cuMemcpyHtoDAsync",
+		"cuMemAlloc", "cuMemFree", "cuMemsetD8", "ncclCommInitRank",
+	};
+	static const char *const without[] = {
+		"cuLaunchKernel", "cuLaunchKernelEx", "cuGraphLaunch", "cuMemcpyDtoDAsync",
+		"cuMemsetD8Async", "cuEventRecord", "ncclAllReduce", "cuStreamEndCapture",
+	};
+
+	for (size_t i = 0; i < sizeof(with) / sizeof(with[0]); i++)
+		assert_true(catalog__stack_default(catalog__find(with[i])));
+	for (size_t i = 0; i < sizeof(without) / sizeof(without[0]); i++)
+		assert_false(catalog__stack_default(catalog__find(without[i])));
+}
+
 static void test_argument_names(void **state)
 {
 	const struct catalog_entry *e = catalog__find("cuLaunchKernel");
@@ -140,6 +159,7 @@ int main(void)
 		cmocka_unit_test(test_every_row_is_consistent),
 		cmocka_unit_test(test_specs_follow_the_table),
 		cmocka_unit_test(test_argument_names),
+		cmocka_unit_test(test_stack_default),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

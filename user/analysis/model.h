@@ -82,7 +82,7 @@ struct model_sync {
 	__u8 kind;		/* enum sync_kind */
 	__u8 flags;		/* enum sync_flags */
 	__u8 host, host_from;	/* copies: enum host_kind, enum host_from of the host pointer */
-	__u32 stack;		/* its call's stack (view.stacks), 0: none (poll: the first query's) */
+	__u32 stack;		/* its call's stack in view.stacks, 0: none (poll: first query) */
 };
 
 /* CPU time a process used, from its first and last sample. */

@@ -23,7 +23,7 @@ struct sp_call {
 	__u64 ts_return;
 	__u64 result;
 	__u64 out;
-	__u32 stack;			/* its call site: callstacks__stack(decoder__callstacks()), 0 */
+	__u32 stack;			/* id in decoder__callstacks(), 0: none */
 	bool wants_stack;		/* SP_CALL_HAS_STACK, and the stack has not come yet */
 };
 

@@ -666,8 +666,8 @@ static int reader__parse(struct tf_reader *r)
 	version = le32(r->map + 8);
 	if (version != TF_VERSION && version != TF_VERSION_STACKS)
 		return reader__fail(r, -EPROTONOSUPPORT,
-				    "%s is recording version %u; this specprobe reads versions %d and %d",
-				    r->path, version, TF_VERSION, TF_VERSION_STACKS);
+				    "%s is recording version %u; this specprobe reads versions %d "
+				    "and %d", r->path, version, TF_VERSION, TF_VERSION_STACKS);
 	body_len = le32(r->map + 12);
 	if (body_len > r->size - TF_PREAMBLE)
 		goto corrupt;

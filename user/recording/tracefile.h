@@ -10,7 +10,7 @@
 
 #define TF_MAGIC	"SPECPRB\n"	/* 8 bytes */
 #define TF_VERSION	1
-#define TF_VERSION_STACKS 2		/* version 1 plus call-site records (SP_REC_STACK..OBJMAP) */
+#define TF_VERSION_STACKS 2	/* version 1 plus call-site records (SP_REC_STACK..OBJMAP) */
 /* Version 2 on: kinds a reader does not know in this range are skipped, not corruption. */
 #define TF_OPTIONAL_FIRST 64
 #define TF_OPTIONAL_LAST 127

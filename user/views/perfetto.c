@@ -420,7 +420,8 @@ static void stack_text(char *buf, size_t size, const struct cs_stack *st)
 		const struct cs_python *f = &st->py[i];
 
 		if (f->file)
-			n += snprintf(buf + n, size - n, "%s:%d %s\n", f->file, f->line, f->function);
+			n += snprintf(buf + n, size - n, "%s:%d %s\n", f->file, f->line,
+				      f->function);
 		else
 			n += snprintf(buf + n, size - n, "python code 0x%llx\n",
 				      (unsigned long long)f->code);

@@ -287,9 +287,11 @@ static void put_host(FILE *out, const struct model_sync *sy)
 		hostmem__kind_name(sy->host), hostmem__from_name(sy->host_from));
 }
 
-static void put_sync(FILE *out, const struct sync_verdict *sv)
+static void put_sync(FILE *out, const struct sync_verdict *sv, const struct callstacks *stacks)
 {
 	const struct model_sync *sy = sv->sync;
+	const struct cs_stack *st = callstacks__stack(stacks, sy->stack);
+	const struct cs_site *site = st ? callstacks__site(stacks, st->site) : NULL;
 
 	fprintf(out, "{\"ts\":%llu,", (unsigned long long)sy->ts);
 	put_int_or_null(out, "return_ns", sy->ts_return, !(sy->flags & SYNC_UNRETURNED));
@@ -318,7 +320,13 @@ static void put_sync(FILE *out, const struct sync_verdict *sv)
 	fputc(',', out);
 	/* legacy: the other stream it is ordered behind, or the one it holds back */
 	put_handle(out, "serialises_with", sy->waited_on, sy->kind == SYNC_LEGACY && sy->waited_on);
-	fprintf(out, ",\"held_back\":%s}", sy->flags & SYNC_HELD_BACK ? "true" : "false");
+	fprintf(out, ",\"held_back\":%s,\"call_site\":",
+		sy->flags & SYNC_HELD_BACK ? "true" : "false");
+	if (site)
+		json__string(out, site->label, 1024);
+	else
+		fputs("null", out);
+	fputc('}', out);
 }
 
 static void put_sites(FILE *out, const struct site_table *tab, size_t cycles)
@@ -407,7 +415,7 @@ static void put_syncs(FILE *out, const struct results *res)
 	}
 	for (size_t i = 0; i < sy->nr; i++) {
 		fputs(i ? ",\n" : "\n", out);
-		put_sync(out, &sy->verdicts[i]);
+		put_sync(out, &sy->verdicts[i], model__view(res->model)->stacks);
 	}
 	fprintf(out, "],\"flagged_syncs\":%zu,\"unknown_syncs\":%zu,\"flagged_sites\":[",
 		sy->flagged, sy->unknown);

@@ -441,8 +441,15 @@ static void put_callsites(FILE *out, const struct syncs *sy, const struct callst
 		const struct callsite_stat *cs = &sy->by_callsite[i];
 		const struct cs_site *site = callstacks__site(stacks, cs->site);
 
-		fprintf(out, "  %6zu %7zu %10.3f  %s\n", cs->count, cs->flagged,
-			ms((double)cs->blocked_ns), site ? site->label : "?");
+		const char *label = site ? site->label : "?", *tail = label;
+		size_t len = strlen(label);
+
+		/* the line stays within 100 columns: a long path loses its start */
+		if (len > 70)
+			for (tail = label + len - 67; (*tail & 0xc0) == 0x80; tail++)
+				;	/* not inside a UTF-8 character */
+		fprintf(out, "  %6zu %7zu %10.3f  %s%s\n", cs->count, cs->flagged,
+			ms((double)cs->blocked_ns), tail != label ? "..." : "", tail);
 	}
 	if (shown < sy->nr_by_callsite)
 		fprintf(out, "  ... %zu more call sites (--json: call_sites[])\n",
