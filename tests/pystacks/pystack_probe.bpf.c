@@ -40,6 +40,6 @@ int pystack_hit(struct pt_regs *ctx)
 	rec->read_ns = bpf_ktime_get_ns() - start;
 	rec->tid = (__u32)bpf_get_current_pid_tgid();
 	rec->cookie = bpf_get_attach_cookie(ctx);
-	bpf_ringbuf_submit(rec, 0);
+	bpf_ringbuf_submit(rec, BPF_RB_NO_WAKEUP);	/* the reader polls: no IPI per hit */
 	return 0;
 }
