@@ -63,6 +63,7 @@ static void print_threads(void)
 	printf("\t\t.tstate_native_thread_id = PYOFF_NONE,\n");
 #endif
 	printf("\t\t.tstate_next = %u,\n", OFF(PyThreadState, next));
+	printf("\t\t.tstate_interp = %u,\n", OFF(PyThreadState, interp));
 	printf("\t\t.tstate_thread_id = %u,\n", OFF(PyThreadState, thread_id));
 #if PY_VERSION_HEX >= 0x030b0000
 	printf("\t\t.tstate_datastack_chunk = %u,\n", OFF(PyThreadState, datastack_chunk));

@@ -16,6 +16,7 @@ struct py_offsets {
 	unsigned int interp_next;
 	unsigned int interp_threads_head;
 	unsigned int tstate_next;
+	unsigned int tstate_interp;		/* checked against the list it is in */
 	unsigned int tstate_thread_id;		/* pthread_self() of the thread */
 	unsigned int tstate_native_thread_id;	/* its tid; PYOFF_NONE before 3.11 */
 	unsigned int tstate_frame;		/* frame (3.10), cframe (3.11, 3.12), current_frame */

@@ -145,6 +145,7 @@ static void apply_debug_threads(struct py_offsets *off, const struct py313_debug
 	off->interp_next = d->interpreter_state.next;
 	off->interp_threads_head = d->interpreter_state.threads_head;
 	off->tstate_next = d->thread_state.next;
+	off->tstate_interp = d->thread_state.interp;
 	off->tstate_thread_id = d->thread_state.thread_id;
 	off->tstate_native_thread_id = d->thread_state.native_thread_id;
 	off->tstate_frame = d->thread_state.current_frame;
@@ -255,10 +256,31 @@ static int offsets_for_version(struct py_proc *proc, char *err, size_t err_sz)
 	return 0;
 }
 
+/*
+ * Offsets taken from another patch release's headers may not fit: the first
+ * thread state of the first interpreter must point back at that interpreter.
+ * Before the interpreter exists there is nothing to check.
+ */
+static int check_live(struct py_proc *proc, char *err, size_t err_sz)
+{
+	const struct py_offsets *off = &proc->off;
+	__u64 interp, tstate, back;
+
+	if (pyprocs__read(proc->tgid, proc->runtime + off->runtime_interp_head, &interp, 8) ||
+	    !interp || pyprocs__read(proc->tgid, interp + off->interp_threads_head, &tstate, 8) ||
+	    !tstate)
+		return 0;
+	if (!pyprocs__read(proc->tgid, tstate + off->tstate_interp, &back, 8) && back == interp)
+		return 0;
+	snprintf(err, err_sz, "pid %d: CPython %x does not fit the offsets of 3.%u.%u's headers",
+		 proc->tgid, proc->version, off->minor, off->micro);
+	return -EPROTONOSUPPORT;
+}
+
 int pyprocs__probe(pid_t tgid, struct py_proc *proc, char *err, size_t err_sz)
 {
 	struct py_candidate cands[8];
-	int nr, i;
+	int nr, i, ret;
 
 	memset(proc, 0, sizeof(*proc));
 	proc->tgid = tgid;
@@ -272,7 +294,8 @@ int pyprocs__probe(pid_t tgid, struct py_proc *proc, char *err, size_t err_sz)
 			continue;
 		memcpy(proc->path, cands[i].path, sizeof(proc->path));
 		proc->version = read_version(tgid, &cands[i]);
-		return offsets_for_version(proc, err, err_sz);
+		ret = offsets_for_version(proc, err, err_sz);
+		return ret ? ret : check_live(proc, err, err_sz);
 	}
 	snprintf(err, err_sz, "pid %d maps no CPython defining _PyRuntime", tgid);
 	return -ENOENT;
