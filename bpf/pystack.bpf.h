@@ -42,7 +42,7 @@ struct py_tstate_walk {
 	const struct sp_py_config *cfg;
 	__u64 id;
 	__u64 interp;
-	__u64 tstate;		/* the next thread state to look at; 0: go to the next interpreter */
+	__u64 tstate;		/* next thread state to look at; 0: the next interpreter's */
 	__u64 found;
 	bool started;		/* the first interpreter's list has been entered */
 };

@@ -27,7 +27,8 @@ esac
 pythons() {
 	local minor inc
 	for minor in 10 11 12 13; do
-		inc=$(ls -d "$PYTHONS"/3."$minor".*/bin/python3."$minor" 2>/dev/null | sort -V | tail -1)
+		inc=$(ls -d "$PYTHONS"/3."$minor".*/bin/python3."$minor" 2>/dev/null | sort -V |
+			tail -1)
 		[ -n "$inc" ] && echo "$inc"
 	done
 }
@@ -52,7 +53,7 @@ sites() {
 		if grep -q "_Py_DebugOffsets equal the headers' table" "$dir/probe.err"; then
 			pass "3.$minor: offsets read from _Py_DebugOffsets equal the headers'"
 		else
-			fail "3.$minor: _Py_DebugOffsets not used or not equal: $(tail -1 "$dir/probe.err")"
+			fail "3.$minor: _Py_DebugOffsets unused or unequal ($dir/probe.err)"
 		fi
 	fi
 }
@@ -110,7 +111,8 @@ static_python() {
 	fi
 	mkdir -p "$dir"
 	if ! cc -O2 -I"$home/include/python3.$minor" "$TOP/tests/pystacks/static_python.c" "$lib" \
-		-lm -ldl -lpthread -Wl,--export-dynamic -o "$dir/python3.$minor" 2>"$dir/cc.err"; then
+		-lm -ldl -lpthread -Wl,--export-dynamic -o "$dir/python3.$minor" \
+		2>"$dir/cc.err"; then
 		fail "3.$minor: building a python with libpython3.$minor.a linked in failed"
 		return
 	fi

@@ -5,9 +5,9 @@
   check_sites.py STACKS.jsonl SOURCE MINOR COUNT
 STACKS: one JSON object per sync call, {"fn": name, "frames": [{"file", "function",
 "line"}, ...]} innermost first (pystack_probe), or `specprobe dump --json` lines,
-whose calls with a "stack" are taken with its "python" frames. Every call must match one expected site exactly
-(file, function and line of each frame listed), and each site must be seen as
-many times as sync_sites.py makes it. Prints one line per failure, exits 1 if any.
+whose calls with a "stack" are taken with its "python" frames. Every call must
+match one expected site exactly (file, function and line of each frame listed),
+and each site must be seen as many times as sync_sites.py makes it. Prints one line per failure, exits 1 if any.
 """
 import json
 import re

@@ -221,7 +221,8 @@ int main(int argc, char **argv)
 		}
 	}
 	if (!skel) {
-		fprintf(stderr, "pystack_probe: cannot load the BPF program: %s\n", strerror(errno));
+		fprintf(stderr, "pystack_probe: cannot load the BPF program: %s\n",
+			strerror(errno));
 		return 1;
 	}
 	if (attach_all(skel, argv[1]) || spawn(argv + 2, &to_child, &from_child))

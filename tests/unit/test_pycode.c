@@ -121,7 +121,8 @@ static void test_config_rows(void **state)
 		assert_true(cfg.frame_read > cfg.frame_code && cfg.frame_read <= SP_PY_FRAME_READ);
 		assert_int_equal(cfg.id_kind, minor == 10 ? SP_PY_ID_FSBASE : SP_PY_ID_TID);
 		assert_int_equal(cfg.instr_kind, minor == 10 ? SP_PY_INSTR_LASTI : SP_PY_INSTR_PTR);
-		assert_int_equal(cfg.cframe_current_frame == SP_PYOFF_NONE, minor != 11 && minor != 12);
+		assert_int_equal(cfg.cframe_current_frame == SP_PYOFF_NONE,
+				 minor != 11 && minor != 12);
 		assert_int_equal(cfg.owner_cstack, minor >= 12 ? 3 : 0xff);
 		proc.off.tstate_next = 0x10000;
 		assert_int_equal(pyprocs__config(&proc, &cfg), -E2BIG);

@@ -334,6 +334,7 @@ int pycode__record(pid_t tgid, __u64 code, void *buf, size_t cap)
 	char file[PYCODE_STR_MAX], name[PYCODE_STR_MAX];
 	struct sp_pycode_rec *rec = buf;
 	const struct py_offsets *off;
+	struct sp_pyline *lines;
 	size_t table_len, max_lines;
 	__u8 *table;
 	bool complete;
@@ -364,8 +365,9 @@ int pycode__record(pid_t tgid, __u64 code, void *buf, size_t cap)
 	if (ret)
 		return ret;
 	max_lines = (cap - lines_at) / sizeof(struct sp_pyline);
-	nr = pycode__decode_lines(off->minor, table, table_len, rec->firstlineno,
-				  (struct sp_pyline *)((char *)buf + lines_at), max_lines, &complete);
+	lines = (struct sp_pyline *)((char *)buf + lines_at);
+	nr = pycode__decode_lines(off->minor, table, table_len, rec->firstlineno, lines, max_lines,
+				  &complete);
 	free(table);
 	if (nr < 0)
 		return nr;

@@ -19,7 +19,7 @@ struct py_offsets {
 	unsigned int tstate_interp;		/* checked against the list it is in */
 	unsigned int tstate_thread_id;		/* pthread_self() of the thread */
 	unsigned int tstate_native_thread_id;	/* its tid; PYOFF_NONE before 3.11 */
-	unsigned int tstate_frame;		/* frame (3.10), cframe (3.11, 3.12), current_frame */
+	unsigned int tstate_frame;		/* frame (3.10), cframe (3.11/12), current_frame */
 	unsigned int cframe_current_frame;	/* in _PyCFrame; PYOFF_NONE where no cframe */
 	unsigned int tstate_datastack_chunk;	/* frames' data stack (3.11+), else PYOFF_NONE */
 	unsigned int tstate_datastack_top;
@@ -28,7 +28,7 @@ struct py_offsets {
 	unsigned int frame_size;
 	unsigned int frame_previous;
 	unsigned int frame_code;
-	unsigned int frame_instr;		/* f_lasti (int, code units), else an instruction pointer */
+	unsigned int frame_instr;		/* f_lasti (int, code units), else a pointer */
 	unsigned int frame_owner;		/* PYOFF_NONE in 3.10 */
 	int owner_cstack;			/* FRAME_OWNED_BY_CSTACK, -1 where none */
 	/* PyCodeObject */
@@ -37,7 +37,7 @@ struct py_offsets {
 	unsigned int code_qualname;		/* PYOFF_NONE in 3.10 */
 	unsigned int code_firstlineno;
 	unsigned int code_linetable;
-	unsigned int code_bytecode;		/* co_code_adaptive (inline), or co_code (a bytes object) */
+	unsigned int code_bytecode;		/* co_code_adaptive (inline), or co_code (bytes) */
 	/* objects */
 	unsigned int object_type;
 	unsigned int type_name;
@@ -45,7 +45,7 @@ struct py_offsets {
 	unsigned int bytes_data;
 	unsigned int unicode_length;
 	unsigned int unicode_state;
-	unsigned int unicode_ascii_size;	/* sizeof(PyASCIIObject): compact ASCII data start */
+	unsigned int unicode_ascii_size;	/* sizeof(PyASCIIObject): where ASCII data starts */
 	unsigned int unicode_compact_size;	/* sizeof(PyCompactUnicodeObject) */
 	unsigned int unicode_kind_shift;	/* state bit fields, found from the headers too */
 	unsigned int unicode_compact_bit;

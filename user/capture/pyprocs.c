@@ -123,7 +123,9 @@ struct py313_debug_offsets {
 		__u64 size, prev, next, interp, current_frame, thread_id, native_thread_id;
 		__u64 datastack_chunk, status;
 	} thread_state;
-	struct { __u64 size, previous, executable, instr_ptr, localsplus, owner; } interpreter_frame;
+	struct {
+		__u64 size, previous, executable, instr_ptr, localsplus, owner;
+	} interpreter_frame;
 	struct {
 		__u64 size, filename, name, qualname, linetable, firstlineno, argcount;
 		__u64 localsplusnames, localspluskinds, co_code_adaptive;
@@ -286,7 +288,8 @@ int pyprocs__probe(pid_t tgid, struct py_proc *proc, char *err, size_t err_sz)
 	proc->tgid = tgid;
 	nr = read_candidates(tgid, cands, 8);
 	if (nr < 0) {
-		snprintf(err, err_sz, "cannot read the mappings of pid %d: %s", tgid, strerror(-nr));
+		snprintf(err, err_sz, "cannot read the mappings of pid %d: %s", tgid,
+			 strerror(-nr));
 		return nr;
 	}
 	for (i = 0; i < nr; i++) {
