@@ -4,5 +4,6 @@ TOOLS_TARGETS :=
 -include tests/lookalike/lookalike.mk
 -include tools/specsim/specsim.mk
 -include tools/bench/bench.mk
+-include tests/pystacks/pystacks.mk
 
 tools: $(TOOLS_TARGETS)

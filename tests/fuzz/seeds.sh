@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
-# Seed corpora for the fuzz harnesses, in DIR/{recording,top,elf,ldcache}:
+# Seed corpora for the fuzz harnesses, in DIR/{recording,top,elf,ldcache,pylines}:
 # short recordings of the simulated server and of the look-alike caller (root:
 # they are traced), the same cut at several places, ELF files and ld.so.cache;
 # for top, recordings followed by fuzz_top's 8 bytes of screen size and keys.
@@ -10,7 +10,7 @@ dir=${1:?usage: seeds.sh DIR}
 sim=$top/.output/specsim/specsim-server
 look=$top/.output/lookalike
 rm -rf "$dir"
-mkdir -p "$dir/recording" "$dir/top" "$dir/elf" "$dir/ldcache"
+mkdir -p "$dir/recording" "$dir/top" "$dir/elf" "$dir/ldcache" "$dir/pylines"
 work=$(mktemp -d /tmp/specprobe-seeds.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 
@@ -68,4 +68,19 @@ printf '#!  /usr/bin/env\n' >"$dir/elf/script-env-alone"
 
 cp /etc/ld.so.cache "$dir/ldcache/ld.so.cache"
 head -c 4096 /etc/ld.so.cache >"$dir/ldcache/ld.so.cache-cut"
+# line tables of the CPythons here: a format byte (fuzz_pylines.c), then the table
+for py in /root/.pyenv/versions/3.1[0-3].*/bin/python3.1[0-3] python3; do
+	command -v "$py" >/dev/null || continue
+	"$py" - "$dir/pylines" <<'PY'
+import os, sys, sysconfig
+minor = sys.version_info.minor
+fmt = 0xf9 if minor == 10 else 0xf8 | (minor - 11) << 1
+src = open(os.path.join(sysconfig.get_paths()["stdlib"], "argparse.py"), "rb").read()
+codes = [compile(src, "argparse.py", "exec")]
+codes += [c for c in codes[0].co_consts if hasattr(c, "co_linetable")][:8]
+for i, code in enumerate(codes):
+    with open(os.path.join(sys.argv[1], f"3.{minor}-{i}"), "wb") as f:
+        f.write(bytes([fmt]) + code.co_linetable)
+PY
+done
 echo "seeds: $(find "$dir" -type f | wc -l) files in $dir" >&2

@@ -311,3 +311,79 @@ void elf_syms__free(struct elf_syms *syms)
 	free(syms->funcs);
 	memset(syms, 0, sizeof(*syms));
 }
+
+/* A defined STT_OBJECT called name in the symbol table scn (header shdr), or false. */
+static bool find_object_in(Elf *elf, Elf_Scn *scn, const GElf_Shdr *shdr, const char *name,
+			   __u64 *vaddr)
+{
+	Elf_Data *data = elf_getdata(scn, NULL);
+	size_t nr_syms, i;
+	GElf_Sym sym;
+
+	if (!data || !shdr->sh_entsize)
+		return false;
+	nr_syms = shdr->sh_size / shdr->sh_entsize;
+	for (i = 0; i < nr_syms; i++) {
+		const char *sym_name;
+
+		if (!gelf_getsym(data, i, &sym) || GELF_ST_TYPE(sym.st_info) != STT_OBJECT ||
+		    sym.st_shndx == SHN_UNDEF || !sym.st_value)
+			continue;
+		sym_name = elf_strptr(elf, shdr->sh_link, sym.st_name);
+		if (sym_name && !strcmp(sym_name, name)) {
+			*vaddr = sym.st_value;
+			return true;
+		}
+	}
+	return false;
+}
+
+/* The address the first PT_LOAD maps file offset 0 at (before the load bias). */
+static int first_load_vaddr(Elf *elf, __u64 *vaddr)
+{
+	size_t nr_phdrs, i;
+	GElf_Phdr phdr;
+
+	if (elf_getphdrnum(elf, &nr_phdrs))
+		return -EINVAL;
+	for (i = 0; i < nr_phdrs; i++) {
+		if (gelf_getphdr(elf, i, &phdr) && phdr.p_type == PT_LOAD) {
+			*vaddr = (phdr.p_vaddr - phdr.p_offset) & ~(__u64)0xfff;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+int elf_syms__object(const char *path, const char *name, struct elf_object *obj)
+{
+	GElf_Word types[] = { SHT_DYNSYM, SHT_SYMTAB };
+	Elf *elf = NULL;
+	GElf_Shdr shdr;
+	Elf_Scn *scn;
+	int fd, ret = -ENOENT;
+	size_t i;
+
+	memset(obj, 0, sizeof(*obj));
+	if (elf_version(EV_CURRENT) == EV_NONE)
+		return -EINVAL;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (check_header(elf, path, NULL, 0)) {
+		ret = -ENOEXEC;
+		goto out;
+	}
+	for (i = 0; i < sizeof(types) / sizeof(types[0]) && ret; i++) {
+		scn = find_section(elf, types[i], &shdr);
+		if (scn && find_object_in(elf, scn, &shdr, name, &obj->vaddr))
+			ret = 0;
+	}
+	if (!ret)
+		ret = first_load_vaddr(elf, &obj->load_vaddr);
+out:
+	elf_end(elf);
+	close(fd);
+	return ret;
+}

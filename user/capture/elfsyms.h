@@ -24,4 +24,13 @@ int elf_syms__load(const char *path, struct elf_syms *syms, char *err, size_t er
 const struct elf_func *elf_syms__find(const struct elf_syms *syms, const char *name);
 void elf_syms__free(struct elf_syms *syms);
 
+/* A data object (STT_OBJECT) of an executable or library: where it sits before load bias. */
+struct elf_object {
+	__u64 vaddr;		/* st_value, from .dynsym or else .symtab */
+	__u64 load_vaddr;	/* where file offset 0 sits: bias = mapping start - this */
+};
+
+/* 0, -ENOENT when path defines no such object, or -errno. */
+int elf_syms__object(const char *path, const char *name, struct elf_object *obj);
+
 #endif /* __ELFSYMS_H */

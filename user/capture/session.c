@@ -10,6 +10,7 @@
 #include <limits.h>
 #include "calibrate.h"
 #include "log.h"
+#include "pyprocs.h"
 #include "session.h"
 #include "specprobe.skel.h"
 
@@ -218,6 +219,18 @@ static int traced_set(struct session *s, __u32 tgid, bool on)
 int session__trace_tgid(struct session *s, __u32 tgid)
 {
 	return traced_set(s, tgid, true);
+}
+
+int session__trace_python(struct session *s, __u32 tgid)
+{
+	if (s->stacks == STACKS_NONE)
+		return 0;
+	return pyprocs__add(bpf_map__fd(s->skel->maps.py_procs), tgid);
+}
+
+void session__untrace_python(struct session *s, __u32 tgid)
+{
+	pyprocs__remove(s ? bpf_map__fd(s->skel->maps.py_procs) : -1, tgid);
 }
 
 static int keep_link(struct session *s, struct bpf_link *link)

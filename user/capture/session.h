@@ -28,6 +28,9 @@ struct session_opts {
 struct session *session__open(const struct session_opts *opts, const struct probe_set *ps,
 			      char *err, size_t err_sz);
 int session__trace_tgid(struct session *s, __u32 tgid);
+/* Configure the Python stack reader for tgid's interpreter: 0, -ENOENT without one. */
+int session__trace_python(struct session *s, __u32 tgid);
+void session__untrace_python(struct session *s, __u32 tgid);
 /*
  * Attach every probe of ps in the libraries of t (entry, and return where
  * the kind has a completion). Marks probes attached; returns the number

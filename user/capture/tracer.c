@@ -152,6 +152,7 @@ static int describe_host_memory(struct tracer *tr)
 		ret = targets__host_mappings(he.tgid, emit_hostmem, &he);
 		/* while it runs: a short-lived process's last stacks may come after it exits */
 		callsites__note_process(tr->sites, he.tgid);
+		session__trace_python(tr->session, he.tgid);
 	}
 	return ret;
 }
@@ -352,6 +353,8 @@ static void on_stopped(struct tracer *tr, __u32 tgid)
 		if (targets__scan(&tr->targets, tgid))
 			log_warn("reading the mappings of pid %u: out of memory", tgid);
 		hook_loaders(tr);
+		/* an exec'd image, or an interpreter that has loaded the driver by now */
+		session__trace_python(tr->session, tgid);
 		if (attach_new_libs(tr, first) < 0 || emit_late(tr))
 			log_warn("recording the libraries of pid %u failed", tgid);
 	}
@@ -395,8 +398,10 @@ static int on_ring_record(void *ctx, const void *rec, size_t size)
 	}
 	if (!tr->stopping)
 		ret = tr->on_record(tr->ctx, rec, size);
-	if (type == SP_REC_EXIT && size >= sizeof(struct sp_exit_rec))
+	if (type == SP_REC_EXIT && size >= sizeof(struct sp_exit_rec)) {
 		callsites__forget(tr->sites, ((const struct sp_exit_rec *)rec)->tgid);
+		session__untrace_python(tr->session, ((const struct sp_exit_rec *)rec)->tgid);
+	}
 	if (type == SP_REC_EXEC && size >= sizeof(struct sp_exec_rec) && !tr->stopping)
 		note_exec(tr, ((const struct sp_exec_rec *)rec)->tgid);
 	if ((type == SP_REC_LIBMAP && size >= sizeof(struct sp_libmap_rec)) ||
