@@ -285,9 +285,9 @@ __noinline __u32 py_stack_read_global(struct py_stack_out *out, __u32 max)
 	if (!tstate)
 		return 0;
 	w.frame = py_current_frame(cfg, tstate);
-	/* the innermost frame alone (a repeated call site's key) is one read: no window */
+	/* a repeated call site's key takes a few frames: one read each, no window */
 	win->len = 0;
-	if (max > 1)
+	if (max > SP_STACK_KEY_PY)
 		py_window_fill(cfg, tstate, win);
 	/* Twice the frames kept: C-stack shims are walked past, not kept. */
 	bpf_loop(2 * SP_STACK_PY, py_frame_step, &w, 0);

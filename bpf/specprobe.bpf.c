@@ -354,8 +354,8 @@ static __always_inline struct sp_call_pkt *emit_call(const struct sp_probe_spec 
 /* What a call site is known by when it repeats (SP_STACK_SAME). */
 struct stack_key {
 	__u64 ips[SP_STACK_KEY_NATIVE];
-	__u64 py_code;
-	__u32 py_instr;
+	struct sp_py_frame py[SP_STACK_KEY_PY];
+	__u32 nr_py;
 	__u32 tid;
 };
 
@@ -409,19 +409,26 @@ static __always_inline __u32 stack_key_fill(struct pt_regs *ctx, struct stack_sc
 	k->tid = tid;
 	if (bpf_probe_read_user(&k->ips[0], 8, (void *)ctx->sp))
 		return 0;
+	/*
+	 * pair: the caller's frame pointer, then its return address. Read as the
+	 * kernel's walk reads them, stopping where it stops (a failed read only),
+	 * so the key is the start of the whole stack the reader matches it with.
+	 */
 	for (int i = 1; i < SP_STACK_KEY_NATIVE; i++) {
-		/* pair: the caller's frame pointer, then its return address */
-		if (!fp || bpf_probe_read_user(pair, sizeof(pair), (void *)fp) || !pair[1])
+		if (!fp || bpf_probe_read_user(pair, sizeof(pair), (void *)fp))
 			break;
 		k->ips[i] = pair[1];
 		n++;
-		if (pair[0] <= fp)
-			break;
 		fp = pair[0];
 	}
-	if (py_stack_read((struct sp_py_frame *)&s->words[PY_WORD], 1)) {
-		k->py_code = s->words[PY_WORD];
-		k->py_instr = (__u32)s->words[PY_WORD + 1];
+	k->nr_py = py_stack_read((struct sp_py_frame *)&s->words[PY_WORD], SP_STACK_KEY_PY);
+	if (k->nr_py > SP_STACK_KEY_PY)
+		k->nr_py = SP_STACK_KEY_PY;
+	for (int i = 0; i < SP_STACK_KEY_PY; i++) {
+		if (i >= k->nr_py)
+			break;
+		k->py[i].code = s->words[PY_WORD + 2 * i];
+		k->py[i].instr = (__u32)s->words[PY_WORD + 2 * i + 1];
 	}
 	return n;
 }
@@ -430,15 +437,19 @@ static __always_inline __u32 stack_key_fill(struct pt_regs *ctx, struct stack_sc
 static __always_inline bool emit_same(struct stack_scratch *s, __u32 n, __u64 id, __u32 seq)
 {
 	struct sp_stack_rec *rec = &s->hdr;
-	__u32 nr_py = s->key.py_code ? 1 : 0, size;
+	__u32 nr_py = s->key.nr_py, size;
 
 	for (int i = 0; i < SP_STACK_KEY_NATIVE; i++)
 		s->words[i] = s->key.ips[i];
 	n &= SP_STACK_KEY_NATIVE * 2 - 1;
-	if (n > SP_STACK_KEY_NATIVE)
+	if (n > SP_STACK_KEY_NATIVE || nr_py > SP_STACK_KEY_PY)
 		return false;
-	s->words[n] = s->key.py_code;
-	s->words[n + 1] = s->key.py_instr;
+	for (int i = 0; i < SP_STACK_KEY_PY; i++) {
+		if (i >= nr_py)
+			break;
+		s->words[n + 2 * i] = s->key.py[i].code;
+		s->words[n + 2 * i + 1] = s->key.py[i].instr;
+	}
 	size = sizeof(*rec) + 8 * n + 16 * nr_py;
 	rec->type = SP_REC_STACK;
 	rec->size = size;

@@ -323,14 +323,15 @@ struct sp_stack_rec {
  * Flags of struct sp_stack_rec. A thread that calls from the same place again
  * within a second is not walked again: its record holds only the innermost
  * frames (the return address, up to SP_STACK_KEY_NATIVE - 1 more through the
- * frame pointers, the innermost Python frame), and readers take the frames of
- * the thread's last whole stack that began with the same ones.
+ * frame pointers, up to SP_STACK_KEY_PY Python frames), and readers take the
+ * frames of the thread's last whole stack that began with the same ones.
  */
 enum sp_stack_flags {
 	SP_STACK_SAME = 1 << 0,
 };
 
 #define SP_STACK_KEY_NATIVE	4	/* native frames a repeated call site is known by */
+#define SP_STACK_KEY_PY		3	/* Python frames: a library helper's line, its callers' */
 
 /* From instr (a bytecode byte offset) up to the next entry's, the code runs line. */
 struct sp_pyline {

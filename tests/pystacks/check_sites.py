@@ -36,6 +36,10 @@ def expected_sites(at, minor, count):
                                       ("main", at["main_step"])] + main[1:], count + 1),
         "gen": ("cuStreamSynchronize", [("gen", at["gen"]), ("main", at["main_gen"])]
                 + main[1:], count + 2),
+        "alt_a": ("cuCtxSynchronize", [("sync_helper", at["helper"]), ("main", at["alt_a"])]
+                  + main[1:], count),
+        "alt_b": ("cuCtxSynchronize", [("sync_helper", at["helper"]), ("main", at["alt_b"])]
+                  + main[1:], count),
         "latin": ("cuCtxSynchronize", [("größe", at["latin"]), ("main", at["main_latin"])]
                   + main[1:], 1),
         "cjk": ("cuCtxSynchronize", [("同步", at["cjk"]), ("main", at["main_cjk"])]

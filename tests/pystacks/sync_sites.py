@@ -55,6 +55,10 @@ def 同步():
     lib.cuCtxSynchronize()  # at:cjk
 
 
+def sync_helper():
+    lib.cuCtxSynchronize()  # at:helper
+
+
 def in_thread(n):
     for _ in range(n):
         Model().step()  # at:thread
@@ -67,6 +71,9 @@ def main():
         model.step()  # at:main_step
     for _ in gen(COUNT + 2):  # at:main_gen
         pass
+    for _ in range(COUNT):  # one helper from two lines, in turn: told apart by their callers
+        sync_helper()  # at:alt_a
+        sync_helper()  # at:alt_b
     größe()  # at:main_latin
     同步()  # at:main_cjk
     worker = threading.Thread(target=in_thread, args=(COUNT,))

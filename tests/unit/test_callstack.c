@@ -83,10 +83,10 @@ static void test_same_site(void **state)
 	assert_non_null(db);
 	full = callstacks__intern(db, make_stack(&u, 7, 1, whole, 6, py, 2));
 	assert_int_not_equal(full, 0);
-	rec = make_stack(&u, 7, 2, whole, SP_STACK_KEY_NATIVE, py, 1);
+	rec = make_stack(&u, 7, 2, whole, SP_STACK_KEY_NATIVE, py, 2);
 	rec->flags = SP_STACK_SAME;
 	assert_int_equal(callstacks__intern(db, rec), full);
-	rec = make_stack(&u, 8, 1, whole, SP_STACK_KEY_NATIVE, py, 1);
+	rec = make_stack(&u, 8, 1, whole, SP_STACK_KEY_NATIVE, py, 2);
 	rec->flags = SP_STACK_SAME;
 	alone = callstacks__intern(db, rec);	/* thread 8 has no whole stack: its own frames */
 	assert_int_not_equal(alone, full);
@@ -95,7 +95,7 @@ static void test_same_site(void **state)
 	whole[1] = 0x2222;	/* other innermost frames: another site, not the one asked for */
 	full = callstacks__intern(db, make_stack(&u, 7, 3, whole, 6, py, 2));
 	whole[1] = 0x2000;
-	rec = make_stack(&u, 7, 4, whole, SP_STACK_KEY_NATIVE, py, 1);
+	rec = make_stack(&u, 7, 4, whole, SP_STACK_KEY_NATIVE, py, 2);
 	rec->flags = SP_STACK_SAME;
 	assert_int_not_equal(callstacks__intern(db, rec), full);
 	callstacks__free(db);

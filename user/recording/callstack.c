@@ -264,6 +264,15 @@ static bool driver_object(const char *path)
 	return base && (!strncmp(base, "libcuda.so", 10) || !strncmp(base, "libnccl.so", 10));
 }
 
+/*
+ * PyTorch's own Python (torch.cuda.synchronize, tensor methods written in
+ * Python): the line a user can change is its caller's.
+ */
+static bool framework_file(const char *file)
+{
+	return strstr(file, "-packages/torch/") != NULL;
+}
+
 static const char *base_name(const char *path)
 {
 	const char *slash = strrchr(path, '/');
@@ -302,6 +311,9 @@ static __u32 site_of(struct callstacks *db, const struct cs_stack *st)
 	__u64 key;
 	void *id;
 
+	for (__u32 i = 0; i < st->nr_py && !py; i++)
+		if (st->py[i].file && !framework_file(st->py[i].file))
+			py = &st->py[i];
 	for (__u32 i = 0; i < st->nr_py && !py; i++)
 		if (st->py[i].file)
 			py = &st->py[i];
@@ -370,12 +382,12 @@ static __u64 frames_hash(const struct sp_stack_rec *rec)
 static __u64 start_hash(const struct sp_stack_rec *rec)
 {
 	__u32 nr = rec->nr_native < SP_STACK_KEY_NATIVE ? rec->nr_native : SP_STACK_KEY_NATIVE;
+	__u32 nr_py = rec->nr_py < SP_STACK_KEY_PY ? rec->nr_py : SP_STACK_KEY_PY;
 	__u64 h = hash_bytes(HASH_SEED, callstack__ips(rec), 8 * (size_t)nr);
 
 	h = hash_bytes(h, &nr, sizeof(nr));
-	if (rec->nr_py)
-		h = hash_bytes(h, callstack__py(rec), sizeof(struct sp_py_frame));
-	return h;
+	h = hash_bytes(h, callstack__py(rec), sizeof(struct sp_py_frame) * nr_py);
+	return hash_bytes(h, &nr_py, sizeof(nr_py));
 }
 
 static __u32 intern_frames(struct callstacks *db, const struct sp_stack_rec *rec);
