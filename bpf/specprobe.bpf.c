@@ -433,6 +433,19 @@ static __always_inline __u32 stack_key_fill(struct pt_regs *ctx, struct stack_sc
 	return n;
 }
 
+static __always_inline void stack_head(struct sp_stack_rec *rec, __u32 size, __u64 id, __u32 seq,
+				       __u32 nr_native, __u32 nr_py, __u32 flags)
+{
+	rec->type = SP_REC_STACK;
+	rec->size = size;
+	rec->tgid = id >> 32;
+	rec->tid = (__u32)id;
+	rec->seq = seq;
+	rec->nr_native = nr_native;
+	rec->nr_py = nr_py;
+	rec->flags = flags;
+}
+
 /* A repeated site's record: the key's frames only, flagged SP_STACK_SAME. */
 static __always_inline bool emit_same(struct stack_scratch *s, __u32 n, __u64 id, __u32 seq)
 {
@@ -451,14 +464,7 @@ static __always_inline bool emit_same(struct stack_scratch *s, __u32 n, __u64 id
 		s->words[n + 2 * i + 1] = s->key.py[i].instr;
 	}
 	size = sizeof(*rec) + 8 * n + 16 * nr_py;
-	rec->type = SP_REC_STACK;
-	rec->size = size;
-	rec->tgid = id >> 32;
-	rec->tid = (__u32)id;
-	rec->seq = seq;
-	rec->nr_native = n;
-	rec->nr_py = nr_py;
-	rec->flags = SP_STACK_SAME;
+	stack_head(rec, size, id, seq, n, nr_py, SP_STACK_SAME);
 	return !bpf_ringbuf_output(&events, rec, size, BPF_RB_NO_WAKEUP);
 }
 
@@ -507,14 +513,7 @@ static __always_inline bool emit_stack(struct pt_regs *ctx, __u64 id, __u32 seq,
 	if (size > sizeof(*s) - 8)
 		return false;
 	rec = (struct sp_stack_rec *)((char *)s + 8 * (shift & 1));
-	rec->type = SP_REC_STACK;
-	rec->size = size;
-	rec->tgid = id >> 32;
-	rec->tid = (__u32)id;
-	rec->seq = seq;
-	rec->nr_native = nr_native;
-	rec->nr_py = nr_py;
-	rec->flags = 0;
+	stack_head(rec, size, id, seq, nr_native, nr_py, 0);
 	if (bpf_ringbuf_output(&events, rec, size, BPF_RB_NO_WAKEUP))
 		return false;
 	if (nr_key)
