@@ -9,6 +9,7 @@
 #include <cmocka.h>
 #include "callstack.h"
 #include "decode.h"
+#include "collect_calls.h"
 
 union buf {
 	__u64 align;
@@ -137,22 +138,6 @@ static void test_objmap_checks(void **state)
 	rec->end = 0x5000;
 	memset(rec + 1, 'a', 16);	/* no NUL in the path */
 	assert_false(callstack__objmap_ok(rec, rec->size));
-}
-
-#define MAX_OUT 8
-
-struct collected {
-	struct sp_call calls[MAX_OUT];
-	int n;
-};
-
-static int collect(void *ctx, const struct sp_call *call)
-{
-	struct collected *c = ctx;
-
-	assert_true(c->n < MAX_OUT);
-	c->calls[c->n++] = *call;
-	return 0;
 }
 
 static void feed_sync(struct decoder *d, __u32 seq, __u64 ts)

@@ -8,22 +8,7 @@
 #include <string.h>
 #include <cmocka.h>
 #include "decode.h"
-
-#define MAX_OUT 64
-
-struct collected {
-	struct sp_call calls[MAX_OUT];
-	int n;
-};
-
-static int collect(void *ctx, const struct sp_call *call)
-{
-	struct collected *c = ctx;
-
-	assert_true(c->n < MAX_OUT);
-	c->calls[c->n++] = *call;
-	return 0;
-}
+#include "collect_calls.h"
 
 static void feed_call(struct decoder *d, __u32 tid, __u32 seq, __u64 ts, __u8 depth,
 		      __u32 parent, bool has_ret)

@@ -14,39 +14,19 @@
 #include "merge.h"
 #include "ring.h"
 #include "tracefile.h"
+#include "scratch_dir.h"
 
 #define PATH_LEN	256
 #define CALLS		20000
 
 static int setup(void **state)
 {
-	char *dir = malloc(PATH_LEN);
-
-	if (!dir)
-		return -1;
-	strcpy(dir, "/tmp/test_ring.XXXXXX");
-	if (!mkdtemp(dir)) {
-		free(dir);
-		return -1;
-	}
-	*state = dir;
-	return 0;
+	return scratch_dir_new(state, "test_ring");
 }
 
 static int teardown(void **state)
 {
-	char *dir = *state;
-	struct dirent *de;
-	DIR *d = opendir(dir);
-
-	while (d && (de = readdir(d)))
-		if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
-			unlinkat(dirfd(d), de->d_name, 0);
-	if (d)
-		closedir(d);
-	rmdir(dir);
-	free(dir);
-	return 0;
+	return scratch_dir_free(state);
 }
 
 static struct tf_lib lib = { .path = "/usr/lib/libcuda.so.1", .dev = 1, .ino = 2 };

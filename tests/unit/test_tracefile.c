@@ -16,6 +16,7 @@
 #include <cmocka.h>
 #include "tracefile.h"
 #include "specprobe.h"
+#include "scratch_dir.h"
 
 #define CALL_SZ		sizeof(struct sp_call_rec)
 #define PATH_LEN	128
@@ -27,37 +28,14 @@ union rec_buf {
 	unsigned char b[TF_MAX_RECORD];
 };
 
-/* Each test gets its own directory under /tmp, removed afterwards. */
 static int setup(void **state)
 {
-	char *dir = malloc(PATH_LEN);
-
-	if (!dir)
-		return -1;
-	strcpy(dir, "/tmp/test_tracefile.XXXXXX");
-	if (!mkdtemp(dir)) {
-		free(dir);
-		return -1;
-	}
-	*state = dir;
-	return 0;
+	return scratch_dir_new(state, "test_tracefile");
 }
 
 static int teardown(void **state)
 {
-	char *dir = *state;
-	struct dirent *de;
-	DIR *d = opendir(dir);
-
-	while (d && (de = readdir(d))) {
-		if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
-			unlinkat(dirfd(d), de->d_name, 0);
-	}
-	if (d)
-		closedir(d);
-	rmdir(dir);
-	free(dir);
-	return 0;
+	return scratch_dir_free(state);
 }
 
 static void in_dir(void **state, const char *name, char *path)
