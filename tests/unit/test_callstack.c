@@ -102,6 +102,50 @@ static void test_same_site(void **state)
 	callstacks__free(db);
 }
 
+/* A code object of file in tgid 100 whose every instruction is on line 7. */
+static const struct sp_pycode_rec *make_code_in(union buf *u, __u64 code, const char *file)
+{
+	static const struct sp_pyline line = { 0, 7 };
+	struct sp_pycode_rec *rec = (void *)u->b;
+	size_t len = strlen(file) + 1, at;
+
+	memset(u, 0, sizeof(*u));
+	*rec = (struct sp_pycode_rec){ .type = SP_REC_PYCODE, .tgid = 100, .code = code,
+				       .firstlineno = 7, .file_len = len, .name_len = 2,
+				       .nr_lines = 1 };
+	memcpy(rec + 1, file, len);
+	memcpy((char *)(rec + 1) + len, "f", 2);
+	at = (sizeof(*rec) + len + 2 + 7) & ~7ul;
+	memcpy(u->b + at, &line, sizeof(line));
+	rec->size = at + sizeof(line);
+	return rec;
+}
+
+/* A sync inside PyTorch's own Python is named by the line that called it. */
+static void test_site_skips_torch(void **state)
+{
+	static const char torch[] = "/venv/lib/python3.12/site-packages/torch/cuda/__init__.py";
+	struct sp_py_frame py[2] = { { 0xa0, 0, 0 }, { 0xb0, 0, 0 } };
+	struct callstacks *db = callstacks__new();
+	const struct sp_pycode_rec *code;
+	__u64 ip = 0x1000;
+	union buf u;
+	__u32 id;
+
+	assert_non_null(db);
+	code = make_code_in(&u, 0xa0, torch);
+	assert_int_equal(callstacks__feed(db, code, code->size), 0);
+	code = make_code_in(&u, 0xb0, "/srv/serve.py");
+	assert_int_equal(callstacks__feed(db, code, code->size), 0);
+	id = callstacks__intern(db, make_stack(&u, 7, 1, &ip, 1, py, 2));
+	assert_string_equal(callstacks__site(db, callstacks__stack(db, id)->site)->py->file,
+			    "/srv/serve.py");
+	py[1].code = 0xa0;	/* nothing but torch's own frames: the innermost, then */
+	id = callstacks__intern(db, make_stack(&u, 7, 2, &ip, 1, py, 2));
+	assert_string_equal(callstacks__site(db, callstacks__stack(db, id)->site)->py->file, torch);
+	callstacks__free(db);
+}
+
 static void test_pycode_checks_and_lines(void **state)
 {
 	union buf u;
@@ -220,6 +264,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_stack_checks),
 		cmocka_unit_test(test_same_site),
+		cmocka_unit_test(test_site_skips_torch),
 		cmocka_unit_test(test_pycode_checks_and_lines),
 		cmocka_unit_test(test_objmap_checks),
 		cmocka_unit_test(test_decoder_attaches_stacks),
