@@ -11,6 +11,22 @@ trap 'rm -rf "$SCRATCH"' EXIT
 pass() { PASSED=$((PASSED + 1)); echo "  ok    $1"; }
 fail() { FAILED=$((FAILED + 1)); echo "  FAIL  $1"; }
 
+# The specprobe probe programs loaded now, whoever loaded them.
+our_programs() {
+	bpftool prog show 2>/dev/null | grep -cE 'name on_(entry|return)'
+}
+
+# programs_back COUNT: true once our_programs is COUNT again, within 10 s (the kernel frees
+# a program after its last reference goes, not always by the time its holder has exited)
+programs_back() {
+	local i
+	for ((i = 0; i < 100; i++)); do
+		[ "$(our_programs)" = "$1" ] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
 # Wait until a file exists (up to $2 tenths of a second).
 wait_file() {
 	local i

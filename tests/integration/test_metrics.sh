@@ -31,10 +31,6 @@ if ! command -v prometheus >/dev/null || ! command -v promtool >/dev/null; then
 	exit
 fi
 
-our_programs() {
-	bpftool prog show 2>/dev/null | grep -cE 'name on_(entry|return)'
-}
-
 read -r PROM_PORT REC_PORT TOP_PORT EXIT_PORT BIND_PORT < <(python3 "$CHECK" ports 5)
 
 # Prometheus on a free port; another one if that port was taken meanwhile.
@@ -181,7 +177,7 @@ expect_error() {
 	rc=$?
 	errors=$(grep -c 'specprobe: error' "$dir/err")
 	if [ $rc -ne 0 ] && [ "$errors" = 1 ] && [ ! -e "$dir/x.sprb" ] &&
-		[ "$(our_programs)" = "$before" ] && ! grep -q 'tracing ' "$dir/err"; then
+		programs_back "$before" && ! grep -q 'tracing ' "$dir/err"; then
 		pass "bad input: $name: $(grep 'specprobe: error' "$dir/err" | cut -c1-90)"
 	else
 		fail "bad input: $name: exit $rc, $errors error lines ($(head -2 "$dir/err"))"

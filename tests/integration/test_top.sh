@@ -14,10 +14,6 @@ if ! command -v tmux >/dev/null; then
 fi
 trap 'tmux kill-session -t $SESSION 2>/dev/null; rm -rf "$SCRATCH"' EXIT
 
-our_programs() {
-	bpftool prog show 2>/dev/null | grep -cE 'name on_(entry|return)'
-}
-
 screen() {
 	tmux capture-pane -p -t "$SESSION" >"$1"
 }
@@ -81,7 +77,7 @@ live_tmux() {
 	tmux send-keys -t "$SESSION" q
 	wait_file "$dir/rc" 100
 	rc=$(cat "$dir/rc" 2>/dev/null)
-	if [ "$rc" = 0 ] && [ "$(our_programs)" = "$before" ]; then
+	if [ "$rc" = 0 ] && programs_back "$before"; then
 		pass "live: q exits 0 and leaves no probe program loaded"
 	else
 		fail "live: q: exit '$rc', programs $(our_programs) (were $before)"
@@ -135,7 +131,7 @@ batch_cmd() {
 
 # SIGTERM while tracing: top stops, the probes go, the kept recording reads whole.
 sigterm() {
-	local dir=$SCRATCH/term top before
+	local dir=$SCRATCH/term top before back=yes report=0 end why
 	before=$(our_programs)
 	start_server "$dir" -n 3000 || { fail "sigterm: no server"; return; }
 	"$SPECPROBE" top --batch -i 0.2 -o "$dir/rec.sprb" -p "$target" >"$dir/top.txt" \
@@ -149,12 +145,14 @@ sigterm() {
 	rc=$?
 	kill $server_pid 2>/dev/null
 	wait $server_pid 2>/dev/null
-	if [ "$rc" = 0 ] && [ "$(our_programs)" = "$before" ] &&
-		"$SPECPROBE" report "$dir/rec.sprb" >/dev/null 2>&1 &&
-		grep -q '^== specprobe top end' "$dir/top.txt"; then
+	programs_back "$before" || back=no
+	"$SPECPROBE" report "$dir/rec.sprb" >/dev/null 2>"$dir/report.err" || report=$?
+	end=$(grep -c '^== specprobe top end' "$dir/top.txt")
+	if [ "$rc" = 0 ] && [ "$back" = yes ] && [ "$report" = 0 ] && [ "$end" = 1 ]; then
 		pass "sigterm: exit 0, no probe left, the recording reads, an end block printed"
 	else
-		fail "sigterm: exit $rc, programs $(our_programs) (were $before) ($dir)"
+		why="report exit $report ($(head -1 "$dir/report.err")), $end end blocks"
+		fail "sigterm: exit $rc, programs $(our_programs) after 10 s (were $before), $why ($dir)"
 	fi
 }
 
