@@ -90,8 +90,23 @@ TORCH="--torch --draft-k 5 --accept-us 800"
 torch_traced() {
 	SPECSIM_STAGED_LATENCY_NS=400000 traced "$@"
 }
+# Every replay asks cuStreamIsCapturing first, as PyTorch's does; it is not probed (a quarter
+# of the loop's calls, answered by the capture's begin and end), the replays all are.
+unprobed_queries() {
+	local name=$1 dir=$SCRATCH/$1 asked replays queries
+	asked=$(cat "$dir"/gt.rank* | grep -c '"name":"cuStreamIsCapturing"')
+	"$SPECPROBE" dump --json "$dir/rec.sprb" >"$dir/calls.jsonl" 2>/dev/null
+	replays=$(grep -c '"name":"cuGraphLaunch"' "$dir/calls.jsonl")
+	queries=$(grep -c '"name":"cuStreamIsCapturing"' "$dir/calls.jsonl")
+	if [ "$asked" -gt 0 ] && [ "$replays" = "$asked" ] && [ "$queries" = 0 ]; then
+		pass "$name: $asked capture-status queries not probed, all $replays replays recorded"
+	else
+		fail "$name: $asked queries asked, $queries recorded; $replays replays recorded"
+	fi
+}
 # shellcheck disable=SC2086
 torch_traced gate torch-clean --cycles 200 $TORCH --clean-syncs
+unprobed_queries torch-clean
 # shellcheck disable=SC2086
 torch_traced gate torch-plants --cycles 200 $TORCH --plant ctx@draft-verify/3 \
 	--plant event@after-verify/4 --plant stream@accept/5 --plant unknown-host@accept/2 \

@@ -6,14 +6,15 @@
  * draft position and copy a replay's inputs in just before it. One cycle, from
  * its first draft graph launch to the next cycle's:
  *
- *   per draft step: [pos kernel, 2 input copies,] cuGraphLaunch of its own exec
- *   cat kernel, 2 input copies, cuGraphLaunch of the verify exec
+ *   per draft step: [pos kernel, 2 input copies,] a replay of its own exec
+ *   cat kernel, 2 input copies, a replay of the verify exec
  *   != and nonzero kernels, D2H of the count, cuStreamSynchronize (the accept sync)
  *   2 kernels, D2H of .item()'s value, cuStreamSynchronize
  *   clone (D2D), memset, async D2H into pinned memory
  *   the next position: H2D from pageable memory, cuStreamSynchronize, then the
  *   first draft step's pos kernel and input copies
  *
+ * A replay is cuStreamIsCapturing (CUDAGraph.replay asks first), then cuGraphLaunch.
  * The first step's inputs come before its graph launch, so they are made at
  * the end of the previous iteration (for cycle 0, before the loop): each
  * iteration then holds exactly the calls of one cycle.
@@ -121,6 +122,17 @@ static int legacy_sync(void)
 	return 0;
 }
 
+/* CUDAGraph.replay: asks whether the stream is capturing, then launches. */
+static int replay(CUgraphExec x)
+{
+	CUstreamCaptureStatus status;
+
+	CU(cuStreamIsCapturing, (NULL, &status), A("stream", NULL), A("status_out", &status),
+	   A("status", status));
+	CU(cuGraphLaunch, (x, NULL), A("exec", x), A("stream", NULL));
+	return 0;
+}
+
 /* The sync PyTorch makes after a copy: a round trip of its own, tagged as a finding. */
 static int extra_sync(struct rank_state *st, enum plant_pos pos, int cycle)
 {
@@ -169,7 +181,8 @@ int torch__draft(struct rank_state *st, int cycle)
 		if (j && (legacy_kernel(st, t->pos_add, POS_DRAFT_VERIFY) ||
 			  input_copies(st, POS_DRAFT_VERIFY)))
 			return -1;
-		CU(cuGraphLaunch, (x, NULL), A("exec", x), A("stream", NULL));
+		if (replay(x))
+			return -1;
 		bounds__draft_launch(st, cycle);
 	}
 	if (loop__plant_sync(st, cycle))
@@ -185,7 +198,8 @@ int torch__verify(struct rank_state *st, int cycle)
 	if (legacy_kernel(st, st->torch.cat, POS_DRAFT_VERIFY) ||
 	    input_copies(st, POS_DRAFT_VERIFY))
 		return -1;
-	CU(cuGraphLaunch, (x, NULL), A("exec", x), A("stream", NULL));
+	if (replay(x))
+		return -1;
 	bounds__verify_launch(st, cycle);
 	return plants__at(st, POS_AFTER_VERIFY, cycle);
 }
