@@ -17,7 +17,9 @@
 # --dir/--variants/--cycles protocol, e.g. tools/gpu/fake_decoder.py --lib LIBCUDA),
 # RECORD_OPTS and TOP_OPTS (more options for those arms, e.g. RECORD_OPTS="--ring-mb 8");
 # RECORD_ALT_OPTS adds an arm record_alt: record with those options instead (e.g.
-# RECORD_ALT_OPTS="--stacks none"), so two ways of recording are compared in one run.
+# RECORD_ALT_OPTS="--stacks none"), so two ways of recording are compared in one run;
+# RECORD_ALT_SPECPROBE runs that arm with another specprobe binary (an older build: before
+# and after a change in the same rounds). Each recording's calls per entry point are kept.
 set -u
 TOP=$(cd "$(dirname "$0")/../.." && pwd)
 OUT=${1:?usage: gpu_ab.sh OUTDIR [ROUNDS] [decoder options]}
@@ -39,8 +41,9 @@ A=$OUT/ab
 tracer=
 trap '[ -n "$tracer" ] && kill -INT $tracer 2>/dev/null; [ -n "${pid:-}" ] && kill $pid 2>/dev/null; rm -rf "$W"' EXIT
 
+SP_ALT=${RECORD_ALT_SPECPROBE:-$SP}
 arms=(untraced record top)
-[ -n "${RECORD_ALT_OPTS:-}" ] && arms=(untraced record record_alt top)
+[ -n "${RECORD_ALT_OPTS:-}${RECORD_ALT_SPECPROBE:-}" ] && arms=(untraced record record_alt top)
 if ! "$SP" top --help >/dev/null 2>&1; then
 	echo "specprobe top: not in $SP; the top arm is skipped" | tee "$A/top-skipped.txt"
 	arms=(untraced record)
@@ -73,7 +76,8 @@ start_tracer() {	# $1 arm, $2 slot: the tracer attached before the round starts
 	local log=$A/$2-$1.err
 	case $1 in
 	record) "$SP" record ${RECORD_OPTS:-} -o "$A/$2-record.sprb" -p "$pid" 2>"$log" & ;;
-	record_alt) "$SP" record $RECORD_ALT_OPTS -o "$A/$2-record_alt.sprb" -p "$pid" 2>"$log" & ;;
+	record_alt) "$SP_ALT" record ${RECORD_ALT_OPTS:-} -o "$A/$2-record_alt.sprb" -p "$pid" \
+		2>"$log" & ;;
 	top) "$SP" top --batch ${TOP_OPTS:-} -p "$pid" >"$A/$2-top.txt" 2>"$log" & ;;
 	*) return 0 ;;
 	esac
@@ -97,6 +101,9 @@ stop_tracer() {	# $1 arm, $2 slot
 	case $1 in record*) ;; *) return 0 ;; esac
 	"$SP" report --json "$A/$2-$1.sprb" >"$A/$2-$1.report.json" 2>>"$A/$2-$1.err"
 	"$SP" report "$A/$2-$1.sprb" >"$A/$2-$1.report.txt" 2>>"$A/$2-$1.err"
+	"$SP" dump --json "$A/$2-$1.sprb" 2>/dev/null |
+		sed -n 's/^{"name":"\([A-Za-z0-9_]*\)".*/\1/p' | sort | uniq -c | sort -rn \
+		>"$A/$2-$1.calls.txt"
 	rm -f "$A/$2-$1.sprb"	# the reports keep what counts; recordings add up to GBs
 }
 
