@@ -125,6 +125,8 @@ for r in $(seq 0 $((ROUNDS - 1))); do
 		slot=$((slot + 1))
 	done
 	echo "round $((r + 1)) of $ROUNDS done"
+	# the figures so far, in one small file: a run cut short still leaves them
+	python3 "$TOP/tools/gpu/ab_stats.py" "$A" >"$A/ab.txt" 2>&1
 done
 wait $pid
 echo "decoder exit $?" >>"$A/decoder.log"
