@@ -365,6 +365,9 @@ struct stack_scratch {
 	struct stack_key key;
 };
 
+/* A caller's frame lies above its callee's and, on any stack we walk, within this. */
+#define SP_FRAME_SPAN	(8ULL << 20)
+
 /* Walk a site again after this long, so a record that was lost is not missed for long. */
 #define STACK_SAME_NS	1000000000ULL
 
@@ -402,7 +405,7 @@ static __always_inline __u32 stack_key_fill(struct pt_regs *ctx, struct stack_sc
 					    __u32 tid)
 {
 	struct stack_key *k = &s->key;
-	__u64 fp = ctx->bp, pair[2];
+	__u64 below = ctx->sp, fp = ctx->bp, pair[2];
 	__u32 n = 1;
 
 	__builtin_memset(k, 0, sizeof(*k));
@@ -410,15 +413,19 @@ static __always_inline __u32 stack_key_fill(struct pt_regs *ctx, struct stack_sc
 	if (bpf_probe_read_user(&k->ips[0], 8, (void *)ctx->sp))
 		return 0;
 	/*
-	 * pair: the caller's frame pointer, then its return address. Read as the
-	 * kernel's walk reads them, stopping where it stops (a failed read only),
-	 * so the key is the start of the whole stack the reader matches it with.
+	 * pair: the caller's frame pointer, then its return address, up the chain
+	 * as the kernel's walk goes, so the key is the start of the whole stack the
+	 * reader matches it with. It stops sooner where rbp cannot be a frame of
+	 * this stack (code built without frame pointers keeps data there): a read
+	 * that faults costs microseconds, and every repeated call would pay it.
 	 */
 	for (int i = 1; i < SP_STACK_KEY_NATIVE; i++) {
-		if (!fp || bpf_probe_read_user(pair, sizeof(pair), (void *)fp))
+		if (fp <= below || fp - below > SP_FRAME_SPAN || (fp & 7) ||
+		    bpf_probe_read_user(pair, sizeof(pair), (void *)fp))
 			break;
 		k->ips[i] = pair[1];
 		n++;
+		below = fp;
 		fp = pair[0];
 	}
 	k->nr_py = py_stack_read((struct sp_py_frame *)&s->words[PY_WORD], SP_STACK_KEY_PY);

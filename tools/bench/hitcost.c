@@ -43,6 +43,7 @@ struct variant {
 	int sp_ret;		/* also specprobe's return probe */
 	int sp_stack;		/* and its stack record (SP_SPEC_STACK) */
 	int depth;		/* called this many frame-pointer frames deep */
+	int data_in_rbp;	/* called from code that keeps data in rbp (no frame pointers) */
 };
 
 static const struct variant variants[] = {
@@ -69,6 +70,8 @@ static const struct variant variants[] = {
 	{ "sp_sync_stack", .row = "cuStreamSynchronize", .sp_ret = 1, .sp_stack = 1 },
 	{ "sp_sync_stack_deep", .row = "cuStreamSynchronize", .sp_ret = 1, .sp_stack = 1,
 	  .depth = 40 },
+	{ "sp_sync_stack_nofp", .row = "cuStreamSynchronize", .sp_ret = 1, .sp_stack = 1,
+	  .data_in_rbp = 1 },
 };
 #define NR_VARIANTS (int)(sizeof(variants) / sizeof(variants[0]))
 
@@ -136,6 +139,38 @@ time_deep(int depth, __u32 calls)
 	else
 		ns = calibrate__time_calls(calls);
 	return ns;
+}
+
+/*
+ * The calls made below a frame whose caller keeps data in rbp, as libcudart
+ * does: a walk up the frame pointers reaches a value that is no address.
+ */
+__u64 time_below_data_rbp(__u32 calls);
+#ifdef __x86_64__
+__asm__(".text\n"
+	".globl time_below_data_rbp\n"
+	".type time_below_data_rbp, @function\n"
+	"time_below_data_rbp:\n"
+	"	push %rbp\n"
+	"	mov $0x10000, %rbp\n"	/* a low page no program maps */
+	"	call calibrate__time_calls\n"
+	"	pop %rbp\n"
+	"	ret\n"
+	".size time_below_data_rbp, . - time_below_data_rbp\n");
+#else
+__u64 time_below_data_rbp(__u32 calls)
+{
+	return calibrate__time_calls(calls);
+}
+#endif
+
+static __u64 time_calls_of(const struct variant *v, __u32 calls)
+{
+	if (v->depth)
+		return time_deep(v->depth, calls);
+	if (v->data_in_rbp)
+		return time_below_data_rbp(calls);
+	return calibrate__time_calls(calls);
 }
 
 /* The reader as specprobe runs it: poll with a 100 ms timeout, then consume. */
@@ -234,7 +269,7 @@ static double time_variant(struct bench *b, const struct variant *v, __u32 calls
 	for (int i = 0; i < 2; i++)
 		prog_stats(progs[i], &before[i][0], &before[i][1]);
 	b->stacks = b->frames = 0;
-	ns = v->depth ? time_deep(v->depth, calls) : calibrate__time_calls(calls);
+	ns = time_calls_of(v, calls);
 	for (int i = 0; i < 2; i++)
 		prog_stats(progs[i], &after[i][0], &after[i][1]);
 	detach(fds);

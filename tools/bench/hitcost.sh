@@ -29,7 +29,7 @@ build_base() {	# the bench against BASE's bpf/ (specprobe.h and specprobe.bpf.c)
 		-I"$TOP/user/capture" -I"$TOP/user/recording" "$TOP/tools/bench/hitcost.c" \
 		"$TOP/.output/user/recording/catalog.o" "$TOP/.output/user/capture/calibrate.o" \
 		${STATIC:+-static} -lbpf -lelf -lz ${STATIC:+-lzstd} -lpthread -o "$dir/hitcost"
-	[ -n "${4:-}" ] && cp "$dir/hitcost" "$4"
+	if [ -n "${4:-}" ]; then cp "$dir/hitcost" "$4"; fi
 }
 
 builds="new"
@@ -79,6 +79,7 @@ what = {
     "sp_sync": "specprobe: cuStreamSynchronize, entry + return",
     "sp_sync_stack": "specprobe: cuStreamSynchronize, entry + return + its stack record",
     "sp_sync_stack_deep": "specprobe: the same, called 40 frame-pointer frames deep",
+    "sp_sync_stack_nofp": "specprobe: the same, its caller keeping data in rbp",
 }
 added = {}
 for b in builds:
