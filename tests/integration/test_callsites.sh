@@ -12,7 +12,8 @@ record_sites() {
 	local dir="$SCRATCH/$1" pid rec
 	shift
 	mkdir -p "$dir"
-	"$LOOKALIKE/sites" "$ALPHA" "$BETA" "$dir/go" >"$dir/sites.out" &
+	"$LOOKALIKE/sites" "${SITES_ALPHA:-$ALPHA}" "${SITES_BETA:-$BETA}" "$dir/go" \
+		"${SITES_GAMMA:-0}" >"$dir/sites.out" &
 	pid=$!
 	wait_ready "$dir/sites.out"
 	"$SPECPROBE" record -o "$dir/rec.sprb" -p $pid "$@" 2>"$dir/record.err" &
@@ -97,6 +98,42 @@ if [ "$n" = $((2 * (ALPHA + BETA))) ]; then
 	pass "--stacks all: every call, launches too, has a stack ($n)"
 else
 	fail "--stacks all: $n calls with a stack"
+fi
+
+# A caller keeping data in rbp (no frame pointers): the walk stops there, so a repeated
+# site is still known by its first frames, not by data that changes with every call.
+GAMMA=50
+SITES_ALPHA=0 SITES_BETA=0 SITES_GAMMA=$GAMMA record_sites gamma
+dir=$SCRATCH/gamma
+"$SPECPROBE" dump --json "$dir/rec.sprb" >"$dir/calls.jsonl" 2>"$dir/dump.err"
+if python3 - "$dir/rec.sprb" "$dir/calls.jsonl" $GAMMA >"$dir/check.out" <<'PY'
+import json, struct, sys
+data, gamma = open(sys.argv[1], "rb").read(), int(sys.argv[3])
+off = (16 + struct.unpack_from("<I", data, 12)[0] + 7) & ~7
+same = whole = 0
+while off + 4 <= len(data):
+    kind, size = struct.unpack_from("<HH", data, off)
+    if size < 4:
+        break
+    if kind == 26:  # SP_REC_STACK; flags at byte 20, SP_STACK_SAME = 1
+        if struct.unpack_from("<I", data, off + 20)[0] & 1:
+            same += 1
+        else:
+            whole += 1
+    off += size
+syncs = [json.loads(l) for l in open(sys.argv[2])]
+syncs = [c for c in syncs if c["name"] == "cuStreamSynchronize"]
+named = sum(1 for c in syncs
+            if [f["symbol"] for f in c.get("stack", {}).get("native", [])[:2]] ==
+            ["site_gamma", "call_with_data_rbp"])
+print(f"{len(syncs)} syncs, {named} named site_gamma under call_with_data_rbp, "
+      f"{whole} whole stacks, {same} repeated")
+sys.exit(0 if len(syncs) == named == gamma and whole >= 1 and same >= gamma - 2 else 1)
+PY
+then
+	pass "data in rbp: $(cat "$dir/check.out")"
+else
+	fail "data in rbp: $(cat "$dir/check.out") ($dir)"
 fi
 
 record_sites none --stacks none

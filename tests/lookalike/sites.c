@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /*
  * Syncs from known call sites, for the call-site tests:
- *   sites ALPHA BETA GO_FILE
+ *   sites ALPHA BETA GO_FILE [GAMMA]
  * waits for GO_FILE, then calls cuStreamSynchronize ALPHA times from
  * site_alpha and BETA times from site_beta (through site_beta_outer), with a
  * launch before each sync (launches record no stack by default). Built with
- * frame pointers so the kernel can walk its stack.
+ * frame pointers so the kernel can walk its stack. Then GAMMA times from
+ * site_gamma, whose caller keeps data in rbp as code without frame pointers
+ * does: a pointer to two words that change with every call.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,21 +43,58 @@ void __attribute__((noinline)) site_beta_outer(int n)
 	sink++;
 }
 
+static volatile long gamma_words[2];
+
+void __attribute__((noinline)) site_gamma(int n)
+{
+	for (int i = 0; i < n; i++) {
+		gamma_words[0]++;
+		gamma_words[1]++;
+		launch();
+		sink += cuStreamSynchronize((CUstream)0x52);
+	}
+}
+
+/* fn(n) with data in rbp: push rbp, rbp = data, call, pop rbp. */
+void call_with_data_rbp(void (*fn)(int), int n, volatile long *data);
+#ifdef __x86_64__
+__asm__(".text\n"
+	".globl call_with_data_rbp\n"
+	".type call_with_data_rbp, @function\n"
+	"call_with_data_rbp:\n"
+	"	push %rbp\n"
+	"	mov %rdx, %rbp\n"
+	"	mov %rdi, %rax\n"
+	"	mov %esi, %edi\n"
+	"	call *%rax\n"
+	"	pop %rbp\n"
+	"	ret\n"
+	".size call_with_data_rbp, . - call_with_data_rbp\n");
+#else
+void call_with_data_rbp(void (*fn)(int), int n, volatile long *data)
+{
+	fn(n);
+}
+#endif
+
 int main(int argc, char **argv)
 {
-	int alpha, beta;
+	int alpha, beta, gamma;
 
-	if (argc != 4) {
-		fprintf(stderr, "usage: sites ALPHA BETA GO_FILE\n");
+	if (argc != 4 && argc != 5) {
+		fprintf(stderr, "usage: sites ALPHA BETA GO_FILE [GAMMA]\n");
 		return 2;
 	}
 	alpha = atoi(argv[1]);
 	beta = atoi(argv[2]);
+	gamma = argc == 5 ? atoi(argv[4]) : 0;
 	printf("ready %d\n", getpid());
 	fflush(stdout);
 	for (int i = 0; i < 3000 && access(argv[3], F_OK); i++)
 		usleep(10000);
 	site_alpha(alpha);
 	site_beta_outer(beta);
+	if (gamma)
+		call_with_data_rbp(site_gamma, gamma, gamma_words);
 	return 0;
 }
