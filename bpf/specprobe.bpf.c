@@ -366,7 +366,7 @@ struct stack_scratch {
 };
 
 /* A caller's frame lies above its callee's and, on any stack we walk, within this. */
-#define SP_FRAME_SPAN	(8ULL << 20)
+#define FRAME_SPAN	(8ULL << 20)
 
 /* Walk a site again after this long, so a record that was lost is not missed for long. */
 #define STACK_SAME_NS	1000000000ULL
@@ -420,7 +420,7 @@ static __always_inline __u32 stack_key_fill(struct pt_regs *ctx, struct stack_sc
 	 * that faults costs microseconds, and every repeated call would pay it.
 	 */
 	for (int i = 1; i < SP_STACK_KEY_NATIVE; i++) {
-		if (fp <= below || fp - below > SP_FRAME_SPAN || (fp & 7) ||
+		if (fp <= below || fp - below > FRAME_SPAN || (fp & 7) ||
 		    bpf_probe_read_user(pair, sizeof(pair), (void *)fp))
 			break;
 		k->ips[i] = pair[1];

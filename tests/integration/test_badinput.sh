@@ -80,18 +80,11 @@ fi
 
 # ahead FILE OUT NS: FILE with its middle call record stamped NS later (at most 2^64 - 1)
 ahead() {
-	python3 - "$@" <<'EOF'
+	PYTHONPATH=$TOP/tests/integration python3 - "$@" <<'EOF'
 import struct, sys
+from recfile import records
 data = bytearray(open(sys.argv[1], "rb").read())
-off = 16 + struct.unpack_from("<I", data, 12)[0]
-calls = []
-while off + 4 <= len(data):
-    kind, size = struct.unpack_from("<HH", data, off)
-    if size < 4:
-        break
-    if kind == 1:
-        calls.append(off)
-    off += size
+calls = [off for off, kind, _ in records(data) if kind == 1]
 at = calls[len(calls) // 2] + 8
 ts = struct.unpack_from("<Q", data, at)[0]
 struct.pack_into("<Q", data, at, min(ts + int(sys.argv[3]), 2**64 - 1))

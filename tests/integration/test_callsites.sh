@@ -106,21 +106,15 @@ GAMMA=50
 SITES_ALPHA=0 SITES_BETA=0 SITES_GAMMA=$GAMMA record_sites gamma
 dir=$SCRATCH/gamma
 "$SPECPROBE" dump --json "$dir/rec.sprb" >"$dir/calls.jsonl" 2>"$dir/dump.err"
-if python3 - "$dir/rec.sprb" "$dir/calls.jsonl" $GAMMA >"$dir/check.out" <<'PY'
+if PYTHONPATH=$TOP/tests/integration python3 - "$dir/rec.sprb" "$dir/calls.jsonl" $GAMMA \
+	>"$dir/check.out" <<'PY'
 import json, struct, sys
+from recfile import records
 data, gamma = open(sys.argv[1], "rb").read(), int(sys.argv[3])
-off = (16 + struct.unpack_from("<I", data, 12)[0] + 7) & ~7
-same = whole = 0
-while off + 4 <= len(data):
-    kind, size = struct.unpack_from("<HH", data, off)
-    if size < 4:
-        break
-    if kind == 26:  # SP_REC_STACK; flags at byte 20, SP_STACK_SAME = 1
-        if struct.unpack_from("<I", data, off + 20)[0] & 1:
-            same += 1
-        else:
-            whole += 1
-    off += size
+# SP_REC_STACK (26); its flags at byte 20, SP_STACK_SAME = 1
+flags = [struct.unpack_from("<I", data, off + 20)[0] for off, kind, _ in records(data) if kind == 26]
+same = sum(1 for f in flags if f & 1)
+whole = len(flags) - same
 syncs = [json.loads(l) for l in open(sys.argv[2])]
 syncs = [c for c in syncs if c["name"] == "cuStreamSynchronize"]
 named = sum(1 for c in syncs

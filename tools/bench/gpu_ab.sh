@@ -101,9 +101,7 @@ stop_tracer() {	# $1 arm, $2 slot
 	case $1 in record*) ;; *) return 0 ;; esac
 	"$SP" report --json "$A/$2-$1.sprb" >"$A/$2-$1.report.json" 2>>"$A/$2-$1.err"
 	"$SP" report "$A/$2-$1.sprb" >"$A/$2-$1.report.txt" 2>>"$A/$2-$1.err"
-	"$SP" dump --json "$A/$2-$1.sprb" 2>/dev/null |
-		sed -n 's/^{"name":"\([A-Za-z0-9_]*\)".*/\1/p' | sort | uniq -c | sort -rn \
-		>"$A/$2-$1.calls.txt"
+	"$SP" dump --counts "$A/$2-$1.sprb" >"$A/$2-$1.calls.txt" 2>&1
 	rm -f "$A/$2-$1.sprb"	# the reports keep what counts; recordings add up to GBs
 }
 
