@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 # specprobe export: Perfetto traces of the simulated server (planted syncs, PyTorch's loop,
 # two ranks) decode with the schema and hold every call once, the report's cycles and its
-# flagged syncs; cut or corrupt recordings and existing outputs are refused. record
-# --perfetto writes the same trace as export of the recording it keeps.
+# flagged syncs; cut or corrupt recordings and existing outputs are refused, and a file cut
+# between two records is written and said to have no end. record --perfetto writes the same
+# trace as export of the recording it keeps.
 source "$(dirname "$0")/lib.sh"
 CHECK=$TOP/tests/integration/check_perfetto.py
 PROTO_DIR=$TOP/tests/perfetto
@@ -47,16 +48,36 @@ traced() {
 	check "$name" "$dir"
 }
 
+# cut_at FILE: offset and size of the record at two thirds of FILE
+cut_at() {
+	PYTHONPATH=$TOP/tests/integration python3 - "$1" <<'EOF'
+import sys
+from recfile import records
+data = open(sys.argv[1], "rb").read()
+print(*next((off, size) for off, _, size in records(data) if off >= len(data) * 2 // 3))
+EOF
+}
+
 bad_input() {
-	local dir="$SCRATCH/planted" out="$SCRATCH/bad.pftrace" size
-	size=$(stat -c %s "$dir/rec.sprb")
-	head -c $((size * 2 / 3)) "$dir/rec.sprb" >"$SCRATCH/cut.sprb"
+	local dir="$SCRATCH/planted" out="$SCRATCH/bad.pftrace" off size
+	read -r off size < <(cut_at "$dir/rec.sprb")
+	head -c $((off + size / 2)) "$dir/rec.sprb" >"$SCRATCH/cut.sprb"
 	if ! "$SPECPROBE" export "$SCRATCH/cut.sprb" -o "$out" 2>"$SCRATCH/cut.err" &&
 		[ "$(wc -l <"$SCRATCH/cut.err")" = 1 ] && [ ! -e "$out" ]; then
-		pass "cut recording refused in one line, no trace left: $(cat "$SCRATCH/cut.err")"
+		pass "cut inside a record: refused in one line, no trace left: $(cat "$SCRATCH/cut.err")"
 	else
-		fail "cut recording: $(cat "$SCRATCH/cut.err")"
+		fail "cut inside a record: $(cat "$SCRATCH/cut.err")"
 	fi
+	# between two records the file reads as a killed tracer's: written, and said to have no end
+	head -c "$off" "$dir/rec.sprb" >"$SCRATCH/between.sprb"
+	if "$SPECPROBE" export "$SCRATCH/between.sprb" -o "$out" 2>"$SCRATCH/between.err" &&
+		[ "$(wc -l <"$SCRATCH/between.err")" = 1 ] && grep -q "has no end" "$SCRATCH/between.err" &&
+		! grep -q "has no end" "$dir/export.err"; then
+		pass "cut between records: exported, said in its one line: $(cat "$SCRATCH/between.err")"
+	else
+		fail "cut between records: $(cat "$SCRATCH/between.err")"
+	fi
+	rm -f "$out"
 	head -c 200 /dev/urandom >"$SCRATCH/junk.sprb"
 	if ! "$SPECPROBE" export "$SCRATCH/junk.sprb" -o "$out" 2>"$SCRATCH/junk.err" &&
 		[ "$(wc -l <"$SCRATCH/junk.err")" = 1 ]; then

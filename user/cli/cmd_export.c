@@ -138,6 +138,15 @@ static int export_run(struct pipeline *p, struct perfetto_out *o, const char *in
 	return 0;
 }
 
+/* A file cut between records reads like a killed tracer's: only its missing end tells. */
+static bool ended_cleanly(const struct pipeline *p)
+{
+	struct pipeline_snapshot snap;
+
+	pipeline__snapshot(p, &snap);
+	return snap.model && snap.model->ended_cleanly;
+}
+
 int export__write(struct pipeline *p, const char *input, int fd, const char *output)
 {
 	struct perfetto_out *o = NULL;
@@ -165,9 +174,12 @@ int export__write(struct pipeline *p, const char *input, int fd, const char *out
 	if (status)
 		unlink(output);
 	else
-		log_info("%s: %llu bytes, %llu calls", output,
+		log_info("%s: %llu bytes, %llu calls%s", output,
 			 (unsigned long long)perfetto__bytes(o),
-			 (unsigned long long)pipeline__stats(p)->calls);
+			 (unsigned long long)pipeline__stats(p)->calls,
+			 ended_cleanly(p) ? ""
+					  : "; the recording has no end: its tracer was killed, "
+					    "or the file was cut between two records");
 	perfetto__free(o);
 	pipeline__free(p);
 	return status;
