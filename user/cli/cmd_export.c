@@ -138,15 +138,6 @@ static int export_run(struct pipeline *p, struct perfetto_out *o, const char *in
 	return 0;
 }
 
-/* A file cut between records reads like a killed tracer's: only its missing end tells. */
-static bool ended_cleanly(const struct pipeline *p)
-{
-	struct pipeline_snapshot snap;
-
-	pipeline__snapshot(p, &snap);
-	return snap.model && snap.model->ended_cleanly;
-}
-
 int export__write(struct pipeline *p, const char *input, int fd, const char *output)
 {
 	struct perfetto_out *o = NULL;
@@ -173,13 +164,13 @@ int export__write(struct pipeline *p, const char *input, int fd, const char *out
 	/* a cut or corrupt recording leaves no half trace behind */
 	if (status)
 		unlink(output);
-	else
+	else	/* a file cut between records reads like a killed tracer's: only its end tells */
 		log_info("%s: %llu bytes, %llu calls%s", output,
 			 (unsigned long long)perfetto__bytes(o),
 			 (unsigned long long)pipeline__stats(p)->calls,
-			 ended_cleanly(p) ? ""
-					  : "; the recording has no end: its tracer was killed, "
-					    "or the file was cut between two records");
+			 pipeline__stats(p)->ended ? ""
+						   : "; the recording has no end: its tracer was killed, "
+						     "or the file was cut between two records");
 	perfetto__free(o);
 	pipeline__free(p);
 	return status;
