@@ -122,7 +122,7 @@ for r in $(seq 0 $((ROUNDS - 1))); do
 			"$r" "$slot" "$arm" "$A/$slot-$arm.truth.json" "$report" >>"$A/rounds.jsonl"
 		slot=$((slot + 1))
 	done
-	echo "round $((r + 1)) of $ROUNDS done"
+	echo "round $((r + 1)) of $ROUNDS done at $(date +%T)"
 	# the figures so far, in one small file: a run cut short still leaves them
 	python3 "$TOP/tools/gpu/ab_stats.py" "$A" >"$A/ab.txt" 2>&1
 done
