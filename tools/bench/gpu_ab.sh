@@ -12,7 +12,8 @@
 # Environment: SPECPROBE (default ./specprobe-static, else ./specprobe), HITCOST (default
 # .output/bench/hitcost-static, else .output/bench/hitcost; "none" skips it; HITCOST_ROUNDS,
 # HITCOST_BASE as hitcost.sh takes them), CYCLES per
-# round (100),
+# round (100), DURATION (seconds: no round starts that would end past it, so the reports
+# made after the rounds still fit in a time limit),
 # DECODER (default: python3 tools/gpu/spec_compile.py; any program of the same
 # --dir/--variants/--cycles protocol, e.g. tools/gpu/fake_decoder.py --lib LIBCUDA),
 # RECORD_OPTS and TOP_OPTS (more options for those arms, e.g. RECORD_OPTS="--ring-mb 8");
@@ -75,8 +76,8 @@ wait_file() {	# $1 path, $2 tenths of a second at most; fails when the decoder i
 start_tracer() {	# $1 arm, $2 slot: the tracer attached before the round starts
 	local log=$A/$2-$1.err
 	case $1 in
-	record) "$SP" record ${RECORD_OPTS:-} -o "$A/$2-record.sprb" -p "$pid" 2>"$log" & ;;
-	record_alt) "$SP_ALT" record ${RECORD_ALT_OPTS:-} -o "$A/$2-record_alt.sprb" -p "$pid" \
+	record) "$SP" record ${RECORD_OPTS:-} -o "$W/$2-record.sprb" -p "$pid" 2>"$log" & ;;
+	record_alt) "$SP_ALT" record ${RECORD_ALT_OPTS:-} -o "$W/$2-record_alt.sprb" -p "$pid" \
 		2>"$log" & ;;
 	top) "$SP" top --batch ${TOP_OPTS:-} -p "$pid" >"$A/$2-top.txt" 2>"$log" & ;;
 	*) return 0 ;;
@@ -98,16 +99,26 @@ stop_tracer() {	# $1 arm, $2 slot
 	wait $tracer
 	echo "exit $?" >>"$A/$2-$1.err"
 	tracer=
-	case $1 in record*) ;; *) return 0 ;; esac
-	"$SP" report --json "$A/$2-$1.sprb" >"$A/$2-$1.report.json" 2>>"$A/$2-$1.err"
-	"$SP" report "$A/$2-$1.sprb" >"$A/$2-$1.report.txt" 2>>"$A/$2-$1.err"
-	"$SP" dump --counts "$A/$2-$1.sprb" >"$A/$2-$1.calls.txt" 2>&1
-	rm -f "$A/$2-$1.sprb"	# the reports keep what counts; recordings add up to GBs
+}
+
+report_slot() {	# $1 arm, $2 slot: after the rounds, so no round waits for a report
+	local rec=$W/$2-$1.sprb
+	"$SP" report --json "$rec" >"$A/$2-$1.report.json" 2>>"$A/$2-$1.err"
+	"$SP" report "$rec" >"$A/$2-$1.report.txt" 2>>"$A/$2-$1.err"
+	"$SP" dump --counts "$rec" >"$A/$2-$1.calls.txt" 2>&1
+	rm -f "$rec"	# the reports keep what counts
 }
 
 : >"$A/rounds.jsonl"
 slot=0
+started=$SECONDS
 for r in $(seq 0 $((ROUNDS - 1))); do
+	if [ -n "${DURATION:-}" ] && [ "$r" -gt 0 ] &&
+	   [ $((SECONDS - started + (SECONDS - started) / r)) -gt "$DURATION" ]; then
+		echo "DURATION $DURATION s: $r of $ROUNDS rounds"
+		kill $pid	# it waits for a round that will not come
+		break
+	fi
 	for k in $(seq 0 $((nr_arms - 1))); do
 		arm=${arms[(k + r) % nr_arms]}
 		wait_file "$W/ready-$slot" 6000 || { echo "decoder exited"; tail "$A/decoder.log"; exit 1; }
@@ -129,4 +140,13 @@ done
 wait $pid
 echo "decoder exit $?" >>"$A/decoder.log"
 pid=
+n=0
+for rec in "$W"/*.sprb; do	# eight at a time: the rounds are over, the cores are free
+	[ -e "$rec" ] || continue
+	slot_arm=$(basename "$rec" .sprb)
+	report_slot "${slot_arm#*-}" "${slot_arm%%-*}" &
+	n=$((n + 1))
+	[ $((n % 8)) -eq 0 ] && wait
+done
+wait
 python3 "$TOP/tools/gpu/ab_stats.py" "$A" | tee "$A/ab.txt"

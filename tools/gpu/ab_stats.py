@@ -8,6 +8,9 @@ rounds.jsonl has one line per slot: {"round", "arm", "truth", "report"} (paths; 
 only for traced arms). Within a round every arm ran once, in an order rotated from
 round to round; the ratio arm / untraced is taken per round, so slow phases of the
 machine cancel, and the rounds are resampled (10 000 times) for the interval.
+Where the truth has each cycle's time (cycle_ns), the same ratios are also taken of
+each round's median cycle rate, which a few stalled cycles do not move, with the share
+of cycles that took over twice the round's median (stalls) per arm.
 """
 import json
 import random
@@ -37,16 +40,47 @@ def overhead(report_path):
             max(per_s) if per_s else None)
 
 
+def median_cycles(truth):
+    """(median cycles/s, cycles over twice the median, cycles) of a round, or None."""
+    ns = truth.get("cycle_ns")
+    if not ns:
+        return None
+    med = statistics.median(ns)
+    return 1e9 / med, sum(1 for x in ns if x > 2 * med), len(ns)
+
+
+def print_median_ratios(arms, rounds, med):
+    print("each round's median cycle rate, paired the same way:")
+    print("| arm | ratio to untraced (mean of paired) | 95 % interval | sd of a round | stalls |")
+    print("|---|---|---|---|---|")
+    for arm in arms:
+        stalls = sum(med[r, arm][1] for r in rounds if (r, arm) in med)
+        cycles = sum(med[r, arm][2] for r in rounds if (r, arm) in med)
+        share = f"{100 * stalls / cycles:.2f} %" if cycles else "-"
+        ratios = [med[r, arm][0] / med[r, "untraced"][0] for r in rounds
+                  if (r, arm) in med and (r, "untraced") in med]
+        if arm == "untraced" or len(ratios) < 2:
+            print(f"| {arm} | - | - | - | {share} |")
+            continue
+        lo, hi = bootstrap(ratios)
+        print(f"| {arm} | {statistics.fmean(ratios):.4f} | {lo:.4f}-{hi:.4f} | "
+              f"{statistics.stdev(ratios):.4f} | {share} |")
+
+
 def main():
     d = sys.argv[1]
     slots = [json.loads(l) for l in open(f"{d}/rounds.jsonl")]
-    tps, cost = {}, {}
+    tps, cost, med = {}, {}, {}
     for s in slots:
         try:
             with open(s["truth"]) as f:
-                tps[s["round"], s["arm"]] = json.load(f)["tokens_per_s"]
+                truth = json.load(f)
+            tps[s["round"], s["arm"]] = truth["tokens_per_s"]
         except (OSError, ValueError, KeyError):
             continue
+        m = median_cycles(truth)
+        if m:
+            med[s["round"], s["arm"]] = m
         if s.get("report"):
             o = overhead(s["report"])
             if o:
@@ -55,8 +89,9 @@ def main():
     rounds = sorted({r for r, _ in tps})
     out = {"rounds": len(rounds), "arms": {}}
     print(f"{len(rounds)} rounds, arms in rotated order: {', '.join(arms)}")
-    print("| arm | tokens/s (median) | ratio to untraced (mean of paired) | 95 % interval | rounds |")
-    print("|---|---|---|---|---|")
+    print("| arm | tokens/s (median) | ratio to untraced (mean of paired) | 95 % interval | "
+          "sd of a round | rounds |")
+    print("|---|---|---|---|---|---|")
     for arm in arms:
         vals = [tps[r, arm] for r in rounds if (r, arm) in tps]
         if not vals:
@@ -68,10 +103,12 @@ def main():
             lo, hi = bootstrap(ratios)
             row.update(ratio=statistics.fmean(ratios), low=lo, high=hi, paired=len(ratios))
             print(f"| {arm} | {row['tokens_per_s_median']:.1f} | {row['ratio']:.4f} | "
-                  f"{lo:.4f}-{hi:.4f} | {len(ratios)} |")
+                  f"{lo:.4f}-{hi:.4f} | {statistics.stdev(ratios):.4f} | {len(ratios)} |")
         else:
-            print(f"| {arm} | {row['tokens_per_s_median']:.1f} | - | - | {len(vals)} |")
+            print(f"| {arm} | {row['tokens_per_s_median']:.1f} | - | - | - | {len(vals)} |")
         out["arms"][arm] = row
+    if med:
+        print_median_ratios(arms, rounds, med)
     for arm, c in cost.items():
         entry = statistics.median(x[0] for x in c)
         ret = statistics.median(x[1] for x in c)

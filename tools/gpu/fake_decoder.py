@@ -62,13 +62,16 @@ def main():
         open(os.path.join(args.dir, f"ready-{i}"), "w").close()
         wait_for(os.path.join(args.dir, f"go-{i}"))
         t0 = time.monotonic_ns()
+        ends = []
         for _ in range(args.cycles):
             cycle()
+            ends.append(time.monotonic_ns())
         t1 = time.monotonic_ns()
         tokens = args.cycles * (args.k + 1)
         truth = {"plant": v, "index": i, "cycles": args.cycles, "tokens": tokens,
                  "pid": os.getpid(), "loop_start_ns": t0, "loop_end_ns": t1,
-                 "tokens_per_s": tokens / ((t1 - t0) / 1e9)}
+                 "tokens_per_s": tokens / ((t1 - t0) / 1e9),
+                 "cycle_ns": [b - a for a, b in zip([t0] + ends, ends)]}
         with open(os.path.join(args.dir, f"truth-{i}.json"), "w") as f:
             json.dump(truth, f)
         open(os.path.join(args.dir, f"done-{i}"), "w").close()

@@ -144,10 +144,14 @@ class Loop:
             self.side = blocking_stream(torch)
         torch.cuda.synchronize()
         t0 = time.monotonic_ns()
+        ends = []
         for _ in range(cycles):
             self.cycle(plant, truth)
+            ends.append(time.monotonic_ns())
         torch.cuda.synchronize()
         truth["loop_start_ns"], truth["loop_end_ns"] = t0, time.monotonic_ns()
+        # each cycle ends in its accept sync, so its host time spans its GPU work
+        truth["cycle_ns"] = [b - a for a, b in zip([t0] + ends, ends)]
         truth["tokens_per_s"] = truth["tokens"] / ((truth["loop_end_ns"] - t0) / 1e9)
         return truth
 
