@@ -13,7 +13,10 @@
 # .output/bench/hitcost-static, else .output/bench/hitcost; "none" skips it; HITCOST_ROUNDS,
 # HITCOST_BASE as hitcost.sh takes them), CYCLES per
 # round (100), DURATION (seconds: no round starts that would end past it, so the reports
-# made after the rounds still fit in a time limit),
+# made after the rounds still fit in a time limit), GAP (seconds from one round's end to
+# the next one's start, 2 by default, whatever the arm: an idle GPU and host are in
+# another state after a long pause than after a short one, and a tracer's attach takes
+# longer than none),
 # DECODER (default: python3 tools/gpu/spec_compile.py; any program of the same
 # --dir/--variants/--cycles protocol, e.g. tools/gpu/fake_decoder.py --lib LIBCUDA),
 # RECORD_OPTS and TOP_OPTS (more options for those arms, e.g. RECORD_OPTS="--ring-mb 8");
@@ -112,6 +115,7 @@ report_slot() {	# $1 arm, $2 slot: after the rounds, so no round waits for a rep
 : >"$A/rounds.jsonl"
 slot=0
 started=$SECONDS
+round_end=$(date +%s.%N)
 for r in $(seq 0 $((ROUNDS - 1))); do
 	if [ -n "${DURATION:-}" ] && [ "$r" -gt 0 ] &&
 	   [ $((SECONDS - started + (SECONDS - started) / r)) -gt "$DURATION" ]; then
@@ -123,8 +127,11 @@ for r in $(seq 0 $((ROUNDS - 1))); do
 		arm=${arms[(k + r) % nr_arms]}
 		wait_file "$W/ready-$slot" 6000 || { echo "decoder exited"; tail "$A/decoder.log"; exit 1; }
 		start_tracer "$arm" "$slot" || exit 1
+		sleep "$(awk -v gap="${GAP:-2}" -v end="$round_end" -v now="$(date +%s.%N)" \
+			'BEGIN { w = gap - (now - end); print (w > 0 ? w : 0) }')"
 		touch "$W/go-$slot"
 		wait_file "$W/done-$slot" 6000 || { echo "decoder exited"; tail "$A/decoder.log"; exit 1; }
+		round_end=$(date +%s.%N)
 		stop_tracer "$arm" "$slot"
 		cp "$W/truth-$slot.json" "$A/$slot-$arm.truth.json"
 		report=

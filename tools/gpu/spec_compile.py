@@ -143,15 +143,18 @@ class Loop:
         if plant == "side" and self.side is None:
             self.side = blocking_stream(torch)
         torch.cuda.synchronize()
+        getcpu = ctypes.CDLL(None).sched_getcpu
         t0 = time.monotonic_ns()
-        ends = []
+        ends, cpus = [], []
         for _ in range(cycles):
             self.cycle(plant, truth)
             ends.append(time.monotonic_ns())
+            cpus.append(getcpu())
         torch.cuda.synchronize()
         truth["loop_start_ns"], truth["loop_end_ns"] = t0, time.monotonic_ns()
         # each cycle ends in its accept sync, so its host time spans its GPU work
         truth["cycle_ns"] = [b - a for a, b in zip([t0] + ends, ends)]
+        truth["cycle_cpu"] = cpus  # where the host thread ended each cycle
         truth["tokens_per_s"] = truth["tokens"] / ((truth["loop_end_ns"] - t0) / 1e9)
         return truth
 
