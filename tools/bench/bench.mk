@@ -36,3 +36,15 @@ $(BENCH_DIR)/hitcost-static: tools/bench/hitcost.c $(BENCH_DIR)/hitcost.skel.h \
 		$(OUTPUT)/specprobe.skel.h $(HITCOST_OBJS)
 	$(call msg,STATIC,$@)
 	$(Q)$(CC) $(CFLAGS) -static $(HITCOST_INC) $< $(HITCOST_OBJS) $(STATIC_LDLIBS) -lpthread -o $@
+
+# The trap alone at specprobe's entry points, as an arm of gpu_ab.sh (trapfloor.c).
+TOOLS_TARGETS += $(BENCH_DIR)/trapfloor
+TRAPFLOOR_INC := -I$(BENCH_DIR) $(INCLUDES)
+
+$(BENCH_DIR)/trapfloor: tools/bench/trapfloor.c $(BENCH_DIR)/hitcost.skel.h $(LIB_OBJS)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) $(TRAPFLOOR_INC) $< $(LIB_OBJS) $(LDLIBS) -lpthread -o $@
+
+$(BENCH_DIR)/trapfloor-static: tools/bench/trapfloor.c $(BENCH_DIR)/hitcost.skel.h $(LIB_OBJS)
+	$(call msg,STATIC,$@)
+	$(Q)$(CC) $(CFLAGS) -static $(TRAPFLOOR_INC) $< $(LIB_OBJS) $(STATIC_LDLIBS) -lpthread -o $@

@@ -5,6 +5,8 @@
 #   untraced   nothing attached
 #   record     specprobe record -p (attached before the round starts, detached after)
 #   top        specprobe top --batch -p (skipped, with a message, if the binary has no top)
+#   floor      the kernel's trap alone at the same entry points, empty programs
+#              (tools/bench/trapfloor.c; skipped when that binary is not there)
 # then the paired ratio of tokens/s to the same round's untraced one with a 95 % bootstrap
 # interval (tools/gpu/ab_stats.py), the per-hit cost that report gives for each recording,
 # and, if the hitcost bench is there, the per-hit breakdown (tools/bench/hitcost.sh).
@@ -23,7 +25,9 @@
 # RECORD_ALT_OPTS adds an arm record_alt: record with those options instead (e.g.
 # RECORD_ALT_OPTS="--stacks none"), so two ways of recording are compared in one run;
 # RECORD_ALT_SPECPROBE runs that arm with another specprobe binary (an older build: before
-# and after a change in the same rounds). Each recording's calls per entry point are kept.
+# and after a change in the same rounds). FLOOR (default .output/bench/trapfloor-static,
+# else .output/bench/trapfloor; "none" skips the floor arm). Each recording's calls per
+# entry point are kept.
 set -u
 TOP=$(cd "$(dirname "$0")/../.." && pwd)
 OUT=${1:?usage: gpu_ab.sh OUTDIR [ROUNDS] [decoder options]}
@@ -36,6 +40,12 @@ HC=${HITCOST:-}
 if [ -z "$HC" ]; then
 	for HC in "$TOP/.output/bench/hitcost-static" "$TOP/.output/bench/hitcost" none; do
 		[ -x "$HC" ] && break
+	done
+fi
+FLOOR=${FLOOR:-}
+if [ -z "$FLOOR" ]; then
+	for FLOOR in "$TOP/.output/bench/trapfloor-static" "$TOP/.output/bench/trapfloor" none; do
+		[ -x "$FLOOR" ] && break
 	done
 fi
 DECODER=${DECODER:-python3 $TOP/tools/gpu/spec_compile.py}
@@ -52,6 +62,7 @@ if ! "$SP" top --help >/dev/null 2>&1; then
 	echo "specprobe top: not in $SP; the top arm is skipped" | tee "$A/top-skipped.txt"
 	arms=(untraced record)
 fi
+[ "$FLOOR" != none ] && [ -x "$FLOOR" ] && arms+=(floor)
 nr_arms=${#arms[@]}
 variants=$(yes clean | head -n $((ROUNDS * nr_arms)) | paste -sd,)
 
@@ -83,10 +94,11 @@ start_tracer() {	# $1 arm, $2 slot: the tracer attached before the round starts
 	record_alt) "$SP_ALT" record ${RECORD_ALT_OPTS:-} -o "$W/$2-record_alt.sprb" -p "$pid" \
 		2>"$log" & ;;
 	top) "$SP" top --batch ${TOP_OPTS:-} -p "$pid" >"$A/$2-top.txt" 2>"$log" & ;;
+	floor) "$FLOOR" -p "$pid" 2>"$log" & ;;
 	*) return 0 ;;
 	esac
 	tracer=$!
-	# record says "tracing" once attached; top's first output comes after its attach
+	# record and trapfloor say "tracing" once attached; top's first output comes after its attach
 	for _ in $(seq 300); do
 		grep -q "tracing" "$log" 2>/dev/null && break
 		[ "$1" = top ] && [ -s "$A/$2-top.txt" ] && break

@@ -1,0 +1,159 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/*
+ * The floor of tracing a process: the kernel's uprobe trap alone, at every entry
+ * point specprobe would attach to in the process's libraries, with empty programs
+ * (hitcost.bpf.c's step_empty, and step_ret_empty where specprobe has a return
+ * probe), attached as specprobe attaches (uprobe_multi links, one per library and
+ * direction, no pid in the link). Run as an arm beside record, it tells how much of
+ * record's cost is the trap and how much is specprobe's own.
+ *   trapfloor -p PID     (root) says "tracing" on stderr once attached, detaches on
+ *                        SIGINT or SIGTERM
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/syscall.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "probes.h"
+#include "targets.h"
+#include "hitcost.skel.h"
+
+#define MULTI_ATTACH 48		/* BPF_TRACE_UPROBE_MULTI */
+#define MULTI_RETURN 1		/* BPF_F_UPROBE_MULTI_RETURN */
+#define MAX_LINKS (2 * 16)
+
+struct multi_attr {	/* BPF_LINK_CREATE for uprobe_multi, as the kernel lays it out */
+	__u32 prog_fd, target_fd, attach_type, flags;
+	__u64 path, offsets, ref_ctr_offsets, cookies;
+	__u32 cnt, multi_flags, pid, pad;
+};
+
+static volatile sig_atomic_t stop;
+
+static void on_signal(int sig)
+{
+	stop = 1;
+}
+
+static int link_multi(struct bpf_program *prog, const char *path, const __u64 *offsets,
+		      __u32 cnt, int retprobe)
+{
+	struct multi_attr attr = {
+		.prog_fd = bpf_program__fd(prog),
+		.attach_type = MULTI_ATTACH,
+		.path = (unsigned long)path,
+		.offsets = (unsigned long)offsets,
+		.cnt = cnt,
+		.multi_flags = retprobe ? MULTI_RETURN : 0,
+	};
+	int fd = syscall(__NR_bpf, BPF_LINK_CREATE, &attr, sizeof(attr));
+
+	return fd < 0 ? -errno : fd;
+}
+
+/* The entry and return links of one library; counts added to *entries and *returns. */
+static int attach_lib(struct hitcost_bpf *skel, const struct targets *t,
+		      const struct probe_set *ps, int lib, int *fds, int *nr_fds,
+		      int *entries, int *returns)
+{
+	__u64 *offsets = calloc(2 * ps->nr_probes + 1, sizeof(*offsets));
+	__u64 *ret_offsets = offsets + ps->nr_probes;
+	__u32 n = 0, n_ret = 0;
+	int fd = -ENOMEM;
+
+	if (!offsets)
+		return -ENOMEM;
+	for (int i = 0; i < ps->nr_probes; i++) {
+		if (ps->probes[i].lib != lib)
+			continue;
+		offsets[n++] = ps->probes[i].offset;
+		if (ps->probes[i].entry->completion)
+			ret_offsets[n_ret++] = ps->probes[i].offset;
+	}
+	fd = n ? link_multi(skel->progs.step_empty, t->libs[lib].open_path, offsets, n, 0) : 0;
+	if (fd > 0)
+		fds[(*nr_fds)++] = fd;
+	if (fd >= 0 && n_ret) {
+		fd = link_multi(skel->progs.step_ret_empty, t->libs[lib].open_path, ret_offsets,
+				n_ret, 1);
+		if (fd > 0)
+			fds[(*nr_fds)++] = fd;
+	}
+	free(offsets);
+	if (fd < 0)
+		return fd;
+	*entries += n;
+	*returns += n_ret;
+	return 0;
+}
+
+static struct hitcost_bpf *load_empty_programs(void)
+{
+	struct hitcost_bpf *skel = hitcost_bpf__open();
+	struct bpf_program *prog;
+
+	if (!skel)
+		return NULL;
+	bpf_object__for_each_program(prog, skel->obj)
+		bpf_program__set_autoload(prog, prog == skel->progs.step_empty ||
+					  prog == skel->progs.step_ret_empty);
+	bpf_program__set_expected_attach_type(skel->progs.step_empty, MULTI_ATTACH);
+	bpf_program__set_expected_attach_type(skel->progs.step_ret_empty, MULTI_ATTACH);
+	if (hitcost_bpf__load(skel)) {
+		hitcost_bpf__destroy(skel);
+		return NULL;
+	}
+	return skel;
+}
+
+int main(int argc, char **argv)
+{
+	struct targets t = { 0 };
+	struct probe_set ps = { 0 };
+	struct hitcost_bpf *skel = NULL;
+	int fds[MAX_LINKS], nr_fds = 0, entries = 0, returns = 0, pid, ret = 1;
+	char err[256];
+
+	if (argc != 3 || strcmp(argv[1], "-p") || (pid = atoi(argv[2])) <= 0) {
+		fprintf(stderr, "usage: trapfloor -p PID\n");
+		return 2;
+	}
+	if (targets__discover(&pid, 1, false, &t, err, sizeof(err)) ||
+	    probes__resolve(&t, &ps, err, sizeof(err))) {
+		fprintf(stderr, "trapfloor: %s\n", err);
+		goto out;
+	}
+	skel = load_empty_programs();
+	if (!skel) {
+		fprintf(stderr, "trapfloor: loading the programs: %s (root? kernel 6.6+?)\n",
+			strerror(errno));
+		goto out;
+	}
+	for (int lib = 0; lib < t.nr_libs && lib < MAX_LINKS / 2; lib++) {
+		int r = attach_lib(skel, &t, &ps, lib, fds, &nr_fds, &entries, &returns);
+
+		if (r) {
+			fprintf(stderr, "trapfloor: attaching in %s: %s\n", t.libs[lib].path,
+				strerror(-r));
+			goto out;
+		}
+	}
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+	fprintf(stderr, "trapfloor: tracing pid %d: %d entry points, %d with a return probe\n",
+		pid, entries, returns);
+	while (!stop)
+		sleep(1);	/* a signal between the test and a pause() would be lost */
+	ret = 0;
+out:
+	while (nr_fds > 0)
+		close(fds[--nr_fds]);
+	hitcost_bpf__destroy(skel);
+	probes__free(&ps);
+	targets__free(&t);
+	return ret;
+}
