@@ -12,7 +12,8 @@ $(BENCH_DIR)/callcost: tools/bench/callcost.c $(LOOKALIKE_DIR)/libnccl.so.2 | $(
 
 # Where a probe hit's time goes: a ladder of programs beside specprobe's own (hitcost.c).
 TOOLS_TARGETS += $(BENCH_DIR)/hitcost
-HITCOST_OBJS := $(OUTPUT)/user/recording/catalog.o $(OUTPUT)/user/capture/calibrate.o
+HITCOST_OBJS := $(OUTPUT)/user/recording/catalog.o $(OUTPUT)/user/capture/calibrate.o \
+	$(OUTPUT)/user/capture/multilink.o
 HITCOST_INC := -I$(BENCH_DIR) -I$(OUTPUT) -Ibpf -Iuser/capture -Iuser/recording
 
 $(BENCH_DIR)/hitcost.bpf.o: tools/bench/hitcost.bpf.c bpf/specprobe.h $(VMLINUX) | $(BENCH_DIR)

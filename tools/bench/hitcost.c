@@ -19,12 +19,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <sys/syscall.h>
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include "calibrate.h"
 #include "catalog.h"
+#include "multilink.h"
 #include "specprobe.skel.h"
 #include "hitcost.skel.h"
 
@@ -32,8 +32,7 @@
 #define SP_SPEC_STACK 0
 #endif
 
-#define MULTI_ATTACH 48		/* BPF_TRACE_UPROBE_MULTI */
-#define MULTI_RETURN 1		/* BPF_F_UPROBE_MULTI_RETURN */
+#define MULTI_ATTACH UPROBE_MULTI_ATTACH
 
 struct variant {
 	const char *name;
@@ -86,27 +85,12 @@ struct bench {
 	__u64 stacks, frames;	/* stack records read and their native frames */
 };
 
-struct multi_attr {	/* BPF_LINK_CREATE for uprobe_multi, as the kernel lays it out */
-	__u32 prog_fd, target_fd, attach_type, flags;
-	__u64 path, offsets, ref_ctr_offsets, cookies;
-	__u32 cnt, multi_flags, pid, pad;
-};
-
 static int link_multi(struct bench *b, struct bpf_program *prog, int retprobe)
 {
 	__u64 cookie = 0;
-	struct multi_attr attr = {
-		.prog_fd = bpf_program__fd(prog),
-		.attach_type = MULTI_ATTACH,
-		.path = (unsigned long)b->path,
-		.offsets = (unsigned long)&b->offset,
-		.cookies = (unsigned long)&cookie,
-		.cnt = 1,
-		.multi_flags = retprobe ? MULTI_RETURN : 0,
-	};
-	int fd = syscall(__NR_bpf, BPF_LINK_CREATE, &attr, sizeof(attr));
 
-	return fd < 0 ? -errno : fd;
+	return multilink__create(bpf_program__fd(prog), b->path, &b->offset, &cookie, 1,
+				 retprobe);
 }
 
 static int count_record(void *ctx, void *data, size_t size)

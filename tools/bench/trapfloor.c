@@ -15,22 +15,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <sys/syscall.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include "multilink.h"
 #include "probes.h"
 #include "targets.h"
 #include "hitcost.skel.h"
-
-#define MULTI_ATTACH 48		/* BPF_TRACE_UPROBE_MULTI */
-#define MULTI_RETURN 1		/* BPF_F_UPROBE_MULTI_RETURN */
-#define MAX_LINKS (2 * 16)
-
-struct multi_attr {	/* BPF_LINK_CREATE for uprobe_multi, as the kernel lays it out */
-	__u32 prog_fd, target_fd, attach_type, flags;
-	__u64 path, offsets, ref_ctr_offsets, cookies;
-	__u32 cnt, multi_flags, pid, pad;
-};
 
 static volatile sig_atomic_t stop;
 
@@ -40,19 +30,9 @@ static void on_signal(int sig)
 }
 
 static int link_multi(struct bpf_program *prog, const char *path, const __u64 *offsets,
-		      __u32 cnt, int retprobe)
+		      __u32 cnt, bool retprobe)
 {
-	struct multi_attr attr = {
-		.prog_fd = bpf_program__fd(prog),
-		.attach_type = MULTI_ATTACH,
-		.path = (unsigned long)path,
-		.offsets = (unsigned long)offsets,
-		.cnt = cnt,
-		.multi_flags = retprobe ? MULTI_RETURN : 0,
-	};
-	int fd = syscall(__NR_bpf, BPF_LINK_CREATE, &attr, sizeof(attr));
-
-	return fd < 0 ? -errno : fd;
+	return multilink__create(bpf_program__fd(prog), path, offsets, NULL, cnt, retprobe);
 }
 
 /* The entry and return links of one library; counts added to *entries and *returns. */
@@ -74,12 +54,12 @@ static int attach_lib(struct hitcost_bpf *skel, const struct targets *t,
 		if (ps->probes[i].entry->completion)
 			ret_offsets[n_ret++] = ps->probes[i].offset;
 	}
-	fd = n ? link_multi(skel->progs.step_empty, t->libs[lib].open_path, offsets, n, 0) : 0;
+	fd = n ? link_multi(skel->progs.step_empty, t->libs[lib].open_path, offsets, n, false) : 0;
 	if (fd > 0)
 		fds[(*nr_fds)++] = fd;
 	if (fd >= 0 && n_ret) {
 		fd = link_multi(skel->progs.step_ret_empty, t->libs[lib].open_path, ret_offsets,
-				n_ret, 1);
+				n_ret, true);
 		if (fd > 0)
 			fds[(*nr_fds)++] = fd;
 	}
@@ -101,8 +81,8 @@ static struct hitcost_bpf *load_empty_programs(void)
 	bpf_object__for_each_program(prog, skel->obj)
 		bpf_program__set_autoload(prog, prog == skel->progs.step_empty ||
 					  prog == skel->progs.step_ret_empty);
-	bpf_program__set_expected_attach_type(skel->progs.step_empty, MULTI_ATTACH);
-	bpf_program__set_expected_attach_type(skel->progs.step_ret_empty, MULTI_ATTACH);
+	bpf_program__set_expected_attach_type(skel->progs.step_empty, UPROBE_MULTI_ATTACH);
+	bpf_program__set_expected_attach_type(skel->progs.step_ret_empty, UPROBE_MULTI_ATTACH);
 	if (hitcost_bpf__load(skel)) {
 		hitcost_bpf__destroy(skel);
 		return NULL;
@@ -115,7 +95,7 @@ int main(int argc, char **argv)
 	struct targets t = { 0 };
 	struct probe_set ps = { 0 };
 	struct hitcost_bpf *skel = NULL;
-	int fds[MAX_LINKS], nr_fds = 0, entries = 0, returns = 0, pid, ret = 1;
+	int *fds = NULL, nr_fds = 0, entries = 0, returns = 0, pid, ret = 1;
 	char err[256];
 
 	if (argc != 3 || strcmp(argv[1], "-p") || (pid = atoi(argv[2])) <= 0) {
@@ -133,7 +113,12 @@ int main(int argc, char **argv)
 			strerror(errno));
 		goto out;
 	}
-	for (int lib = 0; lib < t.nr_libs && lib < MAX_LINKS / 2; lib++) {
+	fds = calloc(2 * t.nr_libs, sizeof(*fds));	/* an entry and a return link each */
+	if (!fds) {
+		fprintf(stderr, "trapfloor: out of memory\n");
+		goto out;
+	}
+	for (int lib = 0; lib < t.nr_libs; lib++) {
 		int r = attach_lib(skel, &t, &ps, lib, fds, &nr_fds, &entries, &returns);
 
 		if (r) {
@@ -152,6 +137,7 @@ int main(int argc, char **argv)
 out:
 	while (nr_fds > 0)
 		close(fds[--nr_fds]);
+	free(fds);
 	hitcost_bpf__destroy(skel);
 	probes__free(&ps);
 	targets__free(&t);

@@ -4,19 +4,15 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <sys/syscall.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <limits.h>
 #include "calibrate.h"
 #include "log.h"
+#include "multilink.h"
 #include "pyprocs.h"
 #include "session.h"
 #include "specprobe.skel.h"
-
-/* From the kernel's uapi (6.6+): enum bpf_attach_type and the uprobe_multi flag. */
-#define UPROBE_MULTI_ATTACH 48	/* BPF_TRACE_UPROBE_MULTI */
-#define UPROBE_MULTI_RETURN 1	/* BPF_F_UPROBE_MULTI_RETURN */
 
 struct session {
 	struct specprobe_bpf *skel;
@@ -261,41 +257,16 @@ static int attach_one(struct session *s, struct bpf_program *prog, const char *p
 	return keep_link(s, link);
 }
 
-/* BPF_LINK_CREATE for uprobe_multi, laid out as the kernel's bpf_attr (libbpf 1.1 predates it). */
-struct uprobe_multi_attr {
-	__u32 prog_fd;
-	__u32 target_fd;
-	__u32 attach_type;
-	__u32 flags;
-	__u64 path;
-	__u64 offsets;
-	__u64 ref_ctr_offsets;
-	__u64 cookies;
-	__u32 cnt;
-	__u32 multi_flags;
-	__u32 pid;
-	__u32 pad;
-};
-
 static int link_multi(struct session *s, struct bpf_program *prog, const char *path,
 		      const __u64 *offsets, const __u64 *cookies, __u32 cnt, bool retprobe)
 {
-	struct uprobe_multi_attr attr = {
-		.prog_fd = bpf_program__fd(prog),
-		.attach_type = UPROBE_MULTI_ATTACH,
-		.path = (unsigned long)path,
-		.offsets = (unsigned long)offsets,
-		.cookies = (unsigned long)cookies,
-		.cnt = cnt,
-		.multi_flags = retprobe ? UPROBE_MULTI_RETURN : 0,
-	};
 	int *grown, fd;
 
 	if (!cnt)
 		return 0;
-	fd = syscall(__NR_bpf, BPF_LINK_CREATE, &attr, sizeof(attr));
+	fd = multilink__create(bpf_program__fd(prog), path, offsets, cookies, cnt, retprobe);
 	if (fd < 0)
-		return -errno;
+		return fd;
 	grown = realloc(s->multi_fds, (s->nr_multi + 1) * sizeof(*grown));
 	if (!grown) {
 		close(fd);
