@@ -40,6 +40,7 @@ struct loop_cfg {
 	bool feed;		/* a FEED_FUNC kernel before every draft and verify launch */
 	bool sync_before_loop;	/* a context sync, then the loop well after the mark */
 	bool no_final_sync;	/* the recording ends with the loop's last launch or sync */
+	bool no_last_deferred;	/* deferred: it ends before the last cycle's record is synced */
 };
 
 /* What the builder saw: the contract's boundary times per cycle. */
@@ -257,7 +258,7 @@ static void build(struct built *bt, const struct loop_cfg *cfg)
 	for (int i = 0; i + 1 < cfg->cycles; i++)
 		bt->want[i].end = bt->want[i + 1].d;
 	bt->want[cfg->cycles - 1].end = bt->want[cfg->cycles - 1].x;
-	if (cfg->accept == ACCEPT_DEFERRED) {
+	if (cfg->accept == ACCEPT_DEFERRED && !cfg->no_last_deferred) {
 		event_sync(s, EVENT + (cfg->cycles - 1) % 2, 1000000);
 		bt->want[cfg->cycles - 1].a = s->now - GAP_NS;
 	}
@@ -385,6 +386,23 @@ static void test_deferred(void **state)
 		/* the sync it made is the previous cycle's; its own counts once, in accept */
 		assert_int_equal(lp->cycles[i].phase[PHASE_ACCEPT].syncs, 1);
 	}
+	done(&bt);
+}
+
+/*
+ * The recording ends after the last cycle's extend: that cycle's own sync would
+ * come later. The sync in its accept is the cycle before's, so its accept is
+ * cut off and it is not counted; the one before keeps that sync.
+ */
+static void test_deferred_cut_before_last_sync(void **state)
+{
+	struct loop_cfg cfg = { .cycles = 6, .steps = 3, .accept = ACCEPT_DEFERRED,
+				.no_final_sync = true, .no_last_deferred = true };
+	struct built bt;
+
+	run(&bt, &cfg);
+	expect_cycles(&bt, 0, 1);
+	assert_true(bt.cy.loops[0].cycles[4].accept_deferred);
 	done(&bt);
 }
 
@@ -657,6 +675,7 @@ int main(void)
 		cmocka_unit_test(test_one_graph_event),
 		cmocka_unit_test(test_eager_draft),
 		cmocka_unit_test(test_deferred),
+		cmocka_unit_test(test_deferred_cut_before_last_sync),
 		cmocka_unit_test(test_piecewise_verify),
 		cmocka_unit_test(test_extra_draft_launch),
 		cmocka_unit_test(test_batch_sizes_alternate),

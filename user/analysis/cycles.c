@@ -39,6 +39,7 @@ struct iter {
 	size_t accept;		/* the accept sync, NONE if none found */
 	size_t copy;		/* the result's copy to the host, NONE if none */
 	bool accept_deferred;
+	bool accept_cut;	/* its accept sync is a deferred one past the recording's end */
 };
 
 struct thread_ctx {
@@ -816,8 +817,11 @@ static void find_extend(struct thread_ctx *tc, size_t i)
 	}
 }
 
-/* The sync of cycle i's event record made in a later iteration (deferred accept). */
-static size_t deferred_sync(struct thread_ctx *tc, size_t i, size_t record)
+/*
+ * The sync of cycle i's event record made in a later iteration (deferred accept).
+ * *past_end: not found, but it may come after the last recorded call.
+ */
+static size_t deferred_sync(struct thread_ctx *tc, size_t i, size_t record, bool *past_end)
 {
 	const struct model_thread *t = tc->t;
 	size_t limit = i + CYCLES_DEFERRED_REACH < tc->nr_iters ? tc->iters[i + CYCLES_DEFERRED_REACH].vs
@@ -833,6 +837,7 @@ static size_t deferred_sync(struct thread_ctx *tc, size_t i, size_t record)
 		if (e->kind == LOOP_RECORD && e->handle == t->events[record].handle)
 			return NONE;
 	}
+	*past_end = limit == t->nr_events;
 	return NONE;
 }
 
@@ -844,7 +849,9 @@ static size_t deferred_sync(struct thread_ctx *tc, size_t i, size_t record)
  * returns with the result not yet read), up to the next copy to the host after
  * work launched once one was found: that copy starts another read (PyTorch's
  * .item() after .nonzero()), whose sync is a round trip of its own; else the
- * last copy that blocked.
+ * last copy that blocked. A sync that is an earlier cycle's deferred accept is
+ * not this one's: where that is the only one and this cycle's own record may
+ * be synced after the recording's end, its accept is cut off.
  */
 static void find_accept(struct thread_ctx *tc, size_t i)
 {
@@ -853,7 +860,7 @@ static void find_accept(struct thread_ctx *tc, size_t i)
 	/* the result comes from the verify stream; a copy on another one blocks by itself */
 	__u64 stream = t->events[it->ve].stream;
 	size_t since = it->ve, last = NONE, blocking_copy = NONE;
-	bool launched_after = false;
+	bool launched_after = false, past_end = false;
 
 	for (size_t j = it->ve + 1; j < it->after; j++) {
 		if (!is_d2h(&t->events[j]))
@@ -866,6 +873,7 @@ static void find_accept(struct thread_ctx *tc, size_t i)
 	it->accept = NONE;
 	it->copy = since != it->ve ? since : NONE;
 	it->accept_deferred = false;
+	it->accept_cut = false;
 	for (size_t j = since + 1; j < it->after; j++) {
 		const struct loop_event *e = &t->events[j];
 
@@ -873,10 +881,10 @@ static void find_accept(struct thread_ctx *tc, size_t i)
 			launched_after = true;
 		if (launched_after && is_d2h(e) && e->stream == stream)
 			break;
-		if (covers(t, j, stream, since))
+		if (covers(t, j, stream, since) && tc->accept_of[j] == NONE)
 			last = j;
 		if (e->kind == LOOP_RECORD && e->stream == stream) {
-			size_t later = deferred_sync(tc, i, j);
+			size_t later = deferred_sync(tc, i, j, &past_end);
 
 			if (later != NONE && later >= it->after) {
 				it->accept = later;
@@ -885,7 +893,8 @@ static void find_accept(struct thread_ctx *tc, size_t i)
 			}
 		}
 	}
-	it->accept = last != NONE ? last : blocking_copy;
+	it->accept_cut = last == NONE && past_end;
+	it->accept = last != NONE ? last : it->accept_cut ? NONE : blocking_copy;
 }
 
 /* Extend start: return of the last sync after verify and before extend. */
@@ -1037,7 +1046,7 @@ static int build_cycle(struct thread_ctx *tc, size_t i, struct cycle *c)
 	} else {
 		return 1;
 	}
-	if (acc && (acc->flags & LOOP_UNRETURNED))
+	if ((acc && (acc->flags & LOOP_UNRETURNED)) || it->accept_cut)
 		return 1;
 	set_span(&c->phase[PHASE_DRAFT], c->start_ns, t->events[it->vs].ts);
 	set_span(&c->phase[PHASE_VERIFY], t->events[it->vs].ts, t->events[it->ve].ts_return);
