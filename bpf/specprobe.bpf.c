@@ -16,12 +16,11 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 /* Ring data (bytes) above which a submit wakes the reader. */
 const volatile __u64 wake_bytes = 1 << 20;
 /*
- * Least time between two wakeups asked for by blocking entries, and by the fill
- * threshold. A wakeup runs in the traced thread (irq_work, a self-IPI: about 5 us in
- * a VM); the reader polls with a 100 ms timeout anyway, so a blocked call is seen
- * within that bound without one wakeup per blocking call.
+ * Least time between two wakeups by the fill threshold. A wakeup runs in the
+ * traced thread (irq_work, a self-IPI: about 5 us in a VM), so no other record
+ * wakes the reader: it polls with a 100 ms timeout and drains the ring after
+ * every poll, which bounds how late a blocked call is seen.
  */
-const volatile __u64 wake_gap_ns = 20000000;
 const volatile __u64 fill_wake_gap_ns = 1000000;
 
 /* When a probe last woke the reader (racy across CPUs: a bound, not a count). */
@@ -113,17 +112,12 @@ static __always_inline void count(__u32 idx)
 		*val += 1;
 }
 
-/* now: the record's timestamp; blocking: a blocking call's entry. */
-static __always_inline __u64 submit_flags(bool blocking, __u64 now)
+/* now: the record's timestamp. */
+static __always_inline __u64 submit_flags(__u64 now)
 {
-	__u64 since = now - last_wake_ns;
-
-	if (blocking && since >= wake_gap_ns)
-		goto wake;
-	if (since >= fill_wake_gap_ns && bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) > wake_bytes)
-		goto wake;
-	return BPF_RB_NO_WAKEUP;
-wake:
+	if (now - last_wake_ns < fill_wake_gap_ns ||
+	    bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) <= wake_bytes)
+		return BPF_RB_NO_WAKEUP;
 	last_wake_ns = now;
 	return BPF_RB_FORCE_WAKEUP;
 }
@@ -581,7 +575,7 @@ int BPF_KPROBE(on_entry)
 	}
 	if ((spec->flags & SP_SPEC_STACK) && emit_stack(ctx, id, rec->seq, rec->ts))
 		rec->flags |= SP_PKT_HAS_STACK;
-	bpf_ringbuf_submit(rec, submit_flags(spec->flags & SP_SPEC_WAKE, rec->ts));
+	bpf_ringbuf_submit(rec, submit_flags(rec->ts));
 	return 0;
 }
 
@@ -639,7 +633,7 @@ int BPF_KRETPROBE(on_return)
 		rec->faults |= 1 << SP_FAULT_OUT;
 		count(SP_CNT_FAULT_BASE + SP_FAULT_OUT);
 	}
-	bpf_ringbuf_submit(rec, submit_flags(false, rec->ts));
+	bpf_ringbuf_submit(rec, submit_flags(rec->ts));
 	return 0;
 }
 

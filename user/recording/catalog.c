@@ -293,8 +293,6 @@ void catalog__spec(const struct catalog_entry *e, struct sp_probe_spec *spec)
 	memset(spec, 0, sizeof(*spec));
 	if (e->completion)
 		spec->flags |= SP_SPEC_COMPLETION;
-	if (e->wake)
-		spec->flags |= SP_SPEC_WAKE;
 	/* NCCL calls launch through libcuda; entry-only driver calls call nothing probed */
 	if (e->completion || e->lib == SP_LIB_NCCL)
 		spec->flags |= SP_SPEC_ENCLOSES;
