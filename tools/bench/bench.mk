@@ -49,3 +49,14 @@ $(BENCH_DIR)/trapfloor: tools/bench/trapfloor.c $(BENCH_DIR)/hitcost.skel.h $(LI
 $(BENCH_DIR)/trapfloor-static: tools/bench/trapfloor.c $(BENCH_DIR)/hitcost.skel.h $(LIB_OBJS)
 	$(call msg,STATIC,$@)
 	$(Q)$(CC) $(CFLAGS) -static $(TRAPFLOOR_INC) $< $(LIB_OBJS) $(STATIC_LDLIBS) -lpthread -o $@
+
+# Flips a traced pid's bit under a running specprobe: its own work against the trap (onoff.c).
+TOOLS_TARGETS += $(BENCH_DIR)/onoff
+
+$(BENCH_DIR)/onoff: tools/bench/onoff.c bpf/specprobe.h | $(BENCH_DIR)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) -Ibpf $< $(LDLIBS) -o $@
+
+$(BENCH_DIR)/onoff-static: tools/bench/onoff.c bpf/specprobe.h | $(BENCH_DIR)
+	$(call msg,STATIC,$@)
+	$(Q)$(CC) $(CFLAGS) -static -Ibpf $< $(STATIC_LDLIBS) -o $@

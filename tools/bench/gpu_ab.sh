@@ -25,9 +25,16 @@
 # RECORD_ALT_OPTS adds an arm record_alt: record with those options instead (e.g.
 # RECORD_ALT_OPTS="--stacks none"), so two ways of recording are compared in one run;
 # RECORD_ALT_SPECPROBE runs that arm with another specprobe binary (an older build: before
-# and after a change in the same rounds). FLOOR (default .output/bench/trapfloor-static,
-# else .output/bench/trapfloor; "none" skips the floor arm). Each recording's calls per
-# entry point are kept.
+# and after a change in the same rounds); any arm record_X named in ARMS takes RECORD_X_OPTS
+# and RECORD_X_SPECPROBE the same way. FLOOR (default .output/bench/trapfloor-static,
+# else .output/bench/trapfloor; "none" skips the floor arm). ARMS names the arms to run
+# (default: all of the above that can run). ONOFF=MS: in every round of a traced arm,
+# tools/bench/onoff flips the target's traced bit every MS ms (ONOFF_BIN, default
+# .output/bench/onoff-static, else .output/bench/onoff), so tools/gpu/onoff_stats.py can
+# pair its programs' work against the trap within the round (use long rounds: CYCLES of
+# several thousand; ONOFF_OPTS="-s" adds the programs' run times); such arms' plain ratios are then of half-traced rounds. The floor
+# arm under ONOFF detaches and attaches its empty programs every MS ms instead. Each
+# recording's calls per entry point are kept.
 set -u
 TOP=$(cd "$(dirname "$0")/../.." && pwd)
 OUT=${1:?usage: gpu_ab.sh OUTDIR [ROUNDS] [decoder options]}
@@ -55,7 +62,6 @@ A=$OUT/ab
 tracer=
 trap '[ -n "$tracer" ] && kill -INT $tracer 2>/dev/null; [ -n "${pid:-}" ] && kill $pid 2>/dev/null; rm -rf "$W"' EXIT
 
-SP_ALT=${RECORD_ALT_SPECPROBE:-$SP}
 arms=(untraced record top)
 [ -n "${RECORD_ALT_OPTS:-}${RECORD_ALT_SPECPROBE:-}" ] && arms=(untraced record record_alt top)
 if ! "$SP" top --help >/dev/null 2>&1; then
@@ -63,6 +69,11 @@ if ! "$SP" top --help >/dev/null 2>&1; then
 	arms=(untraced record)
 fi
 [ "$FLOOR" != none ] && [ -x "$FLOOR" ] && arms+=(floor)
+[ -n "${ARMS:-}" ] && read -r -a arms <<<"$ARMS"
+ONOFF=${ONOFF:-}
+ONOFF_BIN=${ONOFF_BIN:-$TOP/.output/bench/onoff-static}
+[ -x "$ONOFF_BIN" ] || ONOFF_BIN=$TOP/.output/bench/onoff
+flipper=
 nr_arms=${#arms[@]}
 variants=$(yes clean | head -n $((ROUNDS * nr_arms)) | paste -sd,)
 
@@ -90,11 +101,17 @@ wait_file() {	# $1 path, $2 tenths of a second at most; fails when the decoder i
 start_tracer() {	# $1 arm, $2 slot: the tracer attached before the round starts
 	local log=$A/$2-$1.err
 	case $1 in
-	record) "$SP" record ${RECORD_OPTS:-} -o "$W/$2-record.sprb" -p "$pid" 2>"$log" & ;;
-	record_alt) "$SP_ALT" record ${RECORD_ALT_OPTS:-} -o "$W/$2-record_alt.sprb" -p "$pid" \
-		2>"$log" & ;;
+	record*)	# record_X: RECORD_X_OPTS and RECORD_X_SPECPROBE (record: RECORD_OPTS)
+		local key=RECORD${1#record}
+		local opts=${key^^}_OPTS bin=${key^^}_SPECPROBE
+		"${!bin:-$SP}" record ${!opts:-} -o "$W/$2-$1.sprb" -p "$pid" 2>"$log" & ;;
 	top) "$SP" top --batch ${TOP_OPTS:-} -p "$pid" >"$A/$2-top.txt" 2>"$log" & ;;
-	floor) "$FLOOR" -p "$pid" 2>"$log" & ;;
+	floor)	# with ONOFF, it detaches and attaches again itself, printing the flips
+		if [ -n "$ONOFF" ]; then
+			"$FLOOR" -p "$pid" -t "$ONOFF" >"$A/$2-$1.flips" 2>"$log" &
+		else
+			"$FLOOR" -p "$pid" 2>"$log" &
+		fi ;;
 	*) return 0 ;;
 	esac
 	tracer=$!
@@ -106,9 +123,16 @@ start_tracer() {	# $1 arm, $2 slot: the tracer attached before the round starts
 		sleep 0.1
 	done
 	sleep 0.5
+	if [ -n "$ONOFF" ] && [ "$1" != floor ]; then
+		"$ONOFF_BIN" -p "$pid" -t "$ONOFF" -d 100000 ${ONOFF_OPTS:-} >"$A/$2-$1.flips" \
+			2>>"$log" &
+		flipper=$!
+	fi
 }
 
 stop_tracer() {	# $1 arm, $2 slot
+	[ -n "$flipper" ] && kill -TERM $flipper && wait $flipper
+	flipper=
 	[ -n "$tracer" ] || return 0
 	kill -INT $tracer 2>/dev/null
 	wait $tracer
@@ -146,10 +170,12 @@ for r in $(seq 0 $((ROUNDS - 1))); do
 		round_end=$(date +%s.%N)
 		stop_tracer "$arm" "$slot"
 		cp "$W/truth-$slot.json" "$A/$slot-$arm.truth.json"
-		report=
+		report= flips=
 		case $arm in record*) report=$A/$slot-$arm.report.json ;; esac
-		printf '{"round":%d,"slot":%d,"arm":"%s","truth":"%s","report":"%s"}\n' \
-			"$r" "$slot" "$arm" "$A/$slot-$arm.truth.json" "$report" >>"$A/rounds.jsonl"
+		[ -e "$A/$slot-$arm.flips" ] && flips=$A/$slot-$arm.flips
+		printf '{"round":%d,"slot":%d,"arm":"%s","truth":"%s","report":"%s","flips":"%s"}\n' \
+			"$r" "$slot" "$arm" "$A/$slot-$arm.truth.json" "$report" "$flips" \
+			>>"$A/rounds.jsonl"
 		slot=$((slot + 1))
 	done
 	echo "round $((r + 1)) of $ROUNDS done at $(date +%T)"
@@ -169,3 +195,6 @@ for rec in "$W"/*.sprb; do	# eight at a time: the rounds are over, the cores are
 done
 wait
 python3 "$TOP/tools/gpu/ab_stats.py" "$A" | tee "$A/ab.txt"
+if [ -n "$ONOFF" ]; then
+	python3 "$TOP/tools/gpu/onoff_stats.py" "$A" | tee "$A/onoff.txt"
+fi

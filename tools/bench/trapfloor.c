@@ -6,14 +6,18 @@
  * probe), attached as specprobe attaches (uprobe_multi links, one per library and
  * direction, no pid in the link). Run as an arm beside record, it tells how much of
  * record's cost is the trap and how much is specprobe's own.
- *   trapfloor -p PID     (root) says "tracing" on stderr once attached, detaches on
- *                        SIGINT or SIGTERM
+ *   trapfloor -p PID [-t PERIOD_MS]   (root) says "tracing" on stderr once attached,
+ *                        detaches on SIGINT or SIGTERM. With -t it detaches and attaches
+ *                        again every PERIOD_MS and prints "on|x|off MONOTONIC_NS" at each
+ *                        change (x: attaching or detaching), as tools/bench/onoff does for
+ *                        specprobe's own programs: the trap's cost within one round.
  */
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -90,16 +94,80 @@ static struct hitcost_bpf *load_empty_programs(void)
 	return skel;
 }
 
+/* Every library's links; fds has room for two per library. */
+static int attach_all(struct hitcost_bpf *skel, const struct targets *t,
+		      const struct probe_set *ps, int *fds, int *nr_fds, int *entries,
+		      int *returns)
+{
+	*entries = *returns = 0;
+	for (int lib = 0; lib < t->nr_libs; lib++) {
+		int r = attach_lib(skel, t, ps, lib, fds, nr_fds, entries, returns);
+
+		if (r) {
+			fprintf(stderr, "trapfloor: attaching in %s: %s\n", t->libs[lib].path,
+				strerror(-r));
+			return r;
+		}
+	}
+	return 0;
+}
+
+static void detach_all(int *fds, int *nr_fds)
+{
+	while (*nr_fds > 0)
+		close(fds[--*nr_fds]);
+}
+
+static void mark(const char *state)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	printf("%s %llu\n", state, ts.tv_sec * 1000000000ull + ts.tv_nsec);
+	fflush(stdout);
+}
+
+/* Off and on again every period_ms until a signal; the links stay attached at the end. */
+static int flip(struct hitcost_bpf *skel, const struct targets *t, const struct probe_set *ps,
+		int *fds, int *nr_fds, unsigned int period_ms)
+{
+	struct timespec gap = { period_ms / 1000, (period_ms % 1000) * 1000000L };
+	int entries, returns;
+
+	mark("on");
+	while (!stop) {
+		nanosleep(&gap, NULL);
+		mark("x");
+		detach_all(fds, nr_fds);
+		mark("off");
+		nanosleep(&gap, NULL);
+		mark("x");
+		if (attach_all(skel, t, ps, fds, nr_fds, &entries, &returns))
+			return -1;
+		mark("on");
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct targets t = { 0 };
 	struct probe_set ps = { 0 };
 	struct hitcost_bpf *skel = NULL;
-	int *fds = NULL, nr_fds = 0, entries = 0, returns = 0, pid, ret = 1;
+	int *fds = NULL, nr_fds = 0, entries = 0, returns = 0, pid = 0, period_ms = 0, ret = 1;
 	char err[256];
+	int c;
 
-	if (argc != 3 || strcmp(argv[1], "-p") || (pid = atoi(argv[2])) <= 0) {
-		fprintf(stderr, "usage: trapfloor -p PID\n");
+	while ((c = getopt(argc, argv, "p:t:")) != -1) {
+		if (c == 'p')
+			pid = atoi(optarg);
+		else if (c == 't')
+			period_ms = atoi(optarg);
+		else
+			pid = -1;
+	}
+	if (pid <= 0 || period_ms < 0 || optind != argc) {
+		fprintf(stderr, "usage: trapfloor -p PID [-t PERIOD_MS]\n");
 		return 2;
 	}
 	if (targets__discover(&pid, 1, false, &t, err, sizeof(err)) ||
@@ -118,25 +186,19 @@ int main(int argc, char **argv)
 		fprintf(stderr, "trapfloor: out of memory\n");
 		goto out;
 	}
-	for (int lib = 0; lib < t.nr_libs; lib++) {
-		int r = attach_lib(skel, &t, &ps, lib, fds, &nr_fds, &entries, &returns);
-
-		if (r) {
-			fprintf(stderr, "trapfloor: attaching in %s: %s\n", t.libs[lib].path,
-				strerror(-r));
-			goto out;
-		}
-	}
+	if (attach_all(skel, &t, &ps, fds, &nr_fds, &entries, &returns))
+		goto out;
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
 	fprintf(stderr, "trapfloor: tracing pid %d: %d entry points, %d with a return probe\n",
 		pid, entries, returns);
+	if (period_ms && flip(skel, &t, &ps, fds, &nr_fds, period_ms))
+		goto out;
 	while (!stop)
 		sleep(1);	/* a signal between the test and a pause() would be lost */
 	ret = 0;
 out:
-	while (nr_fds > 0)
-		close(fds[--nr_fds]);
+	detach_all(fds, &nr_fds);
 	free(fds);
 	hitcost_bpf__destroy(skel);
 	probes__free(&ps);
