@@ -32,9 +32,9 @@
 # tools/bench/onoff flips the target's traced bit every MS ms (ONOFF_BIN, default
 # .output/bench/onoff-static, else .output/bench/onoff), so tools/gpu/onoff_stats.py can
 # pair its programs' work against the trap within the round (use long rounds: CYCLES of
-# several thousand; ONOFF_OPTS="-s" adds the programs' run times); such arms' plain ratios are then of half-traced rounds. The floor
-# arm under ONOFF detaches and attaches its empty programs every MS ms instead. Each
-# recording's calls per entry point are kept.
+# several thousand; ONOFF_OPTS="-s" adds the programs' run times); such arms' plain
+# ratios are then of half-traced rounds. The floor arm under ONOFF detaches and attaches
+# its empty programs every MS ms instead. Each recording's calls per entry point are kept.
 set -u
 TOP=$(cd "$(dirname "$0")/../.." && pwd)
 OUT=${1:?usage: gpu_ab.sh OUTDIR [ROUNDS] [decoder options]}
