@@ -28,6 +28,7 @@ build_base() {	# the bench against BASE's bpf/ (specprobe.h and specprobe.bpf.c)
 	cc -g -O2 -D_GNU_SOURCE -I"$dir" -I"$TOP/.output/bench" -I"$dir/bpf" \
 		-I"$TOP/user/capture" -I"$TOP/user/recording" "$TOP/tools/bench/hitcost.c" \
 		"$TOP/.output/user/recording/catalog.o" "$TOP/.output/user/capture/calibrate.o" \
+		"$TOP/.output/user/capture/multilink.o" \
 		${STATIC:+-static} -lbpf -lelf -lz ${STATIC:+-lzstd} -lpthread -o "$dir/hitcost"
 	if [ -n "${4:-}" ]; then cp "$dir/hitcost" "$4"; fi
 }
