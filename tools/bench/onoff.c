@@ -47,39 +47,36 @@ static __u64 now_ns(void)
 	return ts.tv_sec * 1000000000ull + ts.tv_nsec;
 }
 
-static bool is_bss(__u32 id, struct bpf_map_info *info)
+/* The map id's fd, its info in *info, if it is named like specprobe's .bss; else -1. */
+static int open_bss(__u32 id, struct bpf_map_info *info)
 {
 	__u32 len = sizeof(*info);
 	int fd = bpf_map_get_fd_by_id(id);
-	bool yes;
 
 	if (fd < 0)
-		return false;
+		return -1;
 	memset(info, 0, sizeof(*info));
-	yes = !bpf_obj_get_info_by_fd(fd, info, &len) && !strcmp(info->name, BSS_NAME);
+	if (!bpf_obj_get_info_by_fd(fd, info, &len) && !strcmp(info->name, BSS_NAME))
+		return fd;
 	close(fd);
-	return yes;
+	return -1;
 }
 
 /* want_id, or the newest map named like specprobe's .bss: its fd, info in *info. */
 static int find_bss(__u32 want_id, struct bpf_map_info *info)
 {
-	__u32 id = 0, best = want_id, len = sizeof(*info);
+	__u32 id = 0, best = want_id;
 	int fd;
 
-	while (!want_id && !bpf_map_get_next_id(id, &id))
-		if (is_bss(id, info))
+	while (!want_id && !bpf_map_get_next_id(id, &id)) {
+		fd = open_bss(id, info);
+		if (fd >= 0) {
+			close(fd);
 			best = id;
-	if (!best || !is_bss(best, info))
-		return -ENOENT;
-	fd = bpf_map_get_fd_by_id(best);
-	if (fd < 0)
-		return -errno;
-	if (bpf_obj_get_info_by_fd(fd, info, &len)) {
-		close(fd);
-		return -errno;
+		}
 	}
-	return fd;
+	fd = best ? open_bss(best, info) : -1;
+	return fd >= 0 ? fd : -ENOENT;
 }
 
 /* Where the variable name lies in the map's value, from the map's BTF; its size in *size. */

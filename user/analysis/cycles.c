@@ -894,7 +894,8 @@ static void find_accept(struct thread_ctx *tc, size_t i)
 		}
 	}
 	it->accept_cut = last == NONE && past_end;
-	it->accept = last != NONE ? last : it->accept_cut ? NONE : blocking_copy;
+	if (!it->accept_cut)
+		it->accept = last != NONE ? last : blocking_copy;
 }
 
 /* Extend start: return of the last sync after verify and before extend. */
