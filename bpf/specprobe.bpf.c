@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /*
- * One entry handler and one return handler for every probed entry point:
+ * One entry handler and one return handler for every probed entry point
+ * (or one session handler for both, where the kernel has uprobe sessions):
  * the attach cookie indexes the per-probe spec that says which stack words,
  * which pointee and which output pointer to read.
  */
@@ -22,6 +23,13 @@ const volatile __u64 wake_bytes = 1 << 20;
  * every poll, which bounds how late a blocked call is seen.
  */
 const volatile __u64 fill_wake_gap_ns = 1000000;
+
+/*
+ * Set by user space where the return probes are session programs, so an entry
+ * can leave its return out: async copies of pinned memory are then entry only.
+ * A variable, not a constant, so a benchmark can flip it in a running tracer.
+ */
+__u64 quiet_pinned;
 
 /* When a probe last woke the reader (racy across CPUs: a bound, not a count). */
 __u64 last_wake_ns;
@@ -70,6 +78,14 @@ static __always_inline void set_traced(__u32 tgid, bool on)
 	else
 		__sync_fetch_and_and(w, ~(1ULL << (tgid & 63)));
 }
+
+/* Per attached process: its pinned memory at attach (struct sp_pinned_set). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, SP_PY_PROCS);
+	__type(key, __u32);		/* tgid */
+	__type(value, struct sp_pinned_set);
+} pinned SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -522,8 +538,45 @@ static __always_inline bool emit_stack(struct pt_regs *ctx, __u64 id, __u32 seq,
 	return true;
 }
 
-SEC("uprobe")
-int BPF_KPROBE(on_entry)
+/* Is addr in the driver's pinned memory of the process, as user space saw it at attach? */
+static __always_inline bool host_pinned(__u32 tgid, __u64 addr)
+{
+	struct sp_pinned_set *set = bpf_map_lookup_elem(&pinned, &tgid);
+
+	if (!set)
+		return false;
+	for (int i = 0; i < SP_PINNED_RANGES; i++) {
+		if (i >= set->nr)
+			break;
+		if (addr >= set->ranges[i].start && addr < set->ranges[i].end)
+			return true;
+	}
+	return false;
+}
+
+/* A frame for the call's return probe to pop; false if too deep. */
+static __always_inline bool push_frame(struct thread_state *ts, __u32 depth, __u32 probe,
+				       const struct sp_call_pkt *rec, __u64 sp, __u64 out_ptr,
+				       __u64 ret_addr)
+{
+	struct frame *f;
+
+	if (depth >= SP_MAX_DEPTH) {
+		count(SP_CNT_DEEP);
+		return false;
+	}
+	f = FRAME(ts, depth);
+	f->sp = sp;
+	f->seq = rec->seq;
+	f->probe = probe;
+	f->out_ptr = out_ptr;
+	f->ret_addr = ret_addr;
+	ts->depth = depth + 1;
+	return true;
+}
+
+/* The entry of a probed call; true when its return probe has a frame to pop. */
+static __always_inline bool entry_hit(struct pt_regs *ctx)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 	__u32 tgid = id >> 32, tid = (__u32)id, probe;
@@ -531,20 +584,21 @@ int BPF_KPROBE(on_entry)
 	struct sp_probe_spec *spec;
 	struct thread_state *ts;
 	struct sp_call_pkt *rec;
+	bool framed = false, quiet;
 	__u32 depth;
 	__u8 faults;
 
 	if (!is_traced(tgid))
-		return 0;
+		return false;
 	count(SP_CNT_HITS);
 	probe = bpf_get_attach_cookie(ctx);
 	spec = bpf_map_lookup_elem(&specs, &probe);
 	if (!spec)
-		return 0;
+		return false;
 	ts = thread_get(tid);
 	if (!ts) {
 		count(SP_CNT_NO_THREAD);
-		return 0;
+		return false;
 	}
 	unwind(ts, ctx->sp, true);
 	depth = ts->depth;
@@ -552,35 +606,35 @@ int BPF_KPROBE(on_entry)
 	rec = emit_call(spec, probe, id, args, faults);
 	if (!rec) {
 		count(SP_CNT_DROP_CALL);
-		return 0;
+		return false;
 	}
 	rec->seq = ++ts->next_seq;
 	rec->depth = depth;
 	rec->parent_seq = 0;
 	if (depth > 0 && depth <= SP_MAX_DEPTH)
 		rec->parent_seq = FRAME(ts, depth - 1)->seq;
-	if (!(spec->flags & SP_SPEC_ENCLOSES)) {
-		/* a driver call that returns at once encloses nothing */
-	} else if (depth < SP_MAX_DEPTH) {
-		struct frame *f = FRAME(ts, depth);
-
-		f->sp = ctx->sp;
-		f->seq = rec->seq;
-		f->probe = probe;
-		f->out_ptr = call_arg(args, spec->out_arg);
-		f->ret_addr = ret_addr;
-		ts->depth = depth + 1;
-	} else {
-		count(SP_CNT_DEEP);
-	}
-	if ((spec->flags & SP_SPEC_STACK) && emit_stack(ctx, id, rec->seq, rec->ts))
+	quiet = quiet_pinned && spec->host_arg < SP_MAX_ARGS &&
+		host_pinned(tgid, call_arg(args, spec->host_arg));
+	/* a driver call that returns at once encloses nothing: no frame */
+	if (quiet)
+		rec->flags &= ~SP_PKT_HAS_RET;
+	else if (spec->flags & SP_SPEC_ENCLOSES)
+		framed = push_frame(ts, depth, probe, rec, ctx->sp, call_arg(args, spec->out_arg),
+				    ret_addr);
+	if (!quiet && (spec->flags & SP_SPEC_STACK) && emit_stack(ctx, id, rec->seq, rec->ts))
 		rec->flags |= SP_PKT_HAS_STACK;
 	bpf_ringbuf_submit(rec, submit_flags(rec->ts));
+	return framed;
+}
+
+SEC("uprobe")
+int BPF_KPROBE(on_entry)
+{
+	entry_hit(ctx);
 	return 0;
 }
 
-SEC("uretprobe")
-int BPF_KRETPROBE(on_return)
+static __always_inline void return_hit(struct pt_regs *ctx)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 	__u32 tgid = id >> 32, tid = (__u32)id, probe, seq = 0, depth = 0;
@@ -590,11 +644,11 @@ int BPF_KRETPROBE(on_return)
 	__u64 entry_sp = ctx->sp - sizeof(__u64), out_ptr = 0;
 
 	if (!is_traced(tgid))
-		return 0;
+		return;
 	probe = bpf_get_attach_cookie(ctx);
 	spec = bpf_map_lookup_elem(&specs, &probe);
 	if (!spec)
-		return 0;
+		return;
 	ts = bpf_map_lookup_elem(&threads, &tid);
 	if (ts) {
 		/* frames deeper than ours lost their returns (longjmp, exceptions) */
@@ -615,7 +669,7 @@ int BPF_KRETPROBE(on_return)
 	rec = bpf_ringbuf_reserve(&events, sizeof(*rec), 0);
 	if (!rec) {
 		count(SP_CNT_DROP_RET);
-		return 0;
+		return;
 	}
 	rec->type = SP_REC_RET;
 	rec->size = sizeof(*rec);
@@ -634,7 +688,30 @@ int BPF_KRETPROBE(on_return)
 		count(SP_CNT_FAULT_BASE + SP_FAULT_OUT);
 	}
 	bpf_ringbuf_submit(rec, submit_flags(rec->ts));
+}
+
+SEC("uretprobe")
+int BPF_KRETPROBE(on_return)
+{
+	return_hit(ctx);
 	return 0;
+}
+
+extern bool bpf_session_is_return(void) __ksym __weak;
+
+/*
+ * Entry and return of the calls that have a return probe, on kernels with
+ * uprobe sessions (6.13+): 1 from the entry leaves the return trap out, for
+ * calls whose return nobody reads (not traced, lost, or only work).
+ */
+SEC("uprobe")
+int BPF_KPROBE(on_session)
+{
+	if (bpf_session_is_return()) {
+		return_hit(ctx);
+		return 0;
+	}
+	return entry_hit(ctx) ? 0 : 1;
 }
 
 /* Forget exiting threads; tell the reader when a traced process is gone. */
@@ -651,6 +728,7 @@ int BPF_PROG(on_exit, struct task_struct *task)
 	bpf_map_delete_elem(&threads, &tid);
 	if (BPF_CORE_READ(task, signal, live.counter) != 0)
 		return 0;
+	bpf_map_delete_elem(&pinned, &tgid);
 	/* the pid may be reused by a process nobody asked to trace */
 	set_traced(tgid, false);
 	rec = bpf_ringbuf_reserve(&events, sizeof(*rec), 0);
@@ -861,6 +939,8 @@ int BPF_PROG(on_exec, struct task_struct *task, pid_t old_pid, struct linux_binp
 	if (!is_traced(tgid))
 		return 0;
 	bpf_map_delete_elem(&dl_seen, &tgid);
+	/* the new image has none of the old memory */
+	bpf_map_delete_elem(&pinned, &tgid);
 	rec = bpf_ringbuf_reserve(&events, sizeof(*rec), 0);
 	if (!rec) {
 		count(SP_CNT_LIBMAP_LOST);

@@ -55,6 +55,7 @@ enum sp_spec_flags {
 	SP_SPEC_STACK = 1 << 5,		/* an SP_REC_STACK follows the entry record */
 };
 #define SP_HAS_STACKS	1	/* this header knows SP_SPEC_STACK (benchmarks build old ones) */
+#define SP_HAS_SESSIONS	1	/* ... and the session program on_session */
 
 /* Fields whose user-memory read failed (record .faults bits and fault counters). */
 enum sp_fault_field {
@@ -85,7 +86,8 @@ struct sp_probe_spec {
 	__u8 data_len;		/* 0, SP_DATA_SMALL or SP_DATA_LARGE */
 	__u8 out_arg;		/* argument holding an output pointer read at return, or SP_NO_ARG */
 	__u8 nr_args;		/* arguments the catalogue names: 0..SP_MAX_ARGS */
-	__u8 pad[2];
+	__u8 host_arg;		/* an async copy's host pointer, or SP_NO_ARG: see sp_pinned_set */
+	__u8 pad;
 };
 
 struct sp_rec_hdr {
@@ -280,6 +282,22 @@ struct sp_cpu_rec {
 enum sp_hostmem_kind {
 	SP_HOSTMEM_DRIVER = 1,		/* shared /dev/zero or /dev/nvidia*: the driver's pinned memory */
 	SP_HOSTMEM_PRIVATE = 2,		/* any other writable mapping: pinned only if registered */
+};
+
+/*
+ * The driver's pinned memory a running process had when it was attached to
+ * (map "pinned"). An async copy into or out of it is only work, whatever it
+ * takes to return (docs/host-memory.md), so its return probe and stack are
+ * left out: the entry is all that is recorded.
+ */
+#define SP_PINNED_RANGES 32
+
+struct sp_pinned_set {
+	__u32 nr;
+	__u32 pad;
+	struct {
+		__u64 start, end;
+	} ranges[SP_PINNED_RANGES];
 };
 
 struct sp_hostmem_rec {

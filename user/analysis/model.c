@@ -57,14 +57,9 @@ static const struct {
 
 static int arg_index(const struct catalog_entry *e, const char *const *names)
 {
-	int nargs = catalog__nargs(e);
-	char name[32], fmt;
+	int i = catalog__arg_index(e, names);
 
-	for (const char *const *want = names; *want; want++)
-		for (int i = 0; i < nargs; i++)
-			if (catalog__arg(e, i, name, sizeof(name), &fmt) && !strcmp(name, *want))
-				return i;
-	return NO_ARG;
+	return i == SP_NO_ARG ? NO_ARG : i;
 }
 
 #define ARG(e, ...) arg_index(e, (const char *const[]){ __VA_ARGS__, NULL })

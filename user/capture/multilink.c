@@ -24,16 +24,17 @@ struct uprobe_multi_attr {
 };
 
 int multilink__create(int prog_fd, const char *path, const __u64 *offsets,
-		      const __u64 *cookies, __u32 cnt, bool retprobe)
+		      const __u64 *cookies, __u32 cnt, enum multilink_kind kind)
 {
 	struct uprobe_multi_attr attr = {
 		.prog_fd = prog_fd,
-		.attach_type = UPROBE_MULTI_ATTACH,
+		.attach_type = kind == MULTILINK_SESSION ? UPROBE_SESSION_ATTACH
+							 : UPROBE_MULTI_ATTACH,
 		.path = (unsigned long)path,
 		.offsets = (unsigned long)offsets,
 		.cookies = (unsigned long)cookies,
 		.cnt = cnt,
-		.multi_flags = retprobe ? UPROBE_MULTI_RETURN : 0,
+		.multi_flags = kind == MULTILINK_RETURN ? UPROBE_MULTI_RETURN : 0,
 	};
 	int fd = syscall(__NR_bpf, BPF_LINK_CREATE, &attr, sizeof(attr));
 

@@ -23,6 +23,7 @@ struct session {
 	int *multi_fds;		/* uprobe_multi links: one per library and direction */
 	int nr_multi;
 	bool multi;		/* the kernel takes uprobe_multi links */
+	bool sessions;		/* ... and uprobe sessions: one program for entry and return */
 	struct bpf_link *exit_link;
 	struct bpf_link *fork_link;
 	struct bpf_link *exec_link;	/* NULL: exec'd images' loaders are not hooked */
@@ -121,24 +122,66 @@ static int fill_specs(struct session *s, const struct probe_set *ps, int first)
 	return 0;
 }
 
-/* Open and load the object; multi selects uprobe_multi programs. */
-static int load_skel(struct session *s, const struct session_opts *opts,
-		     const struct probe_set *ps, bool multi)
+/* How the probes are attached, from the newest kernels' way down. */
+enum attach_mode {
+	ATTACH_SESSIONS,	/* uprobe_multi links, sessions for the calls with a return */
+	ATTACH_MULTI,		/* uprobe_multi links, entry and return apart (6.6+) */
+	ATTACH_SINGLE,		/* one perf-event uprobe per probe and direction */
+};
+
+/* Open and load the object for one way of attaching. */
+static int load_skel(struct session *s, const struct session_opts *opts, enum attach_mode mode)
 {
-	s->skel = specprobe_bpf__open();
-	if (!s->skel)
+	struct specprobe_bpf *skel = specprobe_bpf__open();
+
+	s->skel = skel;
+	if (!skel)
 		return -errno;
-	s->skel->rodata->wake_bytes = opts->wake_bytes;
-	bpf_map__set_max_entries(s->skel->maps.events, opts->ring_bytes);
-	if (multi) {
-		bpf_program__set_expected_attach_type(s->skel->progs.on_entry,
+	skel->rodata->wake_bytes = opts->wake_bytes;
+	bpf_map__set_max_entries(skel->maps.events, opts->ring_bytes);
+	bpf_program__set_autoload(skel->progs.on_session, mode == ATTACH_SESSIONS);
+	bpf_program__set_autoload(skel->progs.on_return, mode != ATTACH_SESSIONS);
+	if (mode != ATTACH_SINGLE) {
+		bpf_program__set_expected_attach_type(skel->progs.on_entry,
 						      (enum bpf_attach_type)UPROBE_MULTI_ATTACH);
-		bpf_program__set_expected_attach_type(s->skel->progs.on_return,
+		bpf_program__set_expected_attach_type(skel->progs.on_return,
 						      (enum bpf_attach_type)UPROBE_MULTI_ATTACH);
-		bpf_program__set_expected_attach_type(s->skel->progs.on_dl_state,
+		bpf_program__set_expected_attach_type(skel->progs.on_session,
+						      (enum bpf_attach_type)UPROBE_SESSION_ATTACH);
+		bpf_program__set_expected_attach_type(skel->progs.on_dl_state,
 						      (enum bpf_attach_type)UPROBE_MULTI_ATTACH);
 	}
-	return specprobe_bpf__load(s->skel);
+	return specprobe_bpf__load(skel);
+}
+
+/*
+ * Load for the best way the kernel takes; SPECPROBE_NO_SESSIONS=1 and
+ * SPECPROBE_SINGLE_PROBES=1 take the paths of older kernels.
+ */
+static int load_best(struct session *s, const struct session_opts *opts)
+{
+	enum attach_mode mode = ATTACH_SESSIONS;
+	int ret;
+
+	if (getenv("SPECPROBE_SINGLE_PROBES"))
+		mode = ATTACH_SINGLE;
+	else if (getenv("SPECPROBE_NO_SESSIONS"))
+		mode = ATTACH_MULTI;
+	for (;; mode++) {
+		ret = load_skel(s, opts, mode);
+		if (!ret || mode == ATTACH_SINGLE)
+			break;
+		/* sessions came in 6.13, uprobe_multi in 6.6 */
+		log_debug("cannot load for attach mode %d (%s): trying an older way", mode,
+			  strerror(-ret));
+		specprobe_bpf__destroy(s->skel);
+		s->skel = NULL;
+	}
+	s->multi = mode != ATTACH_SINGLE;
+	s->sessions = mode == ATTACH_SESSIONS;
+	if (!ret && s->sessions)
+		s->skel->bss->quiet_pinned = 1;
+	return ret;
 }
 
 struct session *session__open(const struct session_opts *opts, const struct probe_set *ps,
@@ -154,17 +197,7 @@ struct session *session__open(const struct session_opts *opts, const struct prob
 	s->on_record = opts->on_record;
 	s->ctx = opts->ctx;
 	s->stacks = opts->stacks;
-	/* SPECPROBE_SINGLE_PROBES=1 takes the path of kernels without uprobe_multi */
-	s->multi = !getenv("SPECPROBE_SINGLE_PROBES");
-	ret = s->multi ? load_skel(s, opts, ps, true) : -EOPNOTSUPP;
-	if (ret) {
-		/* kernels before 6.6 have no uprobe_multi: one perf event per probe */
-		log_debug("no uprobe_multi (%s): attaching probes one by one", strerror(-ret));
-		specprobe_bpf__destroy(s->skel);
-		s->skel = NULL;
-		s->multi = false;
-		ret = load_skel(s, opts, ps, false);
-	}
+	ret = load_best(s, opts);
 	if (ret) {
 		snprintf(err, err_sz, "loading the BPF programs: %s (run with -v for the verifier log)",
 			 strerror(-ret));
@@ -229,6 +262,30 @@ void session__untrace_python(struct session *s, __u32 tgid)
 	pyprocs__remove(s ? bpf_map__fd(s->skel->maps.py_procs) : -1, tgid);
 }
 
+int session__note_pinned(struct session *s, __u32 tgid, __u64 start, __u64 end)
+{
+	int fd = bpf_map__fd(s->skel->maps.pinned);
+	struct sp_pinned_set set;
+	__u32 last;
+
+	if (!s->sessions)
+		return 0;
+	memset(&set, 0, sizeof(set));
+	if (bpf_map_lookup_elem(fd, &tgid, &set) && errno != ENOENT)
+		return -errno;
+	last = set.nr - 1;
+	if (set.nr && set.ranges[last].end == start) {
+		/* the driver's 2 MiB chunks often lie end to end */
+		set.ranges[last].end = end;
+	} else if (set.nr < SP_PINNED_RANGES) {
+		set.ranges[set.nr].start = start;
+		set.ranges[set.nr++].end = end;
+	} else {
+		return 0;	/* copies there keep their return probes */
+	}
+	return bpf_map_update_elem(fd, &tgid, &set, BPF_ANY) ? -errno : 0;
+}
+
 static int keep_link(struct session *s, struct bpf_link *link)
 {
 	if (s->nr_links == s->cap_links) {
@@ -258,13 +315,14 @@ static int attach_one(struct session *s, struct bpf_program *prog, const char *p
 }
 
 static int link_multi(struct session *s, struct bpf_program *prog, const char *path,
-		      const __u64 *offsets, const __u64 *cookies, __u32 cnt, bool retprobe)
+		      const __u64 *offsets, const __u64 *cookies, __u32 cnt,
+		      enum multilink_kind kind)
 {
 	int *grown, fd;
 
 	if (!cnt)
 		return 0;
-	fd = multilink__create(bpf_program__fd(prog), path, offsets, cookies, cnt, retprobe);
+	fd = multilink__create(bpf_program__fd(prog), path, offsets, cookies, cnt, kind);
 	if (fd < 0)
 		return fd;
 	grown = realloc(s->multi_fds, (s->nr_multi + 1) * sizeof(*grown));
@@ -277,33 +335,43 @@ static int link_multi(struct session *s, struct bpf_program *prog, const char *p
 	return 0;
 }
 
-/* One entry link and one return link per library: attached and removed at once. */
+/*
+ * One entry link and one return (or session) link per library: attached and
+ * removed at once. With sessions, a call with a return is in the session link only.
+ */
 static int attach_lib_multi(struct session *s, const struct targets *t, struct probe_set *ps,
 			    int lib)
 {
 	__u64 *offsets = calloc(ps->nr_probes, sizeof(*offsets) * 2);
 	__u64 *cookies = calloc(ps->nr_probes, sizeof(*cookies) * 2);
 	__u64 *ret_offsets = offsets + ps->nr_probes, *ret_cookies = cookies + ps->nr_probes;
+	const char *path = t->libs[lib].open_path;
 	__u32 n = 0, n_ret = 0;
 	int ret = -ENOMEM;
 
 	if (!offsets || !cookies)
 		goto out;
 	for (int i = 0; i < ps->nr_probes; i++) {
+		bool has_ret = ps->probes[i].entry->completion;
+
 		if (ps->probes[i].lib != lib)
 			continue;
-		offsets[n] = ps->probes[i].offset;
-		cookies[n++] = i;
-		if (ps->probes[i].entry->completion) {
+		if (has_ret) {
 			ret_offsets[n_ret] = ps->probes[i].offset;
 			ret_cookies[n_ret++] = i;
 		}
+		if (!has_ret || !s->sessions) {
+			offsets[n] = ps->probes[i].offset;
+			cookies[n++] = i;
+		}
 	}
-	ret = link_multi(s, s->skel->progs.on_entry, t->libs[lib].open_path, offsets, cookies, n,
-			 false);
-	if (!ret)
-		ret = link_multi(s, s->skel->progs.on_return, t->libs[lib].open_path, ret_offsets,
-				 ret_cookies, n_ret, true);
+	ret = link_multi(s, s->skel->progs.on_entry, path, offsets, cookies, n, MULTILINK_ENTRY);
+	if (!ret && s->sessions)
+		ret = link_multi(s, s->skel->progs.on_session, path, ret_offsets, ret_cookies, n_ret,
+				 MULTILINK_SESSION);
+	else if (!ret)
+		ret = link_multi(s, s->skel->progs.on_return, path, ret_offsets, ret_cookies, n_ret,
+				 MULTILINK_RETURN);
 	for (int i = 0; !ret && i < ps->nr_probes; i++)
 		if (ps->probes[i].lib == lib)
 			ps->probes[i].attached = true;
@@ -373,7 +441,7 @@ int session__attach(struct session *s, const struct targets *t, struct probe_set
 int session__hook_loader(struct session *s, const char *path, __u64 offset, __u64 r_debug_delta)
 {
 	struct bpf_program *prog = s->skel->progs.on_dl_state;
-	int ret = s->multi ? link_multi(s, prog, path, &offset, &r_debug_delta, 1, false)
+	int ret = s->multi ? link_multi(s, prog, path, &offset, &r_debug_delta, 1, MULTILINK_ENTRY)
 			   : attach_one(s, prog, path, offset, r_debug_delta, false);
 
 	s->loads_hooked |= !ret;
@@ -409,11 +477,15 @@ static __u64 best_of(__u32 calls, int runs)
 	return best;
 }
 
-/* Attach the calibration probe: entry, or return; the link fd goes to *fd (-1: libbpf link). */
+/*
+ * Attach the calibration probe: entry, or return (with sessions: entry and
+ * return); the link fd goes to *fd (-1: libbpf link).
+ */
 static int calib_attach(struct session *s, const char *path, __u64 offset, bool retprobe,
 			int *fd, struct bpf_link **link)
 {
 	struct bpf_program *prog = retprobe ? s->skel->progs.on_return : s->skel->progs.on_entry;
+	enum multilink_kind kind = retprobe ? MULTILINK_RETURN : MULTILINK_ENTRY;
 	__u64 cookie = SP_CALIB_PROBE;
 	int ret;
 
@@ -425,7 +497,11 @@ static int calib_attach(struct session *s, const char *path, __u64 offset, bool 
 		*link = bpf_program__attach_uprobe_opts(prog, -1, path, offset, &opts);
 		return *link ? 0 : -errno;
 	}
-	ret = link_multi(s, prog, path, &offset, &cookie, 1, retprobe);
+	if (retprobe && s->sessions) {
+		prog = s->skel->progs.on_session;
+		kind = MULTILINK_SESSION;
+	}
+	ret = link_multi(s, prog, path, &offset, &cookie, 1, kind);
 	if (!ret)
 		*fd = s->multi_fds[--s->nr_multi];	/* owned here, closed after timing */
 	return ret;
@@ -477,6 +553,11 @@ int session__calibrate(struct session *s, __u32 calls, struct calibration *out)
 	if (!ret) {
 		entry_done = best_of(calls, 2);
 		session__drain(s);
+		if (s->sessions) {
+			/* the session program takes the entry too */
+			close(fds[0]);
+			fds[0] = -1;
+		}
 		ret = calib_attach(s, path, offset, true, &fds[1], &links[1]);
 	}
 	if (!ret) {

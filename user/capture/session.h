@@ -32,6 +32,12 @@ int session__trace_tgid(struct session *s, __u32 tgid);
 int session__trace_python(struct session *s, __u32 tgid);
 void session__untrace_python(struct session *s, __u32 tgid);
 /*
+ * The driver's pinned memory [start, end) of a process that already ran when it
+ * was attached to: async copies into or out of it are recorded at entry only
+ * (where the return probes are sessions). 0 or -errno.
+ */
+int session__note_pinned(struct session *s, __u32 tgid, __u64 start, __u64 end);
+/*
  * Attach every probe of ps in the libraries of t (entry, and return where
  * the kind has a completion). Marks probes attached; returns the number
  * attached, or -errno when none could be.

@@ -119,6 +119,7 @@ struct hostmem_emit {
 	struct tracer *tr;
 	__u32 tgid;
 	__u64 ts;
+	bool was_running;	/* attached to while it ran: its driver memory is pinned */
 };
 
 static int emit_hostmem(void *ctx, __u64 start, __u64 end, __u32 kind)
@@ -134,6 +135,9 @@ static int emit_hostmem(void *ctx, __u64 start, __u64 end, __u32 kind)
 		.kind = kind,
 	};
 
+	if (kind == SP_HOSTMEM_DRIVER && he->was_running &&
+	    session__note_pinned(he->tr->session, he->tgid, start, end))
+		log_debug("pid %u: pinned memory not passed to the probes", he->tgid);
 	return he->tr->on_record(he->tr->ctx, &rec, sizeof(rec));
 }
 
@@ -147,7 +151,8 @@ static int describe_host_memory(struct tracer *tr)
 
 	for (; !ret && tr->hostmem_described < tr->targets.nr_tgids; tr->hostmem_described++) {
 		struct hostmem_emit he = { tr, tr->targets.tgids[tr->hostmem_described],
-					   tracer__now_ns() };
+					   tracer__now_ns(),
+					   tr->hostmem_described < tr->nr_running };
 
 		ret = targets__host_mappings(he.tgid, emit_hostmem, &he);
 		/* while it runs: a short-lived process's last stacks may come after it exits */
@@ -466,6 +471,8 @@ int tracer__start(struct tracer *tr, const struct tracer_opts *opts)
 	hook_loaders(tr);
 	if (trace_targets(tr))
 		goto fail;
+	/* a launched command, or a process forked later, is seen from its start */
+	tr->nr_running = want->cmd ? 0 : tr->targets.nr_tgids;
 	sharing__mark(&tr->sharing, tr->targets.tgids, tr->targets.nr_tgids);
 	if (!tr->probes.nr_probes && !want->cmd && !session__hooks_loads(tr->session)) {
 		snprintf(err, sizeof(err), "no CUDA library is mapped yet and its loading cannot be caught");

@@ -39,6 +39,7 @@ struct tracer {
 	int hdr_libs, hdr_probes, hdr_maps;
 	int procs_described;	/* targets.tgids before this index went out as SP_REC_PROC */
 	int hostmem_described;	/* ... and their writable mappings as SP_REC_HOSTMEM */
+	int nr_running;		/* targets.tgids before this index ran before they were traced */
 	bool header_done;
 	int loaders_hooked;	/* targets.loaders before this index have their hook */
 	bool stopping;		/* only continue stopped processes from here on */

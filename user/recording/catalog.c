@@ -267,6 +267,18 @@ bool catalog__arg(const struct catalog_entry *e, int i, char *name, size_t name_
 	return true;
 }
 
+int catalog__arg_index(const struct catalog_entry *e, const char *const *names)
+{
+	int nargs = catalog__nargs(e);
+	char name[32], fmt;
+
+	for (const char *const *want = names; *want; want++)
+		for (int i = 0; i < nargs; i++)
+			if (catalog__arg(e, i, name, sizeof(name), &fmt) && !strcmp(name, *want))
+				return i;
+	return SP_NO_ARG;
+}
+
 bool catalog__stack_default(const struct catalog_entry *e)
 {
 	if (e->wake || e->cls == SP_CLASS_POLL)
@@ -302,6 +314,11 @@ void catalog__spec(const struct catalog_entry *e, struct sp_probe_spec *spec)
 	spec->stack_args = nargs > SP_REG_ARGS ? nargs - SP_REG_ARGS : 0;
 	spec->data_arg = e->data_arg;
 	spec->out_arg = e->out_arg;
+	/* an async copy of host memory: only work when that memory is pinned */
+	spec->host_arg = SP_NO_ARG;
+	if (e->cls == SP_CLASS_COPY && e->completion && !e->wake)
+		spec->host_arg = catalog__arg_index(e, (const char *const[]){ "dst_host", "src_host",
+									       NULL });
 	switch (e->data_kind) {
 	case SP_DATA_LAUNCH_CONFIG:
 		spec->data_len = SP_DATA_SMALL;

@@ -74,6 +74,8 @@ bool catalog__stack_default(const struct catalog_entry *e);
 int catalog__nargs(const struct catalog_entry *e);
 /* Name and format of argument i; false if that position is skipped or absent. */
 bool catalog__arg(const struct catalog_entry *e, int i, char *name, size_t name_sz, char *fmt);
+/* Position of the first argument named one of names (NULL-terminated), or SP_NO_ARG. */
+int catalog__arg_index(const struct catalog_entry *e, const char *const *names);
 const char *catalog__class_name(enum sp_class cls);
 
 #endif /* __CATALOG_H */
