@@ -8,6 +8,10 @@ Counts from the attach-complete mark in the header: every call the server made
 to a probed symbol after it must be in the recording exactly once, on the same
 thread, with equal arguments, its entry timestamp inside the server's
 before/after bracket, and the same nesting depth.
+
+--returns all: every async host copy has its return. --returns pinned-quiet: those
+into or out of pinned memory allocated before the attach (so in the driver's
+mappings when attached) are recorded at entry only, every other one returns.
 """
 import argparse
 import collections
@@ -41,11 +45,50 @@ def probed_symbols(header_path):
     return attach_done, symbols
 
 
+HOST_COPIES = {"cuMemcpyDtoHAsync": "dst_host", "cuMemcpyHtoDAsync": "src_host",
+               "cuMemcpyAtoHAsync": "dst_host", "cuMemcpyHtoAAsync": "src_host"}
+PIN_ALLOCS = ("cuMemHostAlloc", "cuMemAllocHost")
+
+
+def pinned_before(truth_paths, attach_done):
+    """[start, end) of pinned host allocations made and not freed before the attach."""
+    live = {}
+    for path in truth_paths:
+        for line in open(path):
+            t = json.loads(line)
+            if "before" not in t or t["after"] >= attach_done or t.get("result"):
+                continue
+            args = t.get("args") or {}
+            if t["base"] in PIN_ALLOCS and "ptr" in args:
+                live[(t["pid"], args["ptr"])] = args["bytes"]
+            elif t["base"] == "cuMemFreeHost":
+                live.pop((t["pid"], args.get("ptr")), None)
+    return [(pid, ptr, ptr + n) for (pid, ptr), n in live.items()]
+
+
+def check_returns(mode, pinned, pairs, expect):
+    quiet = returned = 0
+    for where, c in pairs:
+        arg = HOST_COPIES.get(c["name"])
+        if arg is None:
+            continue
+        host = recorded_value(c, arg)
+        in_pinned = any(pid == c["pid"] and lo <= host < hi for pid, lo, hi in pinned)
+        want_quiet = mode == "pinned-quiet" and in_pinned
+        got_quiet = c["ts_return"] is None and not c["unreturned"]
+        expect(want_quiet == got_quiet,
+               f"{where}: host {host:#x} {'entry only' if got_quiet else 'with its return'}")
+        quiet += got_quiet
+        returned += not got_quiet
+    return quiet, returned
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--calls", required=True)
     ap.add_argument("--header", required=True)
     ap.add_argument("--dump-stderr", required=True)
+    ap.add_argument("--returns", choices=("all", "pinned-quiet"))
     ap.add_argument("truth", nargs="+")
     a = ap.parse_args()
     attach_done, symbols = probed_symbols(a.header)
@@ -71,6 +114,7 @@ def main():
         if c["ts_entry"] >= attach_done:
             got[(c["name"], c["pid"], c["tid"])].append(c)
     want = collections.defaultdict(list)
+    pairs = []
     for t in sorted(truth, key=lambda t: t["before"]):
         want[(t["base"], t["pid"], t["tid"])].append(t)
     for key in sorted(set(got) | set(want), key=str):
@@ -78,6 +122,7 @@ def main():
         expect(len(g) == len(w), f"{key}: recorded {len(g)}, ground truth {len(w)}")
         for k, (c, t) in enumerate(zip(g, w)):
             where = f"{key[0]} #{k} tid {key[2]}"
+            pairs.append((where, c))
             expect(t["before"] <= c["ts_entry"] <= t["after"],
                    f"{where}: ts_entry outside [{t['before']}, {t['after']}]")
             expect(c["depth"] == t.get("depth", 0), f"{where}: depth {c['depth']} != {t.get('depth')}")
@@ -90,11 +135,17 @@ def main():
                 rec = recorded_value(c, arg)
                 if rec is not None:
                     expect(rec == val, f"{where}: {arg} {rec} != {val}")
+    copies = ""
+    if a.returns:
+        quiet, returned = check_returns(a.returns, pinned_before(a.truth, attach_done), pairs,
+                                        expect)
+        copies = f"; async host copies: {quiet} entry only, {returned} with their return"
     m = re.search(r"(\d+) calls, (\d+) unreturned, (\d+) dropped", open(a.dump_stderr).read())
     expect(m is not None and int(m.group(3)) == 0, f"drops: {m and m.group(3)}")
     for f in failures[:15]:
         print("  FAIL:", f)
-    print(f"  {len(truth)} calls since the attach-complete mark compared, {len(failures)} mismatches")
+    print(f"  {len(truth)} calls since the attach-complete mark compared, {len(failures)} mismatches"
+          f"{copies}")
     return 1 if failures else 0
 
 
