@@ -34,7 +34,9 @@
 # pair its programs' work against the trap within the round (use long rounds: CYCLES of
 # several thousand; ONOFF_OPTS="-s" adds the programs' run times); such arms' plain
 # ratios are then of half-traced rounds. The floor arm under ONOFF detaches and attaches
-# its empty programs every MS ms instead. Each recording's calls per entry point are kept.
+# its empty programs every MS ms instead. RECORD_X_ONOFF_OPTS (TOP_ONOFF_OPTS) give one arm
+# its own onoff options, e.g. "-v quiet_pinned": that arm flips a switch of specprobe's
+# instead of the traced bit. Each recording's calls per entry point are kept.
 set -u
 TOP=$(cd "$(dirname "$0")/../.." && pwd)
 OUT=${1:?usage: gpu_ab.sh OUTDIR [ROUNDS] [decoder options]}
@@ -124,8 +126,11 @@ start_tracer() {	# $1 arm, $2 slot: the tracer attached before the round starts
 	done
 	sleep 0.5
 	if [ -n "$ONOFF" ] && [ "$1" != floor ]; then
-		"$ONOFF_BIN" -p "$pid" -t "$ONOFF" -d 100000 ${ONOFF_OPTS:-} >"$A/$2-$1.flips" \
-			2>>"$log" &
+		local onoff_opts=RECORD${1#record}_ONOFF_OPTS
+		[ "$1" = top ] && onoff_opts=TOP_ONOFF_OPTS
+		onoff_opts=${onoff_opts^^}
+		"$ONOFF_BIN" -p "$pid" -t "$ONOFF" -d 100000 ${!onoff_opts:-${ONOFF_OPTS:-}} \
+			>"$A/$2-$1.flips" 2>>"$log" &
 		flipper=$!
 	fi
 }

@@ -33,13 +33,14 @@
 #endif
 
 #define MULTI_ATTACH UPROBE_MULTI_ATTACH
+#define SP_RET_SESSION 2	/* variant.sp_ret: entry and return as one session program */
 
 struct variant {
 	const char *name;
 	const char *entry;	/* ladder program, or NULL */
 	const char *ret;	/* ladder return program, or NULL */
 	const char *row;	/* catalogue row for specprobe's programs, or NULL */
-	int sp_ret;		/* also specprobe's return probe */
+	int sp_ret;		/* also specprobe's return probe (SP_RET_SESSION: as a session) */
 	int sp_stack;		/* and its stack record (SP_SPEC_STACK) */
 	int depth;		/* called this many frame-pointer frames deep */
 	int data_in_rbp;	/* called from code that keeps data in rbp (no frame pointers) */
@@ -66,6 +67,10 @@ static const struct variant variants[] = {
 	{ "sp_query_entry", .row = "cuEventQuery" },
 	{ "sp_query", .row = "cuEventQuery", .sp_ret = 1 },
 	{ "sp_sync", .row = "cuStreamSynchronize", .sp_ret = 1 },
+#ifdef SP_HAS_SESSIONS
+	{ "sp_query_session", .row = "cuEventQuery", .sp_ret = SP_RET_SESSION },
+	{ "sp_sync_session", .row = "cuStreamSynchronize", .sp_ret = SP_RET_SESSION },
+#endif
 	{ "sp_sync_stack", .row = "cuStreamSynchronize", .sp_ret = 1, .sp_stack = 1 },
 	{ "sp_sync_stack_deep", .row = "cuStreamSynchronize", .sp_ret = 1, .sp_stack = 1,
 	  .depth = 40 },
@@ -90,7 +95,7 @@ static int link_multi(struct bench *b, struct bpf_program *prog, int retprobe)
 	__u64 cookie = 0;
 
 	return multilink__create(bpf_program__fd(prog), b->path, &b->offset, &cookie, 1,
-				 retprobe);
+				 retprobe ? MULTILINK_RETURN : MULTILINK_ENTRY);
 }
 
 static int count_record(void *ctx, void *data, size_t size)
@@ -190,6 +195,15 @@ static int attach(struct bench *b, const struct variant *v, int fds[2])
 			spec.flags |= SP_SPEC_STACK;
 		if (bpf_map_update_elem(bpf_map__fd(b->sp->maps.specs), &key, &spec, BPF_ANY))
 			return -errno;
+#ifdef SP_HAS_SESSIONS
+		if (v->sp_ret == SP_RET_SESSION) {
+			__u64 cookie = 0;
+
+			fds[0] = multilink__create(bpf_program__fd(b->sp->progs.on_session), b->path,
+						   &b->offset, &cookie, 1, MULTILINK_SESSION);
+			return fds[0] < 0 ? fds[0] : 0;
+		}
+#endif
 		fds[0] = link_multi(b, b->sp->progs.on_entry, 0);
 		if (fds[0] >= 0 && v->sp_ret)
 			fds[1] = link_multi(b, b->sp->progs.on_return, 1);
@@ -218,6 +232,12 @@ static void prog_fds(struct bench *b, const struct variant *v, int out[2])
 		out[0] = bpf_program__fd(b->sp->progs.on_entry);
 		if (v->sp_ret)
 			out[1] = bpf_program__fd(b->sp->progs.on_return);
+#ifdef SP_HAS_SESSIONS
+		if (v->sp_ret == SP_RET_SESSION) {
+			out[0] = bpf_program__fd(b->sp->progs.on_session);
+			out[1] = -1;
+		}
+#endif
 	} else if (v->entry) {
 		out[0] = bpf_program__fd(ladder_prog(b, v->entry));
 		if (v->ret)
@@ -334,6 +354,9 @@ static int open_all(struct bench *b)
 	}
 	bpf_program__set_expected_attach_type(b->sp->progs.on_entry, MULTI_ATTACH);
 	bpf_program__set_expected_attach_type(b->sp->progs.on_return, MULTI_ATTACH);
+#ifdef SP_HAS_SESSIONS
+	bpf_program__set_expected_attach_type(b->sp->progs.on_session, UPROBE_SESSION_ATTACH);
+#endif
 	for (int i = 0; i < NR_VARIANTS; i++) {
 		const char *names[2] = { variants[i].entry, variants[i].ret };
 

@@ -7,13 +7,15 @@
  * times, split by the state they ran in and paired with the neighbouring periods
  * (tools/gpu/onoff_stats.py), give the ratio with far finer pairing than rounds
  * of attach and detach can.
- *   onoff -p PID [-t PERIOD_MS] [-d SECONDS] [-m MAP_ID] [-s]    (root)
+ *   onoff -p PID [-t PERIOD_MS] [-d SECONDS] [-m MAP_ID] [-s] [-v VAR]    (root)
  * Prints "on|off MONOTONIC_NS" at every flip; leaves the bit set when done. The map
  * is the newest specprobe .bss unless -m names one. -s turns on the kernel's BPF
  * run-time statistics meanwhile and prints "prog NAME ON_RUNS ON_NS OFF_RUNS OFF_NS"
  * for specprobe's entry and return programs at the end: runs and time inside them
  * while the bit was set, and while it was clear. A build with a u64 array "prof" in
  * its .bss (a profiling build's counters) gets it printed at the end as "prof N...".
+ * -v VAR flips the programs' u64 switch VAR (e.g. quiet_pinned) between 1 and 0
+ * instead, with the bit left set: one of specprobe's ways against the other.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -115,7 +117,7 @@ static void set_bit_on(__u64 *word, __u64 bit, bool on)
 		__atomic_fetch_and(word, ~bit, __ATOMIC_SEQ_CST);
 }
 
-#define NR_PROGS	2
+#define NR_PROGS	3
 
 struct prog_stat {
 	const char *name;
@@ -175,16 +177,20 @@ static void stats_print(const struct prog_stats *ps)
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: onoff -p PID [-t PERIOD_MS] [-d SECONDS] [-m MAP_ID] [-s]\n");
+	fprintf(stderr,
+		"usage: onoff -p PID [-t PERIOD_MS] [-d SECONDS] [-m MAP_ID] [-s] [-v VAR]\n");
 	exit(2);
 }
 
-/* The traced-set word of pid in the newest (or map_id's) .bss, mapped; NULL after a message. */
-static __u64 *map_traced_word(unsigned long pid, __u32 map_id, struct bpf_map_info *info,
-			      void **mem)
+/*
+ * The .bss word to flip, mapped: pid's word of the traced set, or the u64 named var;
+ * NULL after a message.
+ */
+static __u64 *map_word(unsigned long pid, const char *var, __u32 map_id,
+		       struct bpf_map_info *info, void **mem)
 {
 	int fd = find_bss(map_id, info);
-	__u32 size;
+	__u32 size, want = var ? 8 : SP_PID_LIMIT / 8;
 	long off;
 
 	if (fd < 0) {
@@ -192,9 +198,10 @@ static __u64 *map_traced_word(unsigned long pid, __u32 map_id, struct bpf_map_in
 			strerror(-fd));
 		return NULL;
 	}
-	off = var_offset(info, "traced_bits", &size);
-	if (off < 0 || size < SP_PID_LIMIT / 8 || off + size > info->value_size) {
-		fprintf(stderr, "onoff: map %u has no traced_bits in its BTF\n", info->id);
+	off = var_offset(info, var ? var : "traced_bits", &size);
+	if (off < 0 || size != want || off + size > info->value_size) {
+		fprintf(stderr, "onoff: map %u has no %s of %u bytes in its BTF\n", info->id,
+			var ? var : "traced_bits", want);
 		return NULL;
 	}
 	*mem = mmap(NULL, info->value_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
@@ -202,7 +209,7 @@ static __u64 *map_traced_word(unsigned long pid, __u32 map_id, struct bpf_map_in
 		fprintf(stderr, "onoff: mmap of map %u: %s\n", info->id, strerror(errno));
 		return NULL;
 	}
-	return (__u64 *)((char *)*mem + off) + pid / 64;
+	return (__u64 *)((char *)*mem + off) + (var ? 0 : pid / 64);
 }
 
 /* A profiling build's counters, if its .bss has them. */
@@ -223,7 +230,7 @@ static void print_prof(const struct bpf_map_info *info, const void *mem)
 static void flip(__u64 *word, __u64 bit, unsigned long period_ms, unsigned long seconds,
 		 bool stats)
 {
-	struct prog_stats ps = { .last = { { "on_entry" }, { "on_return" } } };
+	struct prog_stats ps = { .last = { { "on_entry" }, { "on_return" }, { "on_session" } } };
 	__u64 end = now_ns() + seconds * 1000000000ull;
 	int stats_fd = -1;
 	bool on = true;
@@ -255,28 +262,34 @@ static void flip(__u64 *word, __u64 bit, unsigned long period_ms, unsigned long 
 int main(int argc, char **argv)
 {
 	unsigned long pid = 0, period_ms = 250, seconds = 60, map_id = 0;
+	const char *var = NULL;
 	struct bpf_map_info info;
 	bool stats = false;
 	__u64 *word, bit;
 	void *mem;
 	int c;
 
-	while ((c = getopt(argc, argv, "p:t:d:m:s")) != -1) {
+	while ((c = getopt(argc, argv, "p:t:d:m:sv:")) != -1) {
 		switch (c) {
 		case 'p': pid = strtoul(optarg, NULL, 10); break;
 		case 't': period_ms = strtoul(optarg, NULL, 10); break;
 		case 'd': seconds = strtoul(optarg, NULL, 10); break;
 		case 'm': map_id = strtoul(optarg, NULL, 10); break;
 		case 's': stats = true; break;
+		case 'v': var = optarg; break;
 		default: usage();
 		}
 	}
 	if (!pid || pid >= SP_PID_LIMIT || !period_ms)
 		usage();
-	word = map_traced_word(pid, map_id, &info, &mem);
+	word = map_word(pid, var, map_id, &info, &mem);
 	if (!word)
 		return 1;
-	bit = 1ULL << (pid % 64);
+	bit = var ? 1 : 1ULL << (pid % 64);
+	if (!(*word & bit) && var) {
+		fprintf(stderr, "onoff: %s is 0 in map %u: nothing to flip\n", var, info.id);
+		return 1;
+	}
 	if (!(*word & bit)) {
 		fprintf(stderr, "onoff: pid %lu is not traced by map %u\n", pid, info.id);
 		return 1;

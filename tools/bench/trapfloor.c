@@ -36,7 +36,8 @@ static void on_signal(int sig)
 static int link_multi(struct bpf_program *prog, const char *path, const __u64 *offsets,
 		      __u32 cnt, bool retprobe)
 {
-	return multilink__create(bpf_program__fd(prog), path, offsets, NULL, cnt, retprobe);
+	return multilink__create(bpf_program__fd(prog), path, offsets, NULL, cnt,
+				 retprobe ? MULTILINK_RETURN : MULTILINK_ENTRY);
 }
 
 /* The entry and return links of one library; counts added to *entries and *returns. */

@@ -12,11 +12,16 @@ ctx at draft-verify, legacy at draft-verify naming the side stream (made after a
 "unknown" for the side stream made before attach, pageable-copy at draft-verify. A
 cuMemAlloc in the first two cycles of a round that uses a new stream (the caching
 allocator's first blocks for it) is a real sync of the loop and allowed there.
+Where the round's recording (I-VARIANT.sprb) is there too and SPECPROBE names the binary:
+the async host copies that must keep their returns (the scalar's H2D from a pageable
+tensor, the planted D2H into pageable memory) have them, and how many were recorded at
+entry only (pinned memory known at attach) is printed.
 """
 import collections
 import glob
 import json
 import os
+import subprocess
 import sys
 
 
@@ -27,6 +32,31 @@ def expected(t):
     if plant:
         want[plant] = t["planted"]
     return want
+
+
+def copy_returns(rec_path):
+    """Per async host copy kind: how many were recorded at entry only, how many returned."""
+    counts = collections.Counter()
+    dump = subprocess.run([os.environ["SPECPROBE"], "dump", "--json", rec_path],
+                          capture_output=True, text=True, check=True).stdout
+    for line in dump.splitlines():
+        c = json.loads(line)
+        if c.get("name") in ("cuMemcpyDtoHAsync", "cuMemcpyHtoDAsync"):
+            quiet = c["ts_return"] is None and not c["unreturned"]
+            counts[(c["name"], "entry only" if quiet else "returned")] += 1
+    return counts
+
+
+def check_copies(t, rec_path, check):
+    counts = copy_returns(rec_path)
+    pageable_d2h = t["planted"] if t["plant"] == "pageable" else 0
+    check(counts[("cuMemcpyHtoDAsync", "returned")] >= t["scalar_h2d"] - 1 and
+          counts[("cuMemcpyDtoHAsync", "returned")] >= pageable_d2h - 1,
+          f"pageable copies keep their returns: {t['scalar_h2d']} H2D, {pageable_d2h} D2H "
+          f"planted; recorded {dict(counts)}")
+    # .nonzero()'s count, .item() and copy_(non_blocking) into pinned buffers
+    print(f"     D2H into pinned buffers: {t['cycles'] + t['item'] + t['pinned_d2h']}; "
+          f"recorded at entry only {counts[('cuMemcpyDtoHAsync', 'entry only')]}")
 
 
 def check_round(truth_path, results):
@@ -70,6 +100,9 @@ def check_round(truth_path, results):
     host = collections.Counter((s["call"], s["host_memory"], s["host_from"], s["verdict"])
                                for s in syncs if s["host_memory"])
     print(f"     host-memory verdicts: {dict(host)}")
+    rec_path = truth_path.replace(".truth.json", ".sprb")
+    if os.environ.get("SPECPROBE") and os.path.exists(rec_path):
+        check_copies(t, rec_path, check)
 
 
 def main():
