@@ -590,7 +590,6 @@ static __always_inline bool entry_hit(struct pt_regs *ctx)
 
 	if (!is_traced(tgid))
 		return false;
-	count(SP_CNT_HITS);
 	probe = bpf_get_attach_cookie(ctx);
 	spec = bpf_map_lookup_elem(&specs, &probe);
 	if (!spec)

@@ -72,7 +72,7 @@ enum sp_counter {
 	SP_CNT_NO_THREAD = 2,	/* per-thread state could not be created */
 	SP_CNT_DEEP = 3,	/* nesting deeper than SP_MAX_DEPTH: not pushed */
 	SP_CNT_ORPHAN_RET = 4,	/* return whose entry frame was not found */
-	SP_CNT_HITS = 5,	/* probe hits in traced processes */
+	SP_CNT_HITS = 5,	/* not counted: a per-CPU write on every hit; 0 in recordings */
 	SP_CNT_LIBMAP_LOST = 6,	/* library mapping seen but not reported: ring full */
 	SP_CNT_FAULT_BASE = 8,	/* + enum sp_fault_field */
 	SP_CNT_NR = SP_CNT_FAULT_BASE + SP_FAULT_NR,
