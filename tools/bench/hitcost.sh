@@ -78,6 +78,8 @@ what = {
     "sp_query_entry": "specprobe: cuEventQuery, entry probe alone",
     "sp_query": "specprobe: cuEventQuery, entry + return",
     "sp_sync": "specprobe: cuStreamSynchronize, entry + return",
+    "sp_query_session": "specprobe: cuEventQuery as a uprobe session (prog: a run's mean)",
+    "sp_sync_session": "specprobe: cuStreamSynchronize as a uprobe session",
     "sp_sync_stack": "specprobe: cuStreamSynchronize, entry + return + its stack record",
     "sp_sync_stack_deep": "specprobe: the same, called 40 frame-pointer frames deep",
     "sp_sync_stack_nofp": "specprobe: the same, its caller keeping data in rbp",
