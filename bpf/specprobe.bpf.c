@@ -612,6 +612,9 @@ static __always_inline bool entry_hit(struct pt_regs *ctx)
 	rec->parent_seq = 0;
 	if (depth > 0 && depth <= SP_MAX_DEPTH)
 		rec->parent_seq = FRAME(ts, depth - 1)->seq;
+	/* freed memory may come back pageable: all copies of the process return from now on */
+	if (spec->flags & SP_SPEC_UNPINS)
+		bpf_map_delete_elem(&pinned, &tgid);
 	quiet = quiet_pinned && spec->host_arg < SP_MAX_ARGS &&
 		host_pinned(tgid, call_arg(args, spec->host_arg));
 	/* a driver call that returns at once encloses nothing: no frame */

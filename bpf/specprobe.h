@@ -53,6 +53,7 @@ enum sp_spec_flags {
 	SP_SPEC_ENCLOSES = 1 << 3,	/* may call probed entry points: keep a frame */
 	SP_SPEC_DIMS = 1 << 4,		/* arguments 1..7 are 32-bit (a launch's grid, block, shmem) */
 	SP_SPEC_STACK = 1 << 5,		/* an SP_REC_STACK follows the entry record */
+	SP_SPEC_UNPINS = 1 << 6,	/* frees or unregisters host memory: drop the pinned set */
 };
 #define SP_HAS_STACKS	1	/* this header knows SP_SPEC_STACK (benchmarks build old ones) */
 #define SP_HAS_SESSIONS	1	/* ... and the session program on_session */

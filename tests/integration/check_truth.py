@@ -11,7 +11,8 @@ before/after bracket, and the same nesting depth.
 
 --returns all: every async host copy has its return. --returns pinned-quiet: those
 into or out of pinned memory allocated before the attach (so in the driver's
-mappings when attached) are recorded at entry only, every other one returns.
+mappings when attached) are recorded at entry only, every other one returns, and so
+does every one made after the process frees or unregisters host memory.
 """
 import argparse
 import collections
@@ -68,13 +69,18 @@ def pinned_before(truth_paths, attach_done):
 
 def check_returns(mode, pinned, pairs, expect):
     quiet = returned = 0
-    for where, c in pairs:
+    unpinned = {}  # pid -> when it first freed or unregistered host memory
+    for _, c, t in sorted(pairs, key=lambda p: p[2]["before"]):
+        if t["base"] in ("cuMemFreeHost", "cuMemHostUnregister"):
+            unpinned.setdefault(c["pid"], t["after"])
+    for where, c, t in pairs:
         arg = HOST_COPIES.get(c["name"])
         if arg is None:
             continue
         host = recorded_value(c, arg)
         in_pinned = any(pid == c["pid"] and lo <= host < hi for pid, lo, hi in pinned)
-        want_quiet = mode == "pinned-quiet" and in_pinned
+        after_free = t["before"] > unpinned.get(c["pid"], float("inf"))
+        want_quiet = mode == "pinned-quiet" and in_pinned and not after_free
         got_quiet = c["ts_return"] is None and not c["unreturned"]
         expect(want_quiet == got_quiet,
                f"{where}: host {host:#x} {'entry only' if got_quiet else 'with its return'}")
@@ -122,7 +128,7 @@ def main():
         expect(len(g) == len(w), f"{key}: recorded {len(g)}, ground truth {len(w)}")
         for k, (c, t) in enumerate(zip(g, w)):
             where = f"{key[0]} #{k} tid {key[2]}"
-            pairs.append((where, c))
+            pairs.append((where, c, t))
             expect(t["before"] <= c["ts_entry"] <= t["after"],
                    f"{where}: ts_entry outside [{t['before']}, {t['after']}]")
             expect(c["depth"] == t.get("depth", 0), f"{where}: depth {c['depth']} != {t.get('depth')}")

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 # Trace the running simulated server by -p; the recording must hold exactly its calls.
 # Async copies into or out of pinned memory made before the attach are recorded at entry
-# only, where the return probes are uprobe sessions; every other copy with its return.
+# only, where the return probes are uprobe sessions, until the process frees host memory;
+# every other copy with its return.
 source "$(dirname "$0")/lib.sh"
 SERVER=$TOP/.output/specsim/specsim-server
 
@@ -44,9 +45,10 @@ trace_server one-rank --cycles 200
 trace_server four-ranks --cycles 100 --ranks 4
 trace_server planted-syncs --cycles 100 --plant-sync 3 --pageable-copies --free-in-loop \
 	--accept-mode deferred --draft-mode one-graph
-# PyTorch's loop: .item() into pinned buffers, the scalar's H2D from malloc'd memory
+# PyTorch's loop: .item() into pinned buffers, the scalar's H2D from malloc'd memory; a
+# pinned buffer freed in cycle 60: every copy after it returns
 trace_server torch --cycles 100 --torch --draft-k 5 --plant unknown-host@accept/2 \
-	--plant pageable-copy@draft-verify/3
+	--plant pageable-copy@draft-verify/3 --plant free-host@accept/60
 SPECPROBE_NO_SESSIONS=1 RETURNS=all trace_server torch-no-sessions --cycles 100 --torch \
 	--draft-k 5 --plant unknown-host@accept/2 --plant pageable-copy@draft-verify/3
 # a million calls in one burst: the ring holds them all, the reader drains as they come

@@ -202,6 +202,7 @@ static const char *const plant_kinds[] = {
 	[PLANT_CAPTURE_SYNC] = "capture-sync",
 	[PLANT_SIDE_STREAM] = "side-stream",
 	[PLANT_SIDE_STREAM_PRE] = "side-stream-pre",
+	[PLANT_FREE_HOST] = "free-host",
 };
 static const char *const plant_positions[] = {
 	[POS_DRAFT_VERIFY] = "draft-verify",

@@ -19,7 +19,7 @@ static const char *const planted_tag[PLANT_NR] = {
 	"planted:ctx",		 "planted:stream",	 "planted:event", "planted:sync-copy",
 	"planted:pageable-copy", "planted:unknown-host", "planted:free",  "planted:alloc",
 	"planted:legacy",	 "planted:poll",	 "planted:capture-sync",
-	"planted:legacy",	 "unknown:legacy",
+	"planted:legacy",	 "unknown:legacy",	 "planted:free-host",
 };
 static const char *const companion_tag[PLANT_NR] = {
 	[PLANT_EVENT] = "companion:event",
@@ -29,6 +29,7 @@ static const char *const companion_tag[PLANT_NR] = {
 	[PLANT_CAPTURE_SYNC] = "companion:capture-sync",
 	[PLANT_SIDE_STREAM] = "companion:side-stream",
 	[PLANT_SIDE_STREAM_PRE] = "companion:side-stream-pre",
+	[PLANT_FREE_HOST] = "companion:free-host",
 };
 
 #define PLANT_BYTES 4096	/* the free/alloc plants' buffer */
@@ -60,6 +61,12 @@ int plants__setup(struct rank_state *st)
 		tag(companion_tag[PLANT_UNKNOWN_HOST], POS_OUTSIDE);
 		CU(cuMemHostAlloc, (&st->unknown_host, bytes, 0), A("ptr_out", &st->unknown_host),
 		   A("bytes", bytes), A("flags", 0), A("ptr", st->unknown_host));
+		tag(NULL, 0);
+	}
+	if (wanted(PLANT_FREE_HOST)) {
+		tag(companion_tag[PLANT_FREE_HOST], POS_OUTSIDE);
+		CU(cuMemHostAlloc, (&st->spare_host, PLANT_BYTES, 0), A("ptr_out", &st->spare_host),
+		   A("bytes", PLANT_BYTES), A("flags", 0), A("ptr", st->spare_host));
 		tag(NULL, 0);
 	}
 	/* a CPU tensor's storage: heap memory, never registered */
@@ -191,6 +198,19 @@ static int plant_side(struct rank_state *st, enum plant_kind kind, enum plant_po
 	return 0;
 }
 
+/*
+ * A pinned buffer freed (the first one made before the start gate), and a new
+ * one made for the next time: the caching host allocator giving memory back.
+ */
+static int plant_free_host(struct rank_state *st, enum plant_pos pos)
+{
+	CU(cuMemFreeHost, (st->spare_host), A("ptr", st->spare_host));
+	tag(companion_tag[PLANT_FREE_HOST], pos);
+	CU(cuMemHostAlloc, (&st->spare_host, PLANT_BYTES, 0), A("ptr_out", &st->spare_host),
+	   A("bytes", PLANT_BYTES), A("flags", 0), A("ptr", st->spare_host));
+	return 0;
+}
+
 /* Makes one plant's calls; *blocked says whether the planted call blocked the host. */
 static int plant_calls(struct rank_state *st, enum plant_kind kind, enum plant_pos pos,
 		       bool *blocked)
@@ -226,6 +246,9 @@ static int plant_calls(struct rank_state *st, enum plant_kind kind, enum plant_p
 	case PLANT_ALLOC:
 		*blocked = false;
 		return plant_alloc(st, pos);
+	case PLANT_FREE_HOST:
+		*blocked = false;
+		return plant_free_host(st, pos);
 	case PLANT_LEGACY:
 		*blocked = false;
 		return graphs__launch(st, st->k.nop, NULL, 1, 0);
@@ -311,5 +334,7 @@ void plants__teardown(struct rank_state *st)
 		CALL(cuEventDestroy_v2, (st->clean_ev), A("event", st->clean_ev));
 	if (st->unknown_host)
 		CALL(cuMemFreeHost, (st->unknown_host), A("ptr", st->unknown_host));
+	if (st->spare_host)
+		CALL(cuMemFreeHost, (st->spare_host), A("ptr", st->spare_host));
 	free(st->plant_pageable);
 }

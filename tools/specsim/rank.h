@@ -81,6 +81,7 @@ struct rank_state {
 	void *accept_host, *ids_host, *pageable_buf;
 	CUevent plant_ev, clean_ev;
 	void *unknown_host;	/* pinned before the start gate */
+	void *spare_host;	/* the free-host plant's buffer, pinned before the gate at first */
 	void *plant_pageable;
 	ncclComm_t comm;
 	struct graph_pair verify[MAX_BATCH_SIZES][MAX_VERIFY_PIECES];

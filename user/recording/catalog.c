@@ -314,6 +314,9 @@ void catalog__spec(const struct catalog_entry *e, struct sp_probe_spec *spec)
 	spec->stack_args = nargs > SP_REG_ARGS ? nargs - SP_REG_ARGS : 0;
 	spec->data_arg = e->data_arg;
 	spec->out_arg = e->out_arg;
+	/* cuMemFreeHost, cuMemHostUnregister */
+	if (e->cls == SP_CLASS_PINNED && !e->completion)
+		spec->flags |= SP_SPEC_UNPINS;
 	/* an async copy of host memory: only work when that memory is pinned */
 	spec->host_arg = SP_NO_ARG;
 	if (e->cls == SP_CLASS_COPY && e->completion && !e->wake)
