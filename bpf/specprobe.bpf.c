@@ -98,6 +98,7 @@ struct frame {
 	__u64 sp;		/* stack pointer at entry: the return address slot */
 	__u64 out_ptr;		/* output pointer argument, read at return */
 	__u64 ret_addr;		/* entry-only kinds: the return address; 0 otherwise */
+	__u64 pin_bytes;	/* SP_SPEC_PINS: the bytes asked for */
 	__u32 seq;
 	__u32 probe;
 };
@@ -551,13 +552,46 @@ static __always_inline bool host_pinned(__u32 tgid, __u64 addr)
 		if (addr >= set->ranges[i].start && addr < set->ranges[i].end)
 			return true;
 	}
+	for (int i = 0; i < SP_PINNED_ALLOCS; i++) {
+		__u64 slot = set->allocs[i], first = slot >> SP_PIN_LEN_BITS;
+		__u64 unit = addr >> SP_PIN_UNIT_SHIFT;
+
+		if (slot && unit >= first && unit < first + (slot & ((1ULL << SP_PIN_LEN_BITS) - 1)))
+			return true;
+	}
 	return false;
+}
+
+static const struct sp_pinned_set no_pinned;
+
+/*
+ * Memory the process pinned while traced, into the slot its address picks (a
+ * slot taken before is given up: the copies there just keep their returns).
+ */
+static __always_inline void pin_range(__u32 tgid, __u64 start, __u64 bytes)
+{
+	__u64 first = (start + (1 << SP_PIN_UNIT_SHIFT) - 1) >> SP_PIN_UNIT_SHIFT;
+	__u64 units = ((start + bytes) >> SP_PIN_UNIT_SHIFT) - first;
+	struct sp_pinned_set *set;
+
+	if ((__s64)units <= 0)
+		return;
+	if (units >= 1ULL << SP_PIN_LEN_BITS)
+		units = (1ULL << SP_PIN_LEN_BITS) - 1;
+	set = bpf_map_lookup_elem(&pinned, &tgid);
+	if (!set) {
+		bpf_map_update_elem(&pinned, &tgid, &no_pinned, BPF_NOEXIST);
+		set = bpf_map_lookup_elem(&pinned, &tgid);
+		if (!set)
+			return;
+	}
+	set->allocs[(first * SP_PIN_SLOT_MUL) >> 60] = first << SP_PIN_LEN_BITS | units;
 }
 
 /* A frame for the call's return probe to pop; false if too deep. */
 static __always_inline bool push_frame(struct thread_state *ts, __u32 depth, __u32 probe,
 				       const struct sp_call_pkt *rec, __u64 sp, __u64 out_ptr,
-				       __u64 ret_addr)
+				       __u64 ret_addr, __u64 pin_bytes)
 {
 	struct frame *f;
 
@@ -571,6 +605,7 @@ static __always_inline bool push_frame(struct thread_state *ts, __u32 depth, __u
 	f->probe = probe;
 	f->out_ptr = out_ptr;
 	f->ret_addr = ret_addr;
+	f->pin_bytes = pin_bytes;
 	ts->depth = depth + 1;
 	return true;
 }
@@ -584,7 +619,7 @@ static __always_inline bool entry_hit(struct pt_regs *ctx)
 	struct sp_probe_spec *spec;
 	struct thread_state *ts;
 	struct sp_call_pkt *rec;
-	bool framed = false, quiet;
+	bool framed = false, quiet, pins;
 	__u32 depth;
 	__u8 faults;
 
@@ -615,14 +650,15 @@ static __always_inline bool entry_hit(struct pt_regs *ctx)
 	/* freed memory may come back pageable: all copies of the process return from now on */
 	if (spec->flags & SP_SPEC_UNPINS)
 		bpf_map_delete_elem(&pinned, &tgid);
-	quiet = quiet_pinned && spec->host_arg < SP_MAX_ARGS &&
+	pins = spec->flags & SP_SPEC_PINS;
+	quiet = quiet_pinned && !pins && spec->host_arg < SP_MAX_ARGS &&
 		host_pinned(tgid, call_arg(args, spec->host_arg));
 	/* a driver call that returns at once encloses nothing: no frame */
 	if (quiet)
 		rec->flags &= ~SP_PKT_HAS_RET;
 	else if (spec->flags & SP_SPEC_ENCLOSES)
 		framed = push_frame(ts, depth, probe, rec, ctx->sp, call_arg(args, spec->out_arg),
-				    ret_addr);
+				    ret_addr, pins ? call_arg(args, spec->host_arg) : 0);
 	if (!quiet && (spec->flags & SP_SPEC_STACK) && emit_stack(ctx, id, rec->seq, rec->ts))
 		rec->flags |= SP_PKT_HAS_STACK;
 	bpf_ringbuf_submit(rec, submit_flags(rec->ts));
@@ -643,7 +679,7 @@ static __always_inline void return_hit(struct pt_regs *ctx)
 	struct sp_probe_spec *spec;
 	struct thread_state *ts;
 	struct sp_ret_rec *rec;
-	__u64 entry_sp = ctx->sp - sizeof(__u64), out_ptr = 0;
+	__u64 entry_sp = ctx->sp - sizeof(__u64), out_ptr = 0, pin_bytes = 0;
 
 	if (!is_traced(tgid))
 		return;
@@ -662,6 +698,7 @@ static __always_inline void return_hit(struct pt_regs *ctx)
 			if (f->sp == entry_sp && f->probe == probe) {
 				seq = f->seq;
 				out_ptr = f->out_ptr;
+				pin_bytes = f->pin_bytes;
 				ts->depth = --depth;
 			}
 		}
@@ -689,6 +726,8 @@ static __always_inline void return_hit(struct pt_regs *ctx)
 		rec->faults |= 1 << SP_FAULT_OUT;
 		count(SP_CNT_FAULT_BASE + SP_FAULT_OUT);
 	}
+	if (quiet_pinned && (spec->flags & SP_SPEC_PINS) && !rec->result && rec->out && pin_bytes)
+		pin_range(tgid, rec->out, pin_bytes);
 	bpf_ringbuf_submit(rec, submit_flags(rec->ts));
 }
 

@@ -54,6 +54,7 @@ enum sp_spec_flags {
 	SP_SPEC_DIMS = 1 << 4,		/* arguments 1..7 are 32-bit (a launch's grid, block, shmem) */
 	SP_SPEC_STACK = 1 << 5,		/* an SP_REC_STACK follows the entry record */
 	SP_SPEC_UNPINS = 1 << 6,	/* frees or unregisters host memory: drop the pinned set */
+	SP_SPEC_PINS = 1 << 7,		/* returns pinned memory (*out, host_arg bytes): add it */
 };
 #define SP_HAS_STACKS	1	/* this header knows SP_SPEC_STACK (benchmarks build old ones) */
 #define SP_HAS_SESSIONS	1	/* ... and the session program on_session */
@@ -87,7 +88,7 @@ struct sp_probe_spec {
 	__u8 data_len;		/* 0, SP_DATA_SMALL or SP_DATA_LARGE */
 	__u8 out_arg;		/* argument holding an output pointer read at return, or SP_NO_ARG */
 	__u8 nr_args;		/* arguments the catalogue names: 0..SP_MAX_ARGS */
-	__u8 host_arg;		/* an async copy's host pointer, or SP_NO_ARG: see sp_pinned_set */
+	__u8 host_arg;		/* an async copy's host pointer (SP_SPEC_PINS: the bytes), or SP_NO_ARG */
 	__u8 pad;
 };
 
@@ -286,12 +287,17 @@ enum sp_hostmem_kind {
 };
 
 /*
- * The driver's pinned memory a running process had when it was attached to
- * (map "pinned"). An async copy into or out of it is only work, whatever it
- * takes to return (docs/host-memory.md), so its return probe and stack are
- * left out: the entry is all that is recorded.
+ * Pinned host memory of a process (map "pinned"): the driver's mappings it had
+ * when it was attached to while running, and what cuMemHostAlloc/cuMemAllocHost
+ * gave it since. An async copy into or out of it is only work, whatever it takes
+ * to return (docs/host-memory.md), so its return probe and stack are left out:
+ * the entry is all that is recorded. Dropped when the process frees host memory.
  */
-#define SP_PINNED_RANGES 32
+#define SP_PINNED_RANGES 32	/* the mappings, written by user space */
+#define SP_PINNED_ALLOCS 16	/* the allocations, written by the return probes */
+#define SP_PIN_UNIT_SHIFT 6	/* allocations are kept in 64-byte units, rounded inwards */
+#define SP_PIN_LEN_BITS	23	/* ... and at most 2^23 - 1 units long */
+#define SP_PIN_SLOT_MUL	0x9e3779b97f4a7c15ULL	/* slot: (start unit * this) >> 60 */
 
 struct sp_pinned_set {
 	__u32 nr;
@@ -299,6 +305,11 @@ struct sp_pinned_set {
 	struct {
 		__u64 start, end;
 	} ranges[SP_PINNED_RANGES];
+	/*
+	 * start unit << SP_PIN_LEN_BITS | length in units, 0 if free: one store
+	 * writes a slot, so a reader on another CPU never sees half of one.
+	 */
+	__u64 allocs[SP_PINNED_ALLOCS];
 };
 
 struct sp_hostmem_rec {

@@ -10,9 +10,10 @@ thread, with equal arguments, its entry timestamp inside the server's
 before/after bracket, and the same nesting depth.
 
 --returns all: every async host copy has its return. --returns pinned-quiet: those
-into or out of pinned memory allocated before the attach (so in the driver's
-mappings when attached) are recorded at entry only, every other one returns, and so
-does every one made after the process frees or unregisters host memory.
+into or out of pinned memory are recorded at entry only (allocated before the attach,
+so in the driver's mappings then, or since, while its slot held it), every other one
+returns, and so does every one made after the process frees or unregisters host
+memory until it pins more.
 """
 import argparse
 import collections
@@ -49,38 +50,65 @@ def probed_symbols(header_path):
 HOST_COPIES = {"cuMemcpyDtoHAsync": "dst_host", "cuMemcpyHtoDAsync": "src_host",
                "cuMemcpyAtoHAsync": "dst_host", "cuMemcpyHtoAAsync": "src_host"}
 PIN_ALLOCS = ("cuMemHostAlloc", "cuMemAllocHost")
+UNPINS = ("cuMemFreeHost", "cuMemHostUnregister")
+# the BPF side's slots for memory pinned while traced (bpf/specprobe.h)
+UNIT_SHIFT, LEN_BITS, SLOT_MUL = 6, 23, 0x9E3779B97F4A7C15
 
 
-def pinned_before(truth_paths, attach_done):
-    """[start, end) of pinned host allocations made and not freed before the attach."""
-    live = {}
-    for path in truth_paths:
-        for line in open(path):
-            t = json.loads(line)
-            if "before" not in t or t["after"] >= attach_done or t.get("result"):
-                continue
-            args = t.get("args") or {}
-            if t["base"] in PIN_ALLOCS and "ptr" in args:
-                live[(t["pid"], args["ptr"])] = args["bytes"]
-            elif t["base"] == "cuMemFreeHost":
-                live.pop((t["pid"], args.get("ptr")), None)
-    return [(pid, ptr, ptr + n) for (pid, ptr), n in live.items()]
+class PinnedSet:
+    """What the probes hold pinned for one process: its allocations alive at the attach
+    (read from the driver's mappings), those pinned since, into one of 16 slots by
+    address; emptied when it frees or unregisters host memory."""
+
+    def __init__(self, live_at_attach):
+        self.ranges = list(live_at_attach)
+        self.slots = {}
+
+    def pin(self, ptr, nbytes):
+        first = (ptr + (1 << UNIT_SHIFT) - 1) >> UNIT_SHIFT
+        units = min(((ptr + nbytes) >> UNIT_SHIFT) - first, (1 << LEN_BITS) - 1)
+        if units > 0:
+            self.slots[((first * SLOT_MUL) & (2**64 - 1)) >> 60] = (first, units)
+
+    def holds(self, addr):
+        unit = addr >> UNIT_SHIFT
+        return any(lo <= addr < hi for lo, hi in self.ranges) or any(
+            first <= unit < first + units for first, units in self.slots.values())
 
 
-def check_returns(mode, pinned, pairs, expect):
+def quiet_copies(truth_paths, attach_done):
+    """The truth's async host copies after the attach that the probes record at entry only."""
+    calls = sorted((json.loads(l) for p in truth_paths for l in open(p)),
+                   key=lambda t: t.get("before", 0))
+    live, sets, quiet = {}, {}, set()
+    for t in calls:
+        if "before" not in t or t.get("result"):
+            continue
+        pid, args = t["pid"], t.get("args") or {}
+        if t["before"] >= attach_done and pid not in sets:
+            sets[pid] = PinnedSet((p, p + n) for (q, p), n in live.items() if q == pid)
+        if t["base"] in PIN_ALLOCS and "ptr" in args:
+            live[(pid, args["ptr"])] = args["bytes"]
+            if pid in sets:
+                sets[pid].pin(args["ptr"], args["bytes"])
+        elif t["base"] in UNPINS:
+            live.pop((pid, args.get("ptr")), None)
+            if pid in sets:
+                sets[pid] = PinnedSet(())
+        elif t["base"] in HOST_COPIES and pid in sets:
+            if sets[pid].holds(args[HOST_COPIES[t["base"]]]):
+                quiet.add((pid, t["tid"], t["before"]))
+    return quiet
+
+
+def check_returns(mode, quiet_truth, pairs, expect):
     quiet = returned = 0
-    unpinned = {}  # pid -> when it first freed or unregistered host memory
-    for _, c, t in sorted(pairs, key=lambda p: p[2]["before"]):
-        if t["base"] in ("cuMemFreeHost", "cuMemHostUnregister"):
-            unpinned.setdefault(c["pid"], t["after"])
     for where, c, t in pairs:
         arg = HOST_COPIES.get(c["name"])
         if arg is None:
             continue
         host = recorded_value(c, arg)
-        in_pinned = any(pid == c["pid"] and lo <= host < hi for pid, lo, hi in pinned)
-        after_free = t["before"] > unpinned.get(c["pid"], float("inf"))
-        want_quiet = mode == "pinned-quiet" and in_pinned and not after_free
+        want_quiet = mode == "pinned-quiet" and (t["pid"], t["tid"], t["before"]) in quiet_truth
         got_quiet = c["ts_return"] is None and not c["unreturned"]
         expect(want_quiet == got_quiet,
                f"{where}: host {host:#x} {'entry only' if got_quiet else 'with its return'}")
@@ -143,7 +171,7 @@ def main():
                     expect(rec == val, f"{where}: {arg} {rec} != {val}")
     copies = ""
     if a.returns:
-        quiet, returned = check_returns(a.returns, pinned_before(a.truth, attach_done), pairs,
+        quiet, returned = check_returns(a.returns, quiet_copies(a.truth, attach_done), pairs,
                                         expect)
         copies = f"; async host copies: {quiet} entry only, {returned} with their return"
     m = re.search(r"(\d+) calls, (\d+) unreturned, (\d+) dropped", open(a.dump_stderr).read())

@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 # Trace the running simulated server by -p; the recording must hold exactly its calls.
 # Async copies into or out of pinned memory made before the attach are recorded at entry
-# only, where the return probes are uprobe sessions, until the process frees host memory;
-# every other copy with its return.
+# only, where the return probes are uprobe sessions, and so are those into memory pinned
+# since, until the process frees host memory; every other copy with its return.
 source "$(dirname "$0")/lib.sh"
 SERVER=$TOP/.output/specsim/specsim-server
 
@@ -48,6 +48,9 @@ trace_server planted-syncs --cycles 100 --plant-sync 3 --pageable-copies --free-
 # PyTorch's loop: .item() into pinned buffers, the scalar's H2D from malloc'd memory; a
 # pinned buffer freed in cycle 60: every copy after it returns
 trace_server torch --cycles 100 --torch --draft-k 5 --plant unknown-host@accept/2 \
+	--plant pageable-copy@draft-verify/3 --plant free-host@accept/60
+# attached before cuInit: the pinned buffers are seen made
+trace_server torch-from-init --wait-at init --cycles 100 --torch --draft-k 5 \
 	--plant pageable-copy@draft-verify/3 --plant free-host@accept/60
 SPECPROBE_NO_SESSIONS=1 RETURNS=all trace_server torch-no-sessions --cycles 100 --torch \
 	--draft-k 5 --plant unknown-host@accept/2 --plant pageable-copy@draft-verify/3

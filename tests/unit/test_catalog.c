@@ -97,6 +97,22 @@ static void test_specs_follow_the_table(void **state)
 	assert_int_equal(spec.nr_args, 4);
 	catalog__spec(catalog__find("cuMemcpyDtoHAsync"), &spec);
 	assert_true(spec.flags & SP_SPEC_COMPLETION);
+	/* an async host copy names its host pointer: entry only when that is pinned */
+	assert_int_equal(spec.host_arg, 0);
+	catalog__spec(catalog__find("cuMemcpyHtoDAsync"), &spec);
+	assert_int_equal(spec.host_arg, 1);
+	/* a synchronous copy always waits: it keeps its return */
+	catalog__spec(catalog__find("cuMemcpyDtoH"), &spec);
+	assert_int_equal(spec.host_arg, SP_NO_ARG);
+	/* pinning adds to the set (host_arg: the bytes), freeing empties it */
+	catalog__spec(catalog__find("cuMemHostAlloc"), &spec);
+	assert_int_equal(spec.flags & (SP_SPEC_PINS | SP_SPEC_UNPINS), SP_SPEC_PINS);
+	assert_int_equal(spec.host_arg, 1);
+	assert_int_equal(spec.out_arg, 0);
+	catalog__spec(catalog__find("cuMemFreeHost"), &spec);
+	assert_int_equal(spec.flags & (SP_SPEC_PINS | SP_SPEC_UNPINS), SP_SPEC_UNPINS);
+	catalog__spec(catalog__find("cuMemHostRegister"), &spec);
+	assert_int_equal(spec.flags & (SP_SPEC_PINS | SP_SPEC_UNPINS), 0);
 	catalog__spec(catalog__find("ncclAllReduce"), &spec);
 	assert_int_equal(spec.stack_args, 1);
 	assert_true(spec.flags & SP_SPEC_ENCLOSES);	/* it launches through libcuda */

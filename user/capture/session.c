@@ -273,6 +273,8 @@ int session__note_pinned(struct session *s, __u32 tgid, __u64 start, __u64 end)
 	memset(&set, 0, sizeof(set));
 	if (bpf_map_lookup_elem(fd, &tgid, &set) && errno != ENOENT)
 		return -errno;
+	if (set.nr > SP_PINNED_RANGES)
+		return -EINVAL;
 	last = set.nr - 1;
 	if (set.nr && set.ranges[last].end == start) {
 		/* the driver's 2 MiB chunks often lie end to end */

@@ -322,6 +322,11 @@ void catalog__spec(const struct catalog_entry *e, struct sp_probe_spec *spec)
 	if (e->cls == SP_CLASS_COPY && e->completion && !e->wake)
 		spec->host_arg = catalog__arg_index(e, (const char *const[]){ "dst_host", "src_host",
 									       NULL });
+	/* cuMemHostAlloc, cuMemAllocHost: host_arg names the bytes */
+	if (e->cls == SP_CLASS_PINNED && e->out_arg != SP_NO_ARG) {
+		spec->flags |= SP_SPEC_PINS;
+		spec->host_arg = catalog__arg_index(e, (const char *const[]){ "bytes", NULL });
+	}
 	switch (e->data_kind) {
 	case SP_DATA_LAUNCH_CONFIG:
 		spec->data_len = SP_DATA_SMALL;
