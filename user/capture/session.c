@@ -172,7 +172,8 @@ static int load_best(struct session *s, const struct session_opts *opts)
 		if (!ret || mode == ATTACH_SINGLE)
 			break;
 		/* sessions came in 6.13, uprobe_multi in 6.6 */
-		log_debug("cannot load for attach mode %d (%s): trying an older way", mode,
+		log_debug("no %s (%s): trying an older way",
+			  mode == ATTACH_SESSIONS ? "uprobe sessions" : "uprobe_multi links",
 			  strerror(-ret));
 		specprobe_bpf__destroy(s->skel);
 		s->skel = NULL;
