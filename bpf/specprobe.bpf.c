@@ -79,7 +79,7 @@ static __always_inline void set_traced(__u32 tgid, bool on)
 		__sync_fetch_and_and(w, ~(1ULL << (tgid & 63)));
 }
 
-/* Per attached process: its pinned memory at attach (struct sp_pinned_set). */
+/* Per traced process: the pinned host memory its copies may use (struct sp_pinned_set). */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, SP_PY_PROCS);
@@ -539,7 +539,7 @@ static __always_inline bool emit_stack(struct pt_regs *ctx, __u64 id, __u32 seq,
 	return true;
 }
 
-/* Is addr in the driver's pinned memory of the process, as user space saw it at attach? */
+/* Is addr in the process's pinned set: the mappings at attach, or an allocation since? */
 static __always_inline bool host_pinned(__u32 tgid, __u64 addr)
 {
 	struct sp_pinned_set *set = bpf_map_lookup_elem(&pinned, &tgid);
@@ -590,8 +590,8 @@ static __always_inline void pin_range(__u32 tgid, __u64 start, __u64 bytes)
 
 /* A frame for the call's return probe to pop; false if too deep. */
 static __always_inline bool push_frame(struct thread_state *ts, __u32 depth, __u32 probe,
-				       const struct sp_call_pkt *rec, __u64 sp, __u64 out_ptr,
-				       __u64 ret_addr, __u64 pin_bytes)
+				       __u32 seq, __u64 sp, __u64 out_ptr, __u64 ret_addr,
+				       __u64 pin_bytes)
 {
 	struct frame *f;
 
@@ -601,7 +601,7 @@ static __always_inline bool push_frame(struct thread_state *ts, __u32 depth, __u
 	}
 	f = FRAME(ts, depth);
 	f->sp = sp;
-	f->seq = rec->seq;
+	f->seq = seq;
 	f->probe = probe;
 	f->out_ptr = out_ptr;
 	f->ret_addr = ret_addr;
@@ -653,12 +653,13 @@ static __always_inline bool entry_hit(struct pt_regs *ctx)
 	pins = spec->flags & SP_SPEC_PINS;
 	quiet = quiet_pinned && !pins && spec->host_arg < SP_MAX_ARGS &&
 		host_pinned(tgid, call_arg(args, spec->host_arg));
-	/* a driver call that returns at once encloses nothing: no frame */
+	/* a quiet copy has no return to pop a frame; a call that returns at once encloses nothing */
 	if (quiet)
 		rec->flags &= ~SP_PKT_HAS_RET;
 	else if (spec->flags & SP_SPEC_ENCLOSES)
-		framed = push_frame(ts, depth, probe, rec, ctx->sp, call_arg(args, spec->out_arg),
-				    ret_addr, pins ? call_arg(args, spec->host_arg) : 0);
+		framed = push_frame(ts, depth, probe, rec->seq, ctx->sp,
+				    call_arg(args, spec->out_arg), ret_addr,
+				    pins ? call_arg(args, spec->host_arg) : 0);
 	if (!quiet && (spec->flags & SP_SPEC_STACK) && emit_stack(ctx, id, rec->seq, rec->ts))
 		rec->flags |= SP_PKT_HAS_STACK;
 	bpf_ringbuf_submit(rec, submit_flags(rec->ts));

@@ -338,6 +338,13 @@ static int link_multi(struct session *s, struct bpf_program *prog, const char *p
 	return 0;
 }
 
+/* The program for the calls with a return, and how its links are made. */
+static struct bpf_program *return_prog(const struct session *s, enum multilink_kind *kind)
+{
+	*kind = s->sessions ? MULTILINK_SESSION : MULTILINK_RETURN;
+	return s->sessions ? s->skel->progs.on_session : s->skel->progs.on_return;
+}
+
 /*
  * One entry link and one return (or session) link per library: attached and
  * removed at once. With sessions, a call with a return is in the session link only.
@@ -349,6 +356,8 @@ static int attach_lib_multi(struct session *s, const struct targets *t, struct p
 	__u64 *cookies = calloc(ps->nr_probes, sizeof(*cookies) * 2);
 	__u64 *ret_offsets = offsets + ps->nr_probes, *ret_cookies = cookies + ps->nr_probes;
 	const char *path = t->libs[lib].open_path;
+	enum multilink_kind ret_kind;
+	struct bpf_program *ret_prog = return_prog(s, &ret_kind);
 	__u32 n = 0, n_ret = 0;
 	int ret = -ENOMEM;
 
@@ -369,12 +378,8 @@ static int attach_lib_multi(struct session *s, const struct targets *t, struct p
 		}
 	}
 	ret = link_multi(s, s->skel->progs.on_entry, path, offsets, cookies, n, MULTILINK_ENTRY);
-	if (!ret && s->sessions)
-		ret = link_multi(s, s->skel->progs.on_session, path, ret_offsets, ret_cookies, n_ret,
-				 MULTILINK_SESSION);
-	else if (!ret)
-		ret = link_multi(s, s->skel->progs.on_return, path, ret_offsets, ret_cookies, n_ret,
-				 MULTILINK_RETURN);
+	if (!ret)
+		ret = link_multi(s, ret_prog, path, ret_offsets, ret_cookies, n_ret, ret_kind);
 	for (int i = 0; !ret && i < ps->nr_probes; i++)
 		if (ps->probes[i].lib == lib)
 			ps->probes[i].attached = true;
@@ -487,22 +492,20 @@ static __u64 best_of(__u32 calls, int runs)
 static int calib_attach(struct session *s, const char *path, __u64 offset, bool retprobe,
 			int *fd, struct bpf_link **link)
 {
-	struct bpf_program *prog = retprobe ? s->skel->progs.on_return : s->skel->progs.on_entry;
-	enum multilink_kind kind = retprobe ? MULTILINK_RETURN : MULTILINK_ENTRY;
+	struct bpf_program *prog = s->skel->progs.on_entry;
+	enum multilink_kind kind = MULTILINK_ENTRY;
 	__u64 cookie = SP_CALIB_PROBE;
 	int ret;
 
 	*fd = -1;
 	*link = NULL;
+	if (retprobe)
+		prog = return_prog(s, &kind);
 	if (!s->multi) {
 		LIBBPF_OPTS(bpf_uprobe_opts, opts, .bpf_cookie = cookie, .retprobe = retprobe);
 
 		*link = bpf_program__attach_uprobe_opts(prog, -1, path, offset, &opts);
 		return *link ? 0 : -errno;
-	}
-	if (retprobe && s->sessions) {
-		prog = s->skel->progs.on_session;
-		kind = MULTILINK_SESSION;
 	}
 	ret = link_multi(s, prog, path, &offset, &cookie, 1, kind);
 	if (!ret)
