@@ -269,7 +269,9 @@ struct sp_calib_rec {
 	__u64 ts;
 	__u64 entry_ps;		/* an entry probe hit (entry-only kinds), picoseconds */
 	__u64 return_ps;	/* what a return probe adds on top, picoseconds */
+	__u64 stack_ps;		/* what a repeated site's native stack adds; absent before */
 };
+#define SP_CALIB_REC_V1	__builtin_offsetof(struct sp_calib_rec, stack_ps)	/* size without stack_ps */
 
 /* utime + stime of a traced process, sampled with each stats record. */
 struct sp_cpu_rec {

@@ -417,7 +417,10 @@ def check_overhead(ck, rep):
             ck.fail(f"pid {p['pid']}: {p['entry_only_calls']} + {p['completion_calls']} calls "
                     f"!= {calls.get(p['pid'])}")
         want = (p["entry_only_calls"] * so["entry_ps"] +
-                p["completion_calls"] * (so["entry_ps"] + so["return_ps"])) / 1000
+                p["completion_calls"] * (so["entry_ps"] + so["return_ps"]) +
+                p["stack_calls"] * so["stack_ps"]) / 1000
+        if p["stack_calls"] > p["entry_only_calls"] + p["completion_calls"]:
+            ck.fail(f"pid {p['pid']}: {p['stack_calls']} calls with a site, more than its calls")
         if abs(p["added_ns"] - want) > 1:
             ck.fail(f"pid {p['pid']}: added {p['added_ns']} ns != calls x cost {want:.0f}")
         if p["span_ns"] and abs(p["added_ms_per_s"] - want / 1e6 / (p["span_ns"] / 1e9)) > 1e-3:

@@ -28,6 +28,7 @@ struct call_seq {
 	__u32 tgid, tid, seq;
 	__u8 depth;
 	bool cut_next;		/* the next call's return never comes */
+	bool stack_next;	/* the next call's site is taken (SP_CALL_HAS_STACK) */
 	__u64 next_result;	/* the next call's CUresult (0 after it) */
 };
 
@@ -68,6 +69,8 @@ static inline __u64 seq_call(struct call_seq *s, const char *name, __u64 dur_ns,
 	c.entry.tid = s->tid;
 	c.entry.seq = ++s->seq;
 	c.entry.depth = s->depth;
+	c.entry.flags = s->stack_next ? SP_CALL_HAS_STACK : 0;
+	s->stack_next = false;
 	va_start(ap, nargs);
 	for (int i = 0; i < nargs; i++)
 		c.entry.args[i] = va_arg(ap, __u64);

@@ -592,7 +592,8 @@ static void test_poll_runs(void **state)
 static void test_self_overhead(void **state)
 {
 	struct sp_calib_rec calib = { .type = SP_REC_CALIB, .size = sizeof(calib), .calls = 1000,
-				      .entry_ps = 1500000, .return_ps = 2500000 };
+				      .entry_ps = 1500000, .return_ps = 2500000,
+				      .stack_ps = 700000 };
 	struct sp_cpu_rec cpu = { .type = SP_REC_CPU, .size = sizeof(cpu), .tgid = 100 };
 	struct loop_cfg cfg = { .cycles = 3, .from_start = true };
 	const struct model_proc *p;
@@ -602,7 +603,15 @@ static void test_self_overhead(void **state)
 	build(&bt, &cfg);
 	p = model__view(bt.s.m)->procs[0];
 	assert_int_equal(syncs__overhead(model__view(bt.s.m), p, &o), -ENODATA);
+	/* an older recording's record has no stack_ps */
+	model__record(bt.s.m, &calib, SP_CALIB_REC_V1);
+	assert_int_equal(model__view(bt.s.m)->calib.entry_ps, 1500000);
+	assert_int_equal(model__view(bt.s.m)->calib.stack_ps, 0);
 	model__record(bt.s.m, &calib, sizeof(calib));
+	for (int i = 0; i < 3; i++) {
+		bt.s.stack_next = true;
+		seq_call(&bt.s, i ? "cuStreamSynchronize" : "cuLaunchKernel", 1000, 0, NULL, 0);
+	}
 	cpu.ts = 1000000000;
 	cpu.cpu_ns = 5000000;
 	model__record(bt.s.m, &cpu, sizeof(cpu));
@@ -613,7 +622,8 @@ static void test_self_overhead(void **state)
 	assert_int_equal(syncs__overhead(model__view(bt.s.m), p, &o), 0);
 	assert_int_equal(o.hits_entry + o.hits_return, p->calls);
 	assert_true(o.hits_entry && o.hits_return);
-	assert_true(o.added_ns == (o.hits_entry * 1500.0 + o.hits_return * 4000.0));
+	assert_int_equal(o.hits_stack, 3);
+	assert_true(o.added_ns == (o.hits_entry * 1500.0 + o.hits_return * 4000.0 + 3 * 700.0));
 	assert_true(o.has_cpu);
 	assert_true(o.cpu_ms_per_s > 99.99 && o.cpu_ms_per_s < 100.01);
 	assert_true(o.percent > 0 && o.percent == 100 * o.ms_per_s / o.cpu_ms_per_s);

@@ -37,7 +37,7 @@ def overhead(report_path):
     pct = [p["percent_of_cpu"] for p in so["processes"] if p.get("percent_of_cpu") is not None]
     per_s = [p["entry_only_per_s"] + p["completion_per_s"] for p in so["processes"]]
     return (so["entry_ps"] / 1e6, so["return_ps"] / 1e6, max(pct) if pct else None,
-            max(per_s) if per_s else None)
+            max(per_s) if per_s else None, so.get("stack_ps", 0) / 1e6)
 
 
 def median_cycles(truth):
@@ -114,9 +114,10 @@ def main():
         ret = statistics.median(x[1] for x in c)
         pcts = [x[2] for x in c if x[2] is not None]
         rate = [x[3] for x in c if x[3] is not None]
-        out["arms"][arm].update(entry_us=entry, return_us=ret)
+        site = statistics.median(x[4] for x in c)
+        out["arms"][arm].update(entry_us=entry, return_us=ret, site_us=site)
         line = (f"{arm}: report's calibration (median of {len(c)}): a probe hit {entry:.3f} us, "
-                f"a return probe {ret:.3f} us more")
+                f"a return probe {ret:.3f} us more, a call site {site:.3f} us more")
         if rate:
             line += f"; {statistics.median(rate):,.0f} probed calls/s"
         if pcts:

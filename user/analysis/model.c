@@ -217,6 +217,8 @@ int model__call(struct model *m, const struct sp_call *c)
 		p->hits_return++;
 	else
 		p->hits_entry++;
+	if (c->entry.flags & SP_CALL_HAS_STACK)
+		p->hits_stack++;
 	if (!p->calls++)
 		p->first_ns = c->entry.ts;
 	p->last_ns = c->entry.ts;
@@ -385,8 +387,7 @@ void model__record(struct model *m, const void *rec, size_t size)
 			add_late_probe(m, rec);
 		break;
 	case SP_REC_CALIB:
-		if (size >= sizeof(struct sp_calib_rec))
-			m->view.calib = *(const struct sp_calib_rec *)rec;
+		decoder__read_calib(rec, size, &m->view.calib);
 		break;
 	case SP_REC_SEGMENT:
 	case SP_REC_WINDOW:

@@ -182,6 +182,7 @@ struct model_proc {
 	struct host_ranges host;
 	/* probe hits, nested calls included: entry-only kinds, entry + completion kinds */
 	__u64 hits_entry, hits_return;
+	__u64 hits_stack;	/* of those, calls whose call site was taken */
 	struct cpu_span cpu;	/* from SP_REC_CPU */
 	__u32 *pending;		/* syncs waiting for the process's next launch (view.syncs index) */
 	__u32 nr_pending, cap_pending;

@@ -430,10 +430,12 @@ int syncs__overhead(const struct model_view *v, const struct model_proc *p, stru
 	o->tgid = p->tgid;
 	o->hits_entry = p->hits_entry;
 	o->hits_return = p->hits_return;
+	o->hits_stack = p->hits_stack;
 	if (!v->calib.calls)
 		return -ENODATA;
 	o->added_ns = (p->hits_entry * (double)v->calib.entry_ps +
-		       p->hits_return * (double)(v->calib.entry_ps + v->calib.return_ps)) / 1000;
+		       p->hits_return * (double)(v->calib.entry_ps + v->calib.return_ps) +
+		       p->hits_stack * (double)v->calib.stack_ps) / 1000;
 	o->span_s = p->calls > 1 ? (p->last_ns - p->first_ns) / 1e9 : 0;
 	if (o->span_s > 0) {
 		o->entry_per_s = p->hits_entry / o->span_s;

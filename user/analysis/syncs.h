@@ -98,6 +98,7 @@ const char *syncs__verdict_name(enum verdict v);
 struct overhead {
 	__u32 tgid;
 	__u64 hits_entry, hits_return;	/* calls of entry-only and of entry + completion kinds */
+	__u64 hits_stack;		/* calls whose call site was taken, of either kind */
 	double span_s;			/* first to last call */
 	double entry_per_s, return_per_s;
 	double added_ns;		/* CPU time the probes added */

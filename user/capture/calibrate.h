@@ -14,6 +14,7 @@ struct calibration {
 	__u32 calls;
 	__u64 entry_ps;		/* added by an entry probe, per call */
 	__u64 return_ps;	/* added by the return probe on top */
+	__u64 stack_ps;		/* added by a repeated call site's native stack, on top */
 };
 
 /* The probed function and where it lies in its file; 0 or -errno. */

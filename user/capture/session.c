@@ -513,7 +513,7 @@ static int calib_attach(struct session *s, const char *path, __u64 offset, bool 
 	return ret;
 }
 
-static int calib_spec(struct session *s, const char *row)
+static int calib_spec(struct session *s, const char *row, __u8 extra_flags)
 {
 	const struct catalog_entry *e = catalog__find(row);
 	__u32 key = SP_CALIB_PROBE;
@@ -522,8 +522,30 @@ static int calib_spec(struct session *s, const char *row)
 	if (!e)
 		return -ENOENT;
 	catalog__spec(e, &spec);
+	spec.flags |= extra_flags;
 	if (bpf_map_update_elem(bpf_map__fd(s->skel->maps.specs), &key, &spec, BPF_ANY))
 		return -errno;
+	return 0;
+}
+
+/*
+ * A sync's call site on top of its entry and return (both: their time, return
+ * attached): the loop calls from one site, so all but the first hit are the
+ * repeated site that most hits are. The calibrating process runs no Python:
+ * a Python caller's frames add their reads to this.
+ */
+static int calib_stack(struct session *s, __u32 calls, __u64 both, struct calibration *out)
+{
+	__u64 stacked;
+	int ret;
+
+	if (s->stacks == STACKS_NONE)
+		return 0;
+	ret = calib_spec(s, "cuStreamSynchronize", SP_SPEC_STACK);
+	if (ret)
+		return ret;
+	stacked = best_of(calls, 2);
+	out->stack_ps = stacked > both ? (stacked - both) * 1000 / calls : 0;
 	return 0;
 }
 
@@ -543,7 +565,7 @@ int session__calibrate(struct session *s, __u32 calls, struct calibration *out)
 	ret = calibrate__target(path, sizeof(path), &offset);
 	if (ret)
 		return ret;
-	ret = calib_spec(s, "cuLaunchKernel");
+	ret = calib_spec(s, "cuLaunchKernel", 0);
 	if (ret)
 		return ret;
 	ret = session__trace_tgid(s, self);
@@ -554,7 +576,7 @@ int session__calibrate(struct session *s, __u32 calls, struct calibration *out)
 	ret = calib_attach(s, path, offset, false, &fds[0], &links[0]);
 	if (!ret) {
 		entry = best_of(calls, 2);
-		ret = calib_spec(s, "cuEventQuery");
+		ret = calib_spec(s, "cuEventQuery", 0);
 	}
 	if (!ret) {
 		entry_done = best_of(calls, 2);
@@ -571,6 +593,7 @@ int session__calibrate(struct session *s, __u32 calls, struct calibration *out)
 		out->calls = calls;
 		out->entry_ps = entry > plain ? (entry - plain) * 1000 / calls : 0;
 		out->return_ps = both > entry_done ? (both - entry_done) * 1000 / calls : 0;
+		ret = calib_stack(s, calls, both, out);
 	}
 	traced_set(s, self, false);
 	for (int i = 0; i < 2; i++) {

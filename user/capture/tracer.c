@@ -248,6 +248,7 @@ int tracer__describe(struct tracer *tr)
 			.ts = tracer__now_ns(),
 			.entry_ps = tr->calib.entry_ps,
 			.return_ps = tr->calib.return_ps,
+			.stack_ps = tr->calib.stack_ps,
 		};
 		int ret = tr->on_record(tr->ctx, &rec, sizeof(rec));
 

@@ -328,10 +328,7 @@ int decoder__feed(struct decoder *d, const void *rec, size_t size)
 	case SP_REC_PROC:
 		return 0;	/* the reader put them in the header */
 	case SP_REC_CALIB:
-		if (size < sizeof(struct sp_calib_rec))
-			return -EBADMSG;
-		d->stats.calib = *(const struct sp_calib_rec *)rec;
-		return 0;
+		return decoder__read_calib(rec, size, &d->stats.calib);
 	case SP_REC_CPU:
 	case SP_REC_HOSTMEM:
 		return 0;	/* for the analyses, which see every record */
@@ -425,4 +422,13 @@ void decoder__free(struct decoder *d)
 	free(d->threads);
 	callstacks__free(d->stacks);
 	free(d);
+}
+
+int decoder__read_calib(const void *rec, size_t size, struct sp_calib_rec *out)
+{
+	if (size < SP_CALIB_REC_V1)
+		return -EBADMSG;
+	memset(out, 0, sizeof(*out));
+	memcpy(out, rec, size < sizeof(*out) ? size : sizeof(*out));
+	return 0;
 }

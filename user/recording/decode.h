@@ -64,5 +64,7 @@ const struct callstacks *decoder__callstacks(const struct decoder *d);
 void decoder__for_each_open(const struct decoder *d,
 			    void (*fn)(void *ctx, const struct sp_call *call), void *ctx);
 void decoder__free(struct decoder *d);
+/* A calibration record of either size into *out (older ones have no stack_ps); 0 or -EBADMSG. */
+int decoder__read_calib(const void *rec, size_t size, struct sp_calib_rec *out);
 
 #endif /* __DECODE_H */

@@ -910,7 +910,7 @@ static bool rec_size_ok(__u16 type, __u16 size)
 	case SP_REC_PROC:
 		return size == sizeof(struct sp_proc_rec);
 	case SP_REC_CALIB:
-		return size == sizeof(struct sp_calib_rec);
+		return size == sizeof(struct sp_calib_rec) || size == SP_CALIB_REC_V1;
 	case SP_REC_CPU:
 		return size == sizeof(struct sp_cpu_rec);
 	case SP_REC_HOSTMEM:

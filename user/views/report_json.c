@@ -464,19 +464,20 @@ static void put_overhead(FILE *out, const struct model_view *v)
 		return;
 	}
 	fprintf(out, "\"calibrated\":true,\"calib_calls\":%u,\"entry_ps\":%llu,"
-		     "\"return_ps\":%llu,\"processes\":[",
+		     "\"return_ps\":%llu,\"stack_ps\":%llu,\"processes\":[",
 		v->calib.calls, (unsigned long long)v->calib.entry_ps,
-		(unsigned long long)v->calib.return_ps);
+		(unsigned long long)v->calib.return_ps, (unsigned long long)v->calib.stack_ps);
 	for (size_t i = 0; i < v->nr_procs; i++) {
 		struct overhead o;
 
 		if (syncs__overhead(v, v->procs[i], &o) || !v->procs[i]->calls)
 			continue;
 		fprintf(out, "%s{\"pid\":%u,\"entry_only_calls\":%llu,\"completion_calls\":%llu,"
-			     "\"span_ns\":%.0f,\"entry_only_per_s\":%.1f,\"completion_per_s\":%.1f,"
+			     "\"stack_calls\":%llu,\"span_ns\":%.0f,\"entry_only_per_s\":%.1f,\"completion_per_s\":%.1f,"
 			     "\"added_ns\":%.0f,\"added_ms_per_s\":%.4f,",
 			first ? "" : ",", o.tgid, (unsigned long long)o.hits_entry,
-			(unsigned long long)o.hits_return, o.span_s * 1e9, o.entry_per_s,
+			(unsigned long long)o.hits_return, (unsigned long long)o.hits_stack,
+			o.span_s * 1e9, o.entry_per_s,
 			o.return_per_s, o.added_ns, o.ms_per_s);
 		if (o.has_cpu)
 			fprintf(out, "\"cpu_ms_per_s\":%.4f,\"percent_of_cpu\":%.4f}",

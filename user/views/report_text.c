@@ -493,8 +493,11 @@ static void put_overhead(FILE *out, const struct model_view *v)
 		fputs("\nSelf-overhead: not measured (the recording has no calibration)\n", out);
 		return;
 	}
-	fprintf(out, "\nSelf-overhead: a probe hit costs %.3f us, a return probe %.3f us more\n",
+	fprintf(out, "\nSelf-overhead: a probe hit costs %.3f us, a return probe %.3f us more",
 		v->calib.entry_ps / 1e6, v->calib.return_ps / 1e6);
+	if (v->calib.stack_ps)
+		fprintf(out, ", a call site %.3f us more", v->calib.stack_ps / 1e6);
+	fputc('\n', out);
 	fputs("  pid       entry-only/s  with return/s  tracer ms/s  target CPU ms/s  of target\n",
 	      out);
 	for (size_t i = 0; i < v->nr_procs; i++) {
