@@ -33,6 +33,7 @@ struct plant {
 	__u64 ts;		/* noted by the builder */
 	__u64 host;		/* copies: host pointer, 0: PAGEABLE_HOST */
 	__u64 dur_ns;		/* copies and stream syncs: 0: 300 us (unknown-host: 5 us) */
+	bool site;		/* its entry took the call site */
 };
 
 struct loop_cfg {
@@ -42,7 +43,7 @@ struct loop_cfg {
 	bool deferred;		/* the accept sync is the next iteration's event sync */
 	bool blocking_streams;	/* main and side streams created without CU_STREAM_NON_BLOCKING */
 	bool maps;		/* the mappings read at attach (SP_REC_HOSTMEM) */
-	bool calibrated;	/* a probe hit costs 1 us, its return probe 0.5 us more */
+	bool calibrated;	/* a probe hit costs 1 us, its return probe 0.5 us, a site 0.4 us more */
 	struct plant plants[MAX_PLANTS];
 	int nr_plants;
 };
@@ -73,6 +74,7 @@ static __u64 plant_call(struct call_seq *s, const struct plant *p)
 {
 	__u64 ts, host = p->host ? p->host : PAGEABLE_HOST;
 
+	s->stack_next = p->site;
 	switch (p->kind) {
 	case SYNC_CTX:
 		return seq_call(s, "cuCtxSynchronize", 300000, 0, NULL, 0);
@@ -150,7 +152,7 @@ static void setup_calls(struct built *bt, const struct loop_cfg *cfg)
 	if (cfg->calibrated) {
 		struct sp_calib_rec calib = { .type = SP_REC_CALIB, .size = sizeof(calib),
 					      .calls = 10000, .entry_ps = 1000000,
-					      .return_ps = 500000 };
+					      .return_ps = 500000, .stack_ps = 400000 };
 
 		model__record(s->m, &calib, sizeof(calib));
 	}
@@ -510,20 +512,28 @@ static void test_legacy_behind_side_stream(void **state)
 	side_batch(false, VERDICT_UNKNOWN);
 }
 
-/* A sync back faster than its return probe costs did not wait for what seemed in flight. */
+/*
+ * A sync back faster than the probes' work between its timestamps (its return probe,
+ * and its call site where the entry took one) did not wait for what seemed in flight.
+ */
 static void test_no_wait_faster_than_a_probe_hit(void **state)
 {
 	struct loop_cfg cfg = { .cycles = 5, .from_start = true, .calibrated = true,
-				.nr_plants = 2,
+				.nr_plants = 4,
 				.plants = { { 1, SPOS_DRAFT_VERIFY, SYNC_STREAM, 0, 0, 300 },
-					    { 3, SPOS_DRAFT_VERIFY, SYNC_STREAM } } };
+					    { 2, SPOS_DRAFT_VERIFY, SYNC_STREAM, 0, 0, 800, true },
+					    { 3, SPOS_DRAFT_VERIFY, SYNC_STREAM, 0, 0, 800 },
+					    { 4, SPOS_DRAFT_VERIFY, SYNC_STREAM } } };
 	struct built bt;
 
 	build(&bt, &cfg);
 	assert_int_equal(bt.sy.trap_ns, 500);
+	assert_int_equal(bt.sy.site_ns, 400);
 	assert_int_equal(verdict_at(&bt, cfg.plants[0].ts)->verdict, VERDICT_NO_WAIT);
-	assert_true(verdict_at(&bt, cfg.plants[1].ts)->flagged);
-	assert_int_equal(bt.sy.flagged, 1);
+	assert_int_equal(verdict_at(&bt, cfg.plants[1].ts)->verdict, VERDICT_NO_WAIT);
+	assert_true(verdict_at(&bt, cfg.plants[2].ts)->flagged);
+	assert_true(verdict_at(&bt, cfg.plants[3].ts)->flagged);
+	assert_int_equal(bt.sy.flagged, 2);
 	done(&bt);
 }
 

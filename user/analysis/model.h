@@ -56,6 +56,7 @@ enum sync_flags {
 	SYNC_WAIT_UNKNOWN = 1 << 4,	/* what it waits for was queued before attach */
 	SYNC_FLAGS_UNKNOWN = 1 << 5,	/* legacy: behind a stream whose flags were set before attach */
 	SYNC_HELD_BACK = 1 << 6,	/* legacy: work of a blocking stream held back by legacy work */
+	SYNC_SITE_TAKEN = 1 << 7,	/* its entry took the call site, between its two timestamps */
 };
 
 /* Work queued and not known to be done: graph launches, kernels (and collectives), copies. */

@@ -146,6 +146,8 @@ void inflight__sync_init(struct model_sync *sy, const struct model_thread *t,
 	sy->kind = kind;
 	sy->handle = handle;
 	sy->stack = c->stack;
+	if (c->entry.flags & SP_CALL_HAS_STACK)
+		sy->flags |= SYNC_SITE_TAKEN;
 }
 
 /* Kinds after which the device may have nothing left to do because the call waited. */

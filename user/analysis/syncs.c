@@ -130,22 +130,26 @@ static bool only_waits(enum sync_kind kind)
 }
 
 /*
- * A call that returned faster than its return probe costs did not wait for anything:
- * what the model took as in flight, or could not know, was done. Launches (legacy
- * work) return at once by nature and are not judged by it.
+ * A call that returned faster than the probes' work between its two timestamps
+ * (the return probe, and the call site where its entry took one) did not wait for
+ * anything: what the model took as in flight, or could not know, was done.
+ * Launches (legacy work) return at once by nature and are not judged by it.
  */
-static bool no_wait_seen(const struct sync_verdict *sv, __u64 trap_ns)
+static bool no_wait_seen(const struct sync_verdict *sv, const struct syncs *out)
 {
 	const struct model_sync *sy = sv->sync;
+	__u64 probes_ns = out->trap_ns;
 
 	/* an alloc's cost is the serialising on the GPU, not the host's time */
 	if (sy->kind == SYNC_LEGACY || sy->kind == SYNC_ALLOC || sy->flags & SYNC_UNRETURNED ||
-	    !trap_ns)
+	    !probes_ns)
 		return false;
-	return sv->blocked_ns < trap_ns;
+	if (sy->flags & SYNC_SITE_TAKEN)
+		probes_ns += out->site_ns;
+	return sv->blocked_ns < probes_ns;
 }
 
-static enum verdict verdict_of(const struct sync_verdict *sv, __u64 trap_ns)
+static enum verdict verdict_of(const struct sync_verdict *sv, const struct syncs *out)
 {
 	const struct model_sync *sy = sv->sync;
 
@@ -159,7 +163,7 @@ static enum verdict verdict_of(const struct sync_verdict *sv, __u64 trap_ns)
 		/* returned: its blocked time showed it did not wait; else nothing tells */
 		return sy->flags & SYNC_UNRETURNED ? VERDICT_UNKNOWN : VERDICT_NO_WAIT;
 	/* back faster than its return probe: whatever seemed in flight, or was unknown, was done */
-	if (no_wait_seen(sv, trap_ns))
+	if (no_wait_seen(sv, out))
 		return VERDICT_NO_WAIT;
 	if (sy->flags & (SYNC_FLAGS_UNKNOWN | SYNC_WAIT_UNKNOWN))
 		return VERDICT_UNKNOWN;
@@ -168,7 +172,7 @@ static enum verdict verdict_of(const struct sync_verdict *sv, __u64 trap_ns)
 	return VERDICT_FLAGGED;	/* waited on work in flight, or blocks by itself */
 }
 
-static void judge(struct sync_verdict *sv, __u64 trap_ns)
+static void judge(struct sync_verdict *sv, const struct syncs *out)
 {
 	const struct model_sync *sy = sv->sync;
 
@@ -177,7 +181,7 @@ static void judge(struct sync_verdict *sv, __u64 trap_ns)
 	sv->has_bound = (sy->flags & SYNC_DRAINS_DEVICE) && !(sy->flags & SYNC_LAUNCH_DURING) &&
 			sy->next_launch_ns >= sy->ts_return && sy->next_launch_ns;
 	sv->bound_ns = sv->has_bound ? sy->next_launch_ns - sy->ts_return : 0;
-	sv->verdict = verdict_of(sv, trap_ns);
+	sv->verdict = verdict_of(sv, out);
 	sv->flagged = sv->verdict == VERDICT_FLAGGED;
 	sv->breaks_overlap = sv->flagged && sy->waited.graphs && sv->has_bound && sv->bound_ns;
 }
@@ -304,7 +308,7 @@ static int classify_all(struct syncs *out, const struct model_view *v, const str
 		sv->sync = sy;
 		sv->rank = rank_of(v, sy->tgid);
 		place(loop_of(cy, sy->tgid, sy->tid), thread_of(v, sy->tid), sv);
-		judge(sv, out->trap_ns);
+		judge(sv, out);
 		out->verdicts_of[sv->verdict]++;
 		if (sv->verdict == VERDICT_FLAGGED && add_site(&out->flagged_sites, sv))
 			return -ENOMEM;
@@ -380,6 +384,7 @@ int syncs__analyse(struct model *m, const struct cycles *cy, struct syncs *out)
 	out->nr = v->nr_syncs;
 	/* what of the probes lies between a call's two timestamps: the return probe */
 	out->trap_ns = v->calib.calls ? v->calib.return_ps / 1000 : 0;
+	out->site_ns = v->calib.calls ? v->calib.stack_ps / 1000 : 0;
 	for (size_t i = 0; i < cy->nr_loops; i++)
 		out->cycles += cy->loops[i].nr_cycles;
 	if (classify_all(out, v, cy) || count_callsites(out, v)) {

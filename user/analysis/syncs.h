@@ -83,6 +83,7 @@ struct syncs {
 	size_t verdicts_of[VERDICT_NR];
 	size_t cycles;		/* counted cycles of all loops: per-cycle costs divide by it */
 	__u64 trap_ns;		/* the return probe's cost: a call back sooner waited for nothing */
+	__u64 site_ns;		/* ... and a taken call site's, for the calls that took one */
 	struct callsite_stat *by_callsite;	/* most flagged first, then most calls */
 	size_t nr_by_callsite;
 	size_t with_stack;	/* syncs whose call site was recorded */
