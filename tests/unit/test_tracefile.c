@@ -15,6 +15,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 #include "tracefile.h"
+#include "decode.h"
 #include "specprobe.h"
 #include "scratch_dir.h"
 
@@ -909,6 +910,44 @@ static void test_rejects_malformed_write(void **state)
 	tf_reader__free(r);
 }
 
+/* A calibration record of either size reads back (an older one has no site cost); no other. */
+static void test_calibration_sizes(void **state)
+{
+	struct sp_calib_rec calib = { .type = SP_REC_CALIB, .size = sizeof(calib), .calls = 7,
+				      .entry_ps = 1000, .return_ps = 500, .stack_ps = 300 };
+	static const __u16 sizes[] = { sizeof(struct sp_calib_rec), SP_CALIB_REC_V1 };
+	char path[PATH_LEN], err[ERR_LEN] = "";
+	struct sp_calib_rec got;
+	struct tf_header h;
+	struct tf_writer *w;
+	struct tf_reader *r;
+	const void *rec;
+
+	in_dir(state, "calib.sprb", path);
+	sample_header(&h);
+	w = tf_writer__create(path, false, &h, err, sizeof(err));
+	assert_non_null(w);
+	for (int i = 0; i < 2; i++) {
+		calib.size = sizes[i];
+		assert_int_equal(tf_writer__write(w, &calib, sizes[i]), 0);
+	}
+	calib.size = SP_CALIB_REC_V1 + 4;	/* neither size: the reader refuses it */
+	assert_int_equal(tf_writer__write(w, &calib, calib.size), 0);
+	assert_int_equal(tf_writer__close(w), 0);
+	tf_writer__free(w);
+	r = open_ok(path);
+	for (int i = 0; i < 2; i++) {
+		assert_int_equal(tf_reader__next(r, &rec), 1);
+		assert_int_equal(((const struct sp_rec_hdr *)rec)->size, sizes[i]);
+		assert_int_equal(decoder__read_calib(rec, sizes[i], &got), 0);
+		assert_int_equal(got.entry_ps, 1000);
+		assert_int_equal(got.stack_ps, i ? 0 : 300);
+	}
+	assert_int_equal(tf_reader__next(r, &rec), -EBADMSG);
+	tf_reader__free(r);
+	assert_int_equal(decoder__read_calib(&calib, SP_CALIB_REC_V1 - 8, &got), -EBADMSG);
+}
+
 static void test_free_accepts_null(void **state)
 {
 	tf_writer__free(NULL);
@@ -935,6 +974,7 @@ int main(void)
 		TMP_TEST(test_refuses_symlink),
 		TMP_TEST(test_disk_full),
 		TMP_TEST(test_rejects_malformed_write),
+		TMP_TEST(test_calibration_sizes),
 		cmocka_unit_test(test_free_accepts_null),
 	};
 
