@@ -271,7 +271,8 @@ struct sp_calib_rec {
 	__u64 return_ps;	/* what a return probe adds on top, picoseconds */
 	__u64 stack_ps;		/* what a repeated site's native stack adds; absent before */
 };
-#define SP_CALIB_REC_V1	__builtin_offsetof(struct sp_calib_rec, stack_ps)	/* size without stack_ps */
+/* the record's size in recordings made before stack_ps */
+#define SP_CALIB_REC_V1	__builtin_offsetof(struct sp_calib_rec, stack_ps)
 
 /* utime + stime of a traced process, sampled with each stats record. */
 struct sp_cpu_rec {

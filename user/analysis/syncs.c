@@ -162,7 +162,7 @@ static enum verdict verdict_of(const struct sync_verdict *sv, const struct syncs
 	if (sy->kind == SYNC_UNKNOWN_HOST)
 		/* returned: its blocked time showed it did not wait; else nothing tells */
 		return sy->flags & SYNC_UNRETURNED ? VERDICT_UNKNOWN : VERDICT_NO_WAIT;
-	/* back faster than its return probe: whatever seemed in flight, or was unknown, was done */
+	/* back faster than the probes' own work: what seemed in flight, or was unknown, was done */
 	if (no_wait_seen(sv, out))
 		return VERDICT_NO_WAIT;
 	if (sy->flags & (SYNC_FLAGS_UNKNOWN | SYNC_WAIT_UNKNOWN))
@@ -382,7 +382,7 @@ int syncs__analyse(struct model *m, const struct cycles *cy, struct syncs *out)
 	if (!out->verdicts)
 		return -ENOMEM;
 	out->nr = v->nr_syncs;
-	/* what of the probes lies between a call's two timestamps: the return probe */
+	/* what of the probes lies between a call's two timestamps: the return probe, a site */
 	out->trap_ns = v->calib.calls ? v->calib.return_ps / 1000 : 0;
 	out->site_ns = v->calib.calls ? v->calib.stack_ps / 1000 : 0;
 	for (size_t i = 0; i < cy->nr_loops; i++)

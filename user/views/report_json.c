@@ -473,12 +473,11 @@ static void put_overhead(FILE *out, const struct model_view *v)
 		if (syncs__overhead(v, v->procs[i], &o) || !v->procs[i]->calls)
 			continue;
 		fprintf(out, "%s{\"pid\":%u,\"entry_only_calls\":%llu,\"completion_calls\":%llu,"
-			     "\"stack_calls\":%llu,\"span_ns\":%.0f,\"entry_only_per_s\":%.1f,\"completion_per_s\":%.1f,"
-			     "\"added_ns\":%.0f,\"added_ms_per_s\":%.4f,",
+			     "\"stack_calls\":%llu,\"span_ns\":%.0f,\"entry_only_per_s\":%.1f,"
+			     "\"completion_per_s\":%.1f,\"added_ns\":%.0f,\"added_ms_per_s\":%.4f,",
 			first ? "" : ",", o.tgid, (unsigned long long)o.hits_entry,
 			(unsigned long long)o.hits_return, (unsigned long long)o.hits_stack,
-			o.span_s * 1e9, o.entry_per_s,
-			o.return_per_s, o.added_ns, o.ms_per_s);
+			o.span_s * 1e9, o.entry_per_s, o.return_per_s, o.added_ns, o.ms_per_s);
 		if (o.has_cpu)
 			fprintf(out, "\"cpu_ms_per_s\":%.4f,\"percent_of_cpu\":%.4f}",
 				o.cpu_ms_per_s, o.percent);
