@@ -138,7 +138,7 @@ static int on_record(void *ctx, const void *rec, size_t size)
 	return 0;
 }
 
-/* The output must not exist (without --force) and must never be a symlink. */
+/* The output must not exist (without --force) and must be a regular file, never a symlink. */
 static int check_output(const char *path, bool force)
 {
 	struct stat st;
@@ -147,6 +147,10 @@ static int check_output(const char *path, bool force)
 		return 0;
 	if (S_ISLNK(st.st_mode)) {
 		log_error("%s is a symbolic link: refusing to write through it", path);
+		return -1;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		log_error("%s is not a regular file: refusing to replace it", path);
 		return -1;
 	}
 	if (!force) {

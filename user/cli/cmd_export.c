@@ -5,13 +5,16 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <limits.h>
 #include <string.h>
 #include <unistd.h>
 #include <sys/stat.h>
 #include "cli.h"
 #include "log.h"
+#include "outfile.h"
 #include "perfetto_view.h"
 #include "pipeline.h"
+#include "ring.h"
 
 static struct export_env {
 	const char *input;
@@ -32,7 +35,7 @@ enum { OPT_FORCE = 256 };
 
 static const struct argp_option options[] = {
 	{ "output", 'o', "FILE", 0, "Trace to write (required)", 0 },
-	{ "force", OPT_FORCE, NULL, 0, "Replace FILE if it exists (never through a symlink)", 0 },
+	{ "force", OPT_FORCE, NULL, 0, "Replace FILE if it exists (by a rename: never through a symlink, never in place)", 0 },
 	{},
 };
 
@@ -62,44 +65,21 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	return 0;
 }
 
-/* The trace would overwrite what it reads: refused, and neither file is touched. */
-static bool is_input(int fd, const char *input, const char *output)
+int export__open_output(struct outfile *out, const char *path, bool force, const char *input)
 {
-	struct stat a, b;
+	char err[PATH_MAX + 128];
 
-	if (!input || fstat(fd, &a) || stat(input, &b) || a.st_dev != b.st_dev ||
-	    a.st_ino != b.st_ino)
-		return false;
-	log_error("%s is the recording itself: name another trace file", output);
-	return true;
-}
-
-int export__open_output(const char *path, bool force, const char *input)
-{
-	int flags = O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC | (force ? 0 : O_EXCL);
-	int fd = open(path, flags, 0644);
-	struct stat st;
-
-	if (fd >= 0) {
-		if (is_input(fd, input, path)) {
-			close(fd);
-			return -1;
-		}
-		/* truncated only once known not to be the recording (devices are not) */
-		if (!force || fstat(fd, &st) || !S_ISREG(st.st_mode) || !ftruncate(fd, 0))
-			return fd;
-		log_error("cannot truncate %s: %s", path, strerror(errno));
-		close(fd);
+	*out = (struct outfile)OUTFILE_INIT;
+	/* by device and inode, the ring's segments too: a hard link is the recording as well */
+	if (input && (!strcmp(input, path) || tf_ring__names(input, path))) {
+		log_error("%s is the recording itself: name another trace file", path);
 		return -1;
 	}
-	/* a symlink gives EEXIST under O_EXCL and ELOOP under O_NOFOLLOW */
-	if ((errno == EEXIST || errno == ELOOP) && !lstat(path, &st) && S_ISLNK(st.st_mode))
-		log_error("%s is a symlink: not followed", path);
-	else if (errno == EEXIST)
-		log_error("%s exists: --force replaces it", path);
-	else
-		log_error("cannot create %s: %s", path, strerror(errno));
-	return -1;
+	if (outfile__open(out, path, force, 0644, err, sizeof(err))) {
+		log_error("%s", err);
+		return -1;
+	}
+	return 0;
 }
 
 struct pipeline *export__open_input(const char *input)
@@ -138,18 +118,15 @@ static int export_run(struct pipeline *p, struct perfetto_out *o, const char *in
 	return 0;
 }
 
-int export__write(struct pipeline *p, const char *input, int fd, const char *output)
+int export__write(struct pipeline *p, const char *input, struct outfile *out)
 {
+	const char *output = out->path;
 	struct perfetto_out *o = NULL;
 	struct pipeline_consumer c;
+	char err[PATH_MAX + 128];
 	int status = 1;
 
-	if (is_input(fd, input, output)) {
-		close(fd);
-		pipeline__free(p);
-		return 1;
-	}
-	o = perfetto__new(fd, p);
+	o = perfetto__new(out->fd, p);
 	if (!o) {
 		log_error("out of memory");
 	} else {
@@ -157,20 +134,19 @@ int export__write(struct pipeline *p, const char *input, int fd, const char *out
 		pipeline__add(p, &c);
 		status = export_run(p, o, input, output);
 	}
-	if (close(fd) && !status) {
-		log_error("writing %s: %s", output, strerror(errno));
+	/* renamed into place only when whole: a cut or corrupt recording leaves the old trace */
+	if (!status && outfile__commit(out, err, sizeof(err))) {
+		log_error("%s", err);
 		status = 1;
 	}
-	/* a cut or corrupt recording leaves no half trace behind */
-	if (status)
-		unlink(output);
-	else	/* a file cut between records reads like a killed tracer's: only its end tells */
+	if (!status)	/* a file cut between records reads like a killed tracer's: only its end tells */
 		log_info("%s: %llu bytes, %llu calls%s", output,
 			 (unsigned long long)perfetto__bytes(o),
 			 (unsigned long long)pipeline__stats(p)->calls,
 			 pipeline__stats(p)->ended ? ""
 						   : "; the recording has no end: its tracer was killed, "
 						     "or the file was cut between two records");
+	outfile__discard(out);
 	perfetto__free(o);
 	pipeline__free(p);
 	return status;
@@ -179,18 +155,17 @@ int export__write(struct pipeline *p, const char *input, int fd, const char *out
 int cmd_export(int argc, char **argv)
 {
 	static const struct argp argp = { options, parse_arg, "FILE", doc, NULL, NULL, NULL };
+	struct outfile out;
 	struct pipeline *p;
-	int fd;
 
 	if (argp_parse(&argp, argc, argv, 0, NULL, NULL))
 		return 2;
 	p = export__open_input(env.input);
 	if (!p)
 		return 1;
-	fd = export__open_output(env.output, env.force, env.input);
-	if (fd < 0) {
+	if (export__open_output(&out, env.output, env.force, env.input)) {
 		pipeline__free(p);
 		return 1;
 	}
-	return export__write(p, env.input, fd, env.output);
+	return export__write(p, env.input, &out);
 }

@@ -258,11 +258,47 @@ static int clear_old(struct tf_ring *r, bool force)
 		snprintf(path, sizeof(path), "%s%s", slash ? dir : "", de->d_name);
 		if (!force)
 			ret = ring__fail(r, "%s exists: use --force to overwrite", path);
-		else if ((ret = remove_old(path)))
+		else if ((ret = remove_old(path)) == -EEXIST)
+			ring__fail(r, "%s is not a regular file: refusing to replace it", path);
+		else if (ret)
 			ring__fail(r, "removing %s: %s", path, strerror(-ret));
 	}
 	closedir(d);
 	return ret ? -EEXIST : 0;
+}
+
+static bool same_file(const struct stat *a, const struct stat *b)
+{
+	return a->st_dev == b->st_dev && a->st_ino == b->st_ino;
+}
+
+bool tf_ring__names(const char *base, const char *path)
+{
+	const char *slash = strrchr(base, '/');
+	const char *name = slash ? slash + 1 : base;
+	size_t len = strlen(name);
+	char dir[RING_PATH_SIZE];
+	struct stat out, st;
+	struct dirent *de;
+	bool found;
+	DIR *d;
+
+	if (stat(path, &out))
+		return false;
+	found = !stat(base, &st) && same_file(&st, &out);
+	snprintf(dir, sizeof(dir), "%.*s", slash ? (int)(slash - base) + 1 : 1, slash ? base : ".");
+	d = opendir(dir);
+	while (!found && d && (de = readdir(d))) {
+		const char *n = de->d_name + len + 1;
+
+		if (strncmp(de->d_name, name, len) || de->d_name[len] != '.' || !*n ||
+		    strspn(n, "0123456789") != strlen(n))
+			continue;
+		found = !fstatat(dirfd(d), de->d_name, &st, 0) && same_file(&st, &out);
+	}
+	if (d)
+		closedir(d);
+	return found;
 }
 
 struct tf_ring *tf_ring__create(const char *base, bool force, mode_t mode,
