@@ -12,6 +12,7 @@
 #include "elfsyms.h"
 #include "ldsearch.h"
 #include "log.h"
+#include "outfile.h"
 #include "tracer.h"
 
 volatile int tracer_stopped_pid;
@@ -64,9 +65,12 @@ static int add_launch_libs(struct tracer *tr, const struct target_args *want, ch
 			   size_t err_sz)
 {
 	char program[PATH_MAX], lib[PATH_MAX];
+	int ret = ldsearch__program(want->cmd[0], program, sizeof(program));
 
-	if (ldsearch__program(want->cmd[0], program, sizeof(program))) {
-		snprintf(err, err_sz, "%s: command not found", want->cmd[0]);
+	if (ret) {
+		snprintf(err, err_sz, "%s: %s", want->cmd[0],
+			 ret == -ENOTREG ? "not a regular file: refusing to run it"
+					 : "command not found");
 		return -1;
 	}
 	for (size_t i = 0; i < sizeof(launch_sonames) / sizeof(launch_sonames[0]); i++) {

@@ -101,12 +101,14 @@ static pid_t spawn(char *const argv[], const char *log_path)
 	pid_t pid = fork();
 
 	if (pid == 0) {
-		int fd = open(log_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+		int fd = open(log_path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
 
-		if (fd >= 0) {
-			dup2(fd, STDOUT_FILENO);
-			dup2(fd, STDERR_FILENO);
+		if (fd < 0) {
+			log_error("creating %s: %s", log_path, strerror(errno));
+			_exit(127);
 		}
+		dup2(fd, STDOUT_FILENO);
+		dup2(fd, STDERR_FILENO);
 		execv(argv[0], argv);
 		_exit(127);
 	}
@@ -255,8 +257,11 @@ static int run_demo(const char *server, const char *dir)
 				"--plant-sync", "10", "--ready-file", ready, "--go-file", go,
 				"--ground-truth", truth, NULL };
 
+	/* a run before this one in the folder: its files go, every one is made anew (O_EXCL) */
 	unlink(ready);
 	unlink(go);
+	unlink(log_server);
+	unlink(log_record);
 	printf("specprobe demo: %s --cycles %s --ranks %s --plant-sync 10\n", server, cycles, ranks);
 	server_pid = spawn(server_argv, log_server);
 	if (server_pid < 0 || !wait_for(ready, server_pid, 30) || (target = read_first_pid(ready)) <= 0) {
@@ -275,7 +280,7 @@ static int run_demo(const char *server, const char *dir)
 		kill(server_pid, SIGTERM);
 		return -1;
 	}
-	close(open(go, O_WRONLY | O_CREAT | O_CLOEXEC, 0644));
+	close(open(go, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644));
 	waitpid(server_pid, &status, 0);
 	waitpid(record_pid, &status, 0);
 	if (!WIFEXITED(status) || WEXITSTATUS(status)) {
@@ -288,6 +293,31 @@ static int run_demo(const char *server, const char *dir)
 		return -1;
 	printf("\nrecording: %s (specprobe dump --json %s, specprobe report %s)\n"
 	       "ground truth: %s.rank*\n", recording, recording, recording, truth);
+	return 0;
+}
+
+/*
+ * The folder is made 0700, or one that is there must be ours alone: owned by
+ * root or this user, writable by no one else, not a symlink. Anyone else who
+ * could add names there could point the demo's files at a file of root's.
+ */
+static int own_dir(const char *dir)
+{
+	struct stat st;
+
+	if (!mkdir(dir, 0700))
+		return 0;
+	if (errno != EEXIST || lstat(dir, &st)) {
+		log_error("creating %s: %s", dir, strerror(errno));
+		return -1;
+	}
+	if (!S_ISDIR(st.st_mode) || (st.st_uid && st.st_uid != geteuid()) ||
+	    (st.st_mode & (S_IWGRP | S_IWOTH))) {
+		log_error("%s is not a folder of this user's alone (owner uid %u, mode %04o): "
+			  "name a new one", dir, (unsigned int)st.st_uid,
+			  (unsigned int)(st.st_mode & 07777));
+		return -1;
+	}
 	return 0;
 }
 
@@ -309,10 +339,8 @@ int cmd_demo(int argc, char **argv)
 	}
 	if (env.dir) {
 		snprintf(dir, sizeof(dir), "%s", env.dir);
-		if (mkdir(dir, 0755) && errno != EEXIST) {
-			log_error("creating %s: %s", dir, strerror(errno));
+		if (own_dir(dir))
 			return 1;
-		}
 	} else {
 		snprintf(dir, sizeof(dir), "/tmp/specprobe-demo.XXXXXX");
 		if (!mkdtemp(dir)) {
