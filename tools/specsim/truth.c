@@ -340,15 +340,16 @@ FILE *truth__create(const char *path)
 
 	if (fd < 0) {
 		if (errno == ELOOP)
-			fprintf(stderr, "specsim-server: %s is a symbolic link: not followed\n", path);
+			fprintf(stderr, "specsim-server: %s is a symbolic link: not followed\n",
+				path);
 		else
 			perror(path);
 		return NULL;
 	}
 	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_nlink != 1 ||
 	    st.st_uid != geteuid()) {
-		fprintf(stderr, "specsim-server: %s is not a file of this user's own: not written\n",
-			path);
+		fprintf(stderr,
+			"specsim-server: %s is not a file of this user's own: not written\n", path);
 		close(fd);
 		return NULL;
 	}

@@ -35,7 +35,8 @@ enum { OPT_FORCE = 256 };
 
 static const struct argp_option options[] = {
 	{ "output", 'o', "FILE", 0, "Trace to write (required)", 0 },
-	{ "force", OPT_FORCE, NULL, 0, "Replace FILE if it exists (by a rename: never through a symlink, never in place)", 0 },
+	{ "force", OPT_FORCE, NULL, 0,
+	  "Replace FILE if it exists (by a rename: never through a symlink, never in place)", 0 },
 	{},
 };
 
@@ -108,7 +109,11 @@ static int export_run(struct pipeline *p, struct perfetto_out *o, const char *in
 		return 1;
 	}
 	if (ret < 0) {
-		log_error("%s: %s", input, strerror(-ret));
+		/* the trace's writer fails the read as well: name the file that failed */
+		bool writing = perfetto__close(o) < 0;
+
+		log_error("%s %s: %s", writing ? "writing" : "reading", writing ? output : input,
+			  strerror(-ret));
 		return 1;
 	}
 	ret = pipeline__finish(p);
@@ -142,7 +147,8 @@ int export__write(struct pipeline *p, const char *input, struct outfile *out)
 		log_error("%s", err);
 		status = 1;
 	}
-	if (!status)	/* a file cut between records reads like a killed tracer's: only its end tells */
+	/* a file cut between records reads like a killed tracer's: only its end tells */
+	if (!status)
 		log_info("%s: %llu bytes, %llu calls%s", output,
 			 (unsigned long long)perfetto__bytes(o),
 			 (unsigned long long)pipeline__stats(p)->calls,

@@ -90,7 +90,8 @@ int cmd_record(int argc, char **argv)
 	if (argp_parse(&argp, argc, argv, 0, NULL, NULL))
 		return 2;
 	/* refused before anything is traced, as export refuses it */
-	if (env.perfetto && export__open_output(&trace, env.perfetto, env.rec.force, env.rec.output))
+	if (env.perfetto &&
+	    export__open_output(&trace, env.perfetto, env.rec.force, env.rec.output))
 		return 1;
 	if (metrics_run__open(&env.metrics, &metrics.run)) {
 		outfile__discard(&trace);

@@ -32,8 +32,11 @@ static int check_target(const char *path, bool force, char *err, size_t err_sz)
 {
 	struct stat st;
 
-	if (lstat(path, &st))
-		return errno == ENOENT ? 0 : fail(err, err_sz, -errno, "%s: %s", path, strerror(errno));
+	if (lstat(path, &st)) {
+		if (errno == ENOENT)
+			return 0;
+		return fail(err, err_sz, -errno, "%s: %s", path, strerror(errno));
+	}
 	if (S_ISLNK(st.st_mode))
 		return fail(err, err_sz, -ELOOP,
 			    "%s is a symbolic link: refusing to write through it", path);
