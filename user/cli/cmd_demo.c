@@ -38,7 +38,8 @@ static const char doc[] =
 
 static const struct argp_option options[] = {
 	{ "output", 'o', "DIR", 0,
-	  "Keep the recording and ground truth here (default: a new /tmp folder)", 0 },
+	  "Keep the recording and ground truth here (default: a new /tmp folder); made 0700, or "
+	  "one there must be root's or yours and writable by no one else", 0 },
 	{ "cycles", 'c', "N", 0, "Decode cycles to run (default 200)", 0 },
 	{ "ranks", 'r', "N", 0, "Tensor-parallel ranks, one process each (default 1)", 0 },
 	{ "server", 's', "PATH", 0, "specsim-server to run", 0 },
