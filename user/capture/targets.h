@@ -12,6 +12,7 @@
 struct target_lib {
 	char *path;		/* as the target's /proc/PID/maps names it */
 	char *open_path;	/* a path that reaches the same file from here */
+	int fd;			/* O_PATH to the file, behind open_path; -1 when none */
 	__u64 dev;
 	__u64 ino;
 	enum sp_lib kind;
