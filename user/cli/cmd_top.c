@@ -147,6 +147,7 @@ struct top_run {
 	struct top_ui ui;
 	const char *mode;
 	__u64 next_frame;	/* wall clock (batch replays: trace clock) */
+	__u64 replay_end;	/* replays: the time of the last record played */
 	long frames;
 	int err;
 	bool quit;
@@ -419,7 +420,8 @@ static int replay_records(struct top_run *run)
 
 	while (!run->quit && !replay_stop && !run->err &&
 	       (ret = pipeline__read_next(run->p, &ts)) > 0) {
-		if (!ts || ts <= last_ts)
+		/* the play starts at the first call: what comes before it is set-up */
+		if (!ts || ts <= last_ts || (!first_ts && !pipeline__stats(run->p)->calls))
 			continue;
 		if (!first_ts) {
 			first_ts = ts;
@@ -428,7 +430,7 @@ static int replay_records(struct top_run *run)
 		/* an idle stretch plays no longer than it takes the window to empty */
 		if (last_ts && ts - last_ts > idle_span())
 			first_ts += ts - last_ts - idle_span();
-		last_ts = ts;
+		last_ts = run->replay_end = ts;
 		if (env.speed > 0)
 			pace(run, first_ts, &wall0, ts);
 		replay_frames(run, ts);
@@ -436,12 +438,13 @@ static int replay_records(struct top_run *run)
 	return run->quit || replay_stop || run->err ? 0 : ret;
 }
 
-static __u64 trace_last(const struct pipeline *p)
+/* Where the recording ends: its last record, so a call open to the end shows as long as it was. */
+static __u64 trace_last(const struct top_run *run)
 {
 	struct pipeline_snapshot snap;
 
-	pipeline__snapshot(p, &snap);
-	return snap.last_ts;
+	pipeline__snapshot(run->p, &snap);
+	return run->replay_end > snap.last_ts ? run->replay_end : snap.last_ts;
 }
 
 /* Interactive replays keep the last screen until q. */
@@ -449,7 +452,7 @@ static void hold_end(struct top_run *run)
 {
 	while (run->screen && !run->quit && !replay_stop)
 		if (handle_keys(run, 200))
-			show(run, trace_last(run->p), "end");
+			show(run, trace_last(run), "end");
 }
 
 static int top_replay(void)
@@ -471,9 +474,9 @@ static int top_replay(void)
 	signal(SIGTERM, on_replay_signal);
 	signal(SIGHUP, on_replay_signal);
 	ret = replay_records(&run);
-	status = finish(&run, trace_last(run.p));
+	status = finish(&run, trace_last(&run));
 	if (!status && run.screen) {
-		show(&run, trace_last(run.p), "end");
+		show(&run, trace_last(&run), "end");
 		hold_end(&run);
 	}
 	close_screen(&run);
