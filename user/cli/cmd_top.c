@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 #include <curses.h>
 #include "cli.h"
 #include "log.h"
@@ -155,6 +156,23 @@ struct top_run {
 
 static const struct pipeline_opts windowed = { .analyse = true, .window = true };
 
+/* Ctrl-C, SIGTERM and SIGHUP end top as q does; a third leaves at once, were the end stuck. */
+static volatile sig_atomic_t stop_asked;
+
+static void on_stop_signal(int sig)
+{
+	if (stop_asked >= 2)
+		_exit(128 + sig);
+	stop_asked++;
+}
+
+static void catch_stop_signals(void)
+{
+	signal(SIGINT, on_stop_signal);
+	signal(SIGTERM, on_stop_signal);
+	signal(SIGHUP, on_stop_signal);
+}
+
 static __u64 mono_ns(void)
 {
 	struct timespec ts;
@@ -207,7 +225,8 @@ static bool handle_keys(struct top_run *run, int timeout_ms)
 	while (run->screen && (ch = top_screen__key(run->screen, timeout_ms)) >= 0) {
 		timeout_ms = 0;
 		redraw = true;
-		if (ch == 'q' || ch == 'Q')
+		/* 3: Ctrl-C from a terminal in raw mode, where it sends no signal */
+		if (ch == 'q' || ch == 'Q' || ch == 3)
 			run->quit = true;
 		else if (ch == 'p' || ch == ' ')
 			run->ui.paused = !run->ui.paused;
@@ -276,6 +295,8 @@ static void live_header(void *ctx, const struct tf_header *hdr)
 	run->p = pipeline__new(hdr, &windowed);
 	if (!run->p || add_state(run))
 		run->err = -ENOMEM;
+	/* the recorder's own handlers end the loop too, but a second signal leaves mid-write */
+	catch_stop_signals();
 }
 
 static void live_record(void *ctx, const void *rec, size_t size)
@@ -293,7 +314,7 @@ static int live_poll(void *ctx)
 	tick(run, mono_ns(), 0);
 	if (!run->err)
 		metrics_run__update(run->metrics, run->state, run->p, env.opts.window_s, false);
-	return run->quit || run->err;
+	return run->quit || stop_asked || run->err;
 }
 
 /* The end: the last cycles settle; a batch run prints them as its last block. */
@@ -350,13 +371,6 @@ static int top_live(void)
 	return status;
 }
 
-static volatile sig_atomic_t replay_stop;
-
-static void on_replay_signal(int sig)
-{
-	replay_stop = 1;
-}
-
 /* Wait until the record's time comes at the asked speed; keys and frames go on meanwhile. */
 static void pace(struct top_run *run, __u64 first_ts, __u64 *wall0, __u64 ts)
 {
@@ -364,7 +378,7 @@ static void pace(struct top_run *run, __u64 first_ts, __u64 *wall0, __u64 ts)
 		__u64 now = mono_ns(), due = *wall0 + (__u64)((ts - first_ts) / env.speed);
 		int wait_ms = due > now ? (int)((due - now) / 1000000) : 0;
 
-		if (run->quit || replay_stop || (!run->ui.paused && !wait_ms))
+		if (run->quit || stop_asked || (!run->ui.paused && !wait_ms))
 			return;
 		wait_ms = wait_ms > 50 || run->ui.paused ? 50 : wait_ms;
 		if (run->screen) {
@@ -418,7 +432,7 @@ static int replay_records(struct top_run *run)
 	__u64 ts, first_ts = 0, last_ts = 0, wall0 = 0;
 	int ret = 0;
 
-	while (!run->quit && !replay_stop && !run->err &&
+	while (!run->quit && !stop_asked && !run->err &&
 	       (ret = pipeline__read_next(run->p, &ts)) > 0) {
 		/* the play starts at the first call: what comes before it is set-up */
 		if (!ts || ts <= last_ts || (!first_ts && !pipeline__stats(run->p)->calls))
@@ -435,7 +449,7 @@ static int replay_records(struct top_run *run)
 			pace(run, first_ts, &wall0, ts);
 		replay_frames(run, ts);
 	}
-	return run->quit || replay_stop || run->err ? 0 : ret;
+	return run->quit || stop_asked || run->err ? 0 : ret;
 }
 
 /* Where the recording ends: its last record, so a call open to the end shows as long as it was. */
@@ -450,7 +464,7 @@ static __u64 trace_last(const struct top_run *run)
 /* Interactive replays keep the last screen until q. */
 static void hold_end(struct top_run *run)
 {
-	while (run->screen && !run->quit && !replay_stop)
+	while (run->screen && !run->quit && !stop_asked)
 		if (handle_keys(run, 200))
 			show(run, trace_last(run), "end");
 }
@@ -470,14 +484,15 @@ static int top_replay(void)
 		run_free(&run);
 		return 1;
 	}
-	signal(SIGINT, on_replay_signal);
-	signal(SIGTERM, on_replay_signal);
-	signal(SIGHUP, on_replay_signal);
+	catch_stop_signals();
 	ret = replay_records(&run);
 	status = finish(&run, trace_last(&run));
 	if (!status && run.screen) {
 		show(&run, trace_last(&run), "end");
 		hold_end(&run);
+		/* the end block stays on the terminal, as a live run's does */
+		close_screen(&run);
+		show(&run, trace_last(&run), "end");
 	}
 	close_screen(&run);
 	if (ret == -ENODATA || ret == -EBADMSG) {
