@@ -948,6 +948,37 @@ static void test_calibration_sizes(void **state)
 	assert_int_equal(decoder__read_calib(&calib, SP_CALIB_REC_V1 - 8, &got), -EBADMSG);
 }
 
+/* Each kind's own time; call sites and tables hold other fields where calls keep theirs. */
+static void test_record_times(void **state)
+{
+	struct sp_call_rec call = { .type = SP_REC_CALL, .size = sizeof(call), .ts = 42 };
+	struct sp_stats_rec end = { .type = SP_REC_END, .size = sizeof(end), .ts = 43 };
+	struct sp_clock_rec clock = { .type = SP_REC_CLOCK, .size = sizeof(clock), .ts = 44 };
+	struct sp_stack_rec stack = { .type = SP_REC_STACK, .size = sizeof(stack), .tid = 7,
+				      .seq = 20000 };
+	struct sp_objmap_rec objmap = { .type = SP_REC_OBJMAP, .size = sizeof(objmap),
+					.start = 0x7f0000000000ull };
+	struct sp_map_rec map = { .type = SP_REC_MAP, .size = sizeof(map), .lib = 3 };
+	struct sp_rec_hdr optional = { .type = TF_OPTIONAL_FIRST, .size = 16 };
+	__u64 ts = 1;
+
+	assert_true(tf_record_ts(&call, sizeof(call), &ts));
+	assert_int_equal(ts, 42);
+	assert_true(tf_record_ts(&end, sizeof(end), &ts));
+	assert_int_equal(ts, 43);
+	assert_true(tf_record_ts(&clock, sizeof(clock), &ts));
+	assert_int_equal(ts, 44);
+	assert_false(tf_record_ts(&stack, sizeof(stack), &ts));
+	assert_int_equal(ts, 0);
+	assert_false(tf_record_ts(&objmap, sizeof(objmap), &ts));
+	assert_false(tf_record_ts(&map, sizeof(map), &ts));
+	assert_false(tf_record_ts(&optional, sizeof(optional), &ts));
+	/* too short to hold it */
+	assert_false(tf_record_ts(&call, 12, &ts));
+	assert_false(tf_record_ts(&call, 2, &ts));
+	assert_int_equal(ts, 0);
+}
+
 static void test_free_accepts_null(void **state)
 {
 	tf_writer__free(NULL);
@@ -975,6 +1006,7 @@ int main(void)
 		TMP_TEST(test_disk_full),
 		TMP_TEST(test_rejects_malformed_write),
 		TMP_TEST(test_calibration_sizes),
+		cmocka_unit_test(test_record_times),
 		cmocka_unit_test(test_free_accepts_null),
 	};
 

@@ -197,8 +197,8 @@ int pipeline__read_next(struct pipeline *p, __u64 *ts)
 	if (ret <= 0)
 		return ret;
 	hdr = rec;
-	/* every ring record starts with a timestamp at offset 8, as the decoder reads it */
-	*ts = hdr->size >= 16 ? ((const struct sp_call_rec *)rec)->ts : 0;
+	/* 0 for kinds without a time: call sites and tables hold other things there */
+	tf_record_ts(rec, hdr->size, ts);
 	ret = pipeline__feed(p, rec, hdr->size);
 	return ret ? ret : 1;
 }

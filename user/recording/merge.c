@@ -301,13 +301,6 @@ union rec_buf {
 	struct sp_stats_rec stats;
 };
 
-/* Every record type but these has its time at offset 8. */
-static bool has_ts(__u16 type)
-{
-	return type != SP_REC_PROBE && type != SP_REC_MAP && type != SP_REC_STACK &&
-	       type != SP_REC_PYCODE && type != SP_REC_OBJMAP;
-}
-
 static void move_ts(const struct source *s, union rec_buf *b)
 {
 	__u64 ts;
@@ -502,10 +495,11 @@ static int advance(struct source *s)
 	int ret = tf_reader__next(s->rd, &s->rec);
 
 	if (ret > 0) {
-		const struct sp_call_rec *c = s->rec;
+		const struct sp_rec_hdr *h = s->rec;
+		__u64 ts;
 
-		if (has_ts(c->type) && c->size >= 16 && c->ts)
-			s->at_ns = shifted(s, c->ts);
+		if (tf_record_ts(h, h->size, &ts) && ts)
+			s->at_ns = shifted(s, ts);
 		return 0;
 	}
 	s->rec = NULL;

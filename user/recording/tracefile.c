@@ -932,6 +932,59 @@ static bool rec_size_ok(__u16 type, __u16 size)
 	}
 }
 
+#define TS_AT_8(type) _Static_assert(offsetof(type, ts) == 8, #type "'s time is not at 8")
+TS_AT_8(struct sp_call_rec);
+TS_AT_8(struct sp_call_pkt);
+TS_AT_8(struct sp_ret_rec);
+TS_AT_8(struct sp_fork_rec);
+TS_AT_8(struct sp_libmap_rec);
+TS_AT_8(struct sp_exec_rec);
+TS_AT_8(struct sp_stats_rec);
+TS_AT_8(struct sp_exit_rec);
+TS_AT_8(struct sp_lib_rec);
+TS_AT_8(struct sp_proc_rec);
+TS_AT_8(struct sp_calib_rec);
+TS_AT_8(struct sp_cpu_rec);
+TS_AT_8(struct sp_hostmem_rec);
+TS_AT_8(struct sp_segment_rec);
+TS_AT_8(struct sp_window_rec);
+TS_AT_8(struct sp_clock_rec);
+
+bool tf_record_ts(const void *rec, size_t size, __u64 *ts)
+{
+	const struct sp_rec_hdr *h = rec;
+
+	*ts = 0;
+	if (size < sizeof(*h))
+		return false;
+	switch (h->type) {
+	case SP_REC_CALL:
+	case SP_REC_CALL_PACKED:
+	case SP_REC_RET:
+	case SP_REC_FORK:
+	case SP_REC_LIBMAP:
+	case SP_REC_EXEC:
+	case SP_REC_STATS:
+	case SP_REC_END:
+	case SP_REC_EXIT:
+	case SP_REC_LIB:
+	case SP_REC_PROC:
+	case SP_REC_CALIB:
+	case SP_REC_CPU:
+	case SP_REC_HOSTMEM:
+	case SP_REC_SEGMENT:
+	case SP_REC_WINDOW:
+	case SP_REC_CLOCK:
+		/* all of these keep it at offset 8 (TS_AT_8 above) */
+		if (size < 8 + sizeof(*ts))
+			return false;
+		memcpy(ts, (const char *)rec + 8, sizeof(*ts));
+		return true;
+	default:
+		return false;
+	}
+}
+
 /* The layout inside a call-site record: counts and lengths that agree with its size. */
 static bool site_rec_ok(const void *rec, __u16 type, __u16 size)
 {

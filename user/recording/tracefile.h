@@ -128,6 +128,12 @@ const struct tf_header *tf_reader__header(const struct tf_reader *r);
  * stops inside a record (truncated). Details via tf_reader__error.
  */
 int tf_reader__next(struct tf_reader *r, const void **rec);
+/*
+ * The time a record carries (CLOCK_MONOTONIC ns), by its kind: true and *ts
+ * set when it has one; false (*ts 0) for kinds without (probe and map tables,
+ * call sites, kinds this reader does not know) or a record too short to hold it.
+ */
+bool tf_record_ts(const void *rec, size_t size, __u64 *ts);
 /* Byte offset of the next record (where a cut or corruption was found). */
 __u64 tf_reader__offset(const struct tf_reader *r);
 const char *tf_reader__error(const struct tf_reader *r);

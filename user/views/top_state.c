@@ -399,13 +399,18 @@ static __u64 rank_cycles(const struct top_frame *f, int rank)
 	return n;
 }
 
+/* As report orders its sites: blocked time per cycle first, then count, then the call's name. */
 static int site_row_cmp(const void *pa, const void *pb)
 {
 	const struct top_site_row *a = pa, *b = pb;
 
+	if (a->blocked_ms_per_cycle != b->blocked_ms_per_cycle)
+		return a->blocked_ms_per_cycle < b->blocked_ms_per_cycle ? 1 : -1;
 	if (a->count != b->count)
 		return a->count < b->count ? 1 : -1;
-	return (a->total < b->total) - (a->total > b->total);
+	if (a->total != b->total)
+		return a->total < b->total ? 1 : -1;
+	return strcmp(model__call_name(a->name), model__call_name(b->name));
 }
 
 /* The call site most of a flagged site's counted stacks share. */
