@@ -110,7 +110,7 @@ record_perfetto() {
 	"$SPECPROBE" record -o "$dir/rec.sprb" --perfetto "$dir/live.pftrace" -p "$target" \
 		--ring-mb 256 2>"$dir/rec.err" &
 	rec=$!
-	wait_file "$dir/rec.sprb" 300
+	wait_file "$dir/rec.sprb"
 	touch "$dir/go"
 	wait $server_pid
 	if ! wait $rec || [ ! -s "$dir/live.pftrace" ]; then

@@ -106,7 +106,7 @@ no_cycles() {
 	start_server "$dir" --wait-at init --cycles 0 || { fail "no-cycles: no server"; return; }
 	"$SPECPROBE" record -o "$dir/rec.sprb" -p "$target" 2>"$dir/rec.err" &
 	rec=$!
-	wait_file "$dir/rec.sprb" 300
+	wait_file "$dir/rec.sprb"
 	touch "$dir/go"
 	wait $server_pid
 	wait $rec

@@ -58,6 +58,8 @@ mid_run() {
 	sleep 0.5
 	"$SPECPROBE" record -o "$dir/rec.sprb" -p "$target" --ring-mb 256 2>"$dir/rec.err" &
 	rec=$!
+	# two seconds traced, counted from the attach (the recording appears then), not the start
+	wait_file "$dir/rec.sprb"
 	sleep 2
 	kill -TERM $server_pid
 	wait $server_pid

@@ -40,7 +40,7 @@ live_tmux() {
 	pids=$(tr '\n' ',' <"$dir/ready" | sed 's/,$//')
 	tmux new-session -d -s "$SESSION" -x 150 -y 45 \
 		"$SPECPROBE top -i 0.3 -o $dir/rec.sprb -p $pids 2>$dir/top.err; echo \$? >$dir/rc"
-	wait_file "$dir/rec.sprb" 300
+	wait_file "$dir/rec.sprb"
 	touch "$dir/go"
 	if wait_screen "$dir/screen1" '^ +1 +[0-9]+ +[0-9]+ +[0-9.]+ +- +[0-9.]+ +[0-9.]+ +[0-9]{3,} '
 	then
@@ -76,7 +76,7 @@ live_tmux() {
 	wait_screen "$dir/screen5" 'sort cycles/s' 20 && pass "live: s sorts by cycles/s" ||
 		fail "live: s did not change the sort ($dir/screen5)"
 	tmux send-keys -t "$SESSION" q
-	wait_file "$dir/rc" 100
+	wait_file "$dir/rc"
 	rc=$(cat "$dir/rc" 2>/dev/null)
 	if [ "$rc" = 0 ] && programs_back "$before"; then
 		pass "live: q exits 0 and leaves no probe program loaded"
@@ -152,7 +152,7 @@ sigterm() {
 	"$SPECPROBE" top --batch -i 0.2 -o "$dir/rec.sprb" -p "$target" >"$dir/top.txt" \
 		2>"$dir/top.err" &
 	top=$!
-	wait_file "$dir/rec.sprb" 300
+	wait_file "$dir/rec.sprb"
 	touch "$dir/go"
 	sleep 1
 	kill -TERM $top
