@@ -54,6 +54,8 @@ static struct sp_call_rec call_at(__u32 seq, __u64 ts)
 				     .ts = ts, .tgid = target, .tid = target, .seq = seq };
 }
 
+static struct tf_gaps last_gaps;	/* of the last read_all */
+
 /* Read a recording or a set: calls, the first seq, and what it says it lost. */
 static int read_all(const char *path, __u64 *calls, __u32 *first_seq, __u64 *lost)
 {
@@ -75,6 +77,7 @@ static int read_all(const char *path, __u64 *calls, __u32 *first_seq, __u64 *los
 	}
 	*lost = tf_header__rotated(tf_reader__header(r)) ?
 		tf_reader__header(r)->segment.prior_calls : 0;
+	last_gaps = *tf_reader__gaps(r);
 	tf_reader__free(r);
 	return ret;
 }
@@ -137,7 +140,7 @@ static void test_ring_keeps_newest_and_states_loss(void **state)
 static void test_ring_gap_and_strangers(void **state)
 {
 	char base[PATH_LEN], other[PATH_LEN], from[PATH_LEN + 16], to[PATH_LEN + 16];
-	__u64 calls, lost;
+	__u64 calls, lost, total;
 	__u32 first, low = UINT32_MAX, high = 0;
 	struct dirent *de;
 	DIR *d;
@@ -157,11 +160,19 @@ static void test_ring_gap_and_strangers(void **state)
 	}
 	closedir(d);
 	assert_true(high > low + 2);
-	/* a gap: the set starts after it, and says what it lost */
+	assert_int_equal(read_all(base, &calls, &first, &lost), 0);
+	assert_int_equal(last_gaps.missing, 0);
+	total = calls;
+	/* a gap: read across, the segments before and after it, and what it held counted */
 	tf_segment_path(from, sizeof(from), base, low + 1);
 	unlink(from);
 	assert_int_equal(read_all(base, &calls, &first, &lost), 0);
-	assert_int_equal(calls + lost, CALLS);
+	assert_int_equal(first, lost + 1);	/* from the oldest there, before the gap */
+	assert_int_equal(last_gaps.missing, 1);
+	assert_int_equal(last_gaps.first_missing, low + 1);
+	assert_true(last_gaps.lost_calls > 0);
+	assert_int_equal(calls + last_gaps.lost_calls, total);
+	assert_int_equal(calls + lost + last_gaps.lost_calls, CALLS);
 	/* a file of another recording (other clock) in the set is refused */
 	tf_segment_path(from, sizeof(from), other, high);
 	tf_segment_path(to, sizeof(to), base, high);

@@ -120,7 +120,7 @@ static int export_run(struct pipeline *p, struct perfetto_out *o, const char *in
 {
 	int ret = pipeline__read_all(p);
 
-	if (ret == -ENODATA || ret == -EBADMSG) {
+	if (ret == -EBADMSG) {
 		log_error("%s: no trace written", pipeline__error(p));
 		return 1;
 	}
@@ -128,6 +128,7 @@ static int export_run(struct pipeline *p, struct perfetto_out *o, const char *in
 		log_error("%s: %s", input, strerror(-ret));
 		return 1;
 	}
+	pipeline__warn_input(p, input);
 	ret = pipeline__finish(p);
 	if (!ret)
 		ret = perfetto__close(o);
