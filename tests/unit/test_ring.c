@@ -180,6 +180,88 @@ static void test_ring_gap_and_strangers(void **state)
 	assert_int_equal(read_all(base, &calls, &first, &lost), -EBADMSG);
 }
 
+/* A ring whose segment late_seg (once it starts) gains a library and a probe, cookie 1. */
+static __u32 write_ring_late(const char *base, long long late_seg)
+{
+	struct {
+		struct sp_lib_rec l;
+		char path[24];
+	} lr = { { .type = SP_REC_LIB, .size = sizeof(lr), .index = 1, .dev = 1, .ino = 3 },
+		 "/usr/lib/libnccl.so.2" };
+	struct {
+		struct sp_probe_rec p;
+		char sym[16];
+	} pr = { { .type = SP_REC_PROBE, .size = sizeof(pr), .cookie = 1, .lib = 1 },
+		 "ncclAllReduce" };
+	char seg[PATH_LEN + 16];
+	struct tf_header h;
+	struct tf_ring *ring;
+	__u32 next = 1, probe = 0;
+
+	fill_header(&h, "a", 1000, 5000);
+	ring = tf_ring__create(base, false, 0600, &h, 256 << 10, NULL, 0);
+	assert_non_null(ring);
+	for (__u32 i = 1; i <= CALLS; i++) {
+		struct sp_call_rec c = call_at(i, 2000 + i);
+
+		c.probe = probe;
+		assert_int_equal(tf_ring__write(ring, &c, sizeof(c)), 0);
+		tf_segment_path(seg, sizeof(seg), base, next);
+		if (access(seg, F_OK))
+			continue;
+		if (next++ == late_seg) {
+			lr.l.ts = pr.p.offset = 2000 + i;
+			assert_int_equal(tf_ring__write(ring, &lr, sizeof(lr)), 0);
+			assert_int_equal(tf_ring__write(ring, &pr, sizeof(pr)), 0);
+			probe = 1;
+		}
+	}
+	assert_int_equal(tf_ring__close(ring), 0);
+	tf_ring__free(ring);
+	return next - 1;	/* the newest segment */
+}
+
+/* The tables a missing segment added come as late records: the calls after it name them. */
+static void test_ring_gap_keeps_late_tables(void **state)
+{
+	char base[PATH_LEN], seg[PATH_LEN + 16];
+	struct tf_reader *r;
+	const void *rec;
+	__u32 high, probe1 = 0, libs_seen = 0, probes_seen = 0;
+	int ret;
+
+	snprintf(base, sizeof(base), "%s/learn.sprb", (char *)*state);
+	high = write_ring_late(base, -1);
+	assert_true(high >= 3);
+	snprintf(base, sizeof(base), "%s/run.sprb", (char *)*state);
+	assert_int_equal(write_ring_late(base, high - 2), high);
+	tf_segment_path(seg, sizeof(seg), base, high - 2);
+	assert_int_equal(unlink(seg), 0);
+	r = tf_reader__open(base, NULL, 0);
+	assert_non_null(r);
+	assert_int_equal(tf_reader__header(r)->nr_probes, 1);
+	while ((ret = tf_reader__next(r, &rec)) > 0) {
+		const struct sp_call_rec *c = rec;
+
+		libs_seen += c->type == SP_REC_LIB;
+		probes_seen += c->type == SP_REC_PROBE;
+		if (c->type == SP_REC_CALL && c->probe == 1) {
+			assert_true(c->probe < tf_reader__header(r)->nr_probes);
+			probe1++;
+		}
+	}
+	assert_int_equal(ret, 0);
+	assert_int_equal(libs_seen, 1);
+	assert_int_equal(probes_seen, 1);
+	assert_true(probe1 > 0);
+	assert_int_equal(tf_reader__header(r)->nr_probes, 2);
+	assert_string_equal(tf_reader__header(r)->probes[1].symbol, "ncclAllReduce");
+	assert_string_equal(tf_reader__header(r)->libs[1].path, "/usr/lib/libnccl.so.2");
+	assert_int_equal(tf_reader__gaps(r)->missing, 1);
+	assert_int_equal(tf_reader__gaps(r)->first_missing, high - 2);
+	tf_reader__free(r);
+}
+
 static void write_plain(const char *path, const char *host, __u64 mono, __u64 real,
 			__u64 first_ts)
 {
@@ -253,6 +335,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_ring_keeps_newest_and_states_loss, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_ring_gap_and_strangers, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_ring_gap_keeps_late_tables, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_merge_two_hosts, setup, teardown),
 	};
 
