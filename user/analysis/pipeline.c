@@ -243,6 +243,10 @@ void pipeline__warn_input(const struct pipeline *p, const char *path)
 
 	if (p->cut)
 		log_warn("%s: read up to the last whole record before it", pipeline__error(p));
+	/* a dump's window ends where the ring went on: no end of its own */
+	else if (p->reader && !st->ended && !p->hdr.window.type)
+		log_warn("%s: no end record: its recorder was killed, or the file was cut between "
+			 "two records; read up to its last record", path);
 	if (g && g->missing)
 		log_warn("%s.%u: %u segment%s missing from the set: the %llu calls held there "
 			 "are lost; the segments before and after are read", path, g->first_missing,

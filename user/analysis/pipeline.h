@@ -90,8 +90,9 @@ int pipeline__read_next(struct pipeline *p, __u64 *ts);
 const char *pipeline__error(const struct pipeline *p);
 /*
  * After reading: a warning line for each thing the input lacked or had
- * wrong (a cut, a gap in a set, unknown cookies, records seen twice, stamps
- * out of order), path naming the input; nothing for a sound one.
+ * wrong (a cut inside a record or no end record, a gap in a set, unknown
+ * cookies, records seen twice, stamps out of order), path naming the input;
+ * nothing for a sound one.
  */
 void pipeline__warn_input(const struct pipeline *p, const char *path);
 /* End of input: the last calls, the analyses, then the end callbacks; 0 or -errno. */

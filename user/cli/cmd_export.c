@@ -165,13 +165,9 @@ int export__write(struct pipeline *p, const char *input, int fd, const char *out
 	/* a cut or corrupt recording leaves no half trace behind */
 	if (status)
 		unlink(output);
-	else	/* a file cut between records reads like a killed tracer's: only its end tells */
-		log_info("%s: %llu bytes, %llu calls%s", output,
-			 (unsigned long long)perfetto__bytes(o),
-			 (unsigned long long)pipeline__stats(p)->calls,
-			 pipeline__stats(p)->ended ? ""
-						   : "; the recording has no end: its tracer was killed, "
-						     "or the file was cut between two records");
+	else	/* a recording with no end was said so as it was read */
+		log_info("%s: %llu bytes, %llu calls", output, (unsigned long long)perfetto__bytes(o),
+			 (unsigned long long)pipeline__stats(p)->calls);
 	perfetto__free(o);
 	pipeline__free(p);
 	return status;
