@@ -581,7 +581,7 @@ static __u64 pipeline_calls(const char *path, __u64 *cut_at)
 	assert_int_equal(pipeline__read_all(p), 0);
 	assert_int_equal(pipeline__finish(p), 0);
 	calls = pipeline__stats(p)->calls;
-	*cut_at = pipeline__stats(p)->cut_at;
+	*cut_at = pipeline__stats(p)->cut ? pipeline__stats(p)->cut_at : 0;
 	pipeline__free(p);
 	return calls;
 }

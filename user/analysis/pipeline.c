@@ -182,19 +182,16 @@ static int read_record(struct pipeline *p, const void **rec)
 {
 	const struct tf_gaps *g = tf_reader__gaps(p->reader);
 	int ret = tf_reader__next(p->reader, rec);
-	__u64 cut = 0;
 
 	if (ret > 0)
 		return ret;
 	if (ret == -ENODATA) {
-		/* a newest segment's cut header is at its start: still a cut */
-		cut = tf_reader__offset(p->reader);
-		cut = cut ? cut : 1;
 		p->cut = true;
 		ret = 0;
 	}
 	if (!ret)
-		decoder__note_input(p->dec, cut, g->missing, g->lost_calls);
+		decoder__note_input(p->dec, p->cut, p->cut ? tf_reader__offset(p->reader) : 0,
+				    g->missing, g->lost_calls);
 	return ret;
 }
 

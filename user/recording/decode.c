@@ -329,8 +329,10 @@ void decoder__set_probes(struct decoder *d, __u32 nr)
 	d->probes_set = true;
 }
 
-void decoder__note_input(struct decoder *d, __u64 cut_at, __u64 ring_gaps, __u64 gap_calls)
+void decoder__note_input(struct decoder *d, bool cut, __u64 cut_at, __u64 ring_gaps,
+			 __u64 gap_calls)
 {
+	d->stats.cut = cut;
 	d->stats.cut_at = cut_at;
 	d->stats.ring_gaps = ring_gaps;
 	d->stats.ring_gap_calls = gap_calls;

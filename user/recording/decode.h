@@ -49,7 +49,8 @@ struct decode_stats {
 	__u64 unknown_cookie_calls;	/* calls of probes the tables do not describe: kept */
 	__u64 duplicate_records;	/* a thread's call or return seen again: dropped */
 	__u64 out_of_order;	/* records stamped before their thread's previous one: kept */
-	__u64 cut_at;		/* the input stops inside a record at this byte; 0: it does not */
+	bool cut;		/* the input stops inside a record (or a set's newest header) */
+	__u64 cut_at;		/* at this byte of its last file */
 	__u64 ring_gaps;	/* segment files missing inside a set */
 	__u64 ring_gap_calls;	/* the calls they held */
 };
@@ -66,8 +67,9 @@ struct decoder *decoder__new(decode_call_fn fn, void *ctx, __u64 reorder_ns);
  * known to all.
  */
 void decoder__set_probes(struct decoder *d, __u32 nr);
-/* Where the input was cut and what a set lacked, for the stats of who reads it. */
-void decoder__note_input(struct decoder *d, __u64 cut_at, __u64 ring_gaps, __u64 gap_calls);
+/* Whether and where the input was cut, what a set lacked: for the stats of who reads it. */
+void decoder__note_input(struct decoder *d, bool cut, __u64 cut_at, __u64 ring_gaps,
+			 __u64 gap_calls);
 /*
  * Feed one record of any type; returns the callback's non-zero value or 0.
  * A call or return no newer, in its thread's numbering and in time, than the

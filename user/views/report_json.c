@@ -495,7 +495,7 @@ static void put_input(FILE *out, const struct decode_stats *in)
 
 	in = in ? in : &none;
 	fputs(",\"input\":{", out);
-	put_int_or_null(out, "cut_at", in->cut_at, in->cut_at);
+	put_int_or_null(out, "cut_at", in->cut_at, in->cut);
 	fprintf(out, ",\"unknown_cookie_calls\":%llu,\"duplicate_records\":%llu,"
 		"\"out_of_order\":%llu,\"ring_gaps\":%llu,\"ring_gap_calls\":%llu}",
 		(unsigned long long)in->unknown_cookie_calls,
