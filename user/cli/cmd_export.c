@@ -166,7 +166,8 @@ int export__write(struct pipeline *p, const char *input, int fd, const char *out
 	if (status)
 		unlink(output);
 	else	/* a recording with no end was said so as it was read */
-		log_info("%s: %llu bytes, %llu calls", output, (unsigned long long)perfetto__bytes(o),
+		log_info("%s: %llu bytes, %llu calls", output,
+			 (unsigned long long)perfetto__bytes(o),
 			 (unsigned long long)pipeline__stats(p)->calls);
 	perfetto__free(o);
 	pipeline__free(p);
