@@ -162,5 +162,17 @@ PY
 	else
 		fail "ring gap: exit $rc, $msg, $(check input_field "$ring/gap.json" ring_gap_calls) of $lost lost: $(head -2 "$ring/gap.err" | tr '\n' '|')"
 	fi
+	# merge reads the set by the same rule: the same calls, the gap said
+	"$SPECPROBE" merge "$ring/rec.sprb" -o "$ring/m.sprb" --force 2>"$ring/m.err"
+	rc=$?
+	"$SPECPROBE" dump --json "$ring/m.sprb" 2>/dev/null | sed 's/"ts_[a-z]*":[0-9]*,//g' |
+		sort >"$ring/m.jsonl"
+	sed 's/"ts_[a-z]*":[0-9]*,//g' "$ring/gap.jsonl" | sort >"$ring/gap-sorted.jsonl"
+	if [ $rc = 0 ] && cmp -s "$ring/m.jsonl" "$ring/gap-sorted.jsonl" &&
+		grep -q "rec.sprb.$gone: 1 segment missing from the set: the $lost calls held there are lost" "$ring/m.err"; then
+		pass "merge of that set: the same calls as its readers read, the gap warned"
+	else
+		fail "merge of the set with a gap: exit $rc, $(wc -l <"$ring/m.jsonl") calls of $(wc -l <"$ring/gap.jsonl"): $(grep warning "$ring/m.err" | head -2 | tr '\n' '|')"
+	fi
 fi
 finish
