@@ -857,7 +857,7 @@ static int synth_tables(struct tf_reader *r, const struct tf_header *seg)
 		struct sp_lib_rec *l = size <= TF_MAX_RECORD ? synth_room(r, size) : NULL;
 
 		if (!l)
-			return -ENOMEM;
+			return size <= TF_MAX_RECORD ? -ENOMEM : -E2BIG;
 		*l = (struct sp_lib_rec){ .type = SP_REC_LIB, .size = size, .index = i,
 					  .dev = seg->libs[i].dev, .ino = seg->libs[i].ino,
 					  .kind = seg->libs[i].kind };
@@ -870,7 +870,7 @@ static int synth_tables(struct tf_reader *r, const struct tf_header *seg)
 		struct sp_probe_rec *p = size <= TF_MAX_RECORD ? synth_room(r, size) : NULL;
 
 		if (!p)
-			return -ENOMEM;
+			return size <= TF_MAX_RECORD ? -ENOMEM : -E2BIG;
 		*p = (struct sp_probe_rec){ .type = SP_REC_PROBE, .size = size, .cookie = i,
 					    .lib = seg->probes[i].lib,
 					    .catalog = seg->probes[i].catalog,
@@ -899,6 +899,9 @@ static int reader__next_segment(struct tf_reader *r)
 	__u32 missing = r->segs[r->cur_seg + 1] - r->segs[r->cur_seg] - 1;
 	int ret;
 
+	if (missing && !r->gaps.missing)
+		r->gaps.first_missing = r->segs[r->cur_seg] + 1;
+	r->gaps.missing += missing;
 	snprintf(prev, sizeof(prev), "%s", r->path);
 	ret = reader__map_segment(r, r->cur_seg + 1);
 	if (!ret)
@@ -912,14 +915,14 @@ static int reader__next_segment(struct tf_reader *r)
 	if (!ret && !segment_continues(&r->hdr, &seg, missing))
 		ret = reader__fail(r, -EBADMSG, "%s does not continue %s: another recording's "
 				   "segment?", r->path, prev);
-	if (!ret && missing && synth_tables(r, &seg))
-		ret = reader__fail(r, -ENOMEM, "%s: out of memory", r->path);
+	if (!ret && missing)
+		ret = synth_tables(r, &seg);
+	if (ret == -ENOMEM || ret == -E2BIG)
+		ret = reader__fail(r, ret, ret == -ENOMEM ? "%s: out of memory" :
+				   "%s: a name in its tables is too long for a record", r->path);
 	tf_header__free(&seg);
 	if (ret)
 		return ret;
-	if (missing && !r->gaps.missing)
-		r->gaps.first_missing = r->segs[r->cur_seg - 1] + 1;
-	r->gaps.missing += missing;
 	r->after_gap = missing;
 	r->skipping = true;
 	return 0;
