@@ -54,6 +54,8 @@ static struct sp_call_rec call_at(__u32 seq, __u64 ts)
 				     .ts = ts, .tgid = target, .tid = target, .seq = seq };
 }
 
+static struct tf_gaps last_gaps;	/* of the last read_all */
+
 /* Read a recording or a set: calls, the first seq, and what it says it lost. */
 static int read_all(const char *path, __u64 *calls, __u32 *first_seq, __u64 *lost)
 {
@@ -75,6 +77,7 @@ static int read_all(const char *path, __u64 *calls, __u32 *first_seq, __u64 *los
 	}
 	*lost = tf_header__rotated(tf_reader__header(r)) ?
 		tf_reader__header(r)->segment.prior_calls : 0;
+	last_gaps = *tf_reader__gaps(r);
 	tf_reader__free(r);
 	return ret;
 }
@@ -137,7 +140,7 @@ static void test_ring_keeps_newest_and_states_loss(void **state)
 static void test_ring_gap_and_strangers(void **state)
 {
 	char base[PATH_LEN], other[PATH_LEN], from[PATH_LEN + 16], to[PATH_LEN + 16];
-	__u64 calls, lost;
+	__u64 calls, lost, total;
 	__u32 first, low = UINT32_MAX, high = 0;
 	struct dirent *de;
 	DIR *d;
@@ -157,16 +160,106 @@ static void test_ring_gap_and_strangers(void **state)
 	}
 	closedir(d);
 	assert_true(high > low + 2);
-	/* a gap: the set starts after it, and says what it lost */
+	assert_int_equal(read_all(base, &calls, &first, &lost), 0);
+	assert_int_equal(last_gaps.missing, 0);
+	total = calls;
+	/* a gap: read across, the segments before and after it, and what it held counted */
 	tf_segment_path(from, sizeof(from), base, low + 1);
 	unlink(from);
 	assert_int_equal(read_all(base, &calls, &first, &lost), 0);
-	assert_int_equal(calls + lost, CALLS);
+	assert_int_equal(first, lost + 1);	/* from the oldest there, before the gap */
+	assert_int_equal(last_gaps.missing, 1);
+	assert_int_equal(last_gaps.first_missing, low + 1);
+	assert_true(last_gaps.lost_calls > 0);
+	assert_int_equal(calls + last_gaps.lost_calls, total);
+	assert_int_equal(calls + lost + last_gaps.lost_calls, CALLS);
 	/* a file of another recording (other clock) in the set is refused */
 	tf_segment_path(from, sizeof(from), other, high);
 	tf_segment_path(to, sizeof(to), base, high);
 	assert_int_equal(rename(from, to), 0);
 	assert_int_equal(read_all(base, &calls, &first, &lost), -EBADMSG);
+}
+
+/* A ring whose segment late_seg (once it starts) gains a library and a probe, cookie 1. */
+static __u32 write_ring_late(const char *base, long long late_seg)
+{
+	struct {
+		struct sp_lib_rec l;
+		char path[24];
+	} lr = { { .type = SP_REC_LIB, .size = sizeof(lr), .index = 1, .dev = 1, .ino = 3 },
+		 "/usr/lib/libnccl.so.2" };
+	struct {
+		struct sp_probe_rec p;
+		char sym[16];
+	} pr = { { .type = SP_REC_PROBE, .size = sizeof(pr), .cookie = 1, .lib = 1 },
+		 "ncclAllReduce" };
+	char seg[PATH_LEN + 16];
+	struct tf_header h;
+	struct tf_ring *ring;
+	__u32 next = 1, probe = 0;
+
+	fill_header(&h, "a", 1000, 5000);
+	ring = tf_ring__create(base, false, 0600, &h, 256 << 10, NULL, 0);
+	assert_non_null(ring);
+	for (__u32 i = 1; i <= CALLS; i++) {
+		struct sp_call_rec c = call_at(i, 2000 + i);
+
+		c.probe = probe;
+		assert_int_equal(tf_ring__write(ring, &c, sizeof(c)), 0);
+		tf_segment_path(seg, sizeof(seg), base, next);
+		if (access(seg, F_OK))
+			continue;
+		if (next++ == late_seg) {
+			lr.l.ts = pr.p.offset = 2000 + i;
+			assert_int_equal(tf_ring__write(ring, &lr, sizeof(lr)), 0);
+			assert_int_equal(tf_ring__write(ring, &pr, sizeof(pr)), 0);
+			probe = 1;
+		}
+	}
+	assert_int_equal(tf_ring__close(ring), 0);
+	tf_ring__free(ring);
+	return next - 1;	/* the newest segment */
+}
+
+/* The tables a missing segment added come as late records: the calls after it name them. */
+static void test_ring_gap_keeps_late_tables(void **state)
+{
+	char base[PATH_LEN], seg[PATH_LEN + 16];
+	struct tf_reader *r;
+	const void *rec;
+	__u32 high, probe1 = 0, libs_seen = 0, probes_seen = 0;
+	int ret;
+
+	snprintf(base, sizeof(base), "%s/learn.sprb", (char *)*state);
+	high = write_ring_late(base, -1);
+	assert_true(high >= 3);
+	snprintf(base, sizeof(base), "%s/run.sprb", (char *)*state);
+	assert_int_equal(write_ring_late(base, high - 2), high);
+	tf_segment_path(seg, sizeof(seg), base, high - 2);
+	assert_int_equal(unlink(seg), 0);
+	r = tf_reader__open(base, NULL, 0);
+	assert_non_null(r);
+	assert_int_equal(tf_reader__header(r)->nr_probes, 1);
+	while ((ret = tf_reader__next(r, &rec)) > 0) {
+		const struct sp_call_rec *c = rec;
+
+		libs_seen += c->type == SP_REC_LIB;
+		probes_seen += c->type == SP_REC_PROBE;
+		if (c->type == SP_REC_CALL && c->probe == 1) {
+			assert_true(c->probe < tf_reader__header(r)->nr_probes);
+			probe1++;
+		}
+	}
+	assert_int_equal(ret, 0);
+	assert_int_equal(libs_seen, 1);
+	assert_int_equal(probes_seen, 1);
+	assert_true(probe1 > 0);
+	assert_int_equal(tf_reader__header(r)->nr_probes, 2);
+	assert_string_equal(tf_reader__header(r)->probes[1].symbol, "ncclAllReduce");
+	assert_string_equal(tf_reader__header(r)->libs[1].path, "/usr/lib/libnccl.so.2");
+	assert_int_equal(tf_reader__gaps(r)->missing, 1);
+	assert_int_equal(tf_reader__gaps(r)->first_missing, high - 2);
+	tf_reader__free(r);
 }
 
 static void write_plain(const char *path, const char *host, __u64 mono, __u64 real,
@@ -242,6 +335,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_ring_keeps_newest_and_states_loss, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_ring_gap_and_strangers, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_ring_gap_keeps_late_tables, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_merge_two_hosts, setup, teardown),
 	};
 

@@ -16,6 +16,7 @@
 #include <cmocka.h>
 #include "tracefile.h"
 #include "decode.h"
+#include "pipeline.h"
 #include "specprobe.h"
 #include "scratch_dir.h"
 
@@ -569,6 +570,49 @@ static void test_cut_inside_last_record(void **state)
 	free(data);
 }
 
+/* Calls a pipeline reads of path, 0 from read_all, and where it says the file was cut. */
+static __u64 pipeline_calls(const char *path, __u64 *cut_at)
+{
+	static const struct pipeline_opts opts = { .analyse = false };
+	struct pipeline *p = pipeline__open(path, &opts, NULL, 0);
+	__u64 calls;
+
+	assert_non_null(p);
+	assert_int_equal(pipeline__read_all(p), 0);
+	assert_int_equal(pipeline__finish(p), 0);
+	calls = pipeline__stats(p)->calls;
+	*cut_at = pipeline__stats(p)->cut ? pipeline__stats(p)->cut_at : 0;
+	pipeline__free(p);
+	return calls;
+}
+
+/* Every reader's rule: a cut anywhere in a record reads as the file up to it, and says where. */
+static void test_pipeline_reads_to_cut(void **state)
+{
+	char path[PATH_LEN], cut_path[PATH_LEN];
+	const __u32 nr = 12;	/* the last one, number 11, is a call */
+	struct tf_header h;
+	unsigned char *data;
+	union rec_buf buf;
+	size_t len, last_off;
+	__u64 whole, cut_at;
+
+	in_dir(state, "full.sprb", path);
+	in_dir(state, "cut.sprb", cut_path);
+	sample_header(&h);
+	write_recording(path, &h, nr);
+	data = get_bytes(path, &len);
+	last_off = len - make_rec(&buf, nr - 1);
+	whole = pipeline_calls(path, &cut_at);
+	assert_int_equal(cut_at, 0);
+	for (size_t cut = last_off; cut < len; cut++) {
+		put_bytes(cut_path, data, cut);
+		assert_int_equal(pipeline_calls(cut_path, &cut_at), whole - 1);
+		assert_int_equal(cut_at, cut == last_off ? 0 : last_off);
+	}
+	free(data);
+}
+
 static void test_cut_inside_header(void **state)
 {
 	char path[PATH_LEN], cut_path[PATH_LEN];
@@ -995,6 +1039,7 @@ int main(void)
 		TMP_TEST(test_layout_is_documented_one),
 		TMP_TEST(test_million_records),
 		TMP_TEST(test_cut_inside_last_record),
+		TMP_TEST(test_pipeline_reads_to_cut),
 		TMP_TEST(test_cut_inside_header),
 		TMP_TEST(test_not_a_recording),
 		TMP_TEST(test_corrupt_header),

@@ -495,7 +495,9 @@ static int top_replay(void)
 		show(&run, trace_last(&run), "end");
 	}
 	close_screen(&run);
-	if (ret == -ENODATA || ret == -EBADMSG) {
+	if (!ret)
+		pipeline__warn_input(run.p, env.replay);
+	if (ret == -EBADMSG) {
 		log_error("%s: the figures shown are up to there", pipeline__error(run.p));
 		status = 1;
 	} else if (ret < 0) {

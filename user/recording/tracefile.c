@@ -58,6 +58,12 @@ struct tf_reader {
 	__u32 *segs;
 	__u32 nr_segs, cur_seg;
 	bool skipping;		/* a later segment's repeated state, up to its SP_REC_SEGMENT */
+	bool after_gap;		/* the segment being read follows missing ones */
+	__u64 calls_read;	/* SP_REC_CALL records read from the files */
+	struct tf_gaps gaps;
+	/* after a gap: the tables the missing segments added, as late records */
+	unsigned char *synth;
+	size_t synth_len, synth_off;
 	union {
 		__u64 align;
 		unsigned char bytes[TF_MAX_RECORD];
@@ -786,14 +792,13 @@ static int reader__map_segment(struct tf_reader *r, __u32 i)
 }
 
 /*
- * A path that is not there but has segments: the set, from the oldest
- * segment after the last gap in the numbers (what came before it is gone).
- * -ENOENT: not a set, read path itself.
+ * A path that is not there but has segments: the set, every segment there
+ * (a gap in the numbers is read across and counted). -ENOENT: not a set,
+ * read path itself.
  */
 static int reader__open_set(struct tf_reader *r)
 {
 	struct stat st;
-	__u32 first = 0;
 	int ret;
 
 	if (!lstat(r->path, &st) || errno != ENOENT)
@@ -801,11 +806,6 @@ static int reader__open_set(struct tf_reader *r)
 	ret = list_segments(r->path, &r->segs, &r->nr_segs);
 	if (ret)
 		return ret == -ENOMEM ? reader__fail(r, ret, "%s: out of memory", r->path) : ret;
-	for (__u32 i = 1; i < r->nr_segs; i++)
-		if (r->segs[i] != r->segs[i - 1] + 1)
-			first = i;
-	memmove(r->segs, r->segs + first, (r->nr_segs - first) * sizeof(*r->segs));
-	r->nr_segs -= first;
 	r->base = strdup(r->path);
 	if (!r->base)
 		return reader__fail(r, -ENOMEM, "%s: out of memory", r->path);
@@ -813,12 +813,82 @@ static int reader__open_set(struct tf_reader *r)
 	return ret ? ret : reader__parse(r, &r->hdr);
 }
 
-/* A later segment continues the same recording: same clock, same tables so far. */
-static bool segment_continues(const struct tf_header *set, const struct tf_header *seg)
+/*
+ * A later segment continues the same recording: same clock, same tables so
+ * far; after a gap, tables that grew in the missing segments.
+ */
+static bool segment_continues(const struct tf_header *set, const struct tf_header *seg,
+			      bool gap)
 {
-	return set->mono_ns == seg->mono_ns && set->realtime_ns == seg->realtime_ns &&
-	       !strcmp(set->host, seg->host) && set->nr_libs == seg->nr_libs &&
-	       set->nr_probes == seg->nr_probes && set->nr_maps == seg->nr_maps;
+	if (set->mono_ns != seg->mono_ns || set->realtime_ns != seg->realtime_ns ||
+	    strcmp(set->host, seg->host))
+		return false;
+	if (gap)
+		return set->nr_libs <= seg->nr_libs && set->nr_probes <= seg->nr_probes &&
+		       set->nr_maps <= seg->nr_maps;
+	return set->nr_libs == seg->nr_libs && set->nr_probes == seg->nr_probes &&
+	       set->nr_maps == seg->nr_maps;
+}
+
+/* Room for one more synthesized record of size bytes (a multiple of 8); NULL: no memory. */
+static void *synth_room(struct tf_reader *r, size_t size)
+{
+	unsigned char *grown = realloc(r->synth, r->synth_len + size);
+
+	if (!grown)
+		return NULL;
+	r->synth = grown;
+	memset(grown + r->synth_len, 0, size);
+	r->synth_len += size;
+	return grown + r->synth_len - size;
+}
+
+static size_t rec_round(size_t size)
+{
+	return (size + TF_ALIGN - 1) & ~(size_t)(TF_ALIGN - 1);
+}
+
+/* The libraries, probes and maps seg's header has beyond the set's: as late records. */
+static int synth_tables(struct tf_reader *r, const struct tf_header *seg)
+{
+	for (__u32 i = r->hdr.nr_libs; i < seg->nr_libs; i++) {
+		size_t len = strlen(seg->libs[i].path) + 1;
+		size_t size = rec_round(sizeof(struct sp_lib_rec) + len);
+		struct sp_lib_rec *l = size <= TF_MAX_RECORD ? synth_room(r, size) : NULL;
+
+		if (!l)
+			return size <= TF_MAX_RECORD ? -ENOMEM : -E2BIG;
+		*l = (struct sp_lib_rec){ .type = SP_REC_LIB, .size = size, .index = i,
+					  .dev = seg->libs[i].dev, .ino = seg->libs[i].ino,
+					  .kind = seg->libs[i].kind };
+		memcpy(l->build_id, seg->libs[i].build_id, sizeof(l->build_id));
+		memcpy(l + 1, seg->libs[i].path, len);
+	}
+	for (__u32 i = r->hdr.nr_probes; i < seg->nr_probes; i++) {
+		size_t len = strlen(seg->probes[i].symbol) + 1;
+		size_t size = rec_round(sizeof(struct sp_probe_rec) + len);
+		struct sp_probe_rec *p = size <= TF_MAX_RECORD ? synth_room(r, size) : NULL;
+
+		if (!p)
+			return size <= TF_MAX_RECORD ? -ENOMEM : -E2BIG;
+		*p = (struct sp_probe_rec){ .type = SP_REC_PROBE, .size = size, .cookie = i,
+					    .lib = seg->probes[i].lib,
+					    .catalog = seg->probes[i].catalog,
+					    .offset = seg->probes[i].offset,
+					    .vaddr = seg->probes[i].vaddr };
+		memcpy(p + 1, seg->probes[i].symbol, len);
+	}
+	for (__u32 i = r->hdr.nr_maps; i < seg->nr_maps; i++) {
+		struct sp_map_rec *m = synth_room(r, sizeof(*m));
+
+		if (!m)
+			return -ENOMEM;
+		*m = (struct sp_map_rec){ .type = SP_REC_MAP, .size = sizeof(*m),
+					  .tgid = seg->maps[i].tgid, .lib = seg->maps[i].lib,
+					  .start = seg->maps[i].start, .end = seg->maps[i].end,
+					  .pgoff = seg->maps[i].pgoff };
+	}
+	return 0;
 }
 
 static int reader__next_segment(struct tf_reader *r)
@@ -826,8 +896,12 @@ static int reader__next_segment(struct tf_reader *r)
 	struct tf_header seg = { 0 };
 	char prev[4096];
 	bool last = r->cur_seg + 2 == r->nr_segs;
+	__u32 missing = r->segs[r->cur_seg + 1] - r->segs[r->cur_seg] - 1;
 	int ret;
 
+	if (missing && !r->gaps.missing)
+		r->gaps.first_missing = r->segs[r->cur_seg] + 1;
+	r->gaps.missing += missing;
 	snprintf(prev, sizeof(prev), "%s", r->path);
 	ret = reader__map_segment(r, r->cur_seg + 1);
 	if (!ret)
@@ -838,12 +912,18 @@ static int reader__next_segment(struct tf_reader *r)
 		return reader__fail(r, -ENODATA, "%s: header cut short (the recording stopped as "
 				    "it rotated): the recording ends with %s", r->path, prev);
 	}
-	if (!ret && !segment_continues(&r->hdr, &seg))
+	if (!ret && !segment_continues(&r->hdr, &seg, missing))
 		ret = reader__fail(r, -EBADMSG, "%s does not continue %s: another recording's "
 				   "segment?", r->path, prev);
+	if (!ret && missing)
+		ret = synth_tables(r, &seg);
+	if (ret == -ENOMEM || ret == -E2BIG)
+		ret = reader__fail(r, ret, ret == -ENOMEM ? "%s: out of memory" :
+				   "%s: a name in its tables is too long for a record", r->path);
 	tf_header__free(&seg);
 	if (ret)
 		return ret;
+	r->after_gap = missing;
 	r->skipping = true;
 	return 0;
 }
@@ -1183,6 +1263,7 @@ static int reader__next_in_file(struct tf_reader *r, const void **rec)
 					    r->path, (unsigned long long)r->off);
 	}
 	r->off += h.size;
+	r->calls_read += h.type == SP_REC_CALL;
 	*rec = p;
 	drop_behind(r);
 	return 1;
@@ -1192,6 +1273,7 @@ static int reader__next_in_file(struct tf_reader *r, const void **rec)
 static int reader__skip_state(struct tf_reader *r, const void *rec)
 {
 	const struct sp_segment_rec *seg = rec;
+	__u64 before;
 
 	if (seg->type != SP_REC_SEGMENT)
 		return 0;
@@ -1199,14 +1281,44 @@ static int reader__skip_state(struct tf_reader *r, const void *rec)
 		return reader__fail(r, -EBADMSG, "%s: segment record says %u", r->path,
 				    seg->index);
 	r->skipping = false;
+	/* what the missing segments held: all before this one, less what was read or rotated */
+	before = r->hdr.segment.prior_calls + r->calls_read;
+	if (r->after_gap && seg->prior_calls > before)
+		r->gaps.lost_calls += seg->prior_calls - before;
+	r->after_gap = false;
 	return 0;
+}
+
+/* After a gap: the tables the missing segments added, each applied as it is handed on. */
+static int reader__next_synth(struct tf_reader *r, const void **rec)
+{
+	const struct sp_rec_hdr *h = (const void *)(r->synth + r->synth_off);
+	int ret = tf_header__apply(&r->hdr, h, h->size);
+
+	if (ret)
+		return reader__fail(r, ret == -ENOMEM ? ret : -EBADMSG,
+				    "%s: the tables before it do not fit its own", r->path);
+	r->synth_off += h->size;
+	if (r->synth_off == r->synth_len)
+		r->synth_off = r->synth_len = 0;
+	*rec = h;
+	return 1;
+}
+
+/* After a gap, the pids of the processes of the missing segments come with the repeated state. */
+static bool passes_skip(const struct tf_reader *r, const void *rec)
+{
+	return r->after_gap && ((const struct sp_rec_hdr *)rec)->type == SP_REC_PROC;
 }
 
 int tf_reader__next(struct tf_reader *r, const void **rec)
 {
 	for (;;) {
-		int ret = reader__next_in_file(r, rec);
+		int ret;
 
+		if (r->synth_len)
+			return reader__next_synth(r, rec);
+		ret = reader__next_in_file(r, rec);
 		if (ret == SKIPPED)
 			continue;
 		if (ret == 0 && r->cur_seg + 1 < r->nr_segs) {
@@ -1217,6 +1329,9 @@ int tf_reader__next(struct tf_reader *r, const void **rec)
 		}
 		if (ret <= 0 || !r->skipping)
 			return ret;
+		if (passes_skip(r, *rec))
+			return tf_header__apply(&r->hdr, *rec, sizeof(struct sp_proc_rec)) ?
+				reader__fail(r, -ENOMEM, "%s: out of memory", r->path) : 1;
 		ret = reader__skip_state(r, *rec);
 		if (ret)
 			return ret;
@@ -1228,6 +1343,11 @@ __u32 tf_reader__segments(const struct tf_reader *r, __u32 *first)
 	if (first)
 		*first = r->nr_segs ? r->segs[0] : 0;
 	return r->nr_segs ? r->nr_segs : 1;
+}
+
+const struct tf_gaps *tf_reader__gaps(const struct tf_reader *r)
+{
+	return &r->gaps;
 }
 
 __u64 tf_reader__offset(const struct tf_reader *r)
@@ -1250,6 +1370,7 @@ void tf_reader__free(struct tf_reader *r)
 	free(r->path);
 	free(r->base);
 	free(r->segs);
+	free(r->synth);
 	free(r);
 }
 

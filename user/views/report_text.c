@@ -551,7 +551,7 @@ void report__text(FILE *out, const struct results *res, const struct report_opts
 int report__print(FILE *out, const struct results *res, const struct report_opts *opts)
 {
 	if (opts->json)
-		report__json(out, res);
+		report__json(out, res, opts->input);
 	else
 		report__text(out, res, opts);
 	return fflush(out) || ferror(out) ? -EIO : 0;
