@@ -70,7 +70,7 @@ static const char *title_role(const char *t, size_t len)
 	return rest >= 6 && !memcmp(role, "Worker", 6) ? role + 6 : NULL;
 }
 
-/* One tag: a word of capitals (PREFILL) or a parallelism and its index (TP1). */
+/* One tag: a word of capitals (PREFILL, DECODE) or a parallelism and its index (TP1). */
 static bool title_tag(const char *tag, size_t n, int *tp, bool *seen_tp)
 {
 	static const char *const dims[] = { "TP", "PP", "DP", "EP", "CP" };
@@ -82,7 +82,7 @@ static bool title_tag(const char *tag, size_t n, int *tp, bool *seen_tp)
 	if (!letters)
 		return false;
 	if (letters == n)
-		return true;
+		return n >= 3;	/* a word, not a parallelism without its index */
 	if (letters != 2 || !parse_small(tag + 2, n - 2, &index))
 		return false;
 	for (size_t i = 0; i < sizeof(dims) / sizeof(dims[0]); i++) {
