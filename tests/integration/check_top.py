@@ -81,7 +81,7 @@ def check_rate(screen, gts, hang_cycle):
 
 def check_panels(screen, call, pos, hung_call, hung_rank):
     text = open(screen).read()
-    sync = re.search(rf'^\s+\S+\s+{call}\s+{pos}\s', text, re.M)
+    sync = re.search(rf'^\s+\S+\s+\d+\s+{call}\s+{pos}\s', text, re.M)
     hung = re.search(rf'^\s+{hung_rank}\s+\d+\s+\d+\s+{hung_call}\s+([\d.]+)', text, re.M)
     if not sync:
         print(f'no {call} at {pos} in the sync panel')
@@ -107,8 +107,8 @@ def site_totals(lines):
         if in_sites and (line.startswith('HUNG') or not line.strip()):
             break
         f = line.split()
-        if in_sites and len(f) >= 7 and f[0] != 'rank':
-            key = (f[1], f[2])
+        if in_sites and len(f) >= 8 and f[0] != 'rank':
+            key = (f[2], f[3])
             totals[key] = totals.get(key, 0) + int(f[-1])
     return totals
 
@@ -211,8 +211,8 @@ def top_site_costs(lines):
         if inside and (line.startswith('HUNG') or not line.strip()):
             break
         f = line.split()
-        if inside and len(f) >= 7 and f[0] != 'rank':
-            costs.append(float(f[5]))
+        if inside and len(f) >= 8 and f[0] != 'rank':
+            costs.append(float(f[6]))
     return costs
 
 

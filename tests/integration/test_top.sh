@@ -134,7 +134,7 @@ batch_cmd() {
 	rc=$?
 	planted=$(grep -c '"tag":"planted' "$dir"/gt* | awk -F: '{ s += $NF } END { print s }')
 	total=$(sed -n '/^== specprobe top end/,$p' "$dir/top.txt" |
-		awk '$2 == "cuStreamSynchronize" && $3 == "draft-verify" { print $NF }')
+		awk '$3 == "cuStreamSynchronize" && $4 == "draft-verify" { print $NF }')
 	if [ "$rc" = 0 ] && [ "$(grep -c '^== specprobe top live' "$dir/top.txt")" -ge 2 ] &&
 		[ -n "$total" ] && [ "$total" = "$planted" ]; then
 		pass "batch: blocks per interval; end block flags the $planted planted syncs"

@@ -709,6 +709,40 @@ static void test_optional_kinds(void **state)
 	free(grown);
 }
 
+/* A rank record is a known kind in either version; one of another size is corrupt. */
+static void test_rank_records(void **state)
+{
+	struct sp_rank_rec rank = { .type = SP_REC_RANK, .size = sizeof(rank), .tgid = 7, .ts = 9,
+				    .rank = 1, .nranks = -1, .from = SP_RANK_TITLE,
+				    .what = "sglang::scheduler_TP1" };
+	char path[PATH_LEN];
+	struct tf_header h;
+	unsigned char *data, *grown;
+	size_t len;
+	__u64 ts;
+	int n;
+
+	in_dir(state, "rank.sprb", path);
+	sample_header(&h);
+	write_recording(path, &h, 3);
+	data = get_bytes(path, &len);
+	assert_int_equal(data[8], TF_VERSION);
+	grown = realloc(data, len + sizeof(rank));
+	assert_non_null(grown);
+	memcpy(grown + len, &rank, sizeof(rank));
+	put_bytes(path, grown, len + sizeof(rank));
+	assert_int_equal(count_records(path, &n), 0);
+	assert_int_equal(n, 4);
+	assert_true(tf_record_ts(&rank, sizeof(rank), &ts));
+	assert_int_equal(ts, 9);
+	rank.size -= 8;
+	memcpy(grown + len, &rank, sizeof(rank));
+	put_bytes(path, grown, len + sizeof(rank) - 8);
+	assert_int_equal(count_records(path, &n), -EBADMSG);
+	assert_int_equal(n, 3);
+	free(grown);
+}
+
 static void expect_header_rejected(void **state, const struct raw *file)
 {
 	char path[PATH_LEN];
@@ -1052,6 +1086,7 @@ int main(void)
 		TMP_TEST(test_rejects_malformed_write),
 		TMP_TEST(test_calibration_sizes),
 		cmocka_unit_test(test_record_times),
+		TMP_TEST(test_rank_records),
 		cmocka_unit_test(test_free_accepts_null),
 	};
 

@@ -12,6 +12,7 @@
 #include "elfsyms.h"
 #include "ldsearch.h"
 #include "log.h"
+#include "rankinfo.h"
 #include "tracer.h"
 
 volatile int tracer_stopped_pid;
@@ -162,6 +163,13 @@ static int describe_host_memory(struct tracer *tr)
 	return ret;
 }
 
+/* What each process shows of its rank, for traces that do not see NCCL init (SP_REC_RANK). */
+static int describe_ranks(struct tracer *tr)
+{
+	return rank_watch__scan(&tr->ranks, tr->targets.tgids, tr->targets.nr_tgids,
+				tr->on_record, tr->ctx);
+}
+
 /* Hand the libraries, probes and mappings the header does not hold to the owner. */
 static int emit_late(struct tracer *tr)
 {
@@ -235,7 +243,9 @@ static int emit_late(struct tracer *tr)
 		if (proc.ns_pid)
 			ret = tr->on_record(tr->ctx, &proc, proc.size);
 	}
-	return ret ? ret : describe_host_memory(tr);
+	if (!ret)
+		ret = describe_host_memory(tr);
+	return ret ? ret : describe_ranks(tr);
 }
 
 int tracer__describe(struct tracer *tr)
@@ -274,7 +284,8 @@ int tracer__sample_cpu(struct tracer *tr)
 		if (targets__cpu_ns(rec.tgid, &rec.cpu_ns))
 			ret = tr->on_record(tr->ctx, &rec, sizeof(rec));
 	}
-	return ret;
+	/* a process seen at fork shows its own title or environment a little later */
+	return ret || !tr->header_done ? ret : describe_ranks(tr);
 }
 
 /* A group stop completes once every thread has left the kernel: then the mapping exists. */
@@ -572,4 +583,6 @@ void tracer__stop(struct tracer *tr)
 	targets__free(&tr->targets);
 	callsites__free(tr->sites);
 	tr->sites = NULL;
+	rank_watch__free(tr->ranks);
+	tr->ranks = NULL;
 }

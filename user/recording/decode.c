@@ -389,6 +389,7 @@ int decoder__feed(struct decoder *d, const void *rec, size_t size)
 		return decoder__read_calib(rec, size, &d->stats.calib);
 	case SP_REC_CPU:
 	case SP_REC_HOSTMEM:
+	case SP_REC_RANK:
 		return 0;	/* for the analyses, which see every record */
 	case SP_REC_SEGMENT:
 	case SP_REC_WINDOW:

@@ -72,7 +72,7 @@ static bool is_state(__u16 type)
 {
 	/* the code objects and mappings that stacks name are described once, before use */
 	return type == SP_REC_CALIB || type == SP_REC_HOSTMEM || type == SP_REC_CLOCK ||
-	       type == SP_REC_PYCODE || type == SP_REC_OBJMAP;
+	       type == SP_REC_PYCODE || type == SP_REC_OBJMAP || type == SP_REC_RANK;
 }
 
 static int keep_state(struct tf_ring *r, const void *rec, size_t size)

@@ -987,6 +987,8 @@ static bool rec_size_ok(__u16 type, __u16 size)
 		return size > sizeof(struct sp_probe_rec);
 	case SP_REC_MAP:
 		return size == sizeof(struct sp_map_rec);
+	case SP_REC_RANK:
+		return size == sizeof(struct sp_rank_rec);
 	case SP_REC_PROC:
 		return size == sizeof(struct sp_proc_rec);
 	case SP_REC_CALIB:
@@ -1029,6 +1031,7 @@ TS_AT_8(struct sp_hostmem_rec);
 TS_AT_8(struct sp_segment_rec);
 TS_AT_8(struct sp_window_rec);
 TS_AT_8(struct sp_clock_rec);
+TS_AT_8(struct sp_rank_rec);
 
 bool tf_record_ts(const void *rec, size_t size, __u64 *ts)
 {
@@ -1055,6 +1058,7 @@ bool tf_record_ts(const void *rec, size_t size, __u64 *ts)
 	case SP_REC_SEGMENT:
 	case SP_REC_WINDOW:
 	case SP_REC_CLOCK:
+	case SP_REC_RANK:
 		/* all of these keep it at offset 8 (TS_AT_8 above) */
 		if (size < 8 + sizeof(*ts))
 			return false;

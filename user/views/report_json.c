@@ -79,6 +79,16 @@ static void put_process(FILE *out, const struct model_proc *p)
 	put_int_or_null(out, "rank", p->rank, p->rank >= 0);
 	fputc(',', out);
 	put_int_or_null(out, "nranks", p->nranks, p->nranks >= 0);
+	fputs(",\"rank_from\":", out);
+	if (rank_from__name(p->rank_from))
+		put_string(out, rank_from__name(p->rank_from));
+	else
+		fputs("null", out);
+	fputs(",\"rank_shown\":", out);
+	if (p->rank_what[0])
+		put_string(out, p->rank_what);
+	else
+		fputs("null", out);
 	fputc(',', out);
 	put_int_or_null(out, "device", p->device, p->device >= 0);
 	fprintf(out,
