@@ -233,6 +233,14 @@ static int writer__put_header(struct tf_writer *w, const struct tf_header *hdr)
 	return ret;
 }
 
+__u64 tf_header__size(const struct tf_header *hdr)
+{
+	struct enc e = { 0 };
+
+	enc__header(&e, hdr);
+	return TF_PREAMBLE + e.len;
+}
+
 /* Can anyone but the owner create and remove names in the folder that holds path? */
 static bool dir_shared(const char *path)
 {
@@ -813,12 +821,15 @@ static int reader__open_set(struct tf_reader *r)
 	return ret ? ret : reader__parse(r, &r->hdr);
 }
 
-/* A later segment continues the same recording: same clock, same tables so far. */
+/*
+ * A later segment continues the same recording: same clock, same tables so far.
+ * Its mappings are those of the processes alive when it began: no more than so far.
+ */
 static bool segment_continues(const struct tf_header *set, const struct tf_header *seg)
 {
 	return set->mono_ns == seg->mono_ns && set->realtime_ns == seg->realtime_ns &&
 	       !strcmp(set->host, seg->host) && set->nr_libs == seg->nr_libs &&
-	       set->nr_probes == seg->nr_probes && set->nr_maps == seg->nr_maps;
+	       set->nr_probes == seg->nr_probes && seg->nr_maps <= set->nr_maps;
 }
 
 static int reader__next_segment(struct tf_reader *r)
@@ -1056,6 +1067,21 @@ int tf_header__apply(struct tf_header *hdr, const void *rec, __u16 size)
 		return header__apply_flight(hdr, rec, size);
 	}
 	return 0;
+}
+
+void tf_header__forget_tgid(struct tf_header *hdr, __u32 tgid)
+{
+	__u32 n = 0;
+
+	for (__u32 i = 0; i < hdr->nr_maps; i++)
+		if (hdr->maps[i].tgid != tgid)
+			hdr->maps[n++] = hdr->maps[i];
+	hdr->nr_maps = n;
+	n = 0;
+	for (__u32 i = 0; i < hdr->nr_procs; i++)
+		if (hdr->procs[i].tgid != tgid)
+			hdr->procs[n++] = hdr->procs[i];
+	hdr->nr_procs = n;
 }
 
 __u32 tf_header__ns_pid(const struct tf_header *hdr, __u32 tgid)
