@@ -4,9 +4,9 @@
 # --max-size 256K: the files never pass the budget, each reads alone, the calls add up to the
 # callers' truth; the tracer's memory and its BPF maps do not grow with the processes it saw.
 source "$(dirname "$0")/lib.sh"
-ROUNDS=${CHURN_ROUNDS:-400}	# each: three /bin/true and one process that loads libcuda
+ROUNDS=${CHURN_ROUNDS:-600}	# each: seven /bin/true and one process that loads libcuda
 BUDGET=$((256 * 1024))
-SLACK_KB=4096			# later VmRSS may pass the earlier by this, whatever ROUNDS is
+SLACK_KB=2048			# later VmRSS may pass the earlier by this, whatever ROUNDS is
 
 dir=$SCRATCH/churn
 mkdir -p "$dir"
@@ -16,7 +16,7 @@ touch "$dir/go"
 cat >"$dir/churn.sh" <<'EOF'
 dir=$1 n=$2 loader=$3 lib=$4
 for ((i = 1; i <= n; i++)); do
-	/bin/true; /bin/true; /bin/true
+	/bin/true; /bin/true; /bin/true; /bin/true; /bin/true; /bin/true; /bin/true
 	"$loader" dlopen "$lib" $((i % 5 + 1)) "$dir/truth" >/dev/null
 	if [ $i -eq $((n / 4)) ] || [ $i -eq $n ]; then
 		: >"$dir/at.$i"
@@ -43,7 +43,8 @@ map_entries() {
 		id=$(sed -n 's/^map_id:\t*//p' "$fd" 2>/dev/null)
 		[ -n "$id" ] || continue
 		if bpftool map show id "$id" 2>/dev/null | grep -q " name $1 "; then
-			bpftool map dump id "$id" 2>/dev/null | grep -c '^key'
+			bpftool -j map dump id "$id" 2>/dev/null |
+				python3 -c 'import json, sys; print(len(json.load(sys.stdin)))'
 			return
 		fi
 	done
@@ -128,6 +129,6 @@ if [ "$dl_seen" != missing ] && [ "$dl_seen" -le 1 ] && [ "$pinned" != missing ]
 	[ "$pinned" -le 1 ]; then
 	pass "churn: BPF maps hold live processes only (dl_seen $dl_seen, pinned $pinned entries)"
 else
-	fail "churn: BPF map entries after $((ROUNDS * 4)) processes: dl_seen $dl_seen, pinned $pinned"
+	fail "churn: BPF map entries after $((ROUNDS * 8)) processes: dl_seen $dl_seen, pinned $pinned"
 fi
 finish
