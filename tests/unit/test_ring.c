@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
 #include <cmocka.h>
 #include "merge.h"
 #include "ring.h"
@@ -135,6 +136,112 @@ static void test_ring_keeps_newest_and_states_loss(void **state)
 	fclose(f);
 	assert_int_equal(read_all(base, &calls2, &first, &lost), -ENODATA);
 	assert_int_equal(calls2, calls);
+}
+
+static __u64 set_bytes(const char *dir)
+{
+	char path[PATH_LEN + 300];
+	struct dirent *de;
+	struct stat st;
+	__u64 sum = 0;
+	DIR *d = opendir(dir);
+
+	assert_non_null(d);
+	while ((de = readdir(d))) {
+		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		if (!strncmp(de->d_name, "run.sprb.", 9) && !stat(path, &st))
+			sum += st.st_size;
+	}
+	closedir(d);
+	return sum;
+}
+
+static void put_hostmem(struct tf_ring *ring, __u32 tgid, __u64 start)
+{
+	struct sp_hostmem_rec h = { .type = SP_REC_HOSTMEM, .size = sizeof(h), .tgid = tgid,
+				    .start = start, .end = start + 4096, .kind = SP_HOSTMEM_PRIVATE };
+
+	assert_int_equal(tf_ring__write(ring, &h, sizeof(h)), 0);
+}
+
+/*
+ * Processes that come and go: an exited one's mappings and state are in no
+ * later header, the set still reads, and the files never pass the budget.
+ */
+static void test_ring_forgets_exited(void **state)
+{
+	char base[PATH_LEN], seg[PATH_LEN + 16], err[512];
+	const __u64 budget = 256 << 10;
+	struct tf_header h;
+	struct tf_ring *ring;
+	struct tf_reader *r;
+	__u64 calls, lost;
+	__u32 first, high;
+
+	snprintf(base, sizeof(base), "%s/run.sprb", (char *)*state);
+	fill_header(&h, "a", 1000, 5000);
+	ring = tf_ring__create(base, false, 0600, &h, budget, err, sizeof(err));
+	assert_non_null(ring);
+	for (__u32 i = 1; i <= CALLS; i++) {
+		__u32 tgid = 1000 + i / 10;	/* a new process every 10 calls */
+		struct sp_call_rec c = call_at(i, 2000 + i);
+		struct sp_map_rec m = { .type = SP_REC_MAP, .size = sizeof(m), .tgid = tgid,
+					.start = 0x1000, .end = 0x2000 };
+		struct sp_exit_rec e = { .type = SP_REC_EXIT, .size = sizeof(e), .tgid = tgid };
+
+		if (i % 10 == 0) {
+			assert_int_equal(tf_ring__write(ring, &m, sizeof(m)), 0);
+			for (int k = 0; k < 20; k++)
+				put_hostmem(ring, tgid, 0x10000 * k);
+		}
+		assert_int_equal(tf_ring__write(ring, &c, sizeof(c)), 0);
+		if (i % 10 == 9)
+			assert_int_equal(tf_ring__write(ring, &e, sizeof(e)), 0);
+		assert_true(set_bytes(*state) <= budget);
+	}
+	assert_int_equal(tf_ring__close(ring), 0);
+	assert_int_equal(tf_ring__left_out(ring), 0);
+	high = tf_ring__rotated(ring, NULL) + TF_RING_SEGMENTS - 1;
+	tf_ring__free(ring);
+	assert_true(high > 20);
+	assert_int_equal(read_all(base, &calls, &first, &lost), 0);
+	assert_int_equal(calls + lost, CALLS);
+	/* the newest file alone: one live process's mapping, not two thousand */
+	tf_segment_path(seg, sizeof(seg), base, high);
+	r = tf_reader__open(seg, err, sizeof(err));
+	assert_non_null(r);
+	assert_true(tf_reader__header(r)->nr_maps <= 1);
+	tf_reader__free(r);
+}
+
+/* State of live processes past half a segment: the oldest left out and counted, the budget held. */
+static void test_ring_trims_state(void **state)
+{
+	char base[PATH_LEN], err[512];
+	const __u64 budget = 256 << 10;
+	struct tf_header h;
+	struct tf_ring *ring;
+	__u64 calls, lost;
+	__u32 first;
+
+	snprintf(base, sizeof(base), "%s/run.sprb", (char *)*state);
+	fill_header(&h, "a", 1000, 5000);
+	ring = tf_ring__create(base, false, 0600, &h, budget, err, sizeof(err));
+	assert_non_null(ring);
+	/* 1000 mappings of 40 bytes of a live process: more than half of 64K */
+	for (int k = 0; k < 1000; k++)
+		put_hostmem(ring, target, 0x10000ull * k);
+	for (__u32 i = 1; i <= CALLS; i++) {
+		struct sp_call_rec c = call_at(i, 2000 + i);
+
+		assert_int_equal(tf_ring__write(ring, &c, sizeof(c)), 0);
+		assert_true(set_bytes(*state) <= budget);
+	}
+	assert_int_equal(tf_ring__close(ring), 0);
+	assert_true(tf_ring__left_out(ring) > 0);
+	tf_ring__free(ring);
+	assert_int_equal(read_all(base, &calls, &first, &lost), 0);
+	assert_int_equal(calls + lost, CALLS);
 }
 
 static void test_ring_gap_and_strangers(void **state)
@@ -334,6 +441,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_ring_keeps_newest_and_states_loss, setup,
 						teardown),
+		cmocka_unit_test_setup_teardown(test_ring_forgets_exited, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_ring_trims_state, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_ring_gap_and_strangers, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_ring_gap_keeps_late_tables, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_merge_two_hosts, setup, teardown),

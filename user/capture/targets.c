@@ -131,6 +131,27 @@ int targets__add_tgid(struct targets *t, __u32 tgid)
 	return 0;
 }
 
+int targets__remove_tgid(struct targets *t, __u32 tgid, int *maps_mark)
+{
+	int at = -1, kept = 0, mark = *maps_mark;
+
+	for (int i = 0; i < t->nr_maps; i++) {
+		if (t->maps[i].tgid != tgid)
+			t->maps[kept++] = t->maps[i];
+		else if (i < mark)
+			(*maps_mark)--;
+	}
+	t->nr_maps = kept;
+	for (int i = 0; i < t->nr_tgids && at < 0; i++)
+		if (t->tgids[i] == tgid)
+			at = i;
+	if (at < 0)
+		return -1;
+	memmove(&t->tgids[at], &t->tgids[at + 1], (t->nr_tgids - at - 1) * sizeof(*t->tgids));
+	t->nr_tgids--;
+	return at;
+}
+
 /* Add every live descendant of the tgids already listed. */
 int targets__add_descendants(struct targets *t)
 {
@@ -223,6 +244,7 @@ static int add_map(struct targets *t, __u32 tgid, int lib, __u64 start, __u64 en
 		return -ENOMEM;
 	t->maps = grown;
 	grown[t->nr_maps++] = (struct tf_map){ tgid, lib, start, end, pgoff };
+	t->maps_ever++;
 	return 0;
 }
 

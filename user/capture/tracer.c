@@ -399,6 +399,22 @@ static void note_exec(struct tracer *tr, __u32 tgid)
 		 "if it loads a probed library, and until it exits", tgid);
 }
 
+/* A process exited: nothing of it is kept, so churn leaves the tracer's memory flat. */
+static void forget_process(struct tracer *tr, __u32 tgid)
+{
+	int at = targets__remove_tgid(&tr->targets, tgid, &tr->hdr_maps);
+
+	callsites__forget(tr->sites, tgid);
+	session__untrace_python(tr->session, tgid);
+	/* the marks count listed processes: one before them is gone */
+	if (at >= 0 && at < tr->procs_described)
+		tr->procs_described--;
+	if (at >= 0 && at < tr->hostmem_described)
+		tr->hostmem_described--;
+	if (at >= 0 && at < tr->nr_running)
+		tr->nr_running--;
+}
+
 static int on_ring_record(void *ctx, const void *rec, size_t size)
 {
 	struct tracer *tr = ctx;
@@ -415,10 +431,8 @@ static int on_ring_record(void *ctx, const void *rec, size_t size)
 	}
 	if (!tr->stopping)
 		ret = tr->on_record(tr->ctx, rec, size);
-	if (type == SP_REC_EXIT && size >= sizeof(struct sp_exit_rec)) {
-		callsites__forget(tr->sites, ((const struct sp_exit_rec *)rec)->tgid);
-		session__untrace_python(tr->session, ((const struct sp_exit_rec *)rec)->tgid);
-	}
+	if (type == SP_REC_EXIT && size >= sizeof(struct sp_exit_rec))
+		forget_process(tr, ((const struct sp_exit_rec *)rec)->tgid);
 	if (type == SP_REC_EXEC && size >= sizeof(struct sp_exec_rec) && !tr->stopping)
 		note_exec(tr, ((const struct sp_exec_rec *)rec)->tgid);
 	if ((type == SP_REC_LIBMAP && size >= sizeof(struct sp_libmap_rec)) ||

@@ -239,6 +239,14 @@ static int writer__put_header(struct tf_writer *w, const struct tf_header *hdr)
 	return ret;
 }
 
+__u64 tf_header__size(const struct tf_header *hdr)
+{
+	struct enc e = { 0 };
+
+	enc__header(&e, hdr);
+	return TF_PREAMBLE + e.len;
+}
+
 /* Can anyone but the owner create and remove names in the folder that holds path? */
 static bool dir_shared(const char *path)
 {
@@ -815,7 +823,8 @@ static int reader__open_set(struct tf_reader *r)
 
 /*
  * A later segment continues the same recording: same clock, same tables so
- * far; after a gap, tables that grew in the missing segments.
+ * far; after a gap, tables that grew in the missing segments. Its mappings are
+ * those of the processes alive when it began, so they are no guide.
  */
 static bool segment_continues(const struct tf_header *set, const struct tf_header *seg,
 			      bool gap)
@@ -824,10 +833,17 @@ static bool segment_continues(const struct tf_header *set, const struct tf_heade
 	    strcmp(set->host, seg->host))
 		return false;
 	if (gap)
-		return set->nr_libs <= seg->nr_libs && set->nr_probes <= seg->nr_probes &&
-		       set->nr_maps <= seg->nr_maps;
-	return set->nr_libs == seg->nr_libs && set->nr_probes == seg->nr_probes &&
-	       set->nr_maps == seg->nr_maps;
+		return set->nr_libs <= seg->nr_libs && set->nr_probes <= seg->nr_probes;
+	return set->nr_libs == seg->nr_libs && set->nr_probes == seg->nr_probes;
+}
+
+static bool has_map(const struct tf_header *h, const struct tf_map *m)
+{
+	for (__u32 i = 0; i < h->nr_maps; i++)
+		if (h->maps[i].tgid == m->tgid && h->maps[i].start == m->start &&
+		    h->maps[i].end == m->end && h->maps[i].lib == m->lib)
+			return true;
+	return false;
 }
 
 /* Room for one more synthesized record of size bytes (a multiple of 8); NULL: no memory. */
@@ -878,9 +894,12 @@ static int synth_tables(struct tf_reader *r, const struct tf_header *seg)
 					    .vaddr = seg->probes[i].vaddr };
 		memcpy(p + 1, seg->probes[i].symbol, len);
 	}
-	for (__u32 i = r->hdr.nr_maps; i < seg->nr_maps; i++) {
-		struct sp_map_rec *m = synth_room(r, sizeof(*m));
+	for (__u32 i = 0; i < seg->nr_maps; i++) {
+		struct sp_map_rec *m;
 
+		if (has_map(&r->hdr, &seg->maps[i]))
+			continue;
+		m = synth_room(r, sizeof(*m));
 		if (!m)
 			return -ENOMEM;
 		*m = (struct sp_map_rec){ .type = SP_REC_MAP, .size = sizeof(*m),
@@ -1193,6 +1212,21 @@ int tf_header__apply(struct tf_header *hdr, const void *rec, __u16 size)
 		return header__apply_flight(hdr, rec, size);
 	}
 	return 0;
+}
+
+void tf_header__forget_tgid(struct tf_header *hdr, __u32 tgid)
+{
+	__u32 n = 0;
+
+	for (__u32 i = 0; i < hdr->nr_maps; i++)
+		if (hdr->maps[i].tgid != tgid)
+			hdr->maps[n++] = hdr->maps[i];
+	hdr->nr_maps = n;
+	n = 0;
+	for (__u32 i = 0; i < hdr->nr_procs; i++)
+		if (hdr->procs[i].tgid != tgid)
+			hdr->procs[n++] = hdr->procs[i];
+	hdr->nr_procs = n;
 }
 
 __u32 tf_header__ns_pid(const struct tf_header *hdr, __u32 tgid)

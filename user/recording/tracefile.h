@@ -80,6 +80,10 @@ static inline bool tf_header__rotated(const struct tf_header *hdr)
 	return hdr->segment.type && hdr->segment.prior_records;
 }
 
+/* Bytes the header takes in a file, magic and length included. */
+__u64 tf_header__size(const struct tf_header *hdr);
+/* Drop the mappings and namespace pid of a process that exited (a ring's next header). */
+void tf_header__forget_tgid(struct tf_header *hdr, __u32 tgid);
 /* The pid tgid has in its own pid namespace, or 0 when it is the host's. */
 __u32 tf_header__ns_pid(const struct tf_header *hdr, __u32 tgid);
 
