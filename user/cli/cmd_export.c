@@ -104,7 +104,7 @@ static int export_run(struct pipeline *p, struct perfetto_out *o, const char *in
 {
 	int ret = pipeline__read_all(p);
 
-	if (ret == -ENODATA || ret == -EBADMSG) {
+	if (ret == -EBADMSG) {
 		log_error("%s: no trace written", pipeline__error(p));
 		return 1;
 	}
@@ -116,6 +116,7 @@ static int export_run(struct pipeline *p, struct perfetto_out *o, const char *in
 			  strerror(-ret));
 		return 1;
 	}
+	pipeline__warn_input(p, input);
 	ret = pipeline__finish(p);
 	if (!ret)
 		ret = perfetto__close(o);
@@ -147,14 +148,11 @@ int export__write(struct pipeline *p, const char *input, struct outfile *out)
 		log_error("%s", err);
 		status = 1;
 	}
-	/* a file cut between records reads like a killed tracer's: only its end tells */
+	/* a recording with no end was said so as it was read */
 	if (!status)
-		log_info("%s: %llu bytes, %llu calls%s", output,
+		log_info("%s: %llu bytes, %llu calls", output,
 			 (unsigned long long)perfetto__bytes(o),
-			 (unsigned long long)pipeline__stats(p)->calls,
-			 pipeline__stats(p)->ended ? ""
-						   : "; the recording has no end: its tracer was killed, "
-						     "or the file was cut between two records");
+			 (unsigned long long)pipeline__stats(p)->calls);
 	outfile__discard(out);
 	perfetto__free(o);
 	pipeline__free(p);

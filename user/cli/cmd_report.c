@@ -96,6 +96,7 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 /* The report is the pipeline's one consumer: it prints when the analyses are done. */
 static int print_report(void *ctx, const struct results *res, const struct decode_stats *st)
 {
+	env.opts.input = st;
 	return report__print(stdout, res, &env.opts);
 }
 
@@ -131,12 +132,14 @@ static int report_file(const char *path)
 	}
 	pipeline__add(p, &report_consumer);
 	ret = pipeline__read_all(p);
-	if (ret == -ENODATA || ret == -EBADMSG)
+	if (ret == -EBADMSG)
 		log_error("%s: no report", pipeline__error(p));
 	else if (ret < 0)
 		log_error("%s: %s", path, strerror(-ret));
 	else
 		status = finish(p);
+	if (!ret)
+		pipeline__warn_input(p, path);
 	pipeline__free(p);
 	return status;
 }
