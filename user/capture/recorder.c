@@ -422,6 +422,10 @@ static int record_run(struct recorder *r)
 		return 1;
 	}
 	/* a -- CMD runs only once its recording can be written: until here it ends unrun */
+	if (exiting && r->tracer.child.go_fd >= 0) {
+		log_error("stopped before %s started: it did not run", r->req->targets->cmd[0]);
+		return 1;
+	}
 	if (tracer__release(&r->tracer))
 		return 1;
 	tracer__describe(&r->tracer);

@@ -121,10 +121,12 @@ static void keep_only(const struct watch *w, int end_fd)
 	}
 	if (dir)
 		closedir(dir);
-	null_fd = open("/dev/null", O_RDWR | O_CLOEXEC);
+	/* 0 and 1 were closed: the first open takes 0 */
+	null_fd = open("/dev/null", O_RDWR);
+	if (null_fd >= 0 && null_fd != STDOUT_FILENO)
+		dup2(null_fd, STDOUT_FILENO);
 	if (null_fd > STDOUT_FILENO) {
 		dup2(null_fd, STDIN_FILENO);
-		dup2(null_fd, STDOUT_FILENO);
 		close(null_fd);
 	}
 }
