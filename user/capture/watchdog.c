@@ -64,6 +64,13 @@ static void count_continued(const struct watch *w)
 	bpf_map_update_elem(w->maps.counters_fd, &key, w->per_cpu, BPF_ANY);
 }
 
+/* Each stop once, as the tracer died, not at a clean end. */
+static void tell_gone(const struct watch *w, __u32 tgid, __u64 stop_ns)
+{
+	if (w->tracer_died && stop_ns > w->told_ns)
+		log_warn("the tracer is gone: pid %u, which it had stopped, continued", tgid);
+}
+
 /*
  * Continue every stop older than before_ns that nobody continued. The tracer
  * gone (final), the stops are not noted: a program that stopped a process
@@ -86,9 +93,7 @@ static void sweep(struct watch *w, __u64 before_ns, bool final)
 			continue;
 		if (final) {
 			kill(next, SIGCONT);
-			if (w->tracer_died && stop_ns > w->told_ns)
-				log_warn("the tracer is gone: pid %u, which it had stopped, continued",
-					 next);
+			tell_gone(w, next, stop_ns);
 			newest = stop_ns > newest ? stop_ns : newest;
 			continue;
 		}
