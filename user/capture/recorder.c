@@ -325,6 +325,10 @@ static void print_summary(struct recorder *r, const char *path)
 
 	session__counters(r->tracer.session, counters);
 	drops = counters[SP_CNT_DROP_CALL] + counters[SP_CNT_DROP_RET];
+	if (counters[SP_CNT_WATCHDOG])
+		log_warn("%llu stop(s) continued by the watchdog after %d ms, not by the tracer: "
+			 "calls each process made until its probes were attached may be missing",
+			 (unsigned long long)counters[SP_CNT_WATCHDOG], WATCHDOG_BOUND_MS);
 	if (!path) {
 		log_info("%llu records; %llu dropped%s", (unsigned long long)r->records,
 			 (unsigned long long)drops, drops ? " (ring buffer full: try --ring-mb)" : "");
@@ -408,9 +412,9 @@ static int record_run(struct recorder *r)
 	tracer__header(&r->tracer, &hdr);
 	/* stack records are version 2's: without them the file is one any reader reads */
 	hdr.version = r->req->rec->stacks == STACKS_NONE ? TF_VERSION : TF_VERSION_STACKS;
-	if (r->tap)
-		r->tap->header(r->tap->ctx, &hdr);
 	ret = open_output(r, &hdr, err, sizeof(err));
+	if (!ret && r->tap)
+		r->tap->header(r->tap->ctx, &hdr);
 	tracer__free_header(&hdr);
 	if (ret) {
 		log_error("%s", err);
@@ -421,6 +425,13 @@ static int record_run(struct recorder *r)
 		log_error("%s", out_error(r));
 		return 1;
 	}
+	/* a -- CMD runs only once its recording can be written: until here it ends unrun */
+	if (exiting && r->tracer.child.go_fd >= 0) {
+		log_error("stopped before %s started: it did not run", r->req->targets->cmd[0]);
+		return 1;
+	}
+	if (tracer__release(&r->tracer))
+		return 1;
 	tracer__describe(&r->tracer);
 	tracer__sample_cpu(&r->tracer);
 	log_info("tracing %d process(es), %d probes attached; Ctrl-C to stop",

@@ -132,6 +132,8 @@ static void on_signal(int sig)
 /* Libraries the command dlopens are attached as it loads them: wait for it to finish. */
 static int run_command(struct tracer *tr)
 {
+	if (tracer__release(tr))
+		return -1;
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
 	while (!exiting && !tracer__child_exited(tr)) {
