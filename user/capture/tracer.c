@@ -449,8 +449,11 @@ static int on_ring_record(void *ctx, const void *rec, size_t size)
 		ret = tr->on_record(tr->ctx, rec, size);
 	if (type == SP_REC_EXIT && size >= sizeof(struct sp_exit_rec))
 		forget_process(tr, ((const struct sp_exit_rec *)rec)->tgid);
-	if (type == SP_REC_EXEC && size >= sizeof(struct sp_exec_rec) && !tr->stopping)
+	if (type == SP_REC_EXEC && size >= sizeof(struct sp_exec_rec) && !tr->stopping) {
+		/* before its stacks: they name the new image's mappings, never the old */
+		callsites__exec(tr->sites, ((const struct sp_exec_rec *)rec)->tgid);
 		note_exec(tr, ((const struct sp_exec_rec *)rec)->tgid);
+	}
 	if ((type == SP_REC_LIBMAP && size >= sizeof(struct sp_libmap_rec)) ||
 	    (type == SP_REC_EXEC && size >= sizeof(struct sp_exec_rec)))
 		on_stopped(tr, ((const struct sp_exec_rec *)rec)->tgid,

@@ -104,8 +104,8 @@ static __u32 state_tgid(const struct sp_rec_hdr *h)
 	return ((const struct sp_hostmem_rec *)h)->tgid;
 }
 
-/* A process exited: later segments need none of its state, tables or pid. */
-static void forget_process(struct tf_ring *r, __u32 tgid)
+/* Drop tgid's state records, or only those naming its program's code (sites_only). */
+static void drop_state(struct tf_ring *r, __u32 tgid, bool sites_only)
 {
 	size_t kept = 0;
 
@@ -113,13 +113,20 @@ static void forget_process(struct tf_ring *r, __u32 tgid)
 		const struct sp_rec_hdr *h = (const void *)(r->state + off);
 		size_t size = h->size;
 
-		if (state_tgid(h) != tgid) {
+		if (state_tgid(h) != tgid || (sites_only && h->type != SP_REC_OBJMAP &&
+					      h->type != SP_REC_PYCODE)) {
 			memmove(r->state + kept, h, size);
 			kept += size;
 		}
 		off += size;
 	}
 	r->state_len = kept;
+}
+
+/* A process exited: later segments need none of its state, tables or pid. */
+static void forget_process(struct tf_ring *r, __u32 tgid)
+{
+	drop_state(r, tgid, false);
 	tf_header__forget_tgid(&r->hdr, tgid);
 	/* give back what churn left behind, keeping room to grow */
 	if (r->state_cap > 4096 && r->state_len < r->state_cap / 4) {
@@ -437,6 +444,9 @@ int tf_ring__write(struct tf_ring *r, const void *rec, size_t size)
 		r->seg_records++;
 	if (!ret && size >= sizeof(struct sp_exit_rec) && h->type == SP_REC_EXIT)
 		forget_process(r, ((const struct sp_exit_rec *)rec)->tgid);
+	/* the new program's mappings and code objects follow: the old ones would misname them */
+	if (!ret && size >= sizeof(struct sp_exec_rec) && h->type == SP_REC_EXEC)
+		drop_state(r, ((const struct sp_exec_rec *)rec)->tgid, true);
 	return ret;
 }
 
