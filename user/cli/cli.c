@@ -219,7 +219,8 @@ void cli__pid_hint(struct argp_state *state, const char *arg, const char *what)
 	unsigned long pid;
 
 	if (!parse__ulong(arg, &pid))
-		argp_error(state, "%s is not a %s: to trace pid %s give -p %s", arg, what, arg, arg);
+		argp_error(state, "%s is not a %s: to trace pid %s give -p %s", arg, what, arg,
+			   arg);
 }
 
 bool cli__after_dashdash(const struct argp_state *state)

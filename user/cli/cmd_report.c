@@ -57,8 +57,8 @@ static void check_all(struct argp_state *state)
 	if (!env.input && !live())
 		argp_error(state,
 			   "which recording? specprobe report FILE, or -p PID / -- CMD to trace now");
-	if (env.input && (env.rec.output || env.rec.duration_ns || env.rec.force || env.rec.ring_mb ||
-			  env.rec.mode_set))
+	if (env.input && (env.rec.output || env.rec.duration_ns || env.rec.force ||
+			  env.rec.ring_mb || env.rec.mode_set))
 		argp_error(state, "-o, --duration, --force, --ring-mb and --mode are for live "
 				  "reports (-p, --)");
 }

@@ -50,8 +50,8 @@ enum { OPT_REPLAY = 256, OPT_SPEED, OPT_BATCH, OPT_WINDOW, OPT_HUNG };
 
 static const struct argp_option options[] = {
 	{ "interval", 'i', "DURATION", 0, "Redraw every DURATION (default 1s)", 0 },
-	{ "window", OPT_WINDOW, "DURATION", 0, "Figures over the last DURATION (default 5s, max 1m)",
-	  0 },
+	{ "window", OPT_WINDOW, "DURATION", 0,
+	  "Figures over the last DURATION (default 5s, max 1m)", 0 },
 	{ "hung-ms", OPT_HUNG, "MS", 0,
 	  "A call open longer than MS is hung (default 1000; 2s or 1.5m also taken)", 0 },
 	{ "batch", OPT_BATCH, NULL, 0, "No screen: a text block per interval on stdout", 0 },
@@ -80,7 +80,8 @@ static void check_all(struct argp_state *state)
 		argp_error(state, "either --replay FILE or -p PID / -- CMD, not both");
 	if (!env.replay && !live())
 		argp_error(state, "what to watch? -p PID, -- CMD, or --replay FILE");
-	if (env.replay && (env.rec.output || env.rec.duration_ns || env.rec.force || env.rec.ring_mb))
+	if (env.replay &&
+	    (env.rec.output || env.rec.duration_ns || env.rec.force || env.rec.ring_mb))
 		argp_error(state, "-o, --duration, --force and --ring-mb are for live use");
 	if (env.replay && env.metrics.listen)
 		argp_error(state, "--metrics is for live use");
@@ -98,9 +99,9 @@ static double parse_number(struct argp_state *state, const char *what, const cha
 }
 
 /* A duration from min_ns to max_ns, a bare number in bare_ns units; in ns. */
-static unsigned long long parse_duration(struct argp_state *state, const char *what, const char *arg,
-			     unsigned long long bare_ns, unsigned long long min_ns,
-			     unsigned long long max_ns)
+static unsigned long long parse_duration(struct argp_state *state, const char *what,
+					 const char *arg, unsigned long long bare_ns,
+					 unsigned long long min_ns, unsigned long long max_ns)
 {
 	unsigned long long ns;
 
