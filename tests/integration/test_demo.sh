@@ -4,7 +4,7 @@
 source "$(dirname "$0")/lib.sh"
 
 dir="$SCRATCH/demo"
-if ! "$SPECPROBE" demo -o "$dir" --cycles 50 >"$SCRATCH/demo.out" 2>&1; then
+if ! "$SPECPROBE" demo --keep "$dir" --cycles 50 >"$SCRATCH/demo.out" 2>&1; then
 	fail "demo exited non-zero: $(tail -1 "$SCRATCH/demo.out")"
 else
 	# per-step drafts, k = 3: three draft graphs, verify and draft-extend per cycle

@@ -189,7 +189,7 @@ fifos() {
 	fi
 }
 
-# demo -o into nobody's folder with links to a root-only file: refused; the file unchanged
+# demo --keep into nobody's folder with links to a root-only file: refused; the file unchanged
 demo_links() {
 	local dir="$SCRATCH/demo-theirs" secret="$SCRATCH/secret" sim="$SCRATCH/sim" name
 	echo "root only" >"$secret"
@@ -200,12 +200,12 @@ demo_links() {
 	done
 	chown -h -R nobody:nogroup "$dir"
 	chmod 0755 "$dir"
-	expect_refused "demo -o a folder of nobody's" "not a folder of this user's alone" \
-		"$SPECPROBE" demo -o "$dir" --cycles 5
+	expect_refused "demo --keep a folder of nobody's" "not a folder of this user's alone" \
+		"$SPECPROBE" demo --keep "$dir" --cycles 5
 	chown root:root "$dir"
 	chmod 0777 "$dir"
-	expect_refused "demo -o a folder others can write" "not a folder of this user's alone" \
-		"$SPECPROBE" demo -o "$dir" --cycles 5
+	expect_refused "demo --keep a folder others can write" "not a folder of this user's alone" \
+		"$SPECPROBE" demo --keep "$dir" --cycles 5
 	# the simulator alone: its truth and ready files through links are refused too
 	mkdir -p "$sim"
 	ln -s "$secret" "$sim/gt.rank0"
@@ -218,11 +218,11 @@ demo_links() {
 	else
 		fail "links: secret now '$(cat "$secret")', specsim said: $(cat "$sim/out")"
 	fi
-	$T "$SPECPROBE" demo -o "$SCRATCH/demo-new" --cycles 5 >"$SCRATCH/demo.out" 2>&1
+	$T "$SPECPROBE" demo --keep "$SCRATCH/demo-new" --cycles 5 >"$SCRATCH/demo.out" 2>&1
 	if [ $? -eq 0 ] && [ "$(stat -c %a "$SCRATCH/demo-new")" = 700 ]; then
-		pass "demo -o a new folder: made 0700, the demo runs"
+		pass "demo --keep a new folder: made 0700, the demo runs"
 	else
-		fail "demo -o a new folder: $(tail -1 "$SCRATCH/demo.out")"
+		fail "demo --keep a new folder: $(tail -1 "$SCRATCH/demo.out")"
 	fi
 }
 

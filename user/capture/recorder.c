@@ -248,7 +248,7 @@ static int watch_hung(struct recorder *r, __u64 now)
 static int record_loop(struct recorder *r)
 {
 	__u64 start = tracer__now_ns(), last_stats = start;
-	__u64 deadline = r->req->rec->duration_s ? start + r->req->rec->duration_s * 1000000000ull : 0;
+	__u64 deadline = r->req->rec->duration_ns ? start + r->req->rec->duration_ns : 0;
 	int ret = 0;
 
 	while (!exiting && !r->write_err) {

@@ -40,6 +40,12 @@ int export__open_output(struct outfile *out, const char *path, bool force, const
 struct pipeline *export__open_input(const char *input);
 int export__write(struct pipeline *p, const char *input, struct outfile *out);
 
+/* argp_parse with -h/--help and --usage added (argp's own give -? alone): 0 or -EINVAL. */
+int cli__argp_parse(const struct argp *argp, int argc, char **argv);
+
+/* A bare number where a command or recording is expected: a usage error suggesting -p. */
+void cli__pid_hint(struct argp_state *state, const char *arg, const char *what);
+
 /* An argument past "--": the command to start under trace (the -p/-- child takes it). */
 bool cli__after_dashdash(const struct argp_state *state);
 

@@ -36,12 +36,16 @@ static const char doc[] =
 	"The server is looked for at $SPECPROBE_SPECSIM, next to the specprobe binary "
 	"(.output/specsim/ in a build tree), then in ../lib/specprobe/ beside it.\n";
 
+/* long only: -o, -c and -r name a file, --counts and --ring-mb in the other commands */
+enum { OPT_KEEP = 256, OPT_CYCLES, OPT_RANKS };
+
 static const struct argp_option options[] = {
-	{ "output", 'o', "DIR", 0,
-	  "Keep the recording and ground truth here (default: a new /tmp folder); made 0700, or "
+	{ "keep", OPT_KEEP, "DIR", 0,
+	  "Keep the recording and ground truth in DIR (default: a new /tmp folder); made 0700, or "
 	  "one there must be root's or yours and writable by no one else", 0 },
-	{ "cycles", 'c', "N", 0, "Decode cycles to run (default 200)", 0 },
-	{ "ranks", 'r', "N", 0, "Tensor-parallel ranks, one process each (default 1)", 0 },
+	{ "output", OPT_KEEP, "DIR", OPTION_ALIAS | OPTION_HIDDEN, NULL, 0 },
+	{ "cycles", OPT_CYCLES, "N", 0, "Decode cycles to run (default 200)", 0 },
+	{ "ranks", OPT_RANKS, "N", 0, "Tensor-parallel ranks, one process each (default 1)", 0 },
 	{ "server", 's', "PATH", 0, "specsim-server to run", 0 },
 	{},
 };
@@ -49,14 +53,14 @@ static const struct argp_option options[] = {
 static error_t parse_arg(int key, char *arg, struct argp_state *state)
 {
 	switch (key) {
-	case 'o':
+	case OPT_KEEP:
 		env.dir = arg;
 		break;
-	case 'c':
+	case OPT_CYCLES:
 		if (parse__ulong(arg, &env.cycles) || !env.cycles || env.cycles > 1000000)
 			argp_error(state, "invalid cycle count '%s'", arg);
 		break;
-	case 'r':
+	case OPT_RANKS:
 		if (parse__ulong(arg, &env.ranks) || !env.ranks || env.ranks > 64)
 			argp_error(state, "invalid rank count '%s'", arg);
 		break;
@@ -328,7 +332,7 @@ int cmd_demo(int argc, char **argv)
 	char server[PATH_MAX], dir[PATH_MAX];
 	int ret;
 
-	if (argp_parse(&argp, argc, argv, 0, NULL, NULL))
+	if (cli__argp_parse(&argp, argc, argv))
 		return 2;
 	if (host__check_bpf())
 		return 1;

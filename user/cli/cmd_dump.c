@@ -192,7 +192,7 @@ int cmd_dump(int argc, char **argv)
 	char err[512];
 	int ret, status = 0;
 
-	if (argp_parse(&argp, argc, argv, 0, NULL, NULL))
+	if (cli__argp_parse(&argp, argc, argv))
 		return 2;
 	p = pipeline__open(env.input, &calls_only, err, sizeof(err));
 	if (!p) {

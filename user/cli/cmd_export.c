@@ -31,12 +31,9 @@ static const char doc[] =
 	"  specprobe export run.sprb -o run.pftrace\n"
 	"  specprobe export run.sprb -o run.pftrace --force\n";
 
-enum { OPT_FORCE = 256 };
-
 static const struct argp_option options[] = {
 	{ "output", 'o', "FILE", 0, "Trace to write (required)", 0 },
-	{ "force", OPT_FORCE, NULL, 0,
-	  "Replace FILE if it exists (by a rename: never through a symlink, never in place)", 0 },
+	{ "force", 'f', NULL, 0, "Replace FILE if it exists (by a rename: never through a symlink, never in place)", 0 },
 	{},
 };
 
@@ -46,7 +43,7 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	case 'o':
 		env.output = arg;
 		break;
-	case OPT_FORCE:
+	case 'f':
 		env.force = true;
 		break;
 	case ARGP_KEY_ARG:
@@ -165,7 +162,7 @@ int cmd_export(int argc, char **argv)
 	struct outfile out;
 	struct pipeline *p;
 
-	if (argp_parse(&argp, argc, argv, 0, NULL, NULL))
+	if (cli__argp_parse(&argp, argc, argv))
 		return 2;
 	p = export__open_input(env.input);
 	if (!p)

@@ -62,7 +62,7 @@ int cmd_merge(int argc, char **argv)
 					  NULL };
 	struct merge_request req;
 
-	if (argp_parse(&argp, argc, argv, 0, NULL, NULL))
+	if (cli__argp_parse(&argp, argc, argv))
 		return 2;
 	req = (struct merge_request){ env.inputs, env.nr_inputs, env.output, env.force };
 	return merge__run(&req);

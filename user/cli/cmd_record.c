@@ -87,7 +87,7 @@ int cmd_record(int argc, char **argv)
 	struct record_tap tap;
 	int status;
 
-	if (argp_parse(&argp, argc, argv, 0, NULL, NULL))
+	if (cli__argp_parse(&argp, argc, argv))
 		return 2;
 	/* refused before anything is traced, as export refuses it */
 	if (env.perfetto &&

@@ -57,8 +57,8 @@ static void check_all(struct argp_state *state)
 	if (!env.input && !live())
 		argp_error(state,
 			   "which recording? specprobe report FILE, or -p PID / -- CMD to trace now");
-	if (env.input && (env.rec.output || env.rec.duration_s || env.rec.force || env.rec.ring_mb ||
-			  env.rec.mode_set))
+	if (env.input && (env.rec.output || env.rec.duration_ns || env.rec.force ||
+			  env.rec.ring_mb || env.rec.mode_set))
 		argp_error(state, "-o, --duration, --force, --ring-mb and --mode are for live "
 				  "reports (-p, --)");
 }
@@ -82,6 +82,9 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 			return ARGP_ERR_UNKNOWN;
 		if (env.input)
 			argp_error(state, "one recording at a time");
+		/* "report 4242": a pid meant, unless such a recording is here */
+		if (access(arg, F_OK))
+			cli__pid_hint(state, arg, "recording");
 		env.input = arg;
 		break;
 	case ARGP_KEY_END:
@@ -199,7 +202,7 @@ int cmd_report(int argc, char **argv)
 	static const struct argp argp = { options, parse_arg, "[FILE | -- CMD [ARGS...]]", doc,
 					  children, NULL, NULL };
 
-	if (argp_parse(&argp, argc, argv, 0, NULL, NULL))
+	if (cli__argp_parse(&argp, argc, argv))
 		return 2;
 	return live() ? report_live() : report_file(env.input);
 }
