@@ -1109,6 +1109,21 @@ static int push_cycle(struct loop *lp, size_t *cap, const struct cycle *c)
 	return 0;
 }
 
+/* Each iteration's draft, extend and accept; has_extend and graph_drafts already told. */
+static void find_parts(struct thread_ctx *tc, bool trust)
+{
+	for (size_t i = 0; i < tc->nr_iters; i++)
+		find_draft(tc, i);
+	if (trust)
+		trust_first_drafts(tc);
+	for (size_t i = 0; i < tc->nr_iters; i++) {
+		find_extend(tc, i);
+		find_accept(tc, i);
+		if (tc->iters[i].accept != NONE)
+			tc->accept_of[tc->iters[i].accept] = i;
+	}
+}
+
 static void find_boundaries(struct thread_ctx *tc)
 {
 	const struct model_thread *t = tc->t;
@@ -1117,15 +1132,7 @@ static void find_boundaries(struct thread_ctx *tc)
 		tc->has_extend |= role_of(tc, &t->events[j]) == ROLE_EXTEND;
 		tc->graph_drafts |= role_of(tc, &t->events[j]) == ROLE_DRAFT;
 	}
-	for (size_t i = 0; i < tc->nr_iters; i++)
-		find_draft(tc, i);
-	trust_first_drafts(tc);
-	for (size_t i = 0; i < tc->nr_iters; i++) {
-		find_extend(tc, i);
-		find_accept(tc, i);
-		if (tc->iters[i].accept != NONE)
-			tc->accept_of[tc->iters[i].accept] = i;
-	}
+	find_parts(tc, true);
 }
 
 /* Where iteration i ends: the next one's first launch, or past its own last call. */
@@ -1153,6 +1160,28 @@ static void export_iter(const struct thread_ctx *tc, size_t i, struct loop_iter 
 	};
 }
 
+/* Iteration i in lp's counts: 1 with its cycle in c when it is one, else 0. */
+static int count_iter(struct thread_ctx *tc, size_t i, struct loop *lp, struct cycle *c)
+{
+	const struct iter *it = &tc->iters[i];
+	bool before_attach = tc->t->events[draft_or_verify(it)].ts < tc->v->attach_done_ns;
+
+	/* a verify with no draft before it (warm-up, a plain decode step) is no cycle */
+	if (it->draft == NONE && it->draft_seen) {
+		lp->skipped_no_draft++;
+		return 0;
+	}
+	/* counted from the first cycle whose every draft launch was seen */
+	if (!it->draft_seen || before_attach || build_cycle(tc, i, c)) {
+		if (lp->nr_cycles)
+			lp->skipped_end++;
+		else
+			lp->skipped_start++;
+		return 0;
+	}
+	return 1;
+}
+
 static int build_loop(struct thread_ctx *tc, struct loop *lp)
 {
 	const struct model_thread *t = tc->t;
@@ -1170,22 +1199,8 @@ static int build_loop(struct thread_ctx *tc, struct loop *lp)
 	for (size_t i = 0; i < tc->nr_iters; i++)
 		export_iter(tc, i, &lp->iters[i]);
 	for (size_t i = 0; i < tc->nr_iters; i++) {
-		const struct iter *it = &tc->iters[i];
-		bool before_attach = t->events[draft_or_verify(it)].ts < tc->v->attach_done_ns;
-
-		/* a verify with no draft before it (warm-up, a plain decode step) is no cycle */
-		if (it->draft == NONE && it->draft_seen) {
-			lp->skipped_no_draft++;
+		if (!count_iter(tc, i, lp, &c))
 			continue;
-		}
-		/* counted from the first cycle whose every draft launch was seen */
-		if (!it->draft_seen || before_attach || build_cycle(tc, i, &c)) {
-			if (lp->nr_cycles)
-				lp->skipped_end++;
-			else
-				lp->skipped_start++;
-			continue;
-		}
 		lp->iters[i].cycle = lp->nr_cycles;
 		if (push_cycle(lp, &cap, &c))
 			return -ENOMEM;
@@ -1319,6 +1334,8 @@ void cycles__free(struct cycles *c)
 	for (size_t i = 0; i < c->nr_loops; i++) {
 		free(c->loops[i].cycles);
 		free(c->loops[i].iters);
+		if (c->loops[i].store)
+			fclose(c->loops[i].store);
 	}
 	free(c->loops);
 	c->loops = NULL;
@@ -1344,4 +1361,866 @@ static const char *const lead_from_names[LEAD_FROM_NR] = {
 const char *cycles__lead_from_name(enum lead_from from)
 {
 	return from < LEAD_FROM_NR ? lead_from_names[from] : "?";
+}
+
+int loop__store_cycle(struct loop *lp, const struct cycle *c)
+{
+	if (!lp->store && !(lp->store = tmpfile()))
+		return -errno ? -errno : -EIO;
+	if (fwrite(c, sizeof(*c), 1, lp->store) != 1)
+		return -EIO;
+	lp->nr_cycles++;
+	return 0;
+}
+
+int loop__each_cycle(const struct loop *lp, int (*fn)(void *ctx, const struct cycle *c),
+		     void *ctx)
+{
+	struct cycle c;
+	int ret = 0;
+
+	if (!lp->store) {
+		for (size_t i = 0; i < lp->nr_cycles && !ret; i++)
+			ret = fn(ctx, &lp->cycles[i]);
+		return ret;
+	}
+	if (fflush(lp->store) || fseek(lp->store, 0, SEEK_SET))
+		return -EIO;
+	for (size_t i = 0; i < lp->nr_cycles && !ret; i++) {
+		if (fread(&c, sizeof(c), 1, lp->store) != 1)
+			return -EIO;
+		ret = fn(ctx, &c);
+	}
+	/* appends go on at the end */
+	if (fseek(lp->store, 0, SEEK_END))
+		return -EIO;
+	return ret;
+}
+
+/*
+ * A whole run in windows. Each window step hands a stage the iterations (or,
+ * before there are any, the events) that later calls can no longer change,
+ * and keeps a few settled iterations before them as context: the same
+ * functions as above then see each of those iterations as the whole run does.
+ */
+
+/* Settled iterations a window keeps before the others: a deferred accept's reach. */
+#define CONTEXT_ITERS CYCLES_DEFERRED_REACH
+/* The newest iterations wait: their accept, extend and end may come later. */
+#define MARGIN_ITERS (CYCLES_DEFERRED_REACH + 2)
+/* accept_of: the accept of an iteration an earlier window settled */
+#define CLAIMED ((size_t)-2)
+
+/* What the whole run tells of one thread, over the windows and passes. */
+struct plan_thread {
+	bool graphs;			/* it launched a graph */
+	struct exec_stats *stats;	/* by exec id */
+	size_t nr_stats;
+	bool copies_d2h;
+	size_t last_graph;		/* exec of its last graph launch (stats), else NONE */
+	bool last_synced, last_handed;
+	size_t neighbour;		/* exec of its last graph launch since a sync (pieces) */
+	bool anchored;
+	__u32 anchor;
+	enum role_source verify_from;
+	bool marking;			/* its verify family grows by pieces, a round a pass */
+	bool marked;
+	/* iteration passes: what was counted so far */
+	__u64 done_vs;
+	size_t nr_iters;
+	size_t run_iters;		/* iterations of the whole run */
+	long structure_votes, shape_votes;
+	int loop_end;
+	__u64 longest_period;
+	bool first_nothing, start_found;
+	__u64 first_nothing_ts, start_open_ts;
+	enum opening start_how;
+	size_t start_open_exec;
+	enum lead_from lead_from;
+	bool lead_extends;
+	bool has_extend, graph_drafts;
+	/* the last pass: counts over the run, and the settled iterations windows still hold */
+	struct loop run;
+	struct plan_iter *owned;
+	size_t nr_owned, cap_owned;
+};
+
+struct plan_role {
+	__u8 role, from;
+};
+
+struct cycles_plan {
+	enum plan_stage stage;
+	struct plan_thread *threads;	/* by model thread index */
+	size_t nr_threads;
+	struct plan_role *roles;	/* by exec id */
+	size_t nr_roles;
+	struct sp_calib_rec calib;
+	bool gap_known;
+	__u64 gap;
+};
+
+struct cycles_plan *cycles_plan__new(void)
+{
+	return calloc(1, sizeof(struct cycles_plan));
+}
+
+void cycles_plan__free(struct cycles_plan *pl)
+{
+	if (!pl)
+		return;
+	for (size_t i = 0; i < pl->nr_threads; i++) {
+		free(pl->threads[i].stats);
+		free(pl->threads[i].owned);
+		if (pl->threads[i].run.store)
+			fclose(pl->threads[i].run.store);
+	}
+	free(pl->threads);
+	free(pl->roles);
+	free(pl);
+}
+
+enum plan_stage cycles_plan__stage(const struct cycles_plan *pl)
+{
+	return pl->stage;
+}
+
+static int grow(void **arr, size_t *nr, size_t want, size_t size)
+{
+	void *grown;
+
+	if (want <= *nr)
+		return 0;
+	grown = realloc(*arr, want * size);
+	if (!grown)
+		return -ENOMEM;
+	memset((char *)grown + *nr * size, 0, (want - *nr) * size);
+	*arr = grown;
+	*nr = want;
+	return 0;
+}
+
+/* The plan of thread t, with room for every exec seen so far; NULL: no memory. */
+static struct plan_thread *plan_thread(struct cycles_plan *pl, const struct model_view *v,
+				       const struct model_thread *t)
+{
+	struct plan_thread *pt;
+	size_t had = pl->nr_threads;
+
+	if (grow((void **)&pl->threads, &pl->nr_threads, t->index + 1, sizeof(*pl->threads)))
+		return NULL;
+	for (size_t i = had; i < pl->nr_threads; i++) {
+		pl->threads[i].last_graph = pl->threads[i].neighbour = NONE;
+		pl->threads[i].run.rank = -1;
+	}
+	pt = &pl->threads[t->index];
+	pt->run.tgid = t->tgid;
+	pt->run.tid = t->tid;
+	if (grow((void **)&pt->stats, &pt->nr_stats, v->nr_execs, sizeof(*pt->stats)))
+		return NULL;
+	return pt;
+}
+
+void cycles_plan__apply(const struct cycles_plan *pl, struct model *m)
+{
+	struct model_view *v = model__view(m);
+
+	for (size_t id = 0; id < v->nr_execs; id++) {
+		struct plan_role r = id < pl->nr_roles ? pl->roles[id] : (struct plan_role){ 0 };
+
+		v->execs[id]->role = r.role;
+		v->execs[id]->role_from = r.from;
+	}
+	/* a calibration recorded late holds for the whole run */
+	if (pl->calib.calls)
+		v->calib = pl->calib;
+}
+
+static int save_roles(struct cycles_plan *pl, const struct model_view *v)
+{
+	if (grow((void **)&pl->roles, &pl->nr_roles, v->nr_execs, sizeof(*pl->roles)))
+		return -ENOMEM;
+	for (size_t id = 0; id < v->nr_execs; id++)
+		pl->roles[id] = (struct plan_role){ v->execs[id]->role, v->execs[id]->role_from };
+	return 0;
+}
+
+static struct thread_ctx plan_ctx(struct model *m, struct model_thread *t, struct plan_thread *pt)
+{
+	return (struct thread_ctx){
+		.m = m, .v = model__view(m), .t = t, .stats = pt->stats,
+		.copies_d2h = pt->copies_d2h, .has_extend = pt->has_extend,
+		.graph_drafts = pt->graph_drafts, .lead_from = pt->lead_from,
+		.lead_extends = pt->lead_extends,
+	};
+}
+
+/* As collect_stats, a call at a time: what follows a launch up to the next one. */
+static void stats_event(struct plan_thread *pt, const struct loop_event *e)
+{
+	struct exec_stats *st;
+
+	pt->copies_d2h |= is_d2h(e);
+	if (e->kind == LOOP_GRAPH) {
+		pt->graphs = true;
+		pt->last_graph = e->handle;
+		pt->last_synced = pt->last_handed = false;
+		pt->stats[e->handle].launches++;
+		return;
+	}
+	if (pt->last_graph == NONE)
+		return;
+	st = &pt->stats[pt->last_graph];
+	if (!pt->last_handed && is_d2h(e)) {
+		pt->last_handed = true;
+		st->handed++;
+	}
+	if (!pt->last_synced && is_blocking(e)) {
+		pt->last_synced = true;
+		st->followed++;
+		st->wait_ns += blocked_ns(e);
+	}
+}
+
+/* A verify piece at one end of a pair of graph launches with no sync between. */
+static void piece_pair(struct plan_thread *pt, const struct model_exec *x,
+		       const struct model_exec *n, int dir)
+{
+	if (x->role != ROLE_VERIFY || !x->capture)
+		return;
+	if (n->role != ROLE_VERIFY && n->capture && n->tgid == x->tgid &&
+	    n->capture->order == x->capture->order + dir)
+		pt->stats[n->id].adjacent++;
+}
+
+/* As add_pieces' count, a call at a time. */
+static void pieces_event(struct plan_thread *pt, const struct model_view *v,
+			 const struct loop_event *e)
+{
+	if (is_blocking(e)) {
+		pt->neighbour = NONE;
+		return;
+	}
+	if (e->kind != LOOP_GRAPH)
+		return;
+	if (pt->neighbour != NONE) {
+		piece_pair(pt, v->execs[e->handle], v->execs[pt->neighbour], -1);
+		piece_pair(pt, v->execs[pt->neighbour], v->execs[e->handle], 1);
+	}
+	pt->neighbour = e->handle;
+}
+
+/* What count_leads, the lead rules and longest_period take from settled iteration i. */
+static void leads_iter(struct thread_ctx *tc, struct plan_thread *pt, size_t i)
+{
+	const struct model_thread *t = tc->t;
+	size_t lead = lead_of(tc, i), end = tc->iters[i].region_end, open = NONE, next;
+	enum opening how;
+
+	if (lead != NONE) {
+		tc->stats[t->events[lead].handle].lead++;
+		next = next_graph(tc, lead, end);
+		if (next != NONE)
+			tc->stats[t->events[next].handle].follow++;
+		pt->structure_votes += lead_structure(tc, i, lead);
+		pt->shape_votes += next != NONE && next_graph(tc, next, end) != NONE ? -1 : 1;
+	}
+	if (i + 1 < tc->nr_iters) {
+		__u64 period = t->events[tc->iters[i + 1].vs].ts - t->events[tc->iters[i].vs].ts;
+
+		if (period > pt->longest_period)
+			pt->longest_period = period;
+	}
+	if (pt->start_found)
+		return;
+	/* lead_at_loop_start stops at the first opening that is not "nothing" */
+	how = draft_opening(tc, i, &open);
+	if (how == OPEN_NOTHING) {
+		if (!pt->nr_iters) {
+			pt->first_nothing = true;
+			pt->first_nothing_ts = t->events[tc->iters[i].vs].ts;
+		}
+		return;
+	}
+	pt->start_found = true;
+	pt->start_how = how;
+	if (how == OPEN_GRAPH) {
+		pt->start_open_ts = t->events[open].ts;
+		pt->start_open_exec = t->events[open].handle;
+	}
+}
+
+/* As vote_roles, for settled iteration i; the run's last iteration has no votes. */
+static void votes_iter(struct thread_ctx *tc, size_t i, bool run_last)
+{
+	const struct model_thread *t = tc->t;
+	const struct iter *it = &tc->iters[i];
+	size_t lead = lead_of(tc, i);
+
+	if (run_last)
+		return;
+	for (size_t j = it->after; j < it->region_end; j++) {
+		struct model_exec *x = exec_of(tc, &t->events[j]);
+
+		if (!x || x->role == ROLE_VERIFY)
+			continue;
+		if (j == lead && tc->lead_extends)
+			tc->stats[x->id].extend_votes++;
+		else
+			tc->stats[x->id].draft_votes++;
+	}
+}
+
+/* As longest_draft_gap, for settled iteration i. */
+static void gap_iter(struct thread_ctx *tc, size_t i, struct cycles_plan *pl)
+{
+	const struct model_thread *t = tc->t;
+	const struct iter *it = &tc->iters[i];
+	size_t prev = it->draft;
+
+	if (prev == NONE || !it->draft_seen)
+		return;
+	for (size_t j = prev + 1; j < it->vs; j++) {
+		if (!is_draft_launch(tc, &t->events[j], &t->events[it->vs]))
+			continue;
+		if (t->events[j].ts - t->events[prev].ts > pl->gap)
+			pl->gap = t->events[j].ts - t->events[prev].ts;
+		prev = j;
+	}
+}
+
+/* The first window iteration not counted yet, and the first one this step leaves. */
+static void owned_range(const struct thread_ctx *tc, const struct plan_thread *pt, bool final,
+			size_t *lo, size_t *hi)
+{
+	const struct model_thread *t = tc->t;
+
+	for (*lo = 0; *lo < tc->nr_iters && pt->done_vs &&
+		      t->events[tc->iters[*lo].vs].ts <= pt->done_vs;
+	     (*lo)++)
+		;
+	*hi = final || tc->nr_iters < MARGIN_ITERS ? tc->nr_iters : tc->nr_iters - MARGIN_ITERS;
+	if (!final && tc->nr_iters < MARGIN_ITERS)
+		*hi = 0;
+	if (*hi < *lo)
+		*hi = *lo;
+}
+
+/* Where a thread's window must start for the iterations from hi on: context before them. */
+static __u64 keep_before(const struct thread_ctx *tc, size_t hi)
+{
+	size_t keep = hi > CONTEXT_ITERS ? hi - CONTEXT_ITERS : 0;
+
+	if (!tc->nr_iters || (!keep && !hi))
+		return 0;
+	return tc->t->events[tc->iters[keep].vs].ts;
+}
+
+/* An iteration stage's window step for one anchored thread. */
+static int iters_step(struct cycles_plan *pl, struct thread_ctx *tc, struct plan_thread *pt,
+		      bool final, __u64 *keep_ns)
+{
+	size_t lo, hi;
+
+	if (find_groups(tc))
+		return -ENOMEM;
+	find_accept_ends(tc);
+	if (pl->stage == PLAN_GAP)
+		for (size_t i = 0; i < tc->nr_iters; i++)
+			find_draft(tc, i);
+	owned_range(tc, pt, final, &lo, &hi);
+	for (size_t i = lo; i < hi; i++) {
+		if (pl->stage == PLAN_LEADS)
+			leads_iter(tc, pt, i);
+		else if (pl->stage == PLAN_VOTES)
+			votes_iter(tc, i, final && i + 1 == tc->nr_iters);
+		else
+			gap_iter(tc, i, pl);
+		pt->nr_iters++;
+	}
+	if (hi > lo)
+		pt->done_vs = tc->t->events[tc->iters[hi - 1].vs].ts;
+	if (final && pl->stage == PLAN_LEADS && tc->nr_iters)
+		pt->loop_end = lead_at_loop_end(tc);
+	*keep_ns = keep_before(tc, hi);
+	return 0;
+}
+
+int cycles_plan__step(struct cycles_plan *pl, struct model *m, bool final, __u64 *keep_ns)
+{
+	struct model_view *v = model__view(m);
+	int ret = 0;
+
+	for (size_t k = 0; k < v->nr_threads && !ret; k++) {
+		struct model_thread *t = v->threads[k];
+		struct plan_thread *pt = plan_thread(pl, v, t);
+		struct thread_ctx tc;
+
+		if (!pt)
+			return -ENOMEM;
+		/* events counted one at a time need none kept */
+		keep_ns[k] = ~0ull;
+		for (size_t j = 0; j < t->nr_events; j++) {
+			if (pl->stage == PLAN_STATS)
+				stats_event(pt, &t->events[j]);
+			else if (pl->stage == PLAN_PIECES && pt->marking)
+				pieces_event(pt, v, &t->events[j]);
+		}
+		if (pl->stage <= PLAN_PIECES || !pt->anchored)
+			continue;
+		tc = plan_ctx(m, t, pt);
+		ret = iters_step(pl, &tc, pt, final, &keep_ns[k]);
+		free(tc.iters);
+	}
+	return ret;
+}
+
+/* As the anchor part of analyse_threads, thread by thread; a pieces round waits a pass. */
+static void mark_threads(struct cycles_plan *pl, struct model *m)
+{
+	struct model_view *v = model__view(m);
+
+	for (size_t k = 0; k < pl->nr_threads && k < v->nr_threads; k++) {
+		struct plan_thread *pt = &pl->threads[k];
+		struct model_exec *anchor;
+		struct thread_ctx tc;
+		bool waits = false;
+
+		if (pt->marked || pt->marking)
+			continue;
+		/* threads of one process take their turns in order; other processes' do not meet */
+		for (size_t e = 0; e < k && !waits; e++)
+			waits = pl->threads[e].marking && pl->threads[e].run.tgid == pt->run.tgid;
+		if (waits)
+			continue;
+		pt->marked = true;
+		if (!pt->anchored || v->execs[pt->anchor]->role != ROLE_UNKNOWN)
+			continue;
+		anchor = v->execs[pt->anchor];
+		tc = plan_ctx(m, v->threads[k], pt);
+		if (pt->verify_from == ROLE_FROM_KERNELS) {
+			mark_family(&tc, anchor, pt->verify_from);
+			pt->marked = false;
+			pt->marking = true;
+		} else {
+			mark_verify(&tc, anchor, pt->verify_from);
+		}
+	}
+}
+
+/* add_pieces' end, for the round a pass counted; 1: the family grew, another round. */
+static bool pieces_round(struct thread_ctx *tc)
+{
+	bool grown = false;
+
+	for (size_t id = 0; id < tc->v->nr_execs; id++) {
+		const struct exec_stats *st = &tc->stats[id];
+
+		if (st->launches && st->adjacent * 2 > st->launches &&
+		    tc->v->execs[id]->role != ROLE_VERIFY) {
+			mark_family(tc, tc->v->execs[id], ROLE_FROM_PIECES);
+			grown = true;
+		}
+	}
+	for (size_t id = 0; id < tc->v->nr_execs; id++)
+		tc->stats[id].adjacent = 0;
+	return grown;
+}
+
+static void end_stats(struct cycles_plan *pl, struct model *m)
+{
+	struct model_view *v = model__view(m);
+
+	pl->calib = v->calib;
+	for (size_t k = 0; k < pl->nr_threads && k < v->nr_threads; k++) {
+		struct plan_thread *pt = &pl->threads[k];
+		struct thread_ctx tc = plan_ctx(m, v->threads[k], pt);
+		struct model_exec *anchor;
+
+		if (!pt->graphs) {
+			pt->marked = true;
+			continue;
+		}
+		anchor = pick_anchor(&tc, &pt->verify_from);
+		pt->anchored = anchor != NULL;
+		pt->anchor = anchor ? anchor->id : 0;
+	}
+}
+
+static void end_pieces(struct cycles_plan *pl, struct model *m)
+{
+	struct model_view *v = model__view(m);
+
+	for (size_t k = 0; k < pl->nr_threads && k < v->nr_threads; k++) {
+		struct plan_thread *pt = &pl->threads[k];
+		struct thread_ctx tc = plan_ctx(m, v->threads[k], pt);
+
+		pt->neighbour = NONE;
+		if (pt->marking && !pieces_round(&tc)) {
+			pt->marking = false;
+			pt->marked = true;
+		}
+	}
+}
+
+static int loop_start_of(const struct model_view *v, const struct plan_thread *pt)
+{
+	__u64 bound = v->attach_done_ns + pt->longest_period;
+	const struct exec_stats *st;
+
+	if (pt->first_nothing && pt->first_nothing_ts <= bound)
+		return 0;
+	if (!pt->start_found || pt->start_how != OPEN_GRAPH || pt->start_open_ts <= bound)
+		return 0;
+	st = &pt->stats[pt->start_open_exec];
+	return is_lead(st) ? -1 : is_follower(st) ? 1 : 0;
+}
+
+/* As decide_lead, from what the pass counted. */
+static void end_leads(struct cycles_plan *pl, const struct model_view *v)
+{
+	for (size_t k = 0; k < pl->nr_threads; k++) {
+		struct plan_thread *pt = &pl->threads[k];
+		int says[4];
+		bool any = false;
+
+		pt->run_iters = pt->nr_iters;
+		pt->lead_from = LEAD_NONE;
+		pt->lead_extends = false;
+		for (size_t id = 0; id < pt->nr_stats && !any; id++)
+			any = pt->stats[id].lead;
+		if (!pt->anchored || !any)
+			continue;
+		says[0] = sign(pt->structure_votes);
+		says[1] = pt->loop_end;
+		says[2] = loop_start_of(v, pt);
+		says[3] = pt->shape_votes > 0 ? 1 : -1;
+		for (int r = 0; r < 4; r++)
+			if (says[r]) {
+				pt->lead_from = LEAD_STRUCTURE + r;
+				pt->lead_extends = says[r] > 0;
+				break;
+			}
+	}
+}
+
+/* apply_votes thread by thread, then the family rule; and which roles each thread launches. */
+static void end_votes(struct cycles_plan *pl, struct model *m)
+{
+	struct model_view *v = model__view(m);
+
+	for (size_t k = 0; k < pl->nr_threads && k < v->nr_threads; k++) {
+		struct thread_ctx tc = plan_ctx(m, v->threads[k], &pl->threads[k]);
+
+		if (pl->threads[k].anchored)
+			apply_votes(&tc);
+	}
+	roles_by_family(v);
+	for (size_t k = 0; k < pl->nr_threads; k++) {
+		struct plan_thread *pt = &pl->threads[k];
+
+		for (size_t id = 0; id < pt->nr_stats && id < v->nr_execs; id++) {
+			if (!pt->stats[id].launches)
+				continue;
+			pt->has_extend |= v->execs[id]->role == ROLE_EXTEND;
+			pt->graph_drafts |= v->execs[id]->role == ROLE_DRAFT;
+		}
+	}
+}
+
+static bool any_marking(const struct cycles_plan *pl)
+{
+	for (size_t k = 0; k < pl->nr_threads; k++)
+		if (pl->threads[k].marking)
+			return true;
+	return false;
+}
+
+/* The last pass starts afresh: nothing counted, nothing settled. */
+static void reset_run(struct cycles_plan *pl)
+{
+	for (size_t k = 0; k < pl->nr_threads; k++) {
+		struct plan_thread *pt = &pl->threads[k];
+
+		if (pt->run.store)
+			fclose(pt->run.store);
+		pt->run = (struct loop){ .tgid = pt->run.tgid, .tid = pt->run.tid, .rank = -1 };
+		pt->nr_owned = 0;
+		pt->done_vs = 0;
+		pt->nr_iters = 0;
+	}
+}
+
+int cycles_plan__end_pass(struct cycles_plan *pl, struct model *m)
+{
+	struct model_view *v = model__view(m);
+
+	for (size_t k = 0; k < v->nr_threads; k++)
+		if (!plan_thread(pl, v, v->threads[k]))
+			return -ENOMEM;
+	switch (pl->stage) {
+	case PLAN_STATS:
+		end_stats(pl, m);
+		break;
+	case PLAN_PIECES:
+		end_pieces(pl, m);
+		break;
+	case PLAN_LEADS:
+		end_leads(pl, v);
+		break;
+	case PLAN_VOTES:
+		end_votes(pl, m);
+		break;
+	case PLAN_GAP:
+		pl->gap_known = true;
+		break;
+	default:
+		return 0;
+	}
+	if (pl->stage == PLAN_STATS || pl->stage == PLAN_PIECES)
+		mark_threads(pl, m);
+	if (pl->stage == PLAN_STATS || pl->stage == PLAN_PIECES)
+		pl->stage = any_marking(pl) ? PLAN_PIECES : PLAN_LEADS;
+	else
+		pl->stage = pl->stage == PLAN_LEADS ? PLAN_VOTES : PLAN_FINAL;
+	for (size_t k = 0; k < pl->nr_threads; k++) {
+		pl->threads[k].done_vs = 0;
+		pl->threads[k].nr_iters = 0;
+	}
+	reset_run(pl);
+	return save_roles(pl, v);
+}
+
+static long settled_search(const struct model_thread *t, __u64 ts)
+{
+	size_t lo = 0, hi = t->nr_events;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (t->events[mid].ts < ts)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < t->nr_events && t->events[lo].ts == ts ? (long)lo : -1;
+}
+
+/* Accept syncs that iterations settled in earlier windows took are no one else's. */
+static void claim_settled(struct thread_ctx *tc, const struct plan_thread *pt)
+{
+	for (size_t k = 0; k < pt->nr_owned; k++) {
+		long j = pt->owned[k].accept_ts ? settled_search(tc->t, pt->owned[k].accept_ts) : -1;
+
+		if (j >= 0)
+			tc->accept_of[j] = CLAIMED;
+	}
+}
+
+static const struct plan_iter *owned_iter(const struct plan_thread *pt, __u64 vs_ts)
+{
+	for (size_t k = pt->nr_owned; k-- > 0;)
+		if (pt->owned[k].vs_ts == vs_ts)
+			return &pt->owned[k];
+	return NULL;
+}
+
+static int settle_iter(struct plan_thread *pt, const struct plan_iter *pi)
+{
+	if (pt->nr_owned == pt->cap_owned) {
+		size_t cap = pt->cap_owned ? pt->cap_owned * 2 : 32;
+		struct plan_iter *grown = realloc(pt->owned, cap * sizeof(*grown));
+
+		if (!grown)
+			return -ENOMEM;
+		pt->owned = grown;
+		pt->cap_owned = cap;
+	}
+	pt->owned[pt->nr_owned++] = *pi;
+	return 0;
+}
+
+/*
+ * The run's first iteration, cut at the recording's start, is trusted by the
+ * longest draft gap of the whole run (trust_first_drafts): -EAGAIN until a
+ * pass has found it.
+ */
+static int trust_first(struct cycles_plan *pl, struct thread_ctx *tc)
+{
+	struct iter *it = &tc->iters[0];
+
+	if (it->draft_seen || it->draft == NONE)
+		return 0;
+	if (!pl->gap_known) {
+		pl->stage = PLAN_GAP;
+		return -EAGAIN;
+	}
+	if (tc->t->events[it->draft].ts > tc->v->attach_done_ns + pl->gap)
+		it->draft_seen = true;
+	return 0;
+}
+
+/* Iteration i settles now: counted over the run, its cycle stored and in the window's loop. */
+static int settle_cycle(struct thread_ctx *tc, struct plan_thread *pt, size_t i,
+			struct loop *lp, size_t *cap)
+{
+	const struct iter *it = &tc->iters[i];
+	struct plan_iter pi = { .vs_ts = tc->t->events[it->vs].ts, .cycle = -1,
+				.no_draft = lp->iters[i].no_draft };
+	struct cycle c;
+	int ret;
+
+	pt->run.iterations++;
+	if (it->accept != NONE)
+		pi.accept_ts = tc->t->events[it->accept].ts;
+	if (count_iter(tc, i, &pt->run, &c)) {
+		c.index = pt->run.nr_cycles;
+		ret = loop__store_cycle(&pt->run, &c);
+		if (ret)
+			return ret;
+		if (push_cycle(lp, cap, &c))
+			return -ENOMEM;
+		lp->cycles[lp->nr_cycles - 1].index = c.index;
+		pi.cycle = c.index;
+	}
+	lp->iters[i].cycle = pi.cycle;
+	return settle_iter(pt, &pi);
+}
+
+/* One loop thread's window in the last pass; 1: it has no iteration in the window. */
+static int window_loop(struct cycles_plan *pl, struct thread_ctx *tc, struct plan_thread *pt,
+		       bool final, struct loop *lp, struct plan_loop_window *w)
+{
+	const struct model_thread *t = tc->t;
+	size_t lo, hi, cap = 0;
+	int ret = 0;
+
+	if (find_groups(tc))
+		return -ENOMEM;
+	if (!tc->nr_iters)
+		return 1;
+	find_accept_ends(tc);
+	tc->accept_of = malloc(t->nr_events * sizeof(*tc->accept_of));
+	lp->iters = calloc(tc->nr_iters, sizeof(*lp->iters));
+	if (!tc->accept_of || !lp->iters)
+		return -ENOMEM;
+	for (size_t j = 0; j < t->nr_events; j++)
+		tc->accept_of[j] = NONE;
+	claim_settled(tc, pt);
+	owned_range(tc, pt, final, &lo, &hi);
+	find_parts(tc, false);
+	if (!pt->run.iterations && !lo && hi)
+		ret = trust_first(pl, tc);
+	*lp = (struct loop){ .tgid = t->tgid, .tid = t->tid, .rank = pt->run.rank,
+			     .verify_exec = pt->anchor, .verify_from = pt->verify_from,
+			     .lead_from = pt->lead_from, .lead_extends = pt->lead_extends,
+			     .iters = lp->iters, .nr_iters = tc->nr_iters };
+	for (size_t i = 0; i < tc->nr_iters; i++) {
+		const struct plan_iter *pi = i < lo ? owned_iter(pt, t->events[tc->iters[i].vs].ts)
+						    : NULL;
+
+		export_iter(tc, i, &lp->iters[i]);
+		if (pi) {
+			lp->iters[i].cycle = pi->cycle;
+			lp->iters[i].no_draft = pi->no_draft;
+		}
+	}
+	for (size_t i = lo; i < hi && !ret; i++)
+		ret = settle_cycle(tc, pt, i, lp, &cap);
+	if (hi > lo)
+		pt->done_vs = t->events[tc->iters[hi - 1].vs].ts;
+	*w = (struct plan_loop_window){ .owned_from = lo, .owned_to = hi,
+					.keep = hi > CONTEXT_ITERS ? hi - CONTEXT_ITERS : 0 };
+	return ret;
+}
+
+int cycles_plan__window(struct cycles_plan *pl, struct model *m, bool final, struct cycles *out,
+			struct plan_loop_window **win)
+{
+	struct model_view *v = model__view(m);
+	int ret = 0;
+
+	memset(out, 0, sizeof(*out));
+	out->loops = calloc(v->nr_threads ? v->nr_threads : 1, sizeof(*out->loops));
+	*win = calloc(v->nr_threads ? v->nr_threads : 1, sizeof(**win));
+	if (!out->loops || !*win)
+		return -ENOMEM;
+	for (size_t k = 0; k < v->nr_threads && !ret; k++) {
+		struct plan_thread *pt = plan_thread(pl, v, v->threads[k]);
+		struct thread_ctx tc;
+
+		if (!pt)
+			return -ENOMEM;
+		if (!pt->anchored || !pt->run_iters)
+			continue;
+		pt->run.rank = rank_of(v, pt->run.tgid);
+		tc = plan_ctx(m, v->threads[k], pt);
+		ret = window_loop(pl, &tc, pt, final, &out->loops[out->nr_loops],
+				  &(*win)[out->nr_loops]);
+		if (ret == 1)
+			ret = 0;
+		else
+			out->nr_loops++;
+		free(tc.iters);
+		free(tc.accept_of);
+	}
+	return ret;
+}
+
+void cycles_plan__kept(struct cycles_plan *pl, const struct model *m, const __u64 *keep_ns)
+{
+	const struct model_view *v = model__view((struct model *)m);
+
+	for (size_t k = 0; k < pl->nr_threads && k < v->nr_threads; k++) {
+		struct plan_thread *pt = &pl->threads[k];
+		size_t kept = 0;
+
+		for (size_t i = 0; i < pt->nr_owned; i++) {
+			const struct plan_iter *pi = &pt->owned[i];
+
+			if (pi->vs_ts >= keep_ns[k] || pi->accept_ts >= keep_ns[k])
+				pt->owned[kept++] = *pi;
+		}
+		pt->nr_owned = kept;
+	}
+}
+
+int cycles_plan__loops(struct cycles_plan *pl, struct model *m, struct cycles *out)
+{
+	struct model_view *v = model__view(m);
+
+	memset(out, 0, sizeof(*out));
+	out->loops = calloc(pl->nr_threads ? pl->nr_threads : 1, sizeof(*out->loops));
+	if (!out->loops)
+		return -ENOMEM;
+	for (size_t k = 0; k < pl->nr_threads; k++) {
+		struct plan_thread *pt = &pl->threads[k];
+		struct loop *lp = &out->loops[out->nr_loops];
+
+		if (!pt->anchored || !pt->run_iters)
+			continue;
+		*lp = pt->run;
+		lp->rank = rank_of(v, lp->tgid);
+		lp->verify_exec = pt->anchor;
+		lp->verify_from = pt->verify_from;
+		lp->lead_from = pt->lead_from;
+		lp->lead_extends = pt->lead_extends;
+		pt->run.store = NULL;
+		out->nr_loops++;
+	}
+	qsort(out->loops, out->nr_loops, sizeof(*out->loops), loop_cmp);
+	return 0;
+}
+
+struct loop *cycles_plan__run_loop(struct cycles *run, __u32 tgid, __u32 tid)
+{
+	for (size_t i = 0; i < run->nr_loops; i++)
+		if (run->loops[i].tgid == tgid && run->loops[i].tid == tid)
+			return &run->loops[i];
+	return NULL;
+}
+
+bool cycles_plan__loop_thread(const struct cycles_plan *pl, size_t k)
+{
+	return k < pl->nr_threads && pl->threads[k].anchored && pl->threads[k].run_iters;
 }

@@ -19,6 +19,7 @@ struct pipeline {
 	struct model *model;		/* NULL: calls only */
 	struct results results;
 	struct settle *settle;		/* windowed analyses, else NULL */
+	struct wholerun *whole;		/* a pass of a whole run in windows, else NULL */
 	bool finished;
 	struct pipeline_consumer consumers[PIPELINE_MAX_CONSUMERS];
 	int nr_consumers;
@@ -53,6 +54,8 @@ static int settle_window(struct pipeline *p, bool final)
 	const struct settle_sink sink = { settled_cycle, settled_sync, p };
 	struct results scratch;
 
+	if (p->whole)
+		return wholerun__step(p->whole, p->model, p->last_ts, final, &p->results, &sink);
 	return settle__step(p->settle, p->model, p->last_ts, final,
 			    final ? &p->results : &scratch, &sink);
 }
@@ -64,7 +67,7 @@ static int notify_tick(struct pipeline *p, __u64 ts)
 	if (!p->next_tick)
 		p->next_tick = ts + p->tick_ns;
 	/* one window step for all the ticks a pause in the calls passed */
-	if (ts >= p->next_tick && p->settle)
+	if (ts >= p->next_tick && (p->settle || p->whole))
 		ret = settle_window(p, false);
 	while (ts >= p->next_tick && !ret) {
 		/*
@@ -113,6 +116,12 @@ struct pipeline *pipeline__new(const struct tf_header *hdr, const struct pipelin
 	p->tick_ns = opts->tick_ns;
 	if (opts->analyse && !(p->model = model__new(hdr)))
 		goto fail;
+	if (opts->analyse && opts->whole) {
+		p->whole = opts->whole;
+		wholerun__begin(p->whole);
+		if (!p->tick_ns)
+			p->tick_ns = WINDOW_STEP_NS;
+	}
 	if (opts->analyse && opts->window) {
 		p->settle = settle__new();
 		if (!p->settle)
@@ -238,9 +247,9 @@ static int notify_end(struct pipeline *p)
 		const struct pipeline_consumer *c = &p->consumers[i];
 
 		/* windowed, cycles and syncs were handed on as they settled */
-		if (res && c->cycle && !p->settle)
+		if (res && c->cycle && !p->settle && !p->whole)
 			ret = notify_cycles(p, c);
-		if (!ret && res && c->sync && !p->settle)
+		if (!ret && res && c->sync && !p->settle && !p->whole)
 			ret = notify_syncs(p, c);
 		if (!ret && c->end)
 			ret = c->end(c->ctx, res, decoder__stats(p->dec));
@@ -254,7 +263,7 @@ int pipeline__finish(struct pipeline *p)
 
 	if (p->model) {
 		model__finish(p->model, decoder__stats(p->dec));
-		if (!ret && p->settle)
+		if (!ret && (p->settle || p->whole))
 			ret = settle_window(p, true);
 		else if (!ret)
 			ret = results__compute(&p->results, p->model);

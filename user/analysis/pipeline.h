@@ -24,6 +24,7 @@
 #include "results.h"
 #include "syncs.h"
 #include "tracefile.h"
+#include "wholerun.h"
 
 #define PIPELINE_MAX_CONSUMERS 8
 
@@ -53,6 +54,11 @@ struct pipeline_opts {
 	 * are the last window's. For views that run for hours.
 	 */
 	bool window;
+	/*
+	 * A pass of a whole recording analysed in windows (wholerun.h): as
+	 * window, but the last pass's results are the whole run's.
+	 */
+	struct wholerun *whole;
 	__u64 tick_ns;		/* 0: no ticks (windowed: a step every 250 ms) */
 };
 

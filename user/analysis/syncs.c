@@ -284,7 +284,7 @@ static int sort_sites(struct syncs *out, enum verdict v, struct site_table *tab)
 		qsort(tab->sites, tab->nr, sizeof(*tab->sites), site_cmp);
 	for (size_t i = 0; i < tab->nr; i++)
 		rank[tab->sites[i].added] = i;
-	for (size_t i = 0; i < out->nr; i++)
+	for (size_t i = 0; i < out->nr && out->verdicts; i++)
 		if (out->verdicts[i].verdict == v)
 			out->verdicts[i].site = rank[out->verdicts[i].site];
 	free(rank);
@@ -394,10 +394,191 @@ int syncs__analyse(struct model *m, const struct cycles *cy, struct syncs *out)
 	return 0;
 }
 
+/* Loops whose cycles a site was seen in, with the last such cycle (count_cycles_with). */
+struct site_seen {
+	__u32 tgid, tid;
+	long cycle;
+};
+
+struct site_loops {
+	struct site_seen *seen;
+	size_t nr;
+};
+
+struct sync_stream {
+	struct site_loops *loops[2];	/* flagged, unknown: by site index before the sort */
+	size_t nr_loops[2];
+	struct callsite_stat *by_site;	/* by call site id */
+	size_t nr_by_site;
+};
+
+static void stream_free(struct sync_stream *st)
+{
+	if (!st)
+		return;
+	for (int w = 0; w < 2; w++) {
+		for (size_t i = 0; i < st->nr_loops[w]; i++)
+			free(st->loops[w][i].seen);
+		free(st->loops[w]);
+	}
+	free(st->by_site);
+	free(st);
+}
+
+static int grow_zeroed(void **arr, size_t *nr, size_t want, size_t size)
+{
+	void *grown;
+
+	if (want <= *nr)
+		return 0;
+	grown = realloc(*arr, want * size);
+	if (!grown)
+		return -ENOMEM;
+	memset((char *)grown + *nr * size, 0, (want - *nr) * size);
+	*arr = grown;
+	*nr = want;
+	return 0;
+}
+
+/* A cycle of a loop the site was seen in: counted once per cycle (syncs of a thread in order). */
+static int see_cycle(struct sync_stream *st, int which, struct site_table *tab,
+		     const struct sync_verdict *sv)
+{
+	struct site_loops *sl;
+	struct site_seen *grown;
+
+	if (grow_zeroed((void **)&st->loops[which], &st->nr_loops[which], tab->nr,
+			sizeof(*st->loops[which])))
+		return -ENOMEM;
+	sl = &st->loops[which][sv->site];
+	for (size_t i = 0; i < sl->nr; i++) {
+		struct site_seen *s = &sl->seen[i];
+
+		if (s->tgid != sv->sync->tgid || s->tid != sv->sync->tid)
+			continue;
+		if (s->cycle != sv->cycle)
+			tab->sites[sv->site].cycles_with++;
+		s->cycle = sv->cycle;
+		return 0;
+	}
+	grown = realloc(sl->seen, (sl->nr + 1) * sizeof(*grown));
+	if (!grown)
+		return -ENOMEM;
+	sl->seen = grown;
+	sl->seen[sl->nr++] = (struct site_seen){ sv->sync->tgid, sv->sync->tid, sv->cycle };
+	tab->sites[sv->site].cycles_with++;
+	return 0;
+}
+
+static int add_callsite(struct syncs *out, const struct sync_verdict *sv,
+			const struct callstacks *stacks)
+{
+	const struct cs_stack *st = callstacks__stack(stacks, sv->sync->stack);
+	__u32 nr_sites = callstacks__nr_sites(stacks);
+	struct callsite_stat *cs;
+
+	if (!st || !st->site || st->site > nr_sites)
+		return 0;
+	if (grow_zeroed((void **)&out->stream->by_site, &out->stream->nr_by_site, nr_sites + 1,
+			sizeof(*out->stream->by_site)))
+		return -ENOMEM;
+	cs = &out->stream->by_site[st->site];
+	cs->site = st->site;
+	cs->count++;
+	cs->blocked_ns += sv->blocked_ns;
+	if (sv->flagged) {
+		cs->flagged++;
+		cs->flagged_ns += sv->blocked_ns;
+	}
+	out->with_stack++;
+	return 0;
+}
+
+int syncs__add(struct syncs *out, const struct sync_verdict *sv, const struct callstacks *stacks)
+{
+	struct sync_verdict v = *sv;
+	int which = sv->verdict == VERDICT_FLAGGED ? 0 : 1;
+	struct site_table *tab = which ? &out->unknown_sites : &out->flagged_sites;
+
+	if (!out->stream && !(out->stream = calloc(1, sizeof(*out->stream))))
+		return -ENOMEM;
+	out->nr++;
+	out->verdicts_of[sv->verdict]++;
+	if (sv->verdict == VERDICT_FLAGGED || sv->verdict == VERDICT_UNKNOWN) {
+		if (add_site(tab, &v) || (v.cycle >= 0 && see_cycle(out->stream, which, tab, &v)))
+			return -ENOMEM;
+	}
+	return add_callsite(out, sv, stacks);
+}
+
+/* What goes to the store: the call as the model had it, and its verdict. */
+struct stored_sync {
+	struct model_sync sync;
+	struct sync_verdict sv;
+};
+
+int syncs__store(struct syncs *out, const struct sync_verdict *sv)
+{
+	struct stored_sync rec = { .sync = *sv->sync, .sv = *sv };
+
+	if (!out->store && !(out->store = tmpfile()))
+		return -EIO;
+	rec.sv.sync = NULL;
+	return fwrite(&rec, sizeof(rec), 1, out->store) == 1 ? 0 : -EIO;
+}
+
+int syncs__end(struct syncs *out, size_t cycles)
+{
+	struct sync_stream *st = out->stream;
+
+	out->cycles = cycles;
+	out->flagged = out->verdicts_of[VERDICT_FLAGGED];
+	out->unknown = out->verdicts_of[VERDICT_UNKNOWN];
+	if (sort_sites(out, VERDICT_FLAGGED, &out->flagged_sites) ||
+	    sort_sites(out, VERDICT_UNKNOWN, &out->unknown_sites))
+		return -ENOMEM;
+	if (!st || !st->nr_by_site)
+		return 0;
+	out->by_callsite = calloc(st->nr_by_site, sizeof(*out->by_callsite));
+	if (!out->by_callsite)
+		return -ENOMEM;
+	for (size_t i = 0; i < st->nr_by_site; i++)
+		if (st->by_site[i].count)
+			out->by_callsite[out->nr_by_callsite++] = st->by_site[i];
+	qsort(out->by_callsite, out->nr_by_callsite, sizeof(*out->by_callsite), callsite_cmp);
+	return 0;
+}
+
+int syncs__each(const struct syncs *sy, const struct model_view *v,
+		int (*fn)(void *ctx, const struct sync_verdict *sv), void *ctx)
+{
+	struct stored_sync rec;
+	int ret = 0;
+
+	if (!sy->store) {
+		for (size_t i = 0; i < sy->nr && sy->verdicts && !ret; i++)
+			ret = fn(ctx, &sy->verdicts[i]);
+		return ret;
+	}
+	if (fflush(sy->store) || fseek(sy->store, 0, SEEK_SET))
+		return -EIO;
+	for (size_t i = 0; i < sy->nr && !ret; i++) {
+		if (fread(&rec, sizeof(rec), 1, sy->store) != 1)
+			return -EIO;
+		rec.sv.sync = &rec.sync;
+		rec.sv.rank = rank_of(v, rec.sync.tgid);
+		ret = fn(ctx, &rec.sv);
+	}
+	return ret;
+}
+
 void syncs__free(struct syncs *s)
 {
 	if (!s)
 		return;
+	if (s->store)
+		fclose(s->store);
+	stream_free(s->stream);
 	free(s->verdicts);
 	free(s->flagged_sites.sites);
 	free(s->unknown_sites.sites);
