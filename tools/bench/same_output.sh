@@ -23,7 +23,40 @@ CASES=(
 	"eager-pieces|--cycles 100 --draft-mode eager --verify-pieces 2 --batch-schedule 1,4,4"
 	"extra-draft|--cycles 100 --extra-draft-every 3 --batch-schedule 1,2 --accept-mode deferred"
 )
+# attached later: at the start gate (after capture), or while the loop runs
+ATTACHED=(
+	"gate|--cycles 300 --draft-mode one-graph --accept-mode event"
+	"mid-run|--cycles 3000 --ranks 2 --accept-mode deferred"
+)
+
+wait_file() { for _ in $(seq 300); do [ -e "$1" ] && return 0; sleep 0.1; done; return 1; }
+
+# record_attached NAME ARGS...: the server waits at its gate; traced there, or 0.5 s after it
+record_attached() {
+	local name=$1 d=$DIR/$1.run rec server
+	shift
+	mkdir -p "$d"
+	"$SERVER" -q --ground-truth "$d/gt" --ready-file "$d/ready" --go-file "$d/go" "$@" \
+		>"$d/server.out" 2>&1 &
+	server=$!
+	wait_file "$d/ready"
+	sleep 0.1
+	[ "$name" = mid-run ] && touch "$d/go" && sleep 0.5
+	"$NEW" record -o "$DIR/$name.sprb" -p "$(head -1 "$d/ready")" --ring-mb 256 \
+		2>"$DIR/$name.rec.err" &
+	rec=$!
+	wait_file "$DIR/$name.sprb"
+	touch "$d/go"
+	wait $server
+	wait $rec
+}
+
 mkdir -p "$DIR"
+for c in "${ATTACHED[@]}"; do
+	# shellcheck disable=SC2086
+	[ -s "$DIR/${c%%|*}.sprb" ] || record_attached "${c%%|*}" ${c#*|}
+	CASES+=("$c")
+done
 same=0 differ=0
 for c in "${CASES[@]}"; do
 	name=${c%%|*} rec=$DIR/${c%%|*}.sprb

@@ -1336,6 +1336,8 @@ void cycles__free(struct cycles *c)
 		free(c->loops[i].iters);
 		if (c->loops[i].store)
 			fclose(c->loops[i].store);
+		if (c->loops[i].launches)
+			fclose(c->loops[i].launches);
 	}
 	free(c->loops);
 	c->loops = NULL;
@@ -1474,6 +1476,8 @@ void cycles_plan__free(struct cycles_plan *pl)
 		free(pl->threads[i].owned);
 		if (pl->threads[i].run.store)
 			fclose(pl->threads[i].run.store);
+		if (pl->threads[i].run.launches)
+			fclose(pl->threads[i].run.launches);
 	}
 	free(pl->threads);
 	free(pl->roles);
@@ -1944,6 +1948,8 @@ static void reset_run(struct cycles_plan *pl)
 
 		if (pt->run.store)
 			fclose(pt->run.store);
+		if (pt->run.launches)
+			fclose(pt->run.launches);
 		pt->run = (struct loop){ .tgid = pt->run.tgid, .tid = pt->run.tid, .rank = -1 };
 		pt->nr_owned = 0;
 		pt->done_vs = 0;
@@ -2206,6 +2212,7 @@ int cycles_plan__loops(struct cycles_plan *pl, struct model *m, struct cycles *o
 		lp->lead_from = pt->lead_from;
 		lp->lead_extends = pt->lead_extends;
 		pt->run.store = NULL;
+		pt->run.launches = NULL;
 		out->nr_loops++;
 	}
 	qsort(out->loops, out->nr_loops, sizeof(*out->loops), loop_cmp);
@@ -2223,4 +2230,63 @@ struct loop *cycles_plan__run_loop(struct cycles *run, __u32 tgid, __u32 tid)
 bool cycles_plan__loop_thread(const struct cycles_plan *pl, size_t k)
 {
 	return k < pl->nr_threads && pl->threads[k].anchored && pl->threads[k].run_iters;
+}
+
+/* What of a graph launch its role's trace needs. */
+struct stored_launch {
+	__u64 ts, handle, stream;
+};
+
+int loop__each_launch(const struct loop *lp, const struct model_view *v,
+		      int (*fn)(void *ctx, const struct loop_event *ev), void *ctx)
+{
+	struct stored_launch rec;
+	int ret = 0;
+
+	if (!lp->launches) {
+		const struct model_thread *t = NULL;
+
+		for (size_t i = 0; i < v->nr_threads && !t; i++)
+			if (v->threads[i]->tgid == lp->tgid && v->threads[i]->tid == lp->tid)
+				t = v->threads[i];
+		for (size_t i = 0; t && i < t->nr_events && !ret; i++)
+			if (t->events[i].kind == LOOP_GRAPH)
+				ret = fn(ctx, &t->events[i]);
+		return ret;
+	}
+	if (fflush(lp->launches) || fseek(lp->launches, 0, SEEK_SET))
+		return -EIO;
+	while (!ret && fread(&rec, sizeof(rec), 1, lp->launches) == 1) {
+		struct loop_event ev = { .ts = rec.ts, .handle = rec.handle, .stream = rec.stream,
+					 .kind = LOOP_GRAPH };
+
+		ret = fn(ctx, &ev);
+	}
+	return ret ? ret : ferror(lp->launches) ? -EIO : 0;
+}
+
+int cycles_plan__launches(struct cycles_plan *pl, const struct model *m, const __u64 *keep_ns)
+{
+	const struct model_view *v = model__view((struct model *)m);
+
+	for (size_t k = 0; k < v->nr_threads; k++) {
+		const struct model_thread *t = v->threads[k];
+		struct loop *run;
+
+		if (!cycles_plan__loop_thread(pl, k))
+			continue;
+		run = &pl->threads[k].run;
+		for (size_t j = 0; j < t->nr_events && t->events[j].ts < keep_ns[k]; j++) {
+			const struct loop_event *e = &t->events[j];
+			struct stored_launch rec = { e->ts, e->handle, e->stream };
+
+			if (e->kind != LOOP_GRAPH)
+				continue;
+			if (!run->launches && !(run->launches = tmpfile()))
+				return -EIO;
+			if (fwrite(&rec, sizeof(rec), 1, run->launches) != 1)
+				return -EIO;
+		}
+	}
+	return 0;
 }

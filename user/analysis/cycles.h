@@ -96,6 +96,7 @@ struct loop {
 	size_t nr_iters;
 	/* a whole run analysed in windows: the cycles are here, not in cycles (NULL) */
 	FILE *store;
+	FILE *launches;		/* ... and its thread's graph launches (loop__each_launch) */
 };
 
 struct cycles {
@@ -109,6 +110,9 @@ struct cycles {
  */
 int loop__each_cycle(const struct loop *lp, int (*fn)(void *ctx, const struct cycle *c),
 		     void *ctx);
+/* Each graph launch of the loop's thread in order (v: where its events are, if not stored). */
+int loop__each_launch(const struct loop *lp, const struct model_view *v,
+		      int (*fn)(void *ctx, const struct loop_event *ev), void *ctx);
 /* Append a cycle to the loop's store (made on first use); 0, -ENOMEM or -EIO. */
 int loop__store_cycle(struct loop *lp, const struct cycle *c);
 
@@ -166,6 +170,8 @@ int cycles_plan__end_pass(struct cycles_plan *pl, struct model *m);
  */
 int cycles_plan__window(struct cycles_plan *pl, struct model *m, bool final, struct cycles *out,
 			struct plan_loop_window **win);
+/* The last pass: loop threads' graph launches before keep_ns go to their stores; 0 or -EIO. */
+int cycles_plan__launches(struct cycles_plan *pl, const struct model *m, const __u64 *keep_ns);
 /* Will thread k (model thread index) be a loop of the run? */
 bool cycles_plan__loop_thread(const struct cycles_plan *pl, size_t k);
 /* Settled iterations before keep_ns (by thread index) are no longer in any window. */

@@ -54,8 +54,10 @@ static int settle_window(struct pipeline *p, bool final)
 	const struct settle_sink sink = { settled_cycle, settled_sync, p };
 	struct results scratch;
 
+	/* a whole run's consumers hear of cycles and syncs at the end, as without windows */
 	if (p->whole)
-		return wholerun__step(p->whole, p->model, p->last_ts, final, &p->results, &sink);
+		return wholerun__step(p->whole, p->model, p->last_ts, final, &p->results,
+				      &(struct settle_sink){ .ctx = p });
 	return settle__step(p->settle, p->model, p->last_ts, final,
 			    final ? &p->results : &scratch, &sink);
 }
@@ -217,25 +219,42 @@ const char *pipeline__error(const struct pipeline *p)
 	return p->reader ? tf_reader__error(p->reader) : "";
 }
 
+/* A consumer's cycle callback, for one loop's cycles in turn. */
+struct cycle_notice {
+	const struct pipeline_consumer *c;
+	const struct loop *lp;
+};
+
+static int notice_cycle(void *ctx, const struct cycle *c)
+{
+	struct cycle_notice *n = ctx;
+
+	return n->c->cycle(n->c->ctx, n->lp, c);
+}
+
 static int notify_cycles(struct pipeline *p, const struct pipeline_consumer *c)
 {
 	const struct cycles *cy = &p->results.cycles;
+	struct cycle_notice n = { .c = c };
 	int ret = 0;
 
-	for (size_t l = 0; l < cy->nr_loops && !ret; l++)
-		for (size_t i = 0; i < cy->loops[l].nr_cycles && !ret; i++)
-			ret = c->cycle(c->ctx, &cy->loops[l], &cy->loops[l].cycles[i]);
+	for (size_t l = 0; l < cy->nr_loops && !ret; l++) {
+		n.lp = &cy->loops[l];
+		ret = loop__each_cycle(&cy->loops[l], notice_cycle, &n);
+	}
 	return ret;
+}
+
+static int notice_sync(void *ctx, const struct sync_verdict *sv)
+{
+	const struct pipeline_consumer *c = ctx;
+
+	return c->sync(c->ctx, sv);
 }
 
 static int notify_syncs(struct pipeline *p, const struct pipeline_consumer *c)
 {
-	const struct syncs *sy = &p->results.syncs;
-	int ret = 0;
-
-	for (size_t i = 0; i < sy->nr && !ret; i++)
-		ret = c->sync(c->ctx, &sy->verdicts[i]);
-	return ret;
+	return syncs__each(&p->results.syncs, model__view(p->model), notice_sync, (void *)c);
 }
 
 static int notify_end(struct pipeline *p)
@@ -247,9 +266,9 @@ static int notify_end(struct pipeline *p)
 		const struct pipeline_consumer *c = &p->consumers[i];
 
 		/* windowed, cycles and syncs were handed on as they settled */
-		if (res && c->cycle && !p->settle && !p->whole)
+		if (res && c->cycle && !p->settle)
 			ret = notify_cycles(p, c);
-		if (!ret && res && c->sync && !p->settle && !p->whole)
+		if (!ret && res && c->sync && !p->settle)
 			ret = notify_syncs(p, c);
 		if (!ret && c->end)
 			ret = c->end(c->ctx, res, decoder__stats(p->dec));
@@ -278,6 +297,11 @@ void pipeline__snapshot(const struct pipeline *p, struct pipeline_snapshot *out)
 	out->model = p->model ? model__view(p->model) : NULL;
 	out->last_ts = p->last_ts;
 	out->settled_ns = p->settle ? settle__horizon(p->settle) : 0;
+}
+
+struct wholerun *pipeline__wholerun(const struct pipeline *p)
+{
+	return p->whole;
 }
 
 const struct tf_header *pipeline__header(const struct pipeline *p)

@@ -98,6 +98,8 @@ int pipeline__finish(struct pipeline *p);
 /* Any time: the incremental part (see above). */
 void pipeline__snapshot(const struct pipeline *p, struct pipeline_snapshot *out);
 const struct tf_header *pipeline__header(const struct pipeline *p);
+/* The whole run it is a pass of (opts.whole), or NULL. */
+struct wholerun *pipeline__wholerun(const struct pipeline *p);
 const struct decode_stats *pipeline__stats(const struct pipeline *p);
 /* The stacks and call sites that calls' .stack name. */
 const struct callstacks *pipeline__callstacks(const struct pipeline *p);

@@ -36,6 +36,15 @@ static const struct model_thread *thread_of(const struct model_view *v, __u32 ti
 	return NULL;
 }
 
+static const struct model_thread *thread_of_proc(const struct model_view *v, __u32 tgid,
+						 __u32 tid)
+{
+	for (size_t i = 0; i < v->nr_threads; i++)
+		if (v->threads[i]->tid == tid && v->threads[i]->tgid == tgid)
+			return v->threads[i];
+	return NULL;
+}
+
 /* The half step of a sync: is it loop event k, or does it lie before it? */
 static size_t half_step(const struct model_thread *t, const struct model_sync *sy)
 {
@@ -92,7 +101,8 @@ static long accept_owner(const struct loop *lp, long i, size_t h)
 	return -1;
 }
 
-static void place(const struct loop *lp, const struct model_thread *t, struct sync_verdict *sv)
+/* The iteration of sv's cycle; -1: none. */
+static long place(const struct loop *lp, const struct model_thread *t, struct sync_verdict *sv)
 {
 	size_t h = half_step(t, sv->sync);
 	long i = lp ? iter_at(lp, h) : -1, owner;
@@ -101,20 +111,55 @@ static void place(const struct loop *lp, const struct model_thread *t, struct sy
 	sv->pos = SPOS_OUTSIDE;
 	sv->cycle = -1;
 	if (i < 0)
-		return;
+		return -1;
 	owner = accept_owner(lp, i, h);
 	if (owner >= 0) {
 		sv->own = true;
 		sv->pos = SPOS_ACCEPT;
 		sv->cycle = lp->iters[owner].cycle;
-		return;
+		return owner;
 	}
 	it = &lp->iters[i];
 	if (it->no_draft)
-		return;
+		return -1;
 	sv->cycle = it->cycle;
 	sv->pos = pos_in(it, h);
 	sv->own = it->copy != LOOP_NONE && h == 2 * it->copy + 1;
+	return i;
+}
+
+/*
+ * Where a flagged sync's wait came from: for one in accept, its cycle's last
+ * verify launch; else the last graph or kernel launch before it on what it
+ * waited for, within SYNCS_FLOW_SCAN loop events.
+ */
+static void find_flow(const struct loop *lp, const struct model_thread *t, long owner,
+		      struct sync_verdict *sv)
+{
+	const struct model_sync *s = sv->sync;
+	size_t i, n;
+
+	sv->has_flow = false;
+	if (!t)
+		return;
+	if (sv->pos == SPOS_ACCEPT && sv->cycle >= 0 && owner >= 0 &&
+	    lp->iters[owner].ve != LOOP_NONE && lp->iters[owner].ve < t->nr_events) {
+		sv->has_flow = true;
+		sv->flow_ts = t->events[lp->iters[owner].ve].ts;
+		return;
+	}
+	i = s->event_index < t->nr_events ? s->event_index : t->nr_events;
+	for (n = 0; i > 0 && n < SYNCS_FLOW_SCAN; n++) {
+		const struct loop_event *ev = &t->events[--i];
+
+		if (ev->kind != LOOP_GRAPH && ev->kind != LOOP_KERNEL)
+			continue;
+		if (s->waited_on && ev->stream != s->waited_on && ev->stream != s->handle)
+			continue;
+		sv->has_flow = true;
+		sv->flow_ts = ev->ts;
+		return;
+	}
 }
 
 static bool work_any(const struct work_count *w)
@@ -305,10 +350,15 @@ static int classify_all(struct syncs *out, const struct model_view *v, const str
 		struct sync_verdict *sv = &out->verdicts[i];
 		const struct model_sync *sy = &v->syncs[i];
 
+		const struct loop *lp = loop_of(cy, sy->tgid, sy->tid);
+		long owner;
+
 		sv->sync = sy;
 		sv->rank = rank_of(v, sy->tgid);
-		place(loop_of(cy, sy->tgid, sy->tid), thread_of(v, sy->tid), sv);
+		owner = place(lp, thread_of(v, sy->tid), sv);
 		judge(sv, out);
+		if (sv->flagged)
+			find_flow(lp, thread_of_proc(v, sy->tgid, sy->tid), owner, sv);
 		out->verdicts_of[sv->verdict]++;
 		if (sv->verdict == VERDICT_FLAGGED && add_site(&out->flagged_sites, sv))
 			return -ENOMEM;

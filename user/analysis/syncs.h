@@ -50,7 +50,13 @@ struct sync_verdict {
 	bool has_bound;		/* the starvation bound holds */
 	__u64 bound_ns;		/* return to the next launch entry: bounds the GPU idle time */
 	__u64 blocked_ns;
+	/* flagged: the launch it waited on, where known (its verify, or the last one there) */
+	bool has_flow;
+	__u64 flow_ts;		/* that launch's entry */
 };
+
+/* Loop events looked back for the launch a flagged sync waited on. */
+#define SYNCS_FLOW_SCAN 512
 
 /* Flagged (or unknown) calls of one call site: kind, position, call and stream. */
 struct sync_site {

@@ -286,6 +286,17 @@ static void find_keep(struct wholerun *w, const struct model_view *v, const stru
 			keep = h->iter[k] > CONTEXT_ITERS ? h->iter[k] - CONTEXT_ITERS : 0;
 		keep_ns[k] = iter_first_ts(v->threads[k], lp, keep);
 	}
+	/* a flagged sync's flow looks back that many events for the launch it waited on */
+	for (size_t k = 0; k < v->nr_threads; k++) {
+		const struct model_thread *t = v->threads[k];
+		size_t j = 0;
+
+		while (j < t->nr_events && t->events[j].ts < w->synced_to[k])
+			j++;
+		j = j > SYNCS_FLOW_SCAN ? j - SYNCS_FLOW_SCAN : 0;
+		if (j < t->nr_events && t->events[j].ts < keep_ns[k])
+			keep_ns[k] = t->events[j].ts;
+	}
 }
 
 static int hand_cycles(const struct cycles *cy, const struct settle_sink *sink)
@@ -379,14 +390,20 @@ static int last_step(struct wholerun *w, struct model *m, __u64 last_ts, bool fi
 	if (!ret)
 		ret = hand_syncs(w, v, &sy, &h, sink);
 	if (!ret && final) {
-		ret = final_results(w, m, res);
+		for (size_t k = 0; k < v->nr_threads; k++)
+			keep_ns[k] = ~0ull;
+		ret = cycles_plan__launches(w->plan, m, keep_ns);
+		if (!ret)
+			ret = final_results(w, m, res);
 		goto out;
 	}
 	if (!ret) {
 		find_keep(w, v, &cy, win, &h, keep_ns);
 		cycles_plan__kept(w->plan, m, keep_ns);
-		ret = model__forget(m, keep_at, keep_ns);
+		ret = cycles_plan__launches(w->plan, m, keep_ns);
 	}
+	if (!ret)
+		ret = model__forget(m, keep_at, keep_ns);
 out:
 	syncs__free(&sy);
 	cycles__free(&cy);

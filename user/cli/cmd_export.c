@@ -102,9 +102,11 @@ int export__open_output(const char *path, bool force, const char *input)
 	return -1;
 }
 
-struct pipeline *export__open_input(const char *input)
+/* A pass over the recording, of the whole run read in windows (wholerun.h). */
+static struct pipeline *open_pass(const char *input, struct wholerun *whole)
 {
-	static const struct pipeline_opts opts = { .analyse = true, .tick_ns = PERFETTO_TICK_NS };
+	const struct pipeline_opts opts = { .analyse = true, .tick_ns = PERFETTO_TICK_NS,
+					    .whole = whole };
 	struct pipeline *p;
 	char err[512];
 
@@ -114,12 +116,29 @@ struct pipeline *export__open_input(const char *input)
 	return p;
 }
 
-/* Read, analyse and write; 0 or 1 with the reason logged. */
+struct pipeline *export__open_input(const char *input)
+{
+	struct wholerun *whole = wholerun__new();
+	struct pipeline *p;
+
+	if (!whole) {
+		log_error("out of memory");
+		return NULL;
+	}
+	p = open_pass(input, whole);
+	if (!p)
+		wholerun__free(whole);
+	return p;
+}
+
+/* Read, analyse and (the last pass) write; 0, 1 with the reason logged, or 2: read again. */
 static int export_run(struct pipeline *p, struct perfetto_out *o, const char *input,
 		      const char *output)
 {
 	int ret = pipeline__read_all(p);
 
+	if (ret == -EAGAIN)
+		return 2;
 	if (ret == -ENODATA || ret == -EBADMSG) {
 		log_error("%s: no trace written", pipeline__error(p));
 		return 1;
@@ -129,34 +148,69 @@ static int export_run(struct pipeline *p, struct perfetto_out *o, const char *in
 		return 1;
 	}
 	ret = pipeline__finish(p);
-	if (!ret)
+	if (ret == -EAGAIN)
+		return 2;
+	if (!ret && o)
 		ret = perfetto__close(o);
 	if (ret) {
 		log_error("writing %s: %s", output, strerror(-ret));
 		return 1;
 	}
-	return 0;
+	return o ? 0 : 2;
+}
+
+/*
+ * The passes: the plan's first, then the one that writes the trace. A last
+ * pass that finds it needs another pass first starts the file again.
+ */
+static int export_passes(struct pipeline **pp, const char *input, int fd, const char *output,
+			 struct perfetto_out **o)
+{
+	struct wholerun *whole = pipeline__wholerun(*pp);
+	struct pipeline_consumer c;
+	int status;
+
+	for (;;) {
+		if (wholerun__last_pass(whole)) {
+			*o = perfetto__new(fd, *pp);
+			if (!*o) {
+				log_error("out of memory");
+				return 1;
+			}
+			perfetto__consumer(*o, &c);
+			pipeline__add(*pp, &c);
+		}
+		status = export_run(*pp, *o, input, output);
+		if (status != 2)
+			return status;
+		if (*o) {
+			perfetto__free(*o);
+			*o = NULL;
+			if (ftruncate(fd, 0) || lseek(fd, 0, SEEK_SET)) {
+				log_error("writing %s: %s", output, strerror(errno));
+				return 1;
+			}
+		}
+		pipeline__free(*pp);
+		*pp = open_pass(input, whole);
+		if (!*pp)
+			return 1;
+	}
 }
 
 int export__write(struct pipeline *p, const char *input, int fd, const char *output)
 {
+	struct wholerun *whole = pipeline__wholerun(p);
 	struct perfetto_out *o = NULL;
-	struct pipeline_consumer c;
 	int status = 1;
 
 	if (is_input(fd, input, output)) {
 		close(fd);
 		pipeline__free(p);
+		wholerun__free(whole);
 		return 1;
 	}
-	o = perfetto__new(fd, p);
-	if (!o) {
-		log_error("out of memory");
-	} else {
-		perfetto__consumer(o, &c);
-		pipeline__add(p, &c);
-		status = export_run(p, o, input, output);
-	}
+	status = export_passes(&p, input, fd, output, &o);
 	if (close(fd) && !status) {
 		log_error("writing %s: %s", output, strerror(errno));
 		status = 1;
@@ -173,6 +227,7 @@ int export__write(struct pipeline *p, const char *input, int fd, const char *out
 						     "or the file was cut between two records");
 	perfetto__free(o);
 	pipeline__free(p);
+	wholerun__free(whole);
 	return status;
 }
 
@@ -189,6 +244,7 @@ int cmd_export(int argc, char **argv)
 		return 1;
 	fd = export__open_output(env.output, env.force, env.input);
 	if (fd < 0) {
+		wholerun__free(pipeline__wholerun(p));
 		pipeline__free(p);
 		return 1;
 	}
