@@ -6,11 +6,38 @@
 #include "stats.h"
 #include "summary.h"
 
-static int cmp_u64(const void *a, const void *b)
+/* Sift a[i] down the max-heap a[0..n). */
+static void sift_down(__u64 *a, size_t i, size_t n)
 {
-	__u64 x = *(const __u64 *)a, y = *(const __u64 *)b;
+	for (;;) {
+		size_t l = 2 * i + 1, big = i;
+		__u64 t;
 
-	return (x > y) - (x < y);
+		if (l < n && a[l] > a[big])
+			big = l;
+		if (l + 1 < n && a[l + 1] > a[big])
+			big = l + 1;
+		if (big == i)
+			return;
+		t = a[i];
+		a[i] = a[big];
+		a[big] = t;
+		i = big;
+	}
+}
+
+/* Ascending, in place: qsort may take a second array as large (8 bytes a cycle more). */
+static void sort_u64(__u64 *a, size_t n)
+{
+	for (size_t i = n / 2; i-- > 0;)
+		sift_down(a, i, n);
+	for (size_t end = n; end-- > 1;) {
+		__u64 t = a[0];
+
+		a[0] = a[end];
+		a[end] = t;
+		sift_down(a, 0, end);
+	}
 }
 
 static void add_phase(struct phase_mean *pm, const struct cycle_phase *ph)
@@ -123,7 +150,7 @@ int cycle_summary__compute(const struct loop *loops, size_t nr, struct cycle_sum
 		divide(&s->phase[p], n);
 	divide(&s->total, n);
 	s->accept_wait_ns /= n;
-	qsort(sm.durations, n, sizeof(*sm.durations), cmp_u64);
+	sort_u64(sm.durations, n);
 	s->min_ns = sm.durations[0];
 	s->max_ns = sm.durations[n - 1];
 	s->p50_ns = bootstrap__percentile(sm.durations, n, 50);
