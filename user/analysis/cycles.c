@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "cycles.h"
+#include "spill.h"
 
 #define NONE ((size_t)-1)
 
@@ -1367,12 +1368,11 @@ const char *cycles__lead_from_name(enum lead_from from)
 
 int loop__store_cycle(struct loop *lp, const struct cycle *c)
 {
-	if (!lp->store && !(lp->store = tmpfile()))
-		return -errno ? -errno : -EIO;
-	if (fwrite(c, sizeof(*c), 1, lp->store) != 1)
-		return -EIO;
-	lp->nr_cycles++;
-	return 0;
+	int ret = spill__write(&lp->store, c, sizeof(*c));
+
+	if (!ret)
+		lp->nr_cycles++;
+	return ret;
 }
 
 int loop__each_cycle(const struct loop *lp, int (*fn)(void *ctx, const struct cycle *c),
@@ -2279,13 +2279,13 @@ int cycles_plan__launches(struct cycles_plan *pl, const struct model *m, const _
 		for (size_t j = 0; j < t->nr_events && t->events[j].ts < keep_ns[k]; j++) {
 			const struct loop_event *e = &t->events[j];
 			struct stored_launch rec = { e->ts, e->handle, e->stream };
+			int ret;
 
 			if (e->kind != LOOP_GRAPH)
 				continue;
-			if (!run->launches && !(run->launches = tmpfile()))
-				return -EIO;
-			if (fwrite(&rec, sizeof(rec), 1, run->launches) != 1)
-				return -EIO;
+			ret = spill__write(&run->launches, &rec, sizeof(rec));
+			if (ret)
+				return ret;
 		}
 	}
 	return 0;

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include "spill.h"
 #include "syncs.h"
 
 /* how many iterations later a deferred accept sync may come (as cycles.c) */
@@ -571,10 +572,8 @@ int syncs__store(struct syncs *out, const struct sync_verdict *sv)
 {
 	struct stored_sync rec = { .sync = *sv->sync, .sv = *sv };
 
-	if (!out->store && !(out->store = tmpfile()))
-		return -EIO;
 	rec.sv.sync = NULL;
-	return fwrite(&rec, sizeof(rec), 1, out->store) == 1 ? 0 : -EIO;
+	return spill__write(&out->store, &rec, sizeof(rec));
 }
 
 int syncs__end(struct syncs *out, size_t cycles)

@@ -4,8 +4,10 @@
  * hands on each cycle and sync once, when no later call can change it.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "spill.h"
 #include "wholerun.h"
 
 /* Syncs of threads without a loop settle once this much older than the newest call. */
@@ -329,6 +331,19 @@ static int hand_syncs(struct wholerun *w, const struct model_view *v, const stru
 	return ret;
 }
 
+/* A full disk shows here, when what is buffered is written, not when the report reads it. */
+static int flush_stores(const struct cycles *run, const struct syncs *sy)
+{
+	int ret = spill__flush(sy->store);
+
+	for (size_t l = 0; l < run->nr_loops && !ret; l++) {
+		ret = spill__flush(run->loops[l].store);
+		if (!ret)
+			ret = spill__flush(run->loops[l].launches);
+	}
+	return ret;
+}
+
 /* The end of the last pass: every sync handed and stored, the results. */
 static int final_results(struct wholerun *w, struct model *m, struct results *res)
 {
@@ -342,6 +357,11 @@ static int final_results(struct wholerun *w, struct model *m, struct results *re
 	ret = cycles_plan__loops(w->plan, m, &run);
 	if (ret)
 		return ret;
+	ret = flush_stores(&run, &w->syncs);
+	if (ret) {
+		cycles__free(&run);
+		return ret;
+	}
 	for (size_t l = 0; l < run.nr_loops; l++)
 		cycles += run.loops[l].nr_cycles;
 	/* as syncs__analyse: what of the probes lies between a call's two timestamps */

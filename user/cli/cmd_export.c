@@ -12,6 +12,7 @@
 #include "log.h"
 #include "perfetto_view.h"
 #include "pipeline.h"
+#include "spill.h"
 
 static struct export_env {
 	const char *input;
@@ -143,15 +144,21 @@ static int export_run(struct pipeline *p, struct perfetto_out *o, const char *in
 		log_error("%s: no trace written", pipeline__error(p));
 		return 1;
 	}
-	if (ret < 0) {
+	if (ret < 0 && !spill__failed()) {
 		log_error("%s: %s", input, strerror(-ret));
 		return 1;
 	}
-	ret = pipeline__finish(p);
+	if (!ret)
+		ret = pipeline__finish(p);
 	if (ret == -EAGAIN)
 		return 2;
 	if (!ret && o)
 		ret = perfetto__close(o);
+	if (ret && spill__failed()) {
+		log_error("reading %s: temporary files in %s: %s (set TMPDIR to a folder with room)",
+			  input, spill__dir(), strerror(-ret));
+		return 1;
+	}
 	if (ret) {
 		log_error("writing %s: %s", output, strerror(-ret));
 		return 1;

@@ -11,6 +11,7 @@
 #include "recorder.h"
 #include "pipeline.h"
 #include "report_view.h"
+#include "spill.h"
 
 static struct report_env {
 	const char *input;
@@ -108,6 +109,11 @@ static int finished(struct pipeline *p, int ret)
 		log_error("writing the report: %s", strerror(errno));
 		return 1;
 	}
+	if (ret && spill__failed()) {
+		log_error("analysing the recording: temporary files in %s: %s (set TMPDIR "
+			  "to a folder with room)", spill__dir(), strerror(-ret));
+		return 1;
+	}
 	if (ret) {
 		log_error("analysing the recording: %s", strerror(-ret));
 		return 1;
@@ -137,9 +143,11 @@ static int report_pass(const char *path, struct wholerun *whole)
 		status = 2;
 	} else if (ret == -EAGAIN) {
 		status = 1;
-	} else if (ret < 0) {
+	} else if (ret < 0 && !spill__failed()) {
 		log_error("%s: %s", path, strerror(-ret));
 		status = 2;
+	} else if (ret < 0) {
+		status = finished(p, ret) ? 2 : 0;
 	} else {
 		ret = pipeline__finish(p);
 		if (ret == -EAGAIN || (!ret && !last))
