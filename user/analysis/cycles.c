@@ -2016,7 +2016,8 @@ static long settled_search(const struct model_thread *t, __u64 ts)
 static void claim_settled(struct thread_ctx *tc, const struct plan_thread *pt)
 {
 	for (size_t k = 0; k < pt->nr_owned; k++) {
-		long j = pt->owned[k].accept_ts ? settled_search(tc->t, pt->owned[k].accept_ts) : -1;
+		__u64 ts = pt->owned[k].accept_ts;
+		long j = ts ? settled_search(tc->t, ts) : -1;
 
 		if (j >= 0)
 			tc->accept_of[j] = CLAIMED;

@@ -155,8 +155,8 @@ static int export_run(struct pipeline *p, struct perfetto_out *o, const char *in
 	if (!ret && o)
 		ret = perfetto__close(o);
 	if (ret && spill__failed()) {
-		log_error("reading %s: temporary files in %s: %s (set TMPDIR to a folder with room)",
-			  input, spill__dir(), strerror(-ret));
+		log_error("reading %s: temporary files in %s: %s (set TMPDIR to a folder with "
+			  "room)", input, spill__dir(), strerror(-ret));
 		return 1;
 	}
 	if (ret) {
