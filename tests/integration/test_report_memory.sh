@@ -42,6 +42,15 @@ for what in "report" "report --json" "export"; do
 		fail "$what: peak RSS $((short / 1024)) MiB for $CYCLES cycles, $((long / 1024)) MiB for 4x"
 	fi
 done
+# the temporary files' folder missing: one line that names it, exit status 1
+out=$(TMPDIR=$SCRATCH/none "$SPECPROBE" report "$SCRATCH/short.sprb" 2>"$SCRATCH/tmp.err")
+status=$?
+if [ "$status" = 1 ] && [ -z "$out" ] && [ "$(wc -l <"$SCRATCH/tmp.err")" = 1 ] &&
+	grep -q "temporary files in $SCRATCH/none" "$SCRATCH/tmp.err"; then
+	pass "no temporary folder: one line ($(cat "$SCRATCH/tmp.err")), exit status 1"
+else
+	fail "no temporary folder: status $status, stderr '$(head -c 200 "$SCRATCH/tmp.err")'"
+fi
 # the longer recording's report counts every cycle the server ran
 n=$("$SPECPROBE" report --json "$SCRATCH/long.sprb" | python3 -c \
 	'import json, sys; print(json.load(sys.stdin)["summary"]["cycles"])')

@@ -27,6 +27,8 @@ struct exec_stats {
 	__u32 extend_votes, draft_votes;
 	__u32 lead;		/* launches as the lead of a cycle (first graph after accept) */
 	__u32 follow;		/* launches as the graph right after a lead */
+	/* a whole run in windows: the votes of either lead reading, until one is decided */
+	__u32 voted, voted_lead;	/* launches between an accept and the next verify; leads */
 };
 
 /* One verify launch group and what surrounds it. */
@@ -1413,6 +1415,12 @@ int loop__each_cycle(const struct loop *lp, int (*fn)(void *ctx, const struct cy
 /* accept_of: the accept of an iteration an earlier window settled */
 #define CLAIMED ((size_t)-2)
 
+/* Launches of exec a, then of exec b, with no sync and no other graph launch between. */
+struct exec_pair {
+	__u32 a, b;
+	__u32 count;
+};
+
 /* What the whole run tells of one thread, over the windows and passes. */
 struct plan_thread {
 	bool graphs;			/* it launched a graph */
@@ -1421,12 +1429,12 @@ struct plan_thread {
 	bool copies_d2h;
 	size_t last_graph;		/* exec of its last graph launch (stats), else NONE */
 	bool last_synced, last_handed;
-	size_t neighbour;		/* exec of its last graph launch since a sync (pieces) */
+	size_t neighbour;		/* exec of its last graph launch since a sync */
+	struct exec_pair *pairs;	/* graph launches one after the other, no sync between */
+	size_t nr_pairs, cap_pairs;
 	bool anchored;
 	__u32 anchor;
 	enum role_source verify_from;
-	bool marking;			/* its verify family grows by pieces, a round a pass */
-	bool marked;
 	/* iteration passes: what was counted so far */
 	__u64 done_vs;
 	size_t nr_iters;
@@ -1473,6 +1481,7 @@ void cycles_plan__free(struct cycles_plan *pl)
 		return;
 	for (size_t i = 0; i < pl->nr_threads; i++) {
 		free(pl->threads[i].stats);
+		free(pl->threads[i].pairs);
 		free(pl->threads[i].owned);
 		if (pl->threads[i].run.store)
 			fclose(pl->threads[i].run.store);
@@ -1559,21 +1568,48 @@ static struct thread_ctx plan_ctx(struct model *m, struct model_thread *t, struc
 	};
 }
 
+/* Pieces rounds read these counts (add_pieces): which graph came next to which. */
+static int note_pair(struct plan_thread *pt, __u32 a, __u32 b)
+{
+	for (size_t i = pt->nr_pairs; i-- > 0;)
+		if (pt->pairs[i].a == a && pt->pairs[i].b == b) {
+			pt->pairs[i].count++;
+			return 0;
+		}
+	if (pt->nr_pairs == pt->cap_pairs) {
+		size_t cap = pt->cap_pairs ? pt->cap_pairs * 2 : 16;
+		struct exec_pair *grown = realloc(pt->pairs, cap * sizeof(*grown));
+
+		if (!grown)
+			return -ENOMEM;
+		pt->pairs = grown;
+		pt->cap_pairs = cap;
+	}
+	pt->pairs[pt->nr_pairs++] = (struct exec_pair){ a, b, 1 };
+	return 0;
+}
+
 /* As collect_stats, a call at a time: what follows a launch up to the next one. */
-static void stats_event(struct plan_thread *pt, const struct loop_event *e)
+static int stats_event(struct plan_thread *pt, const struct loop_event *e)
 {
 	struct exec_stats *st;
+	int ret = 0;
 
 	pt->copies_d2h |= is_d2h(e);
+	if (is_blocking(e))
+		pt->neighbour = NONE;
 	if (e->kind == LOOP_GRAPH) {
+		if (pt->neighbour != NONE)
+			ret = note_pair(pt, pt->neighbour, e->handle);
+		pt->neighbour = e->handle;
 		pt->graphs = true;
 		pt->last_graph = e->handle;
 		pt->last_synced = pt->last_handed = false;
 		pt->stats[e->handle].launches++;
-		return;
+		return ret;
 	}
 	if (pt->last_graph == NONE)
-		return;
+		return 0;
 	st = &pt->stats[pt->last_graph];
 	if (!pt->last_handed && is_d2h(e)) {
 		pt->last_handed = true;
@@ -1584,42 +1620,57 @@ static void stats_event(struct plan_thread *pt, const struct loop_event *e)
 		st->followed++;
 		st->wait_ns += blocked_ns(e);
 	}
+	return 0;
 }
 
 /* A verify piece at one end of a pair of graph launches with no sync between. */
-static void piece_pair(struct plan_thread *pt, const struct model_exec *x,
-		       const struct model_exec *n, int dir)
+static void piece_pair(struct exec_stats *stats, const struct model_exec *x,
+		       const struct model_exec *n, int dir, __u32 count)
 {
 	if (x->role != ROLE_VERIFY || !x->capture)
 		return;
 	if (n->role != ROLE_VERIFY && n->capture && n->tgid == x->tgid &&
 	    n->capture->order == x->capture->order + dir)
-		pt->stats[n->id].adjacent++;
+		stats[n->id].adjacent += count;
 }
 
-/* As add_pieces' count, a call at a time. */
-static void pieces_event(struct plan_thread *pt, const struct model_view *v,
-			 const struct loop_event *e)
+/* add_pieces' count, from the pairs: each launch next to a verify piece, either side. */
+static void count_adjacent(struct thread_ctx *tc, const struct plan_thread *pt)
 {
-	if (is_blocking(e)) {
-		pt->neighbour = NONE;
-		return;
+	for (size_t i = 0; i < pt->nr_pairs; i++) {
+		const struct exec_pair *pr = &pt->pairs[i];
+		struct model_exec *a = tc->v->execs[pr->a], *b = tc->v->execs[pr->b];
+
+		piece_pair(tc->stats, b, a, -1, pr->count);
+		piece_pair(tc->stats, a, b, 1, pr->count);
 	}
-	if (e->kind != LOOP_GRAPH)
-		return;
-	if (pt->neighbour != NONE) {
-		piece_pair(pt, v->execs[e->handle], v->execs[pt->neighbour], -1);
-		piece_pair(pt, v->execs[pt->neighbour], v->execs[e->handle], 1);
-	}
-	pt->neighbour = e->handle;
 }
 
-/* What count_leads, the lead rules and longest_period take from settled iteration i. */
-static void leads_iter(struct thread_ctx *tc, struct plan_thread *pt, size_t i)
+/* vote_roles for settled iteration i, for either reading of the lead; the run's last has none. */
+static void votes_iter(struct thread_ctx *tc, size_t i, size_t lead)
+{
+	const struct model_thread *t = tc->t;
+	const struct iter *it = &tc->iters[i];
+
+	for (size_t j = it->after; j < it->region_end; j++) {
+		struct model_exec *x = exec_of(tc, &t->events[j]);
+
+		if (!x || x->role == ROLE_VERIFY)
+			continue;
+		tc->stats[x->id].voted++;
+		tc->stats[x->id].voted_lead += j == lead;
+	}
+}
+
+/* What count_leads, the lead rules, longest_period and the votes take from settled iteration i. */
+static void leads_iter(struct thread_ctx *tc, struct plan_thread *pt, size_t i, bool run_last)
 {
 	const struct model_thread *t = tc->t;
 	size_t lead = lead_of(tc, i), end = tc->iters[i].region_end, open = NONE, next;
 	enum opening how;
+
+	if (!run_last)
+		votes_iter(tc, i, lead);
 
 	if (lead != NONE) {
 		tc->stats[t->events[lead].handle].lead++;
@@ -1651,27 +1702,6 @@ static void leads_iter(struct thread_ctx *tc, struct plan_thread *pt, size_t i)
 	if (how == OPEN_GRAPH) {
 		pt->start_open_ts = t->events[open].ts;
 		pt->start_open_exec = t->events[open].handle;
-	}
-}
-
-/* As vote_roles, for settled iteration i; the run's last iteration has no votes. */
-static void votes_iter(struct thread_ctx *tc, size_t i, bool run_last)
-{
-	const struct model_thread *t = tc->t;
-	const struct iter *it = &tc->iters[i];
-	size_t lead = lead_of(tc, i);
-
-	if (run_last)
-		return;
-	for (size_t j = it->after; j < it->region_end; j++) {
-		struct model_exec *x = exec_of(tc, &t->events[j]);
-
-		if (!x || x->role == ROLE_VERIFY)
-			continue;
-		if (j == lead && tc->lead_extends)
-			tc->stats[x->id].extend_votes++;
-		else
-			tc->stats[x->id].draft_votes++;
 	}
 }
 
@@ -1735,9 +1765,7 @@ static int iters_step(struct cycles_plan *pl, struct thread_ctx *tc, struct plan
 	owned_range(tc, pt, final, &lo, &hi);
 	for (size_t i = lo; i < hi; i++) {
 		if (pl->stage == PLAN_LEADS)
-			leads_iter(tc, pt, i);
-		else if (pl->stage == PLAN_VOTES)
-			votes_iter(tc, i, final && i + 1 == tc->nr_iters);
+			leads_iter(tc, pt, i, final && i + 1 == tc->nr_iters);
 		else
 			gap_iter(tc, i, pl);
 		pt->nr_iters++;
@@ -1764,13 +1792,9 @@ int cycles_plan__step(struct cycles_plan *pl, struct model *m, bool final, __u64
 			return -ENOMEM;
 		/* events counted one at a time need none kept */
 		keep_ns[k] = ~0ull;
-		for (size_t j = 0; j < t->nr_events; j++) {
-			if (pl->stage == PLAN_STATS)
-				stats_event(pt, &t->events[j]);
-			else if (pl->stage == PLAN_PIECES && pt->marking)
-				pieces_event(pt, v, &t->events[j]);
-		}
-		if (pl->stage <= PLAN_PIECES || !pt->anchored)
+		for (size_t j = 0; j < t->nr_events && pl->stage == PLAN_STATS && !ret; j++)
+			ret = stats_event(pt, &t->events[j]);
+		if (pl->stage == PLAN_STATS || !pt->anchored)
 			continue;
 		tc = plan_ctx(m, t, pt);
 		ret = iters_step(pl, &tc, pt, final, &keep_ns[k]);
@@ -1779,40 +1803,7 @@ int cycles_plan__step(struct cycles_plan *pl, struct model *m, bool final, __u64
 	return ret;
 }
 
-/* As the anchor part of analyse_threads, thread by thread; a pieces round waits a pass. */
-static void mark_threads(struct cycles_plan *pl, struct model *m)
-{
-	struct model_view *v = model__view(m);
-
-	for (size_t k = 0; k < pl->nr_threads && k < v->nr_threads; k++) {
-		struct plan_thread *pt = &pl->threads[k];
-		struct model_exec *anchor;
-		struct thread_ctx tc;
-		bool waits = false;
-
-		if (pt->marked || pt->marking)
-			continue;
-		/* threads of one process take their turns in order; other processes' do not meet */
-		for (size_t e = 0; e < k && !waits; e++)
-			waits = pl->threads[e].marking && pl->threads[e].run.tgid == pt->run.tgid;
-		if (waits)
-			continue;
-		pt->marked = true;
-		if (!pt->anchored || v->execs[pt->anchor]->role != ROLE_UNKNOWN)
-			continue;
-		anchor = v->execs[pt->anchor];
-		tc = plan_ctx(m, v->threads[k], pt);
-		if (pt->verify_from == ROLE_FROM_KERNELS) {
-			mark_family(&tc, anchor, pt->verify_from);
-			pt->marked = false;
-			pt->marking = true;
-		} else {
-			mark_verify(&tc, anchor, pt->verify_from);
-		}
-	}
-}
-
-/* add_pieces' end, for the round a pass counted; 1: the family grew, another round. */
+/* add_pieces' end, for a round counted; 1: the family grew, another round. */
 static bool pieces_round(struct thread_ctx *tc)
 {
 	bool grown = false;
@@ -1831,6 +1822,31 @@ static bool pieces_round(struct thread_ctx *tc)
 	return grown;
 }
 
+/* As the anchor part of analyse_threads, thread by thread, pieces rounds from the pairs. */
+static void mark_all(struct cycles_plan *pl, struct model *m)
+{
+	struct model_view *v = model__view(m);
+
+	for (size_t k = 0; k < pl->nr_threads && k < v->nr_threads; k++) {
+		struct plan_thread *pt = &pl->threads[k];
+		struct thread_ctx tc = plan_ctx(m, v->threads[k], pt);
+		struct model_exec *anchor;
+
+		if (!pt->anchored || v->execs[pt->anchor]->role != ROLE_UNKNOWN)
+			continue;
+		anchor = v->execs[pt->anchor];
+		if (pt->verify_from != ROLE_FROM_KERNELS) {
+			mark_verify(&tc, anchor, pt->verify_from);
+			continue;
+		}
+		mark_family(&tc, anchor, pt->verify_from);
+		do
+			count_adjacent(&tc, pt);
+		while (pieces_round(&tc));
+	}
+}
+
+
 static void end_stats(struct cycles_plan *pl, struct model *m)
 {
 	struct model_view *v = model__view(m);
@@ -1841,29 +1857,11 @@ static void end_stats(struct cycles_plan *pl, struct model *m)
 		struct thread_ctx tc = plan_ctx(m, v->threads[k], pt);
 		struct model_exec *anchor;
 
-		if (!pt->graphs) {
-			pt->marked = true;
+		if (!pt->graphs)
 			continue;
-		}
 		anchor = pick_anchor(&tc, &pt->verify_from);
 		pt->anchored = anchor != NULL;
 		pt->anchor = anchor ? anchor->id : 0;
-	}
-}
-
-static void end_pieces(struct cycles_plan *pl, struct model *m)
-{
-	struct model_view *v = model__view(m);
-
-	for (size_t k = 0; k < pl->nr_threads && k < v->nr_threads; k++) {
-		struct plan_thread *pt = &pl->threads[k];
-		struct thread_ctx tc = plan_ctx(m, v->threads[k], pt);
-
-		pt->neighbour = NONE;
-		if (pt->marking && !pieces_round(&tc)) {
-			pt->marking = false;
-			pt->marked = true;
-		}
 	}
 }
 
@@ -1906,6 +1904,17 @@ static void end_leads(struct cycles_plan *pl, const struct model_view *v)
 				break;
 			}
 	}
+	/* vote_roles: the lead extends, if decided so; the rest draft */
+	for (size_t k = 0; k < pl->nr_threads; k++) {
+		struct plan_thread *pt = &pl->threads[k];
+
+		for (size_t id = 0; id < pt->nr_stats; id++) {
+			struct exec_stats *st = &pt->stats[id];
+
+			st->extend_votes = pt->lead_extends ? st->voted_lead : 0;
+			st->draft_votes = st->voted - st->extend_votes;
+		}
+	}
 }
 
 /* apply_votes thread by thread, then the family rule; and which roles each thread launches. */
@@ -1930,14 +1939,6 @@ static void end_votes(struct cycles_plan *pl, struct model *m)
 			pt->graph_drafts |= v->execs[id]->role == ROLE_DRAFT;
 		}
 	}
-}
-
-static bool any_marking(const struct cycles_plan *pl)
-{
-	for (size_t k = 0; k < pl->nr_threads; k++)
-		if (pl->threads[k].marking)
-			return true;
-	return false;
 }
 
 /* The last pass starts afresh: nothing counted, nothing settled. */
@@ -1967,28 +1968,21 @@ int cycles_plan__end_pass(struct cycles_plan *pl, struct model *m)
 	switch (pl->stage) {
 	case PLAN_STATS:
 		end_stats(pl, m);
-		break;
-	case PLAN_PIECES:
-		end_pieces(pl, m);
+		mark_all(pl, m);
+		pl->stage = PLAN_LEADS;
 		break;
 	case PLAN_LEADS:
 		end_leads(pl, v);
-		break;
-	case PLAN_VOTES:
 		end_votes(pl, m);
+		pl->stage = PLAN_FINAL;
 		break;
 	case PLAN_GAP:
 		pl->gap_known = true;
+		pl->stage = PLAN_FINAL;
 		break;
 	default:
 		return 0;
 	}
-	if (pl->stage == PLAN_STATS || pl->stage == PLAN_PIECES)
-		mark_threads(pl, m);
-	if (pl->stage == PLAN_STATS || pl->stage == PLAN_PIECES)
-		pl->stage = any_marking(pl) ? PLAN_PIECES : PLAN_LEADS;
-	else
-		pl->stage = pl->stage == PLAN_LEADS ? PLAN_VOTES : PLAN_FINAL;
 	for (size_t k = 0; k < pl->nr_threads; k++) {
 		pl->threads[k].done_vs = 0;
 		pl->threads[k].nr_iters = 0;

@@ -124,10 +124,8 @@ int loop__store_cycle(struct loop *lp, const struct cycle *c);
  * fixed, exactly as cycles__analyse finds them over the whole run.
  */
 enum plan_stage {
-	PLAN_STATS,		/* launches and what follows them, per exec and thread */
-	PLAN_PIECES,		/* a round of piecewise-verify neighbours */
-	PLAN_LEADS,		/* iterations: what tells each loop's lead */
-	PLAN_VOTES,		/* draft and extend votes */
+	PLAN_STATS,		/* launches, what follows them, which comes next to which */
+	PLAN_LEADS,		/* iterations: what tells each loop's lead, and the votes */
 	PLAN_GAP,		/* the longest draft gap, for a loop cut at its start */
 	PLAN_FINAL,		/* the decisions are whole: the cycles */
 };

@@ -10,7 +10,8 @@
  * pipeline__snapshot (decode counters, the model's view so far).
  * At the end only (pipeline__finish): cycles and syncs need the whole loop, so
  * they are computed once there and consumers hear of every cycle, every
- * classified sync, and then the end with the results.
+ * classified sync, and then the end with the results. A whole run in windows
+ * (opts.whole) gives consumers the same, from passes over a file.
  */
 #ifndef __PIPELINE_H
 #define __PIPELINE_H
