@@ -24,6 +24,7 @@ struct pipeline {
 	struct pipeline_consumer consumers[PIPELINE_MAX_CONSUMERS];
 	int nr_consumers;
 	__u64 tick_ns, next_tick, last_ts;
+	__u64 next_step;		/* a whole run's next window step, whatever the ticks */
 };
 
 static int settled_cycle(void *ctx, const struct loop *lp, const struct cycle *c)
@@ -69,7 +70,7 @@ static int notify_tick(struct pipeline *p, __u64 ts)
 	if (!p->next_tick)
 		p->next_tick = ts + p->tick_ns;
 	/* one window step for all the ticks a pause in the calls passed */
-	if (ts >= p->next_tick && (p->settle || p->whole))
+	if (ts >= p->next_tick && p->settle)
 		ret = settle_window(p, false);
 	while (ts >= p->next_tick && !ret) {
 		/*
@@ -102,6 +103,11 @@ static int on_call(void *ctx, const struct sp_call *call)
 			ret = p->consumers[i].call(p->consumers[i].ctx, &p->hdr, call);
 	if (!ret && p->tick_ns)
 		ret = notify_tick(p, call->entry.ts);
+	if (!ret && p->whole && call->entry.ts >= p->next_step) {
+		if (p->next_step)
+			ret = settle_window(p, false);
+		p->next_step = call->entry.ts + WINDOW_STEP_NS;
+	}
 	return ret;
 }
 
@@ -121,8 +127,6 @@ struct pipeline *pipeline__new(const struct tf_header *hdr, const struct pipelin
 	if (opts->analyse && opts->whole) {
 		p->whole = opts->whole;
 		wholerun__begin(p->whole);
-		if (!p->tick_ns)
-			p->tick_ns = WINDOW_STEP_NS;
 	}
 	if (opts->analyse && opts->window) {
 		p->settle = settle__new();
