@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "cycles.h"
+#include "hmap.h"
 #include "spill.h"
 
 #define NONE ((size_t)-1)
@@ -1432,6 +1433,7 @@ struct plan_thread {
 	size_t neighbour;		/* exec of its last graph launch since a sync */
 	struct exec_pair *pairs;	/* graph launches one after the other, no sync between */
 	size_t nr_pairs, cap_pairs;
+	struct hmap pair_at;		/* (a, b): index in pairs + 1 */
 	bool anchored;
 	__u32 anchor;
 	enum role_source verify_from;
@@ -1482,6 +1484,7 @@ void cycles_plan__free(struct cycles_plan *pl)
 	for (size_t i = 0; i < pl->nr_threads; i++) {
 		free(pl->threads[i].stats);
 		free(pl->threads[i].pairs);
+		hmap__free(&pl->threads[i].pair_at);
 		free(pl->threads[i].owned);
 		if (pl->threads[i].run.store)
 			fclose(pl->threads[i].run.store);
@@ -1571,11 +1574,12 @@ static struct thread_ctx plan_ctx(struct model *m, struct model_thread *t, struc
 /* Pieces rounds read these counts (add_pieces): which graph came next to which. */
 static int note_pair(struct plan_thread *pt, __u32 a, __u32 b)
 {
-	for (size_t i = pt->nr_pairs; i-- > 0;)
-		if (pt->pairs[i].a == a && pt->pairs[i].b == b) {
-			pt->pairs[i].count++;
-			return 0;
-		}
+	size_t at = (size_t)hmap__get(&pt->pair_at, a, b);
+
+	if (at) {
+		pt->pairs[at - 1].count++;
+		return 0;
+	}
 	if (pt->nr_pairs == pt->cap_pairs) {
 		size_t cap = pt->cap_pairs ? pt->cap_pairs * 2 : 16;
 		struct exec_pair *grown = realloc(pt->pairs, cap * sizeof(*grown));
@@ -1586,7 +1590,7 @@ static int note_pair(struct plan_thread *pt, __u32 a, __u32 b)
 		pt->cap_pairs = cap;
 	}
 	pt->pairs[pt->nr_pairs++] = (struct exec_pair){ a, b, 1 };
-	return 0;
+	return hmap__set(&pt->pair_at, a, b, (void *)pt->nr_pairs);
 }
 
 /* As collect_stats, a call at a time: what follows a launch up to the next one. */
