@@ -1945,8 +1945,8 @@ static void end_votes(struct cycles_plan *pl, struct model *m)
 	}
 }
 
-/* The last pass starts afresh: nothing counted, nothing settled. */
-static void reset_run(struct cycles_plan *pl)
+/* A pass starts afresh, a last pass begun before too: nothing counted, nothing settled. */
+void cycles_plan__begin(struct cycles_plan *pl)
 {
 	for (size_t k = 0; k < pl->nr_threads; k++) {
 		struct plan_thread *pt = &pl->threads[k];
@@ -1987,11 +1987,6 @@ int cycles_plan__end_pass(struct cycles_plan *pl, struct model *m)
 	default:
 		return 0;
 	}
-	for (size_t k = 0; k < pl->nr_threads; k++) {
-		pl->threads[k].done_vs = 0;
-		pl->threads[k].nr_iters = 0;
-	}
-	reset_run(pl);
 	return save_roles(pl, v);
 }
 
@@ -2135,7 +2130,8 @@ static int window_loop(struct cycles_plan *pl, struct thread_ctx *tc, struct pla
 	if (hi > lo)
 		pt->done_vs = t->events[tc->iters[hi - 1].vs].ts;
 	*w = (struct plan_loop_window){ .owned_from = lo, .owned_to = hi,
-					.keep = hi > CONTEXT_ITERS ? hi - CONTEXT_ITERS : 0 };
+					.keep = hi > CONTEXT_ITERS ? hi - CONTEXT_ITERS : 0,
+					.keep_all = !pt->run.iterations };
 	return ret;
 }
 

@@ -144,11 +144,14 @@ struct plan_iter {
 struct plan_loop_window {
 	size_t owned_from, owned_to;	/* window iterations settled by this step */
 	size_t keep;			/* first window iteration later windows still need */
+	bool keep_all;			/* none settled yet: the first one looks back to the start */
 };
 
 struct cycles_plan *cycles_plan__new(void);
 void cycles_plan__free(struct cycles_plan *pl);
 enum plan_stage cycles_plan__stage(const struct cycles_plan *pl);
+/* A pass begins: what an earlier one counted of iterations, or settled, is dropped. */
+void cycles_plan__begin(struct cycles_plan *pl);
 /* Before a window's analysis: the exec roles and the globals decided so far. */
 void cycles_plan__apply(const struct cycles_plan *pl, struct model *m);
 /*

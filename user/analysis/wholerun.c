@@ -45,6 +45,7 @@ struct wholerun *wholerun__new(void)
 
 void wholerun__begin(struct wholerun *w)
 {
+	cycles_plan__begin(w->plan);
 	free(w->synced_to);
 	w->synced_to = NULL;
 	w->nr_synced = 0;
@@ -279,7 +280,7 @@ static void find_keep(struct wholerun *w, const struct model_view *v, const stru
 		const struct loop *lp = h->lp[k];
 		size_t keep;
 
-		if (!lp) {
+		if (!lp || win[lp - cy->loops].keep_all) {
 			keep_ns[k] = cycles_plan__loop_thread(w->plan, k) ? 0 : w->synced_to[k];
 			continue;
 		}
