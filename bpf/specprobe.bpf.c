@@ -756,6 +756,14 @@ int BPF_KPROBE(on_session)
 	return entry_hit(ctx) ? 0 : 1;
 }
 
+/* Per traced process: link_map entries already looked at by on_dl_state. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32);		/* tgid */
+	__type(value, __u32);
+} dl_seen SEC(".maps");
+
 /* Forget exiting threads; tell the reader when a traced process is gone. */
 /* tp_btf needs no tracefs mount */
 SEC("tp_btf/sched_process_exit")
@@ -771,6 +779,8 @@ int BPF_PROG(on_exit, struct task_struct *task)
 	if (BPF_CORE_READ(task, signal, live.counter) != 0)
 		return 0;
 	bpf_map_delete_elem(&pinned, &tgid);
+	/* nothing of a dead process stays: churn would fill the maps */
+	bpf_map_delete_elem(&dl_seen, &tgid);
 	/* the pid may be reused by a process nobody asked to trace */
 	set_traced(tgid, false);
 	rec = bpf_ringbuf_reserve(&events, sizeof(*rec), 0);
@@ -811,14 +821,6 @@ int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
 	bpf_ringbuf_submit(rec, BPF_RB_FORCE_WAKEUP);
 	return 0;
 }
-
-/* Per traced process: link_map entries already looked at by on_dl_state. */
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 4096);
-	__type(key, __u32);		/* tgid */
-	__type(value, __u32);
-} dl_seen SEC(".maps");
 
 #define DL_MAX_OBJECTS	4096	/* link_map entries walked at most */
 #define DL_NEW_MAX	64	/* new entries whose names are looked at, per load */

@@ -40,6 +40,8 @@ enum sp_rec_type {
 	SP_REC_SEGMENT = 29,	/* specprobe: a segment of a ring starts; what came before it */
 	SP_REC_WINDOW = 30,	/* specprobe: a dump of the ring was made around this event */
 	SP_REC_CLOCK = 31,	/* specprobe: a clock snapshot; in a merge, how a source moved */
+	/* optional kinds (64..127): a reader that does not know one skips it */
+	SP_REC_RANK = 64,	/* specprobe: a traced process's rank, from what the process shows */
 };
 
 #define SP_MAX_PROBES	4096	/* size of the spec map: probes of all libraries, late ones too */
@@ -323,6 +325,29 @@ struct sp_hostmem_rec {
 	__u64 start, end;
 	__u32 kind;		/* enum sp_hostmem_kind */
 	__u32 pad;
+};
+
+/* Where an SP_REC_RANK's rank was read, most trusted first. */
+enum sp_rank_from {
+	SP_RANK_NCCL_COMM = 1,	/* the communicator's own fields */
+	SP_RANK_ENVIRON = 2,	/* RANK / LOCAL_RANK in /proc/PID/environ */
+	SP_RANK_TITLE = 3,	/* the process title (cmdline or comm): sglang::scheduler_TP1 */
+	SP_RANK_DEVICE = 4,	/* the one /dev/nvidiaN it has open: the GPU number */
+};
+
+#define SP_RANK_WHAT	48	/* bytes of what told the rank, NUL-terminated */
+
+/* A process's rank as read at attach; a later one of a more trusted source replaces it. */
+struct sp_rank_rec {
+	__u16 type;
+	__u16 size;
+	__u32 tgid;
+	__u64 ts;		/* when it was read */
+	__s32 rank;
+	__s32 nranks;		/* -1: not shown */
+	__u32 from;		/* enum sp_rank_from */
+	__u32 pad;
+	char what[SP_RANK_WHAT];	/* "RANK=1 WORLD_SIZE=2", the title, "/dev/nvidia1" */
 };
 
 #define SP_STACK_NATIVE	32	/* user frames kept per stack */

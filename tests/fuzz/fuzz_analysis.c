@@ -15,7 +15,7 @@
 static int render_report(void *ctx, const struct results *res, const struct decode_stats *st)
 {
 	static const struct report_opts all = { .all_cycles = true };
-	static const struct report_opts json = { .json = true };
+	const struct report_opts json = { .json = true, .input = st };
 
 	report__print(fuzz_devnull(), res, &all);
 	return report__print(fuzz_devnull(), res, &json);
@@ -66,7 +66,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	perfetto__consumer(o, &trace);
 	pipeline__add(p, &trace);
 	pipeline__add(p, &report);
-	/* the commands stop at a cut or corrupt recording; so does this */
+	/* the commands read a cut recording to its last whole record and stop at a corrupt one */
 	if (!pipeline__read_all(p) && !pipeline__finish(p)) {
 		perfetto__close(o);
 		render_diff(pipeline__results(p));

@@ -2,22 +2,36 @@
 # SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 """Check `specprobe diff --json` against the simulated server's ground truth.
 
-  check_diff.py --diff DIFF.json --report-a A.json --report-b B.json \
-      --truth-a A_TRUTH... --truth-b B_TRUTH... [--expect same|slower|faster]
+  check_diff.py --diff DIFF.json --a DIR [DIR...] --b DIR [--truth-shows slower|faster]
 
-The truth's cycle times are the cycles the report counted (matched by their first draft
-launch), each from the middle of its start call's bracket to the middle of its end call's
-(cycle_bounds lines where the server writes them, else the call lines, as check_report.py).
-Checks: the diff's p50 of A and of B equal the truth's within the bracket widths; the 95%
-interval of the p50 change holds the truth's change; the verdict is as expected.
+Each DIR holds one run: report.json (`report --json` of its recording) and gt.rank* (the
+server's truth); the first --a DIR is diff's A, the others its --also-a. The truth's cycle
+times are the cycles the report counted (matched by their first draft launch), each from
+the middle of its start call's bracket to the middle of its end call's (cycle_bounds lines
+where the server writes them, else the call lines, as check_report.py).
+
+The expected answer comes from the truth of these very runs, never from what the machine's
+noise is assumed to be: diff's p50s (each recording's and each side's) equal the truth's
+within the bracket widths; its noise floor is the floor its rule gives on the truth's cycle
+times; the 95% interval of the p50 change holds the truth's change; and the verdict is
+"significant" exactly when the truth's change clears that floor (and the interval, which
+holds the truth's change, leaves out 0), in the truth's direction.
+Within what diff's change and floor differ from the truth's (at most the bracket error),
+either verdict is right. --truth-shows: the truth
+itself has B slower (or faster): a planted change is there to be found.
 """
 import argparse
+import glob
 import json
 import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from check_report import bounds_cycles, inside, load_truth, truth_cycles  # noqa: E402
+
+# diff's noise floor (user/analysis/stats.c): the largest of 3 % of A's p50, a quarter of
+# the mean interquartile range and twice the between-run spread of the p50s
+FLOOR_REL, FLOOR_IQR, FLOOR_RUNS = 0.03, 0.25, 2
 
 
 def mid(ref):
@@ -30,10 +44,12 @@ def nearest_rank(values, pct):
     return v[max(rank, 1) - 1]
 
 
-def truth_durations(report, truth_paths):
-    """Truth durations of the report's counted cycles, and the widest bracket error."""
+def truth_durations(run):
+    """Truth durations of the report's counted cycles of run DIR, and the widest bracket
+    error of one duration."""
+    report = json.load(open(os.path.join(run, "report.json")))
     durations, err = [], 0
-    for r in load_truth(truth_paths):
+    for r in load_truth(sorted(glob.glob(os.path.join(run, "gt.rank*")))):
         cycles = bounds_cycles(r) if r["bounds"] else truth_cycles(r, True)
         for c in (c for c in report["cycles"] if c["pid"] == r["pid"]):
             t = next((t for t in cycles if inside(c["start_ns"], t["start"])), None)
@@ -44,37 +60,74 @@ def truth_durations(report, truth_paths):
     return durations, err
 
 
+def iqr(values):
+    return nearest_rank(values, 75) - nearest_rank(values, 25)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--diff", required=True)
-    ap.add_argument("--report-a", required=True)
-    ap.add_argument("--report-b", required=True)
-    ap.add_argument("--truth-a", nargs="+", required=True)
-    ap.add_argument("--truth-b", nargs="+", required=True)
-    ap.add_argument("--expect", choices=("same", "slower", "faster"), required=True)
+    ap.add_argument("--a", nargs="+", required=True)
+    ap.add_argument("--b", nargs=1, required=True)
+    ap.add_argument("--truth-shows", choices=("slower", "faster"))
     a = ap.parse_args()
-    diff = json.load(open(a.diff))["cycle_time"]
-    failures = []
-    truth = {}
-    for side, rep, paths in (("a", a.report_a, a.truth_a), ("b", a.report_b, a.truth_b)):
-        durations, err = truth_durations(json.load(open(rep)), paths)
-        truth[side] = nearest_rank(durations, 50)
-        got = diff["p50_ns"][side]
-        if abs(got - truth[side]) > err:
-            failures.append(f"p50 of {side}: {got} ns, truth {truth[side]} ns (+-{err})")
+    whole = json.load(open(a.diff))
+    diff = whole["cycle_time"]
+    failures, err, pooled, p50s = [], 0, {"a": [], "b": []}, {"a": [], "b": []}
+    for side, runs in (("a", a.a), ("b", a.b)):
+        got_runs = whole.get("recordings", {}).get(side) or [{"p50_ns": None}]
+        for i, run in enumerate(runs):
+            durations, e = truth_durations(run)
+            err = max(err, e)
+            pooled[side] += durations
+            p50s[side].append(nearest_rank(durations, 50))
+            got = got_runs[i]["p50_ns"] if i < len(got_runs) else None
+            if len(runs) > 1 and (got is None or abs(got - p50s[side][-1]) > e):
+                failures.append(f"p50 of {run}: {got} ns, truth {p50s[side][-1]} ns (+-{e})")
+    # pooled medians, IQRs and the p50 spread move by at most err each when every
+    # duration does; the change by 2 err, the floor by 4 err at most
+    truth = {s: nearest_rank(pooled[s], 50) for s in pooled}
+    for side in truth:
+        if abs(diff["p50_ns"][side] - truth[side]) > err:
+            failures.append(f"p50 of {side}: {diff['p50_ns'][side]} ns, truth {truth[side]} ns "
+                            f"(+-{err})")
+    spread = max(max(p) - min(p) for p in p50s.values())
+    floor = max(FLOOR_REL * truth["a"], FLOOR_IQR * (iqr(pooled["a"]) + iqr(pooled["b"])) / 2,
+                FLOOR_RUNS * spread)
+    if abs(diff["noise_floor_ns"] - floor) > 4 * err:
+        failures.append(f"noise floor {diff['noise_floor_ns']} ns, the truth's {floor:.0f} ns")
     change = truth["b"] - truth["a"]
     lo, hi = diff["p50_ci_ns"]
-    if not lo <= change <= hi:
-        failures.append(f"truth's p50 change {change:.0f} ns outside [{lo}, {hi}]")
-    if a.expect == "same" and diff["significant"]:
-        failures.append(f"same setting, yet {diff['verdict']}: change {change:.0f} ns")
-    if a.expect != "same" and (not diff["significant"] or diff["direction"] != a.expect):
-        failures.append(f"expected significant and {a.expect}, got {diff['verdict']}, "
-                        f"{diff['direction']}")
+    if not lo - 2 * err <= change <= hi + 2 * err:
+        failures.append(f"truth's p50 change {change:.0f} ns outside [{lo}, {hi}] (+-{2 * err})")
+    # the verdict's rule on diff's own figures, which are the truth's within what they were
+    # just seen to differ by (at most the bracket errors above)
+    band = abs(diff["p50_ns"]["change"] - change) + abs(diff["noise_floor_ns"] - floor) + 1
+    direction = "slower" if change > 0 else "faster"
+    zero_in = lo <= 0 <= hi  # the interval is diff's, and was just seen to hold the truth
+    if abs(change) > floor + band and zero_in:
+        if diff["significant"]:
+            failures.append(f"0 in the interval, yet {diff['verdict']}")
+        expected = "not significant (0 in the interval)"
+    elif abs(change) > floor + band:
+        if not diff["significant"] or diff["direction"] != direction:
+            failures.append(f"the truth's change {change:+.0f} ns clears the floor "
+                            f"{floor:.0f} ns, yet {diff['verdict']}, {diff['direction']}")
+        expected = f"significant, {direction}"
+    elif abs(change) < floor - band:
+        if diff["significant"]:
+            failures.append(f"the truth's change {change:+.0f} ns is within the floor "
+                            f"{floor:.0f} ns, yet {diff['verdict']}")
+        expected = "not significant"
+    else:
+        expected = "either (at the floor)"
+    if a.truth_shows and direction != a.truth_shows:
+        failures.append(f"the truth does not show B {a.truth_shows}: change {change:+.0f} ns")
     for f in failures:
         print("  FAIL:", f)
-    print(f"  truth p50 {truth['a']:.0f} -> {truth['b']:.0f} ns, change {change:+.0f} ns; "
-          f"interval [{lo:+.0f}, {hi:+.0f}]; {diff['verdict']}")
+    print(f"truth p50 {truth['a'] / 1e6:.3f} -> {truth['b'] / 1e6:.3f} ms, change "
+          f"{change / 1e6:+.3f} ms, floor {floor / 1e6:.3f} ms, interval "
+          f"[{lo / 1e6:+.3f}, {hi / 1e6:+.3f}] ms: {diff['verdict']} (truth: {expected})")
     return 1 if failures else 0
 
 

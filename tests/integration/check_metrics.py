@@ -11,12 +11,17 @@
                      (HEADER: dump -H of the recording: the probed symbols, the attach mark)
   check_metrics.py exit-scrapes URL PID OUT    scrape until PID is gone; every answer whole
   check_metrics.py abuse URL                   idle, oversized and wrong requests
+  check_metrics.py slow-clients URL PID N SCRAPES CAP  SCRAPES whole scrapes while N slow
+                     connections are held open; PID's fd limit has room for CAP clients
 """
 import collections
 import json
+import os
 import re
+import select
 import socket
 import sys
+import threading
 import time
 import urllib.parse
 import urllib.request
@@ -294,8 +299,135 @@ def abuse(url):
     if bad:
         print("; ".join(bad))
         return 1
-    print("70 idle connections (64 served at once, each for 5 s at most), then 431 oversized, "
-          "405 POST, 404 other path, 400 garbage, and a whole scrape")
+    print("70 idle connections (each closed 2 s after it came unless its request did), then "
+          "431 oversized, 405 POST, 404 other path, 400 garbage, and a whole scrape")
+    return 0
+
+
+class SlowClients:
+    """n connections held open from a thread: half idle, half sending a request head a byte a
+    second; one the server closes (its deadline, or the cap) is made again, for at most
+    `seconds` in all."""
+
+    HEAD = b"GET /metrics HTTP/1.1\r\nHost: x\r\nX-Slow: " + b"a" * 60 + b"\r\n\r\n"
+
+    def __init__(self, host, port, n, seconds=180):
+        self.addr, self.n, self.until = (host, port), n, time.monotonic() + seconds
+        self.socks = {}  # socket -> bytes of HEAD sent, or None for an idle one
+        self.made, self.closed, self.answered = 0, 0, 0
+        self.stop = threading.Event()
+        for i in range(n):
+            self.open(i % 2 == 0)
+        self.first = set(self.socks)  # closed by the server once each, before the end
+        self.thread = threading.Thread(target=self.run, daemon=True)
+        self.thread.start()
+
+    def open(self, idle):
+        try:
+            s = socket.create_connection(self.addr, timeout=30)
+        except OSError:
+            return
+        s.setblocking(False)
+        self.socks[s] = None if idle else 0
+        self.made += 1
+
+    def reap(self):
+        poller = select.poll()
+        by_fd = {s.fileno(): s for s in self.socks}
+        for fd in by_fd:
+            poller.register(fd, select.POLLIN)
+        for fd, _ in poller.poll(0):
+            s = by_fd[fd]
+            try:
+                got = s.recv(4096)
+            except BlockingIOError:
+                continue
+            except OSError:
+                got = b""
+            if got:
+                # a dripped head that got whole before its deadline was answered
+                self.answered += 1
+            idle = self.socks.pop(s) is None
+            self.first.discard(s)
+            s.close()
+            self.closed += 1
+            self.open(idle)
+
+    def drip(self):
+        for s, sent in list(self.socks.items()):
+            if sent is None or sent >= len(self.HEAD) - 1:
+                continue  # never the last byte: the head stays partial
+            try:
+                s.send(self.HEAD[sent:sent + 1])
+                self.socks[s] = sent + 1
+            except OSError:
+                pass
+
+    def run(self):
+        next_drip = 0
+        while not self.stop.is_set() and time.monotonic() < self.until:
+            self.reap()
+            if time.monotonic() >= next_drip:
+                self.drip()
+                next_drip = time.monotonic() + 1
+            self.stop.wait(0.05)
+
+    def close(self):
+        self.stop.set()
+        self.thread.join()
+        for s in self.socks:
+            s.close()
+
+
+def fd_room(pid):
+    """The soft RLIMIT_NOFILE of pid and the descriptors it has open."""
+    with open(f"/proc/{pid}/limits") as f:
+        soft = next(int(l.split()[3]) for l in f if l.startswith("Max open files"))
+    return soft, len(os.listdir(f"/proc/{pid}/fd"))
+
+
+def slow_clients(url, pid, n, scrapes, cap):
+    """n slow connections held open while `scrapes` scrapes each get a whole document, half a
+    second apart; then every first slow connection is closed by the server's deadline."""
+    u = urllib.parse.urlparse(url)
+    slow = SlowClients(u.hostname, u.port, n)
+    good, bad = 0, []
+    try:
+        soft, in_use = fd_room(pid)
+        for _ in range(scrapes):
+            try:
+                got = scrape(u.hostname, u.port, timeout=30)
+            except (OSError, ValueError) as e:
+                got = None
+                bad.append(str(e))
+            if got and got[0] == 200 and not parse_exposition(got[2]):
+                good += 1
+            elif got:
+                bad.append(f"status {got[0]}: {parse_exposition(got[2])[:2]}")
+            elif not bad or bad[-1] != "refused":
+                bad.append("refused")
+            time.sleep(0.5)
+        # the deadline is 2 s; a minute is a bound waited out generously
+        for _ in range(600):
+            if not slow.first:
+                break
+            time.sleep(0.1)
+    finally:
+        slow.close()
+    # the tracer's descriptors, less the slow ones it held, plus a full cap of clients
+    if soft < in_use - n + cap:
+        bad.append(f"RLIMIT_NOFILE {soft} leaves no room for {cap} clients beside {in_use} fds")
+    if slow.first:
+        bad.append(f"{len(slow.first)} of the first {n} slow connections still open after 60 s")
+    if slow.answered:
+        bad.append(f"{slow.answered} partial requests answered")
+    if good != scrapes or slow.made < n or bad:
+        print(f"{good} of {scrapes} scrapes whole with {slow.made} slow connections made: "
+              f"{'; '.join(bad[:3])}")
+        return 1
+    print(f"{good} of {scrapes} scrapes whole and valid while {n} slow connections were held "
+          f"({slow.made} made; each closed unanswered by the server's deadline and made "
+          f"again; fd limit {soft})")
     return 0
 
 
@@ -319,6 +451,8 @@ def main(argv):
         return exit_scrapes(argv[2], int(argv[3]), argv[4])
     if cmd == "abuse":
         return abuse(argv[2])
+    if cmd == "slow-clients":
+        return slow_clients(argv[2], int(argv[3]), int(argv[4]), int(argv[5]), int(argv[6]))
     print(__doc__)
     return 2
 

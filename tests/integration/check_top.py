@@ -5,10 +5,19 @@
   check_top.py rate SCREEN HANG_CYCLE GT...   cycles/s of each rank against the truth
   check_top.py panels SCREEN CALL POS HUNG_CALL HUNG_RANK
   check_top.py replay BATCH REPORT_JSON   top --replay's end block against report --json
+  check_top.py frames BATCH RECORDING INTERVAL   a batch replay's blocks against the
+      recording's own span: from its first call to its last timed record
+  check_top.py siteorder REPORT_JSON REPORT_TXT BATCH   flagged sites costliest first in
+      report --json, the text report and top's end block
 """
 import json
+import os
 import re
+import struct
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import recfile  # noqa: E402
 
 LOOP_ROW = re.compile(r'^\s+(-|\d+)\s+(\d+)\s+(\d+)\s+(idle|[\d.]+)\s')
 
@@ -72,7 +81,7 @@ def check_rate(screen, gts, hang_cycle):
 
 def check_panels(screen, call, pos, hung_call, hung_rank):
     text = open(screen).read()
-    sync = re.search(rf'^\s+\S+\s+{call}\s+{pos}\s', text, re.M)
+    sync = re.search(rf'^\s+\S+\s+\d+\s+{call}\s+{pos}\s', text, re.M)
     hung = re.search(rf'^\s+{hung_rank}\s+\d+\s+\d+\s+{hung_call}\s+([\d.]+)', text, re.M)
     if not sync:
         print(f'no {call} at {pos} in the sync panel')
@@ -98,8 +107,8 @@ def site_totals(lines):
         if in_sites and (line.startswith('HUNG') or not line.strip()):
             break
         f = line.split()
-        if in_sites and len(f) >= 7 and f[0] != 'rank':
-            key = (f[1], f[2])
+        if in_sites and len(f) >= 8 and f[0] != 'rank':
+            key = (f[2], f[3])
             totals[key] = totals.get(key, 0) + int(f[-1])
     return totals
 
@@ -138,8 +147,123 @@ def check_replay(batch, report_path):
     return bad
 
 
+# kinds that carry a time at offset 8 (bpf/specprobe.h); the others hold tables or call sites
+TIMED = {1, 2, 3, 4, 5, 6, 16, 17, 18, 19, 22, 23, 24, 25, 29, 30, 31}
+STACK, OBJMAP = 26, 28
+
+
+def recording_span(path):
+    """(first call's time, last timed record's time, kinds counted) of a recording."""
+    data = open(path, 'rb').read()
+    first = last = 0
+    kinds = {}
+    for off, kind, size in recfile.records(data):
+        kinds[kind] = kinds.get(kind, 0) + 1
+        if kind not in TIMED or size < 16:
+            continue
+        ts = struct.unpack_from('<Q', data, off + 8)[0]
+        if kind == 1 and not first:
+            first = ts
+        last = max(last, ts)
+    return first, last, kinds
+
+
+def check_frames(batch, rec, interval):
+    """One block per interval of the recording's span and an end block; none past the span."""
+    first, last, kinds = recording_span(rec)
+    span = (last - first) / 1e9
+    times = [float(t) for t in re.findall(r'^== specprobe top \w+ t=([\d.]+)s', open(batch).read(),
+                                          re.M)]
+    want = int(span / interval) + 1
+    said = (f'{len(times)} blocks over {span:.2f} s at {interval} s (want {want} +-2), '
+            f'{kinds.get(STACK, 0)} stack and {kinds.get(OBJMAP, 0)} mapping records')
+    bad = abs(len(times) - want) > 2
+    late = [t for t in times if t > span + 0.05]
+    if late:
+        said += f'; blocks at t={late[0]} past the span'
+        bad = True
+    print(said)
+    return 1 if bad else 0
+
+
+def text_sites(path):
+    """(call, position, kind, count, ms/cycle) of the text report's flagged site table."""
+    rows, inside = [], False
+    for line in open(path):
+        if line.startswith('Flagged syncs:'):
+            inside = True
+            continue
+        if inside and line.startswith('  not flagged'):
+            break
+        f = line.split()
+        if inside and len(f) == 7 and f[0] != 'call':
+            rows.append((f[0], f[1], f[2], int(f[4]), float(f[6])))
+    return rows
+
+
+def top_site_costs(lines):
+    """blk_ms/cyc of the flagged rows of a top block, in order."""
+    costs, inside = [], False
+    for line in lines:
+        if line.startswith('SYNCS'):
+            inside = True
+            continue
+        if inside and (line.startswith('HUNG') or not line.strip()):
+            break
+        f = line.split()
+        if inside and len(f) >= 8 and f[0] != 'rank':
+            costs.append(float(f[6]))
+    return costs
+
+
+def costliest_first(sites):
+    """True when each site costs more than the next, or as much with more calls, or the same
+    count and a name not after the next one's."""
+    for a, b in zip(sites, sites[1:]):
+        ka = (-a['blocked_ns_per_cycle'], -a['count'], a['call'])
+        kb = (-b['blocked_ns_per_cycle'], -b['count'], b['call'])
+        if ka > kb:
+            return False
+    return True
+
+
+def check_siteorder(report_json, report_txt, batch):
+    sites = json.load(open(report_json))['flagged_sites']
+    text = text_sites(report_txt)
+    top = top_site_costs(end_block(batch))
+    bad = 0
+    if len(sites) < 2:
+        print(f'{len(sites)} flagged sites: nothing to order')
+        return 1
+    if not costliest_first(sites):
+        print('report --json: ' + ', '.join(f"{s['call']} {s['blocked_ns_per_cycle']:.0f}"
+                                            for s in sites))
+        bad = 1
+    want = [(s['call'], s['position'], s['kind'], s['count']) for s in sites[:len(text)]]
+    if [r[:4] for r in text] != want or len(text) != min(len(sites), 8):
+        print(f'text report order {text}, --json {want}')
+        bad = 1
+    if any(a[4] < b[4] for a, b in zip(text, text[1:])):
+        print(f'text report not costliest first: {text}')
+        bad = 1
+    if len(top) < 2 or any(a < b for a, b in zip(top, top[1:])):
+        print(f'top end block blk_ms/cyc {top}')
+        bad = 1
+    by_count = sorted(sites, key=lambda s: -s['count'])
+    if not bad:
+        print('costliest first: ' + ', '.join(
+            f"{s['call']}@{s['position']} {s['blocked_ns_per_cycle'] / 1e6:.3f} ms/cycle "
+            f"x{s['count']}" for s in sites) +
+            ('' if by_count == sites else ' (not the count order)'))
+    return bad
+
+
 def main():
     cmd = sys.argv[1]
+    if cmd == 'frames':
+        return check_frames(sys.argv[2], sys.argv[3], float(sys.argv[4]))
+    if cmd == 'siteorder':
+        return check_siteorder(*sys.argv[2:5])
     if cmd == 'rate':
         return check_rate(sys.argv[2], sys.argv[4:], int(sys.argv[3]))
     if cmd == 'panels':

@@ -16,21 +16,23 @@ our_programs() {
 	bpftool prog show 2>/dev/null | grep -cE 'name on_(entry|return)'
 }
 
-# programs_back COUNT: true once our_programs is COUNT again, within 10 s (the kernel frees
-# a program after its last reference goes, not always by the time its holder has exited)
+# programs_back COUNT: true once our_programs is COUNT again, within 60 s (the kernel frees
+# a program after its last reference goes, not always by the time its holder has exited,
+# and later still on a loaded machine)
 programs_back() {
 	local i
-	for ((i = 0; i < 100; i++)); do
+	for ((i = 0; i < 600; i++)); do
 		[ "$(our_programs)" = "$1" ] && return 0
 		sleep 0.1
 	done
 	return 1
 }
 
-# Wait until a file exists (up to $2 tenths of a second).
+# Wait until a file exists (up to $2 tenths of a second, 2 minutes unless given: a bound
+# waited out only when something is wrong, so generous for a loaded machine).
 wait_file() {
 	local i
-	for ((i = 0; i < ${2:-300}; i++)); do
+	for ((i = 0; i < ${2:-1200}; i++)); do
 		[ -e "$1" ] && return 0
 		sleep 0.1
 	done
@@ -40,7 +42,7 @@ wait_file() {
 # Wait until a program has written its "ready" line to $1.
 wait_ready() {
 	local i
-	for ((i = 0; i < 300; i++)); do
+	for ((i = 0; i < 1200; i++)); do
 		[ -s "$1" ] && return 0
 		sleep 0.1
 	done
@@ -58,7 +60,7 @@ start_server() {
 	"$SERVER" -q --ground-truth "$dir/gt" --ready-file "$dir/ready" --go-file "$dir/go" "$@" \
 		>"$dir/server.out" 2>&1 &
 	server_pid=$!
-	if ! wait_file "$dir/ready" 300; then
+	if ! wait_file "$dir/ready"; then
 		echo "server never became ready: $(tail -1 "$dir/server.out")"
 		return 1
 	fi
@@ -71,7 +73,7 @@ record_whole_run() {
 	local rec
 	"$SPECPROBE" record -o "$1/rec.sprb" -p "$target" --ring-mb 256 2>"$1/rec.err" &
 	rec=$!
-	wait_file "$1/rec.sprb" 300
+	wait_file "$1/rec.sprb"
 	touch "$1/go"
 	wait $server_pid
 	wait $rec

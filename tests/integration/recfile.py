@@ -2,6 +2,8 @@
 """A recording's records as docs/recording-format.md lays them out, for tests that look at bytes."""
 import struct
 
+CALL, RET = 1, 2
+
 
 def records(data):
     """(offset, type, size) of each record after the header, up to a cut or a zero size."""
@@ -12,3 +14,25 @@ def records(data):
             return
         yield off, kind, size
         off += size
+
+
+def call_fields(data, off):
+    """probe, ts, tgid, tid, seq of an entry or a completion (they share the layout)."""
+    return struct.unpack_from("<IQIII", data, off + 4)
+
+
+def calls(data):
+    """(offset, size, probe, ts, tgid, tid, seq) of each entry record."""
+    return [(off, size) + call_fields(data, off)
+            for off, kind, size in records(data) if kind == CALL]
+
+
+def returns(data):
+    """{(tgid, tid, seq): offset} of each completion record that names its entry."""
+    out = {}
+    for off, kind, _ in records(data):
+        if kind == RET:
+            _, _, tgid, tid, seq = call_fields(data, off)
+            if seq:
+                out[(tgid, tid, seq)] = off
+    return out

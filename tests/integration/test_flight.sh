@@ -12,7 +12,7 @@ ring() {
 	start_server "$dir" --wait-at init -r 2 -n 2000 || { fail "ring: no server"; return; }
 	"$SPECPROBE" record -o "$dir/rec.sprb" -p "$target" --max-size 256K 2>"$dir/rec.err" &
 	rec=$!
-	wait_file "$dir/rec.sprb.0" 300
+	wait_file "$dir/rec.sprb.0"
 	touch "$dir/go"
 	wait $server_pid
 	wait $rec || fail "ring: record failed: $(tail -1 "$dir/rec.err")"
@@ -59,7 +59,7 @@ killed() {
 	start_server "$dir" -r 2 -n 4000 || { fail "killed: no server"; return; }
 	"$SPECPROBE" record -o "$dir/rec.sprb" -p "$target" --max-size 256K 2>"$dir/rec.err" &
 	rec=$!
-	wait_file "$dir/rec.sprb.0" 300
+	wait_file "$dir/rec.sprb.0"
 	touch "$dir/go"
 	sleep 1.5
 	kill -KILL $rec
@@ -99,7 +99,7 @@ hung() {
 	"$SPECPROBE" record -o "$dir/rec.sprb" -p "$target" --max-size 1M --dump-on hung=1.5 \
 		2>"$dir/rec.err" &
 	rec=$!
-	wait_file "$dir/rec.sprb.0" 300
+	wait_file "$dir/rec.sprb.0"
 	touch "$dir/go"
 	wait $server_pid
 	wait $rec || fail "hung: record failed: $(tail -1 "$dir/rec.err")"
@@ -141,7 +141,7 @@ merge() {
 	a=$!
 	"$SPECPROBE" record -o "$dir/b.sprb" -p "${pids[2]}" 2>"$dir/b.err" &
 	b=$!
-	wait_file "$dir/whole.sprb" 300 && wait_file "$dir/a.sprb" 300 && wait_file "$dir/b.sprb" 300
+	wait_file "$dir/whole.sprb" && wait_file "$dir/a.sprb" && wait_file "$dir/b.sprb"
 	sleep 0.5
 	touch "$dir/go"
 	wait $server_pid

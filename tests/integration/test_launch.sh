@@ -49,14 +49,21 @@ wait "$target"
 wait "$rec"
 check "-p, exec then dlopen" "$dir"
 
-# A launcher mapping no libcuda forks 4 workers that load it after a delay.
+# A launcher mapping no libcuda forks 4 workers that load it once the tracer waits for it.
 dir=$SCRATCH/launcher-pid
 mkdir -p "$dir"
-"$LOADER" launch 4 1500 "$RUNTIME_LIB" 300 "$dir/truth.jsonl" &
+LOADER_GO=$dir/go "$LOADER" launch 4 100 "$RUNTIME_LIB" 300 "$dir/truth.jsonl" &
 target=$!
-sleep 0.2
-"$SPECPROBE" record -o "$dir/rec.sprb" -p "$target" 2>"$dir/rec.err"
+"$SPECPROBE" record -o "$dir/rec.sprb" -p "$target" 2>"$dir/rec.err" &
+rec=$!
+for _ in $(seq 600); do
+	grep -q "waiting for one to be loaded" "$dir/rec.err" && break
+	kill -0 $rec 2>/dev/null || break
+	sleep 0.05
+done
+touch "$dir/go"
 wait "$target"
+wait "$rec"
 if grep -q "waiting for one to be loaded" "$dir/rec.err"; then
 	check "-p on a launcher, 4 workers load CUDA later" "$dir"
 else

@@ -69,7 +69,12 @@ start_target "$dir"
 rec=$!
 wait_file "$dir/rec.sprb"
 kill -INT "$rec"
-sleep 0.05	# two signals at once would merge into one
+# two signals pending at once would merge into one: the second goes once the first is taken
+for ((i = 0; i < 1200; i++)); do
+	pending=$(awk '/^(SigPnd|ShdPnd):/ { print $2 }' "/proc/$rec/status" 2>/dev/null)
+	! echo "$pending" | grep -q '[2367abef]$' && break	# bit 1: SIGINT (2)
+	sleep 0.01
+done
 kill -INT "$rec"
 wait "$rec"
 status=$?

@@ -3,8 +3,8 @@
 # --metrics through a real Prometheus: record and top --batch serve /metrics, Prometheus
 # (Debian's) scrapes them every second, and its HTTP API must give the simulated server's
 # ground truth: calls per entry point and process, flagged syncs, cycles, no drops, up 1.
-# Also: loopback unless told, a port in use, bad addresses, idle and malformed clients, and
-# scrapes while the target exits.
+# Also: loopback unless told, a port in use, bad addresses, idle and malformed clients, 500
+# slow clients, and scrapes while the target exits.
 source "$(dirname "$0")/lib.sh"
 CHECK=$TOP/tests/integration/check_metrics.py
 STARTED=()
@@ -31,7 +31,7 @@ if ! command -v prometheus >/dev/null || ! command -v promtool >/dev/null; then
 	exit
 fi
 
-read -r PROM_PORT REC_PORT TOP_PORT EXIT_PORT BIND_PORT < <(python3 "$CHECK" ports 5)
+read -r PROM_PORT REC_PORT TOP_PORT EXIT_PORT BIND_PORT SLOW_PORT < <(python3 "$CHECK" ports 6)
 
 # Prometheus on a free port; another one if that port was taken meanwhile.
 start_prometheus() {
@@ -102,7 +102,7 @@ record_metrics() {
 		--metrics-linger 120 2>"$dir/rec.err" &
 	rec=$!
 	STARTED+=($rec)
-	wait_file "$dir/rec.sprb" 300
+	wait_file "$dir/rec.sprb"
 	if python3 "$CHECK" abuse "http://127.0.0.1:$REC_PORT" >"$dir/abuse.out"; then
 		pass "record: $(cat "$dir/abuse.out")"
 	else
@@ -128,8 +128,11 @@ top_metrics() {
 		>"$dir/top.txt" 2>"$dir/top.err" &
 	top=$!
 	STARTED+=($top)
-	wait_file "$dir/ready" 10
-	sleep 0.5
+	# the recording is made once the probes are attached: only then may the server go
+	if ! wait_file "$dir/rec.sprb" 1200; then
+		fail "top: never attached ($dir/top.err)"
+		return
+	fi
 	local_addr=$(python3 "$CHECK" listening "$TOP_PORT")
 	if [ "$local_addr" = "127.0.0.1:$TOP_PORT" ]; then
 		pass "top: --metrics PORT listens on 127.0.0.1 only"
@@ -154,7 +157,7 @@ exit_scrapes() {
 		2>"$dir/rec.err" &
 	rec=$!
 	STARTED+=($rec)
-	wait_file "$dir/rec.sprb" 300
+	wait_file "$dir/rec.sprb"
 	touch "$dir/go"
 	if python3 "$CHECK" exit-scrapes "http://127.0.0.1:$EXIT_PORT" $rec "$dir/last.txt" \
 		>"$dir/scrapes.out" && promtool check metrics <"$dir/last.txt" >"$dir/lint" 2>&1
@@ -165,6 +168,39 @@ exit_scrapes() {
 	fi
 	wait $rec
 	wait $server_pid
+}
+
+# 500 slow connections held open (half idle, half sending a head a byte a second, each made
+# again when the server drops it) while 20 scrapes each get a whole document, and the
+# recording under way loses no call of the ground truth.
+slow_clients() {
+	local dir=$SCRATCH/slow rec
+	start_server "$dir" -n 4000 || { fail "slow clients: no server"; return; }
+	STARTED+=($server_pid)
+	"$SPECPROBE" record -o "$dir/rec.sprb" -p "$target" --ring-mb 256 \
+		--metrics "127.0.0.1:$SLOW_PORT" --metrics-linger 120 2>"$dir/rec.err" &
+	rec=$!
+	STARTED+=($rec)
+	wait_file "$dir/rec.sprb"
+	touch "$dir/go"
+	if python3 "$CHECK" slow-clients "http://127.0.0.1:$SLOW_PORT" $rec 500 20 1024 \
+		>"$dir/slow.out"; then
+		pass "slow clients: $(cat "$dir/slow.out")"
+	else
+		fail "slow clients: $(cat "$dir/slow.out")"
+	fi
+	wait $server_pid
+	kill -TERM $rec
+	wait $rec
+	"$SPECPROBE" dump --json "$dir/rec.sprb" >"$dir/calls.jsonl" 2>"$dir/dump.err"
+	"$SPECPROBE" dump -H "$dir/rec.sprb" 2>/dev/null | grep '^#' >"$dir/header.txt"
+	if python3 "$TOP/tests/integration/check_truth.py" --calls "$dir/calls.jsonl" \
+		--header "$dir/header.txt" --dump-stderr "$dir/dump.err" --returns pinned-quiet \
+		"$dir"/gt* >"$dir/check.out"; then
+		pass "slow clients: the recording meanwhile has every call of the ground truth"
+	else
+		fail "slow clients: the recording differs from the truth: $(tail -2 "$dir/check.out")"
+	fi
 }
 
 # expect_error NAME CMD...: a one-line error, a non-zero exit, nothing traced
@@ -209,7 +245,7 @@ listens_on() {
 		2>"$dir/err" &
 	sp=$!
 	STARTED+=($sp)
-	for ((i = 0; i < 100; i++)); do
+	for ((i = 0; i < 1200; i++)); do
 		grep -q 'metrics at' "$dir/err" && break
 		sleep 0.1
 	done
@@ -234,6 +270,7 @@ else
 	fail "prometheus did not start: $(tail -2 "$SCRATCH/prometheus.log")"
 fi
 exit_scrapes
+slow_clients
 bad_input
 listens_on "$BIND_PORT" "127.0.0.1:$BIND_PORT" no
 listens_on "0.0.0.0:$BIND_PORT" "0.0.0.0:$BIND_PORT" yes

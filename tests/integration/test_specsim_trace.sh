@@ -15,7 +15,7 @@ trace_server() {
 	"$SERVER" -q --ground-truth "$dir/gt" --ready-file "$dir/ready" --go-file "$dir/go" "$@" \
 		>"$dir/server.out" 2>&1 &
 	server=$!
-	if ! wait_file "$dir/ready" 300; then
+	if ! wait_file "$dir/ready"; then
 		fail "$name: server never became ready: $(tail -1 "$dir/server.out")"
 		return
 	fi
@@ -23,7 +23,7 @@ trace_server() {
 	pid=$(head -1 "$dir/ready")
 	"$SPECPROBE" record -o "$dir/rec.sprb" -p "$pid" --ring-mb 256 2>"$dir/rec.err" &
 	rec=$!
-	wait_file "$dir/rec.sprb" 300
+	wait_file "$dir/rec.sprb"
 	touch "$dir/go"
 	wait $server
 	wait $rec

@@ -58,6 +58,8 @@ mid_run() {
 	sleep 0.5
 	"$SPECPROBE" record -o "$dir/rec.sprb" -p "$target" --ring-mb 256 2>"$dir/rec.err" &
 	rec=$!
+	# two seconds traced, counted from the attach (the recording appears then), not the start
+	wait_file "$dir/rec.sprb"
 	sleep 2
 	kill -TERM $server_pid
 	wait $server_pid
@@ -120,6 +122,26 @@ torch_traced gate torch-pageable --cycles 200 $TORCH --plant pageable-copy@draft
 torch_traced init torch-from-init --cycles 200 $TORCH --plant side-stream/3 \
 	--plant side-stream-pre@after-verify/2 --plant pageable-copy@draft-verify/4 \
 	--plant capture-sync --clean-syncs
+# site_order NAME ARGS...: two plants of different cost, the dearer one rarer; report --json,
+# the text report and top's end block list them by blocked ms per cycle, costliest first
+site_order() {
+	local name=$1 dir="$SCRATCH/$1"
+	shift
+	start_server "$dir" --wait-at init "$@" || { fail "$name: no server"; return; }
+	record_whole_run "$dir"
+	"$SPECPROBE" report --json "$dir/rec.sprb" >"$dir/report.json" 2>"$dir/report.err"
+	"$SPECPROBE" report "$dir/rec.sprb" >"$dir/report.txt" 2>>"$dir/report.err"
+	"$SPECPROBE" top --batch --replay "$dir/rec.sprb" --speed 0 >"$dir/top.txt" \
+		2>>"$dir/report.err"
+	if python3 "$TOP/tests/integration/check_top.py" siteorder "$dir/report.json" \
+		"$dir/report.txt" "$dir/top.txt" >"$dir/order.out"; then
+		pass "$name: $(cat "$dir/order.out")"
+	else
+		fail "$name: $(cat "$dir/order.out") ($dir)"
+	fi
+}
+site_order site-order --cycles 300 --plant ctx@extend/2 --plant pageable-copy@draft-verify/3
+
 # uncaptured graphs take their roles from behaviour: no copies to the host after a draft
 mid_run mid-run --cycles 1000000 --plant unknown-host@accept/2 \
 	--plant pageable-copy@accept/3 --plant alloc@after-verify/4 --plant ctx@accept/5 \

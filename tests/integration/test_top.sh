@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 # specprobe top against the simulated server, driven in tmux like a person would: the right
 # cycles/s per rank, the planted sync in the sync panel, a rank stuck in a collective in the
-# hung panel, keys, q leaving no probe; --batch; --replay against report; bad input.
+# hung panel, keys, q leaving no probe; --batch; --replay against report and against the
+# recording's own span (call sites and a call open at the end too); Ctrl-C as q; bad input.
 source "$(dirname "$0")/lib.sh"
 CHECK=$TOP/tests/integration/check_top.py
 SESSION=specprobe-top-$$
@@ -39,7 +40,7 @@ live_tmux() {
 	pids=$(tr '\n' ',' <"$dir/ready" | sed 's/,$//')
 	tmux new-session -d -s "$SESSION" -x 150 -y 45 \
 		"$SPECPROBE top -i 0.3 -o $dir/rec.sprb -p $pids 2>$dir/top.err; echo \$? >$dir/rc"
-	wait_file "$dir/rec.sprb" 300
+	wait_file "$dir/rec.sprb"
 	touch "$dir/go"
 	if wait_screen "$dir/screen1" '^ +1 +[0-9]+ +[0-9]+ +[0-9.]+ +- +[0-9.]+ +[0-9.]+ +[0-9]{3,} '
 	then
@@ -75,7 +76,7 @@ live_tmux() {
 	wait_screen "$dir/screen5" 'sort cycles/s' 20 && pass "live: s sorts by cycles/s" ||
 		fail "live: s did not change the sort ($dir/screen5)"
 	tmux send-keys -t "$SESSION" q
-	wait_file "$dir/rc" 100
+	wait_file "$dir/rc"
 	rc=$(cat "$dir/rc" 2>/dev/null)
 	if [ "$rc" = 0 ] && programs_back "$before"; then
 		pass "live: q exits 0 and leaves no probe program loaded"
@@ -91,9 +92,23 @@ live_tmux() {
 	replay "live" "$dir"
 }
 
+# frames NAME DIR INTERVAL: a batch replay makes a block per INTERVAL of the recording's span
+frames() {
+	local name=$1 dir=$2 interval=$3
+	"$SPECPROBE" top --batch --replay "$dir/rec.sprb" --speed 0 -i "$interval" \
+		>"$dir/frames.txt" 2>"$dir/frames.err"
+	if python3 "$CHECK" frames "$dir/frames.txt" "$dir/rec.sprb" "$interval" \
+		>"$dir/frames.out"; then
+		pass "$name: --replay by the records' times: $(cat "$dir/frames.out")"
+	else
+		fail "$name: --replay frames: $(cat "$dir/frames.out") ($dir)"
+	fi
+}
+
 # replay NAME DIR: --replay's last block holds the report's cycles and flagged syncs
 replay() {
 	local name=$1 dir=$2
+	frames "$name" "$dir" 1
 	if ! "$SPECPROBE" report --json "$dir/rec.sprb" >"$dir/report.json" 2>"$dir/report.err"
 	then
 		fail "$name: the kept recording does not report: $(head -1 "$dir/report.err")"
@@ -119,7 +134,7 @@ batch_cmd() {
 	rc=$?
 	planted=$(grep -c '"tag":"planted' "$dir"/gt* | awk -F: '{ s += $NF } END { print s }')
 	total=$(sed -n '/^== specprobe top end/,$p' "$dir/top.txt" |
-		awk '$2 == "cuStreamSynchronize" && $3 == "draft-verify" { print $NF }')
+		awk '$3 == "cuStreamSynchronize" && $4 == "draft-verify" { print $NF }')
 	if [ "$rc" = 0 ] && [ "$(grep -c '^== specprobe top live' "$dir/top.txt")" -ge 2 ] &&
 		[ -n "$total" ] && [ "$total" = "$planted" ]; then
 		pass "batch: blocks per interval; end block flags the $planted planted syncs"
@@ -137,7 +152,7 @@ sigterm() {
 	"$SPECPROBE" top --batch -i 0.2 -o "$dir/rec.sprb" -p "$target" >"$dir/top.txt" \
 		2>"$dir/top.err" &
 	top=$!
-	wait_file "$dir/rec.sprb" 300
+	wait_file "$dir/rec.sprb"
 	touch "$dir/go"
 	sleep 1
 	kill -TERM $top
@@ -153,6 +168,82 @@ sigterm() {
 	else
 		why="report exit $report ($(head -1 "$dir/report.err")), $end end blocks"
 		fail "sigterm: exit $rc, programs $(our_programs) after 10 s (were $before), $why ($dir)"
+	fi
+}
+
+# Defaults (call sites, their mappings) and a rank stuck in an all-reduce when Ctrl-C stops
+# top --batch: exit 0, an end block, a recording that ends cleanly; its replay plays up to
+# the recording's end and shows the stuck call hung, as the live blocks did.
+replay_hung() {
+	local dir=$SCRATCH/hung pids top rc i end clean
+	start_server "$dir" -r 2 -n 1000 --hang 1@999/30000 || { fail "hung: no server"; return; }
+	pids=$(tr '\n' ',' <"$dir/ready" | sed 's/,$//')
+	"$SPECPROBE" top --batch -i 0.2 -o "$dir/rec.sprb" -p "$pids" >"$dir/top.txt" \
+		2>"$dir/top.err" &
+	top=$!
+	wait_file "$dir/rec.sprb" 300
+	touch "$dir/go"
+	for ((i = 0; i < 600; i++)); do
+		sed -n '/^HUNG/,/^CALLS/p' "$dir/top.txt" | grep -q ' ncclAllReduce ' && break
+		sleep 0.1
+	done
+	kill -INT $top
+	wait $top
+	rc=$?
+	kill $server_pid 2>/dev/null
+	wait $server_pid 2>/dev/null
+	end=$(grep -c '^== specprobe top end' "$dir/top.txt")
+	"$SPECPROBE" report "$dir/rec.sprb" >"$dir/report.txt" 2>&1
+	clean=$(grep -c 'did not end cleanly' "$dir/report.txt")
+	if [ "$rc" = 0 ] && [ "$end" = 1 ] && [ "$clean" = 0 ] && [ "$i" -lt 600 ]; then
+		pass "hung: SIGINT to top --batch: exit 0, an end block, the recording ends cleanly"
+	else
+		fail "hung: exit $rc, $end end blocks, 'did not end cleanly' $clean, waited $i ($dir)"
+	fi
+	frames "hung" "$dir" 0.2
+	if sed -n '/^HUNG/,/^CALLS/p' "$dir/frames.txt" | grep -qE ' ncclAllReduce +[1-9]'; then
+		pass "hung: the replay shows the all-reduce open to the recording's end as hung"
+	else
+		fail "hung: no hung ncclAllReduce in the replay ($dir/frames.txt)"
+	fi
+	replay "hung" "$dir"
+}
+
+# ctrl_c MODE: Ctrl-C on the screen (live with -o, or a replay) ends top as q does
+ctrl_c() {
+	local dir=$SCRATCH/ctrlc-$1 cmd before clean=0 why what=""
+	before=$(our_programs)
+	if [ "$1" = live ]; then
+		start_server "$dir" -n 100000 || { fail "Ctrl-C live: no server"; return; }
+		cmd="$SPECPROBE top -i 0.3 -o $dir/rec.sprb -p $target"
+	else
+		mkdir -p "$dir"
+		cmd="$SPECPROBE top --replay $SCRATCH/batch/rec.sprb --speed 0.2"
+	fi
+	tmux kill-session -t "$SESSION" 2>/dev/null
+	tmux new-session -d -s "$SESSION" -x 150 -y 45 "$cmd 2>$dir/top.err; echo \$? >$dir/rc; sleep 30"
+	[ "$1" = live ] && wait_file "$dir/rec.sprb" 300 && touch "$dir/go"
+	if ! wait_screen "$dir/screen1" '^ +(-|[0-9]+) +[0-9]+ +[0-9]+ +([0-9.]+|idle) '; then
+		fail "Ctrl-C $1: no loop row on the screen ($dir/screen1)"
+	fi
+	tmux send-keys -t "$SESSION" C-c
+	wait_file "$dir/rc" 300
+	screen "$dir/screen2"
+	if [ "$1" = live ]; then
+		kill $server_pid 2>/dev/null
+		wait $server_pid 2>/dev/null
+		"$SPECPROBE" report "$dir/rec.sprb" >"$dir/report.txt" 2>&1
+		clean=$(grep -c 'did not end cleanly' "$dir/report.txt")
+		programs_back "$before" || clean=probes
+		what=", the recording ends cleanly, no probe left"
+	fi
+	why="exit '$(cat "$dir/rc" 2>/dev/null)', 'did not end cleanly'/probes left: $clean"
+	if [ "$(cat "$dir/rc" 2>/dev/null)" = 0 ] && [ "$clean" = 0 ] &&
+		grep -q '^== specprobe top end' "$dir/screen2" &&
+		! grep -q '^ specprobe top ' "$dir/screen2"; then
+		pass "Ctrl-C $1: exit 0, the screen restored, the end block printed$what"
+	else
+		fail "Ctrl-C $1: $why, end block $(grep -c '^== specprobe top end' "$dir/screen2") ($dir)"
 	fi
 }
 
@@ -195,8 +286,19 @@ bad_input() {
 		fi
 	}
 	expect_error "no such recording" "$SPECPROBE" top --batch --replay "$dir/none.sprb"
-	head -c 3000 "$SCRATCH/batch/rec.sprb" >"$dir/cut.sprb"
-	expect_error "cut recording" "$SPECPROBE" top --batch --replay "$dir/cut.sprb" --speed 0
+	# a cut recording is no error: its figures up to the cut, the cut said in one warning line
+	at=$(PYTHONPATH=$TOP/tests/integration python3 -c "import sys; from recfile import records
+d = open(sys.argv[1], 'rb').read(); r = list(records(d))[len(list(records(d))) // 2]
+print(r[0] + r[2] // 2)" "$SCRATCH/batch/rec.sprb")
+	head -c "$at" "$SCRATCH/batch/rec.sprb" >"$dir/cut.sprb"
+	if "$SPECPROBE" top --batch --replay "$dir/cut.sprb" --speed 0 >"$dir/out" 2>"$dir/err" &&
+		[ "$(grep -c '^specprobe: warning:' "$dir/err")" = 1 ] &&
+		grep -q "inside a record: read up to" "$dir/err" && grep -q "^== specprobe top" "$dir/out"
+	then
+		pass "cut recording: replayed up to the cut, one warning: $(grep -o 'truncated at byte [0-9]*' "$dir/err")"
+	else
+		fail "cut recording: $(head -2 "$dir/err" | tr '\n' '|')"
+	fi
 	expect_error "no terminal" "$SPECPROBE" top --replay "$SCRATCH/batch/rec.sprb"
 	sleep 30 &
 	expect_error "a pid that is no CUDA program" "$SPECPROBE" top --batch -p $! --duration 2
@@ -205,7 +307,10 @@ bad_input() {
 
 live_tmux
 batch_cmd
+replay_hung
 sigterm
+ctrl_c live
+ctrl_c replay
 no_color
 bad_input
 finish

@@ -8,6 +8,8 @@
  *                                               a launcher that forks WORKERS
  *                                               processes; each loads LIB after
  *                                               DELAY_MS
+ * With LOADER_GO=FILE in the environment, each worker first waits for FILE to
+ * exist, so a test decides when the loads happen, not the machine's speed.
  * Each process that loaded LIB appends one line to TRUTH:
  *   {"nspid":N,"cuLaunchKernel":C,"cuStreamSynchronize":C,"cuEventQuery":1}
  * where nspid is the pid as the process itself sees it (in a container, not
@@ -68,6 +70,15 @@ static int load_and_call(const char *lib, int calls, const char *truth)
 	return 0;
 }
 
+static void wait_for_go(void)
+{
+	const char *go = getenv("LOADER_GO");
+	struct timespec poll = { 0, 10 * 1000000L };
+
+	while (go && access(go, F_OK))
+		nanosleep(&poll, NULL);
+}
+
 static int launch_workers(int workers, int delay_ms, const char *lib, int calls,
 			  const char *truth)
 {
@@ -83,6 +94,7 @@ static int launch_workers(int workers, int delay_ms, const char *lib, int calls,
 		if (pid == 0) {
 			struct timespec delay = { delay_ms / 1000, (delay_ms % 1000) * 1000000L };
 
+			wait_for_go();
 			nanosleep(&delay, NULL);
 			_exit(load_and_call(lib, calls, truth));
 		}

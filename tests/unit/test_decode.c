@@ -169,6 +169,74 @@ static void test_stats_and_end(void **state)
 	decoder__free(d);
 }
 
+/* The same records again (a write repeated): read once, counted, no phantom unreturned call. */
+static void test_duplicates_read_once(void **state)
+{
+	struct collected out = { 0 };
+	struct decoder *d = decoder__new(collect, &out, 0);
+
+	feed_call(d, 1, 1, 1000, 0, 0, true);
+	feed_call(d, 1, 1, 1000, 0, 0, true);
+	feed_ret(d, 1, 1, 1500, 0, 0);
+	feed_ret(d, 1, 1, 1500, 0, 0);
+	feed_call(d, 2, 1, 1600, 0, 0, true);
+	feed_call(d, 1, 2, 2000, 0, 0, true);
+	feed_ret(d, 1, 2, 2500, 0, 0);
+	/* a block of thread 1 replayed: older in number and time than what was read */
+	feed_call(d, 1, 1, 1000, 0, 0, true);
+	feed_ret(d, 1, 1, 1500, 0, 0);
+	feed_ret(d, 2, 1, 1700, 0, 0);
+	/* a new thread of the same tid numbers from 1 again, later: not a duplicate */
+	feed_call(d, 1, 1, 3000, 0, 0, false);
+	assert_int_equal(decoder__finish(d), 0);
+	assert_int_equal(out.n, 4);
+	assert_int_equal(decoder__stats(d)->duplicate_records, 4);
+	assert_int_equal(decoder__stats(d)->unreturned, 0);
+	assert_int_equal(decoder__stats(d)->calls, 4);
+	assert_int_equal(decoder__stats(d)->out_of_order, 0);
+	decoder__free(d);
+}
+
+/* A thread's record stamped before its previous one: kept, counted once. */
+static void test_out_of_order_counted(void **state)
+{
+	struct collected out = { 0 };
+	struct decoder *d = decoder__new(collect, &out, 0);
+
+	feed_call(d, 1, 1, 1000, 0, 0, false);
+	feed_call(d, 1, 2, 900, 0, 0, false);	/* a stamp gone back */
+	feed_call(d, 1, 3, 1100, 0, 0, false);
+	feed_call(d, 2, 1, 500, 0, 0, false);	/* another thread: its own order */
+	assert_int_equal(decoder__finish(d), 0);
+	assert_int_equal(out.n, 4);
+	assert_int_equal(decoder__stats(d)->out_of_order, 1);
+	assert_int_equal(decoder__stats(d)->duplicate_records, 0);
+	decoder__free(d);
+}
+
+/* A cookie past the described probes is kept and counted; the calibration probe is known. */
+static void test_unknown_cookie_counted(void **state)
+{
+	struct collected out = { 0 };
+	struct decoder *d = decoder__new(collect, &out, 0);
+	struct sp_call_rec rec = { .type = SP_REC_CALL, .size = sizeof(rec), .ts = 2000,
+				   .tgid = 100, .tid = 1, .seq = 2, .probe = 8 };
+
+	decoder__set_probes(d, 8);
+	feed_call(d, 1, 1, 1000, 0, 0, false);	/* probe 7 */
+	assert_int_equal(decoder__feed(d, &rec, sizeof(rec)), 0);
+	rec.seq = 3, rec.ts = 3000, rec.probe = SP_CALIB_PROBE;
+	assert_int_equal(decoder__feed(d, &rec, sizeof(rec)), 0);
+	decoder__set_probes(d, 9);	/* a late probe describes cookie 8 */
+	rec.seq = 4, rec.ts = 4000, rec.probe = 8;
+	assert_int_equal(decoder__feed(d, &rec, sizeof(rec)), 0);
+	assert_int_equal(decoder__finish(d), 0);
+	assert_int_equal(out.n, 4);
+	assert_int_equal(out.calls[1].entry.probe, 8);
+	assert_int_equal(decoder__stats(d)->unknown_cookie_calls, 1);
+	decoder__free(d);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -180,6 +248,9 @@ int main(void)
 		cmocka_unit_test(test_order_waits_for_open_call),
 		cmocka_unit_test(test_orphan_return_counted),
 		cmocka_unit_test(test_stats_and_end),
+		cmocka_unit_test(test_duplicates_read_once),
+		cmocka_unit_test(test_out_of_order_counted),
+		cmocka_unit_test(test_unknown_cookie_counted),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /* --metrics: the listen addresses, the HTTP answers, and the Prometheus text of top's totals. */
+#include <errno.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <setjmp.h>
 #include <stdint.h>
@@ -11,6 +13,7 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <cmocka.h>
 #include "catalog.h"
 #include "httpserve.h"
@@ -110,6 +113,79 @@ static void test_serves_document(void **state)
 	http_server__free(s);
 }
 
+/* A connection to addr whose blocking reads give up after a generous minute. */
+static int connect_to(const char *addr)
+{
+	struct sockaddr_in in = { .sin_family = AF_INET };
+	struct timeval minute = { 60, 0 };
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+
+	in.sin_port = htons(atoi(strchr(addr, ':') + 1));
+	inet_pton(AF_INET, "127.0.0.1", &in.sin_addr);
+	assert_int_equal(connect(fd, (struct sockaddr *)&in, sizeof(in)), 0);
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &minute, sizeof(minute));
+	return fd;
+}
+
+/* Waits until the server closes fd, unanswered: true. */
+static bool closed_unanswered(int fd)
+{
+	char c;
+
+	return recv(fd, &c, 1, 0) == 0;
+}
+
+static bool still_open(int fd)
+{
+	char c;
+
+	return recv(fd, &c, 1, MSG_DONTWAIT) < 0 && errno == EAGAIN;
+}
+
+/* At the cap a new client drops the oldest; the rest stay until their deadline (a minute). */
+static void test_cap_drops_oldest(void **state)
+{
+	char err[256], *got;
+	struct http_server *s = http_server__listen("0", err, sizeof(err));
+	int fds[5];
+
+	assert_non_null(s);
+	http_server__set_limits(s, 4, 60000);
+	assert_int_equal(http_server__publish(s, "a 1\n", 4), 0);
+	assert_int_equal(http_server__start(s, "/metrics", METRICS_CONTENT_TYPE), 0);
+	for (int i = 0; i < 5; i++)
+		fds[i] = connect_to(http_server__address(s));
+	assert_true(closed_unanswered(fds[0]));
+	for (int i = 1; i < 5; i++)
+		assert_true(still_open(fds[i]));
+	got = ask(http_server__address(s), "GET /metrics HTTP/1.1\r\n\r\n");
+	assert_non_null(strstr(got, "HTTP/1.1 200 OK\r\n"));
+	free(got);
+	assert_true(closed_unanswered(fds[1]));
+	for (int i = 2; i < 5; i++)
+		assert_true(still_open(fds[i]));
+	for (int i = 0; i < 5; i++)
+		close(fds[i]);
+	http_server__free(s);
+}
+
+/* A request head not whole by the deadline: the connection closes without an answer. */
+static void test_slow_request_closed(void **state)
+{
+	char err[256];
+	struct http_server *s = http_server__listen("0", err, sizeof(err));
+	int fd;
+
+	assert_non_null(s);
+	http_server__set_limits(s, 0, 100);
+	assert_int_equal(http_server__start(s, "/metrics", METRICS_CONTENT_TYPE), 0);
+	fd = connect_to(http_server__address(s));
+	assert_int_equal(write(fd, "GET /metr", 9), 9);
+	assert_true(closed_unanswered(fd));
+	close(fd);
+	http_server__free(s);
+}
+
 static char *render(const struct metrics_input *in)
 {
 	char *text = NULL;
@@ -167,6 +243,8 @@ int main(void)
 		cmocka_unit_test(test_listen_specs),
 		cmocka_unit_test(test_port_in_use),
 		cmocka_unit_test(test_serves_document),
+		cmocka_unit_test(test_cap_drops_oldest),
+		cmocka_unit_test(test_slow_request_closed),
 		cmocka_unit_test(test_render_totals),
 	};
 

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
 #include <cmocka.h>
 #include "merge.h"
 #include "ring.h"
@@ -54,6 +55,8 @@ static struct sp_call_rec call_at(__u32 seq, __u64 ts)
 				     .ts = ts, .tgid = target, .tid = target, .seq = seq };
 }
 
+static struct tf_gaps last_gaps;	/* of the last read_all */
+
 /* Read a recording or a set: calls, the first seq, and what it says it lost. */
 static int read_all(const char *path, __u64 *calls, __u32 *first_seq, __u64 *lost)
 {
@@ -75,6 +78,7 @@ static int read_all(const char *path, __u64 *calls, __u32 *first_seq, __u64 *los
 	}
 	*lost = tf_header__rotated(tf_reader__header(r)) ?
 		tf_reader__header(r)->segment.prior_calls : 0;
+	last_gaps = *tf_reader__gaps(r);
 	tf_reader__free(r);
 	return ret;
 }
@@ -134,10 +138,116 @@ static void test_ring_keeps_newest_and_states_loss(void **state)
 	assert_int_equal(calls2, calls);
 }
 
+static __u64 set_bytes(const char *dir)
+{
+	char path[PATH_LEN + 300];
+	struct dirent *de;
+	struct stat st;
+	__u64 sum = 0;
+	DIR *d = opendir(dir);
+
+	assert_non_null(d);
+	while ((de = readdir(d))) {
+		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		if (!strncmp(de->d_name, "run.sprb.", 9) && !stat(path, &st))
+			sum += st.st_size;
+	}
+	closedir(d);
+	return sum;
+}
+
+static void put_hostmem(struct tf_ring *ring, __u32 tgid, __u64 start)
+{
+	struct sp_hostmem_rec h = { .type = SP_REC_HOSTMEM, .size = sizeof(h), .tgid = tgid,
+				    .start = start, .end = start + 4096, .kind = SP_HOSTMEM_PRIVATE };
+
+	assert_int_equal(tf_ring__write(ring, &h, sizeof(h)), 0);
+}
+
+/*
+ * Processes that come and go: an exited one's mappings and state are in no
+ * later header, the set still reads, and the files never pass the budget.
+ */
+static void test_ring_forgets_exited(void **state)
+{
+	char base[PATH_LEN], seg[PATH_LEN + 16], err[512];
+	const __u64 budget = 256 << 10;
+	struct tf_header h;
+	struct tf_ring *ring;
+	struct tf_reader *r;
+	__u64 calls, lost;
+	__u32 first, high;
+
+	snprintf(base, sizeof(base), "%s/run.sprb", (char *)*state);
+	fill_header(&h, "a", 1000, 5000);
+	ring = tf_ring__create(base, false, 0600, &h, budget, err, sizeof(err));
+	assert_non_null(ring);
+	for (__u32 i = 1; i <= CALLS; i++) {
+		__u32 tgid = 1000 + i / 10;	/* a new process every 10 calls */
+		struct sp_call_rec c = call_at(i, 2000 + i);
+		struct sp_map_rec m = { .type = SP_REC_MAP, .size = sizeof(m), .tgid = tgid,
+					.start = 0x1000, .end = 0x2000 };
+		struct sp_exit_rec e = { .type = SP_REC_EXIT, .size = sizeof(e), .tgid = tgid };
+
+		if (i % 10 == 0) {
+			assert_int_equal(tf_ring__write(ring, &m, sizeof(m)), 0);
+			for (int k = 0; k < 20; k++)
+				put_hostmem(ring, tgid, 0x10000 * k);
+		}
+		assert_int_equal(tf_ring__write(ring, &c, sizeof(c)), 0);
+		if (i % 10 == 9)
+			assert_int_equal(tf_ring__write(ring, &e, sizeof(e)), 0);
+		assert_true(set_bytes(*state) <= budget);
+	}
+	assert_int_equal(tf_ring__close(ring), 0);
+	assert_int_equal(tf_ring__left_out(ring), 0);
+	high = tf_ring__rotated(ring, NULL) + TF_RING_SEGMENTS - 1;
+	tf_ring__free(ring);
+	assert_true(high > 20);
+	assert_int_equal(read_all(base, &calls, &first, &lost), 0);
+	assert_int_equal(calls + lost, CALLS);
+	/* the newest file alone: one live process's mapping, not two thousand */
+	tf_segment_path(seg, sizeof(seg), base, high);
+	r = tf_reader__open(seg, err, sizeof(err));
+	assert_non_null(r);
+	assert_true(tf_reader__header(r)->nr_maps <= 1);
+	tf_reader__free(r);
+}
+
+/* State of live processes past half a segment: the oldest left out and counted, the budget held. */
+static void test_ring_trims_state(void **state)
+{
+	char base[PATH_LEN], err[512];
+	const __u64 budget = 256 << 10;
+	struct tf_header h;
+	struct tf_ring *ring;
+	__u64 calls, lost;
+	__u32 first;
+
+	snprintf(base, sizeof(base), "%s/run.sprb", (char *)*state);
+	fill_header(&h, "a", 1000, 5000);
+	ring = tf_ring__create(base, false, 0600, &h, budget, err, sizeof(err));
+	assert_non_null(ring);
+	/* 1000 mappings of 40 bytes of a live process: more than half of 64K */
+	for (int k = 0; k < 1000; k++)
+		put_hostmem(ring, target, 0x10000ull * k);
+	for (__u32 i = 1; i <= CALLS; i++) {
+		struct sp_call_rec c = call_at(i, 2000 + i);
+
+		assert_int_equal(tf_ring__write(ring, &c, sizeof(c)), 0);
+		assert_true(set_bytes(*state) <= budget);
+	}
+	assert_int_equal(tf_ring__close(ring), 0);
+	assert_true(tf_ring__left_out(ring) > 0);
+	tf_ring__free(ring);
+	assert_int_equal(read_all(base, &calls, &first, &lost), 0);
+	assert_int_equal(calls + lost, CALLS);
+}
+
 static void test_ring_gap_and_strangers(void **state)
 {
 	char base[PATH_LEN], other[PATH_LEN], from[PATH_LEN + 16], to[PATH_LEN + 16];
-	__u64 calls, lost;
+	__u64 calls, lost, total;
 	__u32 first, low = UINT32_MAX, high = 0;
 	struct dirent *de;
 	DIR *d;
@@ -157,16 +267,106 @@ static void test_ring_gap_and_strangers(void **state)
 	}
 	closedir(d);
 	assert_true(high > low + 2);
-	/* a gap: the set starts after it, and says what it lost */
+	assert_int_equal(read_all(base, &calls, &first, &lost), 0);
+	assert_int_equal(last_gaps.missing, 0);
+	total = calls;
+	/* a gap: read across, the segments before and after it, and what it held counted */
 	tf_segment_path(from, sizeof(from), base, low + 1);
 	unlink(from);
 	assert_int_equal(read_all(base, &calls, &first, &lost), 0);
-	assert_int_equal(calls + lost, CALLS);
+	assert_int_equal(first, lost + 1);	/* from the oldest there, before the gap */
+	assert_int_equal(last_gaps.missing, 1);
+	assert_int_equal(last_gaps.first_missing, low + 1);
+	assert_true(last_gaps.lost_calls > 0);
+	assert_int_equal(calls + last_gaps.lost_calls, total);
+	assert_int_equal(calls + lost + last_gaps.lost_calls, CALLS);
 	/* a file of another recording (other clock) in the set is refused */
 	tf_segment_path(from, sizeof(from), other, high);
 	tf_segment_path(to, sizeof(to), base, high);
 	assert_int_equal(rename(from, to), 0);
 	assert_int_equal(read_all(base, &calls, &first, &lost), -EBADMSG);
+}
+
+/* A ring whose segment late_seg (once it starts) gains a library and a probe, cookie 1. */
+static __u32 write_ring_late(const char *base, long long late_seg)
+{
+	struct {
+		struct sp_lib_rec l;
+		char path[24];
+	} lr = { { .type = SP_REC_LIB, .size = sizeof(lr), .index = 1, .dev = 1, .ino = 3 },
+		 "/usr/lib/libnccl.so.2" };
+	struct {
+		struct sp_probe_rec p;
+		char sym[16];
+	} pr = { { .type = SP_REC_PROBE, .size = sizeof(pr), .cookie = 1, .lib = 1 },
+		 "ncclAllReduce" };
+	char seg[PATH_LEN + 16];
+	struct tf_header h;
+	struct tf_ring *ring;
+	__u32 next = 1, probe = 0;
+
+	fill_header(&h, "a", 1000, 5000);
+	ring = tf_ring__create(base, false, 0600, &h, 256 << 10, NULL, 0);
+	assert_non_null(ring);
+	for (__u32 i = 1; i <= CALLS; i++) {
+		struct sp_call_rec c = call_at(i, 2000 + i);
+
+		c.probe = probe;
+		assert_int_equal(tf_ring__write(ring, &c, sizeof(c)), 0);
+		tf_segment_path(seg, sizeof(seg), base, next);
+		if (access(seg, F_OK))
+			continue;
+		if (next++ == late_seg) {
+			lr.l.ts = pr.p.offset = 2000 + i;
+			assert_int_equal(tf_ring__write(ring, &lr, sizeof(lr)), 0);
+			assert_int_equal(tf_ring__write(ring, &pr, sizeof(pr)), 0);
+			probe = 1;
+		}
+	}
+	assert_int_equal(tf_ring__close(ring), 0);
+	tf_ring__free(ring);
+	return next - 1;	/* the newest segment */
+}
+
+/* The tables a missing segment added come as late records: the calls after it name them. */
+static void test_ring_gap_keeps_late_tables(void **state)
+{
+	char base[PATH_LEN], seg[PATH_LEN + 16];
+	struct tf_reader *r;
+	const void *rec;
+	__u32 high, probe1 = 0, libs_seen = 0, probes_seen = 0;
+	int ret;
+
+	snprintf(base, sizeof(base), "%s/learn.sprb", (char *)*state);
+	high = write_ring_late(base, -1);
+	assert_true(high >= 3);
+	snprintf(base, sizeof(base), "%s/run.sprb", (char *)*state);
+	assert_int_equal(write_ring_late(base, high - 2), high);
+	tf_segment_path(seg, sizeof(seg), base, high - 2);
+	assert_int_equal(unlink(seg), 0);
+	r = tf_reader__open(base, NULL, 0);
+	assert_non_null(r);
+	assert_int_equal(tf_reader__header(r)->nr_probes, 1);
+	while ((ret = tf_reader__next(r, &rec)) > 0) {
+		const struct sp_call_rec *c = rec;
+
+		libs_seen += c->type == SP_REC_LIB;
+		probes_seen += c->type == SP_REC_PROBE;
+		if (c->type == SP_REC_CALL && c->probe == 1) {
+			assert_true(c->probe < tf_reader__header(r)->nr_probes);
+			probe1++;
+		}
+	}
+	assert_int_equal(ret, 0);
+	assert_int_equal(libs_seen, 1);
+	assert_int_equal(probes_seen, 1);
+	assert_true(probe1 > 0);
+	assert_int_equal(tf_reader__header(r)->nr_probes, 2);
+	assert_string_equal(tf_reader__header(r)->probes[1].symbol, "ncclAllReduce");
+	assert_string_equal(tf_reader__header(r)->libs[1].path, "/usr/lib/libnccl.so.2");
+	assert_int_equal(tf_reader__gaps(r)->missing, 1);
+	assert_int_equal(tf_reader__gaps(r)->first_missing, high - 2);
+	tf_reader__free(r);
 }
 
 static void write_plain(const char *path, const char *host, __u64 mono, __u64 real,
@@ -241,7 +441,10 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_ring_keeps_newest_and_states_loss, setup,
 						teardown),
+		cmocka_unit_test_setup_teardown(test_ring_forgets_exited, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_ring_trims_state, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_ring_gap_and_strangers, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_ring_gap_keeps_late_tables, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_merge_two_hosts, setup, teardown),
 	};
 

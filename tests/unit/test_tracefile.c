@@ -16,6 +16,7 @@
 #include <cmocka.h>
 #include "tracefile.h"
 #include "decode.h"
+#include "pipeline.h"
 #include "specprobe.h"
 #include "scratch_dir.h"
 
@@ -569,6 +570,49 @@ static void test_cut_inside_last_record(void **state)
 	free(data);
 }
 
+/* Calls a pipeline reads of path, 0 from read_all, and where it says the file was cut. */
+static __u64 pipeline_calls(const char *path, __u64 *cut_at)
+{
+	static const struct pipeline_opts opts = { .analyse = false };
+	struct pipeline *p = pipeline__open(path, &opts, NULL, 0);
+	__u64 calls;
+
+	assert_non_null(p);
+	assert_int_equal(pipeline__read_all(p), 0);
+	assert_int_equal(pipeline__finish(p), 0);
+	calls = pipeline__stats(p)->calls;
+	*cut_at = pipeline__stats(p)->cut ? pipeline__stats(p)->cut_at : 0;
+	pipeline__free(p);
+	return calls;
+}
+
+/* Every reader's rule: a cut anywhere in a record reads as the file up to it, and says where. */
+static void test_pipeline_reads_to_cut(void **state)
+{
+	char path[PATH_LEN], cut_path[PATH_LEN];
+	const __u32 nr = 12;	/* the last one, number 11, is a call */
+	struct tf_header h;
+	unsigned char *data;
+	union rec_buf buf;
+	size_t len, last_off;
+	__u64 whole, cut_at;
+
+	in_dir(state, "full.sprb", path);
+	in_dir(state, "cut.sprb", cut_path);
+	sample_header(&h);
+	write_recording(path, &h, nr);
+	data = get_bytes(path, &len);
+	last_off = len - make_rec(&buf, nr - 1);
+	whole = pipeline_calls(path, &cut_at);
+	assert_int_equal(cut_at, 0);
+	for (size_t cut = last_off; cut < len; cut++) {
+		put_bytes(cut_path, data, cut);
+		assert_int_equal(pipeline_calls(cut_path, &cut_at), whole - 1);
+		assert_int_equal(cut_at, cut == last_off ? 0 : last_off);
+	}
+	free(data);
+}
+
 static void test_cut_inside_header(void **state)
 {
 	char path[PATH_LEN], cut_path[PATH_LEN];
@@ -660,6 +704,40 @@ static void test_optional_kinds(void **state)
 	assert_int_equal(n, 3);
 	grown[8] = TF_VERSION;
 	put_bytes(path, grown, len + 2 * sizeof(optional));
+	assert_int_equal(count_records(path, &n), -EBADMSG);
+	assert_int_equal(n, 3);
+	free(grown);
+}
+
+/* A rank record is a known kind in either version; one of another size is corrupt. */
+static void test_rank_records(void **state)
+{
+	struct sp_rank_rec rank = { .type = SP_REC_RANK, .size = sizeof(rank), .tgid = 7, .ts = 9,
+				    .rank = 1, .nranks = -1, .from = SP_RANK_TITLE,
+				    .what = "sglang::scheduler_TP1" };
+	char path[PATH_LEN];
+	struct tf_header h;
+	unsigned char *data, *grown;
+	size_t len;
+	__u64 ts;
+	int n;
+
+	in_dir(state, "rank.sprb", path);
+	sample_header(&h);
+	write_recording(path, &h, 3);
+	data = get_bytes(path, &len);
+	assert_int_equal(data[8], TF_VERSION);
+	grown = realloc(data, len + sizeof(rank));
+	assert_non_null(grown);
+	memcpy(grown + len, &rank, sizeof(rank));
+	put_bytes(path, grown, len + sizeof(rank));
+	assert_int_equal(count_records(path, &n), 0);
+	assert_int_equal(n, 4);
+	assert_true(tf_record_ts(&rank, sizeof(rank), &ts));
+	assert_int_equal(ts, 9);
+	rank.size -= 8;
+	memcpy(grown + len, &rank, sizeof(rank));
+	put_bytes(path, grown, len + sizeof(rank) - 8);
 	assert_int_equal(count_records(path, &n), -EBADMSG);
 	assert_int_equal(n, 3);
 	free(grown);
@@ -948,6 +1026,37 @@ static void test_calibration_sizes(void **state)
 	assert_int_equal(decoder__read_calib(&calib, SP_CALIB_REC_V1 - 8, &got), -EBADMSG);
 }
 
+/* Each kind's own time; call sites and tables hold other fields where calls keep theirs. */
+static void test_record_times(void **state)
+{
+	struct sp_call_rec call = { .type = SP_REC_CALL, .size = sizeof(call), .ts = 42 };
+	struct sp_stats_rec end = { .type = SP_REC_END, .size = sizeof(end), .ts = 43 };
+	struct sp_clock_rec clock = { .type = SP_REC_CLOCK, .size = sizeof(clock), .ts = 44 };
+	struct sp_stack_rec stack = { .type = SP_REC_STACK, .size = sizeof(stack), .tid = 7,
+				      .seq = 20000 };
+	struct sp_objmap_rec objmap = { .type = SP_REC_OBJMAP, .size = sizeof(objmap),
+					.start = 0x7f0000000000ull };
+	struct sp_map_rec map = { .type = SP_REC_MAP, .size = sizeof(map), .lib = 3 };
+	struct sp_rec_hdr optional = { .type = TF_OPTIONAL_FIRST, .size = 16 };
+	__u64 ts = 1;
+
+	assert_true(tf_record_ts(&call, sizeof(call), &ts));
+	assert_int_equal(ts, 42);
+	assert_true(tf_record_ts(&end, sizeof(end), &ts));
+	assert_int_equal(ts, 43);
+	assert_true(tf_record_ts(&clock, sizeof(clock), &ts));
+	assert_int_equal(ts, 44);
+	assert_false(tf_record_ts(&stack, sizeof(stack), &ts));
+	assert_int_equal(ts, 0);
+	assert_false(tf_record_ts(&objmap, sizeof(objmap), &ts));
+	assert_false(tf_record_ts(&map, sizeof(map), &ts));
+	assert_false(tf_record_ts(&optional, sizeof(optional), &ts));
+	/* too short to hold it */
+	assert_false(tf_record_ts(&call, 12, &ts));
+	assert_false(tf_record_ts(&call, 2, &ts));
+	assert_int_equal(ts, 0);
+}
+
 static void test_free_accepts_null(void **state)
 {
 	tf_writer__free(NULL);
@@ -964,6 +1073,7 @@ int main(void)
 		TMP_TEST(test_layout_is_documented_one),
 		TMP_TEST(test_million_records),
 		TMP_TEST(test_cut_inside_last_record),
+		TMP_TEST(test_pipeline_reads_to_cut),
 		TMP_TEST(test_cut_inside_header),
 		TMP_TEST(test_not_a_recording),
 		TMP_TEST(test_corrupt_header),
@@ -975,6 +1085,8 @@ int main(void)
 		TMP_TEST(test_disk_full),
 		TMP_TEST(test_rejects_malformed_write),
 		TMP_TEST(test_calibration_sizes),
+		cmocka_unit_test(test_record_times),
+		TMP_TEST(test_rank_records),
 		cmocka_unit_test(test_free_accepts_null),
 	};
 

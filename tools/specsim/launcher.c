@@ -133,6 +133,16 @@ static pid_t spawn_rank(char **argv, int argc, int rank, int ready_fd, int go_fd
 	nargv[argc + 7] = (char *)uid_file;
 	pid = fork();
 	if (pid == 0) {
+		char size_s[16];
+
+		/* as torchrun sets them: the exec'd rank's /proc/PID/environ holds them */
+		snprintf(size_s, sizeof(size_s), "%d", env.ranks);
+		if (env.rank_hint == RANK_HINT_ENVIRON &&
+		    (setenv("RANK", rank_s, 1) || setenv("LOCAL_RANK", rank_s, 1) ||
+		     setenv("WORLD_SIZE", size_s, 1))) {
+			perror("specsim-server: setenv of a rank");
+			_exit(127);
+		}
 		execv("/proc/self/exe", nargv);
 		perror("specsim-server: exec of a rank");
 		_exit(127);

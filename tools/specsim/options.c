@@ -39,7 +39,7 @@ enum {
 	OPT_EXERCISE, OPT_READY, OPT_GO, OPT_WAIT_SIGNAL, OPT_DELAY, OPT_WAIT_AT, OPT_RATE,
 	OPT_RATE_CALL, OPT_RATE_TRUTH, OPT_WORKER, OPT_READY_FD, OPT_GO_FD, OPT_UID_FILE,
 	OPT_EXTRA_DRAFT, OPT_VERIFY_PIECES, OPT_BATCH_SCHEDULE, OPT_PLANT, OPT_CLEAN_SYNCS, OPT_HANG,
-	OPT_TORCH,
+	OPT_TORCH, OPT_RANK_HINT,
 };
 
 static const char doc[] =
@@ -118,6 +118,10 @@ static const struct argp_option opts[] = {
 	{ "start-delay-ms", OPT_DELAY, "MS", 0, "sleep before starting", 3 },
 	{ "wait-at", OPT_WAIT_AT, "WHERE", 0,
 	  "loop (after capture, default) or init (before cuInit)", 3 },
+	{ "rank-hint", OPT_RANK_HINT, "HOW", 0,
+	  "what each rank process shows of its rank: none (default), title (SGLang's "
+	  "sglang::scheduler_TPn in its cmdline and comm) or environ (RANK, LOCAL_RANK, "
+	  "WORLD_SIZE; --ranks 2 and more)", 3 },
 	{ "quiet", 'q', NULL, 0, "no summary on stdout", 3 },
 	{ NULL, 0, NULL, 0, "Throughput:", 4 },
 	{ "rate-test", OPT_RATE, "N", 0, "after the loop, N cheap async calls back to back", 4 },
@@ -187,6 +191,7 @@ static int pick(struct argp_state *state, const char *arg, const char *const *na
 static const char *const draft_modes[] = { "per-step", "one-graph", "eager" };
 static const char *const accept_modes[] = { "sync", "event", "deferred" };
 static const char *const wait_ats[] = { "loop", "init" };
+static const char *const rank_hints[] = { "none", "title", "environ" };
 static const char *const rate_calls[] = { "launch", "record", "query", "graph" };
 static const char *const plant_kinds[] = {
 	[PLANT_CTX] = "ctx",
@@ -407,6 +412,7 @@ static const struct opt_arg args[] = {
 	SET_ARG(OPT_WAIT_SIGNAL, wait_signal),
 	LL_ARG(OPT_DELAY, start_delay_ms, 0, 3600000),
 	PICK_ARG(OPT_WAIT_AT, wait_at, wait_ats, "--wait-at"),
+	PICK_ARG(OPT_RANK_HINT, rank_hint, rank_hints, "--rank-hint"),
 	SET_ARG('q', quiet),
 	LL_ARG(OPT_RATE, rate_n, 0, 1000000000000ll),
 	PICK_ARG(OPT_RATE_CALL, rate_call, rate_calls, "--rate-call"),

@@ -16,6 +16,8 @@
 enum draft_mode { DRAFT_PER_STEP, DRAFT_ONE_GRAPH, DRAFT_EAGER };
 enum accept_mode { ACCEPT_SYNC, ACCEPT_EVENT, ACCEPT_DEFERRED };
 enum wait_at { WAIT_AT_LOOP, WAIT_AT_INIT };
+/* what a rank process shows of its rank, as serving frameworks do */
+enum rank_hint { RANK_HINT_NONE, RANK_HINT_TITLE, RANK_HINT_ENVIRON };
 enum rate_call { RATE_LAUNCH, RATE_RECORD, RATE_QUERY, RATE_GRAPH };
 
 /* --plant KIND[@POSITION][/EVERY]: a call the sync classification must find */
@@ -78,6 +80,7 @@ struct env {
 	bool wait_signal;
 	long long start_delay_ms;
 	enum wait_at wait_at;
+	enum rank_hint rank_hint;
 	long long rate_n;
 	enum rate_call rate_call;
 	bool rate_truth;
@@ -91,6 +94,9 @@ struct env {
 
 extern struct env env;
 extern volatile sig_atomic_t stop_requested;
+
+/* server.c: SGLang's title for this rank, over argv and comm (setproctitle's way) */
+void rank_title__set(int argc, char **argv, int rank);
 
 /* options.c */
 int options__parse(int argc, char **argv);

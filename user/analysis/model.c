@@ -402,6 +402,9 @@ void model__record(struct model *m, const void *rec, size_t size)
 		if (size >= sizeof(struct sp_hostmem_rec))
 			host_mapping(m, rec);
 		break;
+	case SP_REC_RANK:
+		nccl__rank_record(m, rec, size);
+		break;
 	case SP_REC_EXEC:
 		if (size < sizeof(struct sp_exec_rec))
 			return;
@@ -486,6 +489,7 @@ void model__free(struct model *m)
 	for (size_t i = 0; i < m->hostmaps.cap; i++)
 		hostmem__free(m->hostmaps.slots[i].value);
 	free_values(&m->hostmaps);
+	free_values(&m->ranks);
 	free(m->all_streams);
 	free(m->view.syncs);
 	hmap__free(&m->names);

@@ -170,10 +170,25 @@ struct model_exec {
 	enum role_source role_from;
 };
 
+/* How a process's rank was learned, most trusted first (NCCL init seen wins). */
+enum rank_from {
+	RANK_FROM_NONE,
+	RANK_FROM_NCCL_INIT,	/* its ncclCommInitRank* call, traced */
+	RANK_FROM_NCCL_COMM,	/* SP_REC_RANK, from here on: what the process showed at attach */
+	RANK_FROM_ENVIRON,
+	RANK_FROM_TITLE,
+	RANK_FROM_DEVICE,
+};
+
+/* "nccl-init", "nccl-comm", "environ", "title", "device"; NULL for none. */
+const char *rank_from__name(enum rank_from from);
+
 struct model_proc {
 	__u32 tgid;
 	__u32 parent;		/* from a fork record, 0 if traced from the start */
-	int rank, nranks;	/* from ncclCommInitRank*, -1 unknown */
+	int rank, nranks;	/* -1 unknown */
+	enum rank_from rank_from;	/* how rank was learned */
+	char rank_what[SP_RANK_WHAT];	/* what the process showed: "" for NCCL init */
 	int device;		/* from cuDevicePrimaryCtxRetain, -1 unknown */
 	__u64 first_ns, last_ns;
 	__u64 exit_ns;		/* 0: did not exit while traced */

@@ -91,6 +91,7 @@ struct model {
 	__u32 nr_probes;
 	struct hmap procs, threads, streams, events, names, graphs, execs, cpus;
 	struct hmap hostmaps;	/* mappings of processes that made no call yet */
+	struct hmap ranks;	/* SP_REC_RANK of processes that made no call yet */
 	struct model_stream **all_streams;	/* for the device-wide views of in-flight work */
 	size_t nr_all_streams;
 	char **strings;		/* interned names, freed at the end */
@@ -266,5 +267,9 @@ int waits__query(struct model *m, struct model_proc *p, struct model_thread *t,
 int nccl__collective(struct model *m, struct model_proc *p, struct model_thread *t,
 		     const struct sp_call *c, const struct probe_info *pi);
 void nccl__comm_init(struct model_proc *p, const struct sp_call *c, const struct probe_info *pi);
+/* A rank the process showed at attach (SP_REC_RANK); kept apart until its first call. */
+void nccl__rank_record(struct model *m, const void *rec, size_t size);
+/* A new process takes the rank its SP_REC_RANK gave, if any. */
+void nccl__rank_adopt(struct model *m, struct model_proc *p);
 
 #endif /* __MODEL_INT_H */

@@ -42,9 +42,101 @@ void nccl__comm_init(struct model_proc *p, const struct sp_call *c, const struct
 {
 	__u64 rank, nranks;
 
-	if (!succeeded(c) || p->rank >= 0 || !arg(c, pi->rank, &rank) ||
+	/* the first communicator made while traced wins over all that the process showed */
+	if (!succeeded(c) || p->rank_from == RANK_FROM_NCCL_INIT || !arg(c, pi->rank, &rank) ||
 	    !arg(c, pi->nranks, &nranks))
 		return;
 	p->rank = (int)rank;
 	p->nranks = (int)nranks;
+	p->rank_from = RANK_FROM_NCCL_INIT;
+	p->rank_what[0] = '\0';
+}
+
+const char *rank_from__name(enum rank_from from)
+{
+	static const char *const names[] = {
+		[RANK_FROM_NCCL_INIT] = "nccl-init", [RANK_FROM_NCCL_COMM] = "nccl-comm",
+		[RANK_FROM_ENVIRON] = "environ",     [RANK_FROM_TITLE] = "title",
+		[RANK_FROM_DEVICE] = "device",
+	};
+
+	return from < sizeof(names) / sizeof(names[0]) ? names[from] : NULL;
+}
+
+/* A record's source as the model ranks it; RANK_FROM_NONE for one it does not know. */
+static enum rank_from record_from(__u32 from)
+{
+	switch (from) {
+	case SP_RANK_NCCL_COMM:
+		return RANK_FROM_NCCL_COMM;
+	case SP_RANK_ENVIRON:
+		return RANK_FROM_ENVIRON;
+	case SP_RANK_TITLE:
+		return RANK_FROM_TITLE;
+	case SP_RANK_DEVICE:
+		return RANK_FROM_DEVICE;
+	default:
+		return RANK_FROM_NONE;
+	}
+}
+
+/* Only a more trusted source replaces what is known; NCCL init seen is the most trusted. */
+static void take_rank(struct model_proc *p, const struct sp_rank_rec *r)
+{
+	enum rank_from from = record_from(r->from);
+
+	if (from == RANK_FROM_NONE || r->rank < 0 ||
+	    (p->rank_from != RANK_FROM_NONE && p->rank_from <= from))
+		return;
+	p->rank = r->rank;
+	p->nranks = r->nranks > r->rank ? r->nranks : -1;
+	p->rank_from = from;
+	/* the recording's bytes, made a string whatever they hold */
+	for (size_t i = 0; i < sizeof(p->rank_what) - 1; i++) {
+		unsigned char ch = r->what[i];
+
+		p->rank_what[i] = ch >= 0x20 && ch < 0x7f ? ch : ch ? '?' : '\0';
+	}
+	p->rank_what[sizeof(p->rank_what) - 1] = '\0';
+}
+
+void nccl__rank_record(struct model *m, const void *rec, size_t size)
+{
+	const struct sp_rank_rec *r = rec;
+	struct model_proc *p;
+	struct sp_rank_rec *kept;
+
+	if (size < sizeof(*r))
+		return;
+	p = hmap__get(&m->procs, r->tgid, 0);
+	if (p) {
+		take_rank(p, r);
+		return;
+	}
+	kept = hmap__get(&m->ranks, r->tgid, 0);
+	if (kept) {
+		/* the better of the two waits for the process's first call */
+		struct model_proc probe = { .rank = -1, .nranks = -1 };
+
+		take_rank(&probe, kept);
+		take_rank(&probe, r);
+		if (probe.rank_from == record_from(kept->from))
+			return;
+	} else {
+		kept = malloc(sizeof(*kept));
+		if (!kept || hmap__set(&m->ranks, r->tgid, 0, kept)) {
+			free(kept);
+			m->view.out_of_memory = true;
+			return;
+		}
+	}
+	memcpy(kept, r, sizeof(*kept));
+}
+
+void nccl__rank_adopt(struct model *m, struct model_proc *p)
+{
+	const struct sp_rank_rec *kept = hmap__get(&m->ranks, p->tgid, 0);
+
+	if (kept)
+		take_rank(p, kept);
 }

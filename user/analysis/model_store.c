@@ -52,6 +52,7 @@ struct model_proc *store__proc_get(struct model *m, __u32 tgid)
 	}
 	p->tgid = tgid;
 	p->rank = p->nranks = p->device = -1;
+	nccl__rank_adopt(m, p);
 	host = hmap__get(&m->hostmaps, tgid, 0);
 	if (host) {
 		p->host = *host;

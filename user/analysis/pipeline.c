@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "log.h"
 #include "pipeline.h"
 #include "settle.h"
 
@@ -21,6 +22,7 @@ struct pipeline {
 	struct settle *settle;		/* windowed analyses, else NULL */
 	struct wholerun *whole;		/* a pass of a whole run in windows, else NULL */
 	bool finished;
+	bool cut;			/* the file stopped inside a record */
 	struct pipeline_consumer consumers[PIPELINE_MAX_CONSUMERS];
 	int nr_consumers;
 	__u64 tick_ns, next_tick, last_ts;
@@ -138,6 +140,7 @@ struct pipeline *pipeline__new(const struct tf_header *hdr, const struct pipelin
 	p->dec = decoder__new(on_call, p, REORDER_NS);
 	if (!p->dec)
 		goto fail;
+	decoder__set_probes(p->dec, p->hdr.nr_probes);
 	if (p->model)
 		model__view(p->model)->stacks = decoder__callstacks(p->dec);
 	return p;
@@ -178,11 +181,33 @@ int pipeline__feed(struct pipeline *p, const void *rec, size_t size)
 	 * Late libraries and probes describe calls that follow them; a record
 	 * the header cannot take is the model's and the decoder's to judge.
 	 */
-	tf_header__apply(&p->hdr, rec, size);
+	if (!tf_header__apply(&p->hdr, rec, size))
+		decoder__set_probes(p->dec, p->hdr.nr_probes);
 	/* the model hears of forks and exits as they come; calls wait for the decoder */
 	if (p->model)
 		model__record(p->model, rec, size);
 	return decoder__feed(p->dec, rec, size);
+}
+
+/*
+ * The reading rule: a file cut inside a record reads up to its last whole
+ * record, as if it ended there; where, and what a set lacked, go in the stats.
+ */
+static int read_record(struct pipeline *p, const void **rec)
+{
+	const struct tf_gaps *g = tf_reader__gaps(p->reader);
+	int ret = tf_reader__next(p->reader, rec);
+
+	if (ret > 0)
+		return ret;
+	if (ret == -ENODATA) {
+		p->cut = true;
+		ret = 0;
+	}
+	if (!ret)
+		decoder__note_input(p->dec, p->cut, p->cut ? tf_reader__offset(p->reader) : 0,
+				    g->missing, g->lost_calls);
+	return ret;
 }
 
 int pipeline__read_all(struct pipeline *p)
@@ -192,7 +217,7 @@ int pipeline__read_all(struct pipeline *p)
 
 	if (!p->reader)
 		return -EINVAL;
-	while ((ret = tf_reader__next(p->reader, &rec)) > 0) {
+	while ((ret = read_record(p, &rec)) > 0) {
 		ret = pipeline__feed(p, rec, ((const struct sp_rec_hdr *)rec)->size);
 		if (ret)
 			return ret;
@@ -208,12 +233,12 @@ int pipeline__read_next(struct pipeline *p, __u64 *ts)
 
 	if (!p->reader)
 		return -EINVAL;
-	ret = tf_reader__next(p->reader, &rec);
+	ret = read_record(p, &rec);
 	if (ret <= 0)
 		return ret;
 	hdr = rec;
-	/* every ring record starts with a timestamp at offset 8, as the decoder reads it */
-	*ts = hdr->size >= 16 ? ((const struct sp_call_rec *)rec)->ts : 0;
+	/* 0 for kinds without a time: call sites and tables hold other things there */
+	tf_record_ts(rec, hdr->size, ts);
 	ret = pipeline__feed(p, rec, hdr->size);
 	return ret ? ret : 1;
 }
@@ -221,6 +246,33 @@ int pipeline__read_next(struct pipeline *p, __u64 *ts)
 const char *pipeline__error(const struct pipeline *p)
 {
 	return p->reader ? tf_reader__error(p->reader) : "";
+}
+
+void pipeline__warn_input(const struct pipeline *p, const char *path)
+{
+	const struct decode_stats *st = decoder__stats(p->dec);
+	const struct tf_gaps *g = p->reader ? tf_reader__gaps(p->reader) : NULL;
+
+	if (p->cut)
+		log_warn("%s: read up to the last whole record before it", pipeline__error(p));
+	/* a dump's window ends where the ring went on: no end of its own */
+	else if (p->reader && !st->ended && !p->hdr.window.type)
+		log_warn("%s: no end record: its recorder was killed, or the file was cut between "
+			 "two records; read up to its last record", path);
+	if (g && g->missing)
+		log_warn("%s.%u: %u segment%s missing from the set: the %llu calls held there "
+			 "are lost; the segments before and after are read", path, g->first_missing,
+			 g->missing, g->missing > 1 ? "s" : "", (unsigned long long)g->lost_calls);
+	if (st->unknown_cookie_calls)
+		log_warn("%s: %llu calls of probes the recording does not describe (cookie out of "
+			 "range): kept as unknown entry points, left out of the analyses", path,
+			 (unsigned long long)st->unknown_cookie_calls);
+	if (st->duplicate_records)
+		log_warn("%s: %llu records seen twice (same thread, call number and kind): each "
+			 "read once", path, (unsigned long long)st->duplicate_records);
+	if (st->out_of_order)
+		log_warn("%s: %llu records stamped before their thread's previous one: read in "
+			 "file order", path, (unsigned long long)st->out_of_order);
 }
 
 /* A consumer's cycle callback, for one loop's cycles in turn. */

@@ -86,14 +86,22 @@ int pipeline__add(struct pipeline *p, const struct pipeline_consumer *c);
 /* Any record, in the order the ring (or the file) gave it; 0 or a consumer's error. */
 int pipeline__feed(struct pipeline *p, const void *rec, size_t size);
 /*
- * Opened pipelines: feed every record of the file. 0 at its clean end,
- * -ENODATA (cut inside a record) or -EBADMSG (corrupt; pipeline__error says
- * where), or a consumer's error. The calls read so far are whole either way.
+ * Opened pipelines: feed every record of the file. 0 at its end, a file cut
+ * inside a record included (it ends at its last whole record; the stats'
+ * cut_at says where), -EBADMSG (corrupt; pipeline__error says where), or a
+ * consumer's error. The calls read so far are whole either way.
  */
 int pipeline__read_all(struct pipeline *p);
 /* Opened pipelines, a record at a time (paced replays): 1 and its time, 0 at the end. */
 int pipeline__read_next(struct pipeline *p, __u64 *ts);
 const char *pipeline__error(const struct pipeline *p);
+/*
+ * After reading: a warning line for each thing the input lacked or had
+ * wrong (a cut inside a record or no end record, a gap in a set, unknown
+ * cookies, records seen twice, stamps out of order), path naming the input;
+ * nothing for a sound one.
+ */
+void pipeline__warn_input(const struct pipeline *p, const char *path);
 /* End of input: the last calls, the analyses, then the end callbacks; 0 or -errno. */
 int pipeline__finish(struct pipeline *p);
 /* Any time: the incremental part (see above). */

@@ -275,19 +275,26 @@ static int add_site(struct site_table *tab, struct sync_verdict *sv)
 	return 0;
 }
 
-/* Most frequent first, then by position in the cycle, kind, call and stream. */
+/*
+ * Costliest first: the most time blocked (per counted cycle, one divisor for all
+ * sites), then the most frequent, then by call name, position, kind and stream.
+ */
 static int site_cmp(const void *a, const void *b)
 {
 	const struct sync_site *x = a, *y = b;
+	int by_name;
 
+	if (x->blocked_ns != y->blocked_ns)
+		return (x->blocked_ns < y->blocked_ns) - (x->blocked_ns > y->blocked_ns);
 	if (x->count != y->count)
 		return (x->count < y->count) - (x->count > y->count);
+	by_name = strcmp(model__call_name(x->name), model__call_name(y->name));
+	if (by_name)
+		return by_name;
 	if (x->pos != y->pos)
 		return (x->pos > y->pos) - (x->pos < y->pos);
 	if (x->kind != y->kind)
 		return (x->kind > y->kind) - (x->kind < y->kind);
-	if (x->name != y->name)
-		return (x->name > y->name) - (x->name < y->name);
 	return (x->stream > y->stream) - (x->stream < y->stream);
 }
 
@@ -316,7 +323,7 @@ static int count_cycles_with(struct syncs *out, enum verdict v, struct site_tabl
 	return 0;
 }
 
-/* Sites by count; the verdicts' site indices follow the sort. */
+/* Sites by cost (site_cmp); the verdicts' site indices follow the sort. */
 static int sort_sites(struct syncs *out, enum verdict v, struct site_table *tab)
 {
 	size_t *rank = malloc((tab->nr ? tab->nr : 1) * sizeof(*rank));

@@ -72,7 +72,7 @@ struct sync_site {
 };
 
 struct site_table {
-	struct sync_site *sites;	/* by count */
+	struct sync_site *sites;	/* most blocked time first */
 	size_t nr, cap;
 };
 

@@ -22,17 +22,17 @@ struct cs_map {
 	bool sent;		/* its SP_REC_OBJMAP went out */
 };
 
+/* Freed at exit: a reused pid starts afresh, and churn leaves nothing behind. */
 struct cs_proc {
 	__u32 tgid;
-	__u32 gen;		/* bumped at exit: code objects of a reused pid are new */
 	struct cs_map *maps;	/* address order, as /proc/PID/maps lists them */
 	size_t nr, cap;
 	__u64 read_ns;		/* when maps were last read, 0: never */
+	struct hmap codes;	/* (code, 0) -> sent marker */
 };
 
 struct callsites {
 	struct hmap procs;	/* (tgid, 0) -> struct cs_proc */
-	struct hmap codes;	/* (gen << 32 | tgid, code) -> sent marker */
 };
 
 static __u64 now_ns(void)
@@ -141,15 +141,20 @@ void callsites__note_process(struct callsites *cs, __u32 tgid)
 		proc_read_maps(p);
 }
 
+static void proc_free(struct cs_proc *p)
+{
+	proc_clear_maps(p);
+	free(p->maps);
+	hmap__free(&p->codes);
+	free(p);
+}
+
 void callsites__forget(struct callsites *cs, __u32 tgid)
 {
-	struct cs_proc *p = cs ? hmap__get(&cs->procs, tgid, 0) : NULL;
+	struct cs_proc *p = cs ? hmap__remove(&cs->procs, tgid, 0) : NULL;
 
-	if (!p)
-		return;
-	proc_clear_maps(p);
-	p->read_ns = 0;
-	p->gen++;
+	if (p)
+		proc_free(p);
 }
 
 static struct cs_map *find_map(struct cs_proc *p, __u64 addr)
@@ -216,19 +221,18 @@ static int prepare_native(struct cs_proc *p, const __u64 *ips, __u32 nr, session
 	return 0;
 }
 
-static int prepare_python(struct callsites *cs, struct cs_proc *p, const struct sp_py_frame *py,
-			  __u32 nr, session_record_fn emit, void *ctx)
+static int prepare_python(struct cs_proc *p, const struct sp_py_frame *py, __u32 nr,
+			  session_record_fn emit, void *ctx)
 {
 	static __u64 buf[TF_MAX_RECORD / 8];
 
 	for (__u32 i = 0; i < nr; i++) {
-		__u64 key = (__u64)p->gen << 32 | p->tgid;
 		int len, ret;
 
-		if (hmap__get(&cs->codes, key, py[i].code))
+		if (hmap__get(&p->codes, py[i].code, 0))
 			continue;
 		/* once, named or not: a code object that cannot be read now will not be later */
-		if (hmap__set(&cs->codes, key, py[i].code, cs))
+		if (hmap__set(&p->codes, py[i].code, 0, p))
 			return 0;
 		len = pycode__record(p->tgid, py[i].code, buf, sizeof(buf));
 		if (len <= 0 || !callstack__pycode_ok((const void *)buf, len))
@@ -256,7 +260,7 @@ int callsites__prepare(struct callsites *cs, const void *rec, size_t size,
 		proc_read_maps(p);
 	ret = prepare_native(p, callstack__ips(st), st->nr_native, emit, ctx);
 	if (!ret)
-		ret = prepare_python(cs, p, callstack__py(st), st->nr_py, emit, ctx);
+		ret = prepare_python(p, callstack__py(st), st->nr_py, emit, ctx);
 	return ret;
 }
 
@@ -264,16 +268,9 @@ void callsites__free(struct callsites *cs)
 {
 	if (!cs)
 		return;
-	for (size_t i = 0; i < cs->procs.cap; i++) {
-		struct cs_proc *p = cs->procs.slots[i].value;
-
-		if (!p)
-			continue;
-		proc_clear_maps(p);
-		free(p->maps);
-		free(p);
-	}
+	for (size_t i = 0; i < cs->procs.cap; i++)
+		if (cs->procs.slots[i].value)
+			proc_free(cs->procs.slots[i].value);
 	hmap__free(&cs->procs);
-	hmap__free(&cs->codes);
 	free(cs);
 }

@@ -333,8 +333,15 @@ static void print_summary(struct recorder *r, const char *path)
 		__u64 calls;
 		__u32 gone = tf_ring__rotated(r->ring, &calls);
 
+		__u64 left_out = tf_ring__left_out(r->ring);
+
 		log_info("bounded: %u segment(s) with %llu calls rotated out; %s reads the newest "
 			 "(segments %s.%u on)", gone, (unsigned long long)calls, path, path, gone);
+		if (left_out)
+			log_warn("bounded: %llu records of live processes' state (host memory, "
+				 "code objects, mappings) left out of segment headers to hold "
+				 "--max-size: those segments read alone without them",
+				 (unsigned long long)left_out);
 	}
 }
 
@@ -431,7 +438,7 @@ static int record_run(struct recorder *r)
 		log_warn("%s exited with status %d", r->req->targets->cmd[0],
 			 WEXITSTATUS(r->tracer.child_status));
 	/* libraries probed in advance for a command count only if something mapped them */
-	if (!r->tracer.nr_attached || !r->tracer.targets.nr_maps) {
+	if (!r->tracer.nr_attached || !r->tracer.targets.maps_ever) {
 		log_error("no libcuda.so or libnccl.so was loaded by the traced processes: "
 			  "are they CUDA programs?");
 		return 1;

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -130,6 +131,27 @@ int targets__add_tgid(struct targets *t, __u32 tgid)
 	return 0;
 }
 
+int targets__remove_tgid(struct targets *t, __u32 tgid, int *maps_mark)
+{
+	int at = -1, kept = 0, mark = *maps_mark;
+
+	for (int i = 0; i < t->nr_maps; i++) {
+		if (t->maps[i].tgid != tgid)
+			t->maps[kept++] = t->maps[i];
+		else if (i < mark)
+			(*maps_mark)--;
+	}
+	t->nr_maps = kept;
+	for (int i = 0; i < t->nr_tgids && at < 0; i++)
+		if (t->tgids[i] == tgid)
+			at = i;
+	if (at < 0)
+		return -1;
+	memmove(&t->tgids[at], &t->tgids[at + 1], (t->nr_tgids - at - 1) * sizeof(*t->tgids));
+	t->nr_tgids--;
+	return at;
+}
+
 /* Add every live descendant of the tgids already listed. */
 int targets__add_descendants(struct targets *t)
 {
@@ -172,19 +194,34 @@ static int append_file(struct target_lib **table, int *nr, const char *path,
 		       const char *open_path, const struct stat *st, int kind)
 {
 	struct target_lib *grown = realloc(*table, (*nr + 1) * sizeof(*grown));
+	char fd_path[32];
+	int fd;
 
 	if (!grown)
 		return -ENOMEM;
 	*table = grown;
+	/*
+	 * A map_files path lasts only while the process keeps the mapping: one that
+	 * exits or execs before the probes are attached would take the file with it.
+	 */
+	fd = open(open_path, O_PATH | O_CLOEXEC);
+	if (fd >= 0)
+		snprintf(fd_path, sizeof(fd_path), "/proc/self/fd/%d", fd);
 	grown[*nr] = (struct target_lib){
 		.path = strdup(path),
-		.open_path = strdup(open_path),
+		.open_path = strdup(fd >= 0 ? fd_path : open_path),
+		.fd = fd,
 		.dev = st->st_dev,
 		.ino = st->st_ino,
 		.kind = kind,
 	};
-	if (!grown[*nr].path || !grown[*nr].open_path)
+	if (!grown[*nr].path || !grown[*nr].open_path) {
+		free(grown[*nr].path);
+		free(grown[*nr].open_path);
+		if (fd >= 0)
+			close(fd);
 		return -ENOMEM;
+	}
 	return (*nr)++;
 }
 
@@ -207,6 +244,7 @@ static int add_map(struct targets *t, __u32 tgid, int lib, __u64 start, __u64 en
 		return -ENOMEM;
 	t->maps = grown;
 	grown[t->nr_maps++] = (struct tf_map){ tgid, lib, start, end, pgoff };
+	t->maps_ever++;
 	return 0;
 }
 
@@ -405,19 +443,23 @@ int targets__add_lib_file(struct targets *t, const char *path, char *err, size_t
 	return lib < 0 ? lib : 0;
 }
 
+static void target_lib__release(struct target_lib *tl)
+{
+	free(tl->path);
+	free(tl->open_path);
+	if (tl->fd >= 0)
+		close(tl->fd);
+}
+
 void targets__free(struct targets *t)
 {
 	if (!t)
 		return;
-	for (int i = 0; i < t->nr_libs; i++) {
-		free(t->libs[i].path);
-		free(t->libs[i].open_path);
-	}
+	for (int i = 0; i < t->nr_libs; i++)
+		target_lib__release(&t->libs[i]);
 	free(t->libs);
-	for (int i = 0; i < t->nr_loaders; i++) {
-		free(t->loaders[i].path);
-		free(t->loaders[i].open_path);
-	}
+	for (int i = 0; i < t->nr_loaders; i++)
+		target_lib__release(&t->loaders[i]);
 	free(t->loaders);
 	free(t->tgids);
 	free(t->maps);

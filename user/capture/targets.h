@@ -12,6 +12,7 @@
 struct target_lib {
 	char *path;		/* as the target's /proc/PID/maps names it */
 	char *open_path;	/* a path that reaches the same file from here */
+	int fd;			/* O_PATH to the file, behind open_path; -1 when none */
 	__u64 dev;
 	__u64 ino;
 	enum sp_lib kind;
@@ -24,6 +25,7 @@ struct targets {
 	int nr_libs;
 	struct tf_map *maps;	/* every mapping of those libraries, .lib indexes libs */
 	int nr_maps;
+	int maps_ever;		/* mappings ever listed, those of exited processes included */
 	struct target_lib *loaders;	/* dynamic loaders the processes run, unique files */
 	int nr_loaders;
 };
@@ -50,6 +52,12 @@ int targets__inherit_maps(struct targets *t, __u32 parent, __u32 child);
 int targets__add_descendants(struct targets *t);
 /* Follow one more process (a traced process forked it); 0 or -ENOMEM. */
 int targets__add_tgid(struct targets *t, __u32 tgid);
+/*
+ * A process exited: drop it and its mappings (keeping the order of the rest).
+ * *maps_mark, an index into maps, moves back by the mappings removed before it.
+ * The index tgid had, or -1 if it was not listed.
+ */
+int targets__remove_tgid(struct targets *t, __u32 tgid, int *maps_mark);
 /* Add one library file given by path (--lib); 0 or -errno. */
 int targets__add_lib_file(struct targets *t, const char *path, char *err, size_t err_sz);
 /* Process state letter of /proc/PID/stat (R, S, T, Z...); false if gone. */

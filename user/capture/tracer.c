@@ -12,6 +12,7 @@
 #include "elfsyms.h"
 #include "ldsearch.h"
 #include "log.h"
+#include "rankinfo.h"
 #include "tracer.h"
 
 volatile int tracer_stopped_pid;
@@ -162,6 +163,13 @@ static int describe_host_memory(struct tracer *tr)
 	return ret;
 }
 
+/* What each process shows of its rank, for traces that do not see NCCL init (SP_REC_RANK). */
+static int describe_ranks(struct tracer *tr)
+{
+	return rank_watch__scan(&tr->ranks, tr->targets.tgids, tr->targets.nr_tgids,
+				tr->on_record, tr->ctx);
+}
+
 /* Hand the libraries, probes and mappings the header does not hold to the owner. */
 static int emit_late(struct tracer *tr)
 {
@@ -235,7 +243,9 @@ static int emit_late(struct tracer *tr)
 		if (proc.ns_pid)
 			ret = tr->on_record(tr->ctx, &proc, proc.size);
 	}
-	return ret ? ret : describe_host_memory(tr);
+	if (!ret)
+		ret = describe_host_memory(tr);
+	return ret ? ret : describe_ranks(tr);
 }
 
 int tracer__describe(struct tracer *tr)
@@ -274,7 +284,8 @@ int tracer__sample_cpu(struct tracer *tr)
 		if (targets__cpu_ns(rec.tgid, &rec.cpu_ns))
 			ret = tr->on_record(tr->ctx, &rec, sizeof(rec));
 	}
-	return ret;
+	/* a process seen at fork shows its own title or environment a little later */
+	return ret || !tr->header_done ? ret : describe_ranks(tr);
 }
 
 /* A group stop completes once every thread has left the kernel: then the mapping exists. */
@@ -388,6 +399,22 @@ static void note_exec(struct tracer *tr, __u32 tgid)
 		 "if it loads a probed library, and until it exits", tgid);
 }
 
+/* A process exited: nothing of it is kept, so churn leaves the tracer's memory flat. */
+static void forget_process(struct tracer *tr, __u32 tgid)
+{
+	int at = targets__remove_tgid(&tr->targets, tgid, &tr->hdr_maps);
+
+	callsites__forget(tr->sites, tgid);
+	session__untrace_python(tr->session, tgid);
+	/* the marks count listed processes: one before them is gone */
+	if (at >= 0 && at < tr->procs_described)
+		tr->procs_described--;
+	if (at >= 0 && at < tr->hostmem_described)
+		tr->hostmem_described--;
+	if (at >= 0 && at < tr->nr_running)
+		tr->nr_running--;
+}
+
 static int on_ring_record(void *ctx, const void *rec, size_t size)
 {
 	struct tracer *tr = ctx;
@@ -404,10 +431,8 @@ static int on_ring_record(void *ctx, const void *rec, size_t size)
 	}
 	if (!tr->stopping)
 		ret = tr->on_record(tr->ctx, rec, size);
-	if (type == SP_REC_EXIT && size >= sizeof(struct sp_exit_rec)) {
-		callsites__forget(tr->sites, ((const struct sp_exit_rec *)rec)->tgid);
-		session__untrace_python(tr->session, ((const struct sp_exit_rec *)rec)->tgid);
-	}
+	if (type == SP_REC_EXIT && size >= sizeof(struct sp_exit_rec))
+		forget_process(tr, ((const struct sp_exit_rec *)rec)->tgid);
 	if (type == SP_REC_EXEC && size >= sizeof(struct sp_exec_rec) && !tr->stopping)
 		note_exec(tr, ((const struct sp_exec_rec *)rec)->tgid);
 	if ((type == SP_REC_LIBMAP && size >= sizeof(struct sp_libmap_rec)) ||
@@ -572,4 +597,6 @@ void tracer__stop(struct tracer *tr)
 	targets__free(&tr->targets);
 	callsites__free(tr->sites);
 	tr->sites = NULL;
+	rank_watch__free(tr->ranks);
+	tr->ranks = NULL;
 }

@@ -49,6 +49,7 @@ struct tracer {
 	bool calib_described;
 	enum trace_stacks stacks;
 	struct callsites *sites;	/* what stack records need before them */
+	struct rank_watch *ranks;	/* what each process showed of its rank so far */
 };
 
 /* A process stopped for a library mapping and not yet continued (for exit paths). */

@@ -85,10 +85,12 @@ static struct pipeline *analyse(const char *path)
 		return NULL;
 	}
 	ret = pipeline__read_all(p);
-	if (ret == -ENODATA || ret == -EBADMSG) {
+	if (ret == -EBADMSG) {
 		log_error("%s: no diff", pipeline__error(p));
 		goto fail;
 	}
+	if (!ret)
+		pipeline__warn_input(p, path);
 	if (!ret)
 		ret = pipeline__finish(p);
 	if (ret < 0) {

@@ -207,8 +207,8 @@ int cmd_dump(int argc, char **argv)
 	d.stacks = pipeline__callstacks(p);
 	pipeline__add(p, &printer);
 	ret = pipeline__read_all(p);
-	if (ret == -ENODATA || ret == -EBADMSG) {
-		/* keep what was read: the calls before the cut are whole */
+	if (ret == -EBADMSG) {
+		/* keep what was read: the calls before the corruption are whole */
 		log_error("%s", pipeline__error(p));
 		status = 1;
 	} else if (ret < 0) {
@@ -224,6 +224,8 @@ int cmd_dump(int argc, char **argv)
 	fflush(stdout);
 	print_totals(pipeline__stats(p));
 	print_flight(pipeline__header(p));
+	if (!ret)
+		pipeline__warn_input(p, env.input);
 	free(d.per_probe);
 	pipeline__free(p);
 	return status;

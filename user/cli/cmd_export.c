@@ -136,11 +136,11 @@ struct pipeline *export__open_input(const char *input)
 static int export_run(struct pipeline *p, struct perfetto_out *o, const char *input,
 		      const char *output)
 {
-	int ret = pipeline__read_all(p);
+	int ret = pipeline__read_all(p), read_ret = ret;
 
 	if (ret == -EAGAIN)
 		return 2;
-	if (ret == -ENODATA || ret == -EBADMSG) {
+	if (ret == -EBADMSG) {
 		log_error("%s: no trace written", pipeline__error(p));
 		return 1;
 	}
@@ -152,6 +152,9 @@ static int export_run(struct pipeline *p, struct perfetto_out *o, const char *in
 		ret = pipeline__finish(p);
 	if (ret == -EAGAIN)
 		return 2;
+	/* what the reader made of the file, once: in the pass that writes */
+	if (o && !read_ret)
+		pipeline__warn_input(p, input);
 	if (!ret && o)
 		ret = perfetto__close(o);
 	if (ret && spill__failed()) {
@@ -225,13 +228,10 @@ int export__write(struct pipeline *p, const char *input, int fd, const char *out
 	/* a cut or corrupt recording leaves no half trace behind */
 	if (status)
 		unlink(output);
-	else	/* a file cut between records reads like a killed tracer's: only its end tells */
-		log_info("%s: %llu bytes, %llu calls%s", output,
+	else	/* a recording with no end was said so as it was read */
+		log_info("%s: %llu bytes, %llu calls", output,
 			 (unsigned long long)perfetto__bytes(o),
-			 (unsigned long long)pipeline__stats(p)->calls,
-			 pipeline__stats(p)->ended ? ""
-						   : "; the recording has no end: its tracer was killed, "
-						     "or the file was cut between two records");
+			 (unsigned long long)pipeline__stats(p)->calls);
 	perfetto__free(o);
 	pipeline__free(p);
 	wholerun__free(whole);

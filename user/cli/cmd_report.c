@@ -97,6 +97,7 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 /* The report is the pipeline's one consumer: it prints when the analyses are done. */
 static int print_report(void *ctx, const struct results *res, const struct decode_stats *st)
 {
+	env.opts.input = st;
 	return report__print(stdout, res, &env.opts);
 }
 
@@ -138,7 +139,7 @@ static int report_pass(const char *path, struct wholerun *whole)
 	if (last)
 		pipeline__add(p, &report_consumer);
 	ret = pipeline__read_all(p);
-	if (ret == -ENODATA || ret == -EBADMSG) {
+	if (ret == -EBADMSG) {
 		log_error("%s: no report", pipeline__error(p));
 		status = 2;
 	} else if (ret == -EAGAIN) {
@@ -149,11 +150,15 @@ static int report_pass(const char *path, struct wholerun *whole)
 	} else if (ret < 0) {
 		status = finished(p, ret) ? 2 : 0;
 	} else {
-		ret = pipeline__finish(p);
-		if (ret == -EAGAIN || (!ret && !last))
+		int end = pipeline__finish(p);
+
+		if (end == -EAGAIN || (!end && !last))
 			status = 1;
 		else
-			status = finished(p, ret) ? 2 : 0;
+			status = finished(p, end) ? 2 : 0;
+		/* what the reader made of the file, once */
+		if (last && end != -EAGAIN)
+			pipeline__warn_input(p, path);
 	}
 	pipeline__free(p);
 	return status;

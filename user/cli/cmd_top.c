@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 #include <curses.h>
 #include "cli.h"
 #include "log.h"
@@ -147,12 +148,30 @@ struct top_run {
 	struct top_ui ui;
 	const char *mode;
 	__u64 next_frame;	/* wall clock (batch replays: trace clock) */
+	__u64 replay_end;	/* replays: the time of the last record played */
 	long frames;
 	int err;
 	bool quit;
 };
 
 static const struct pipeline_opts windowed = { .analyse = true, .window = true };
+
+/* Ctrl-C, SIGTERM and SIGHUP end top as q does; a third leaves at once, were the end stuck. */
+static volatile sig_atomic_t stop_asked;
+
+static void on_stop_signal(int sig)
+{
+	if (stop_asked >= 2)
+		_exit(128 + sig);
+	stop_asked++;
+}
+
+static void catch_stop_signals(void)
+{
+	signal(SIGINT, on_stop_signal);
+	signal(SIGTERM, on_stop_signal);
+	signal(SIGHUP, on_stop_signal);
+}
 
 static __u64 mono_ns(void)
 {
@@ -206,7 +225,8 @@ static bool handle_keys(struct top_run *run, int timeout_ms)
 	while (run->screen && (ch = top_screen__key(run->screen, timeout_ms)) >= 0) {
 		timeout_ms = 0;
 		redraw = true;
-		if (ch == 'q' || ch == 'Q')
+		/* 3: Ctrl-C from a terminal in raw mode, where it sends no signal */
+		if (ch == 'q' || ch == 'Q' || ch == 3)
 			run->quit = true;
 		else if (ch == 'p' || ch == ' ')
 			run->ui.paused = !run->ui.paused;
@@ -275,6 +295,8 @@ static void live_header(void *ctx, const struct tf_header *hdr)
 	run->p = pipeline__new(hdr, &windowed);
 	if (!run->p || add_state(run))
 		run->err = -ENOMEM;
+	/* the recorder's own handlers end the loop too, but a second signal leaves mid-write */
+	catch_stop_signals();
 }
 
 static void live_record(void *ctx, const void *rec, size_t size)
@@ -292,7 +314,7 @@ static int live_poll(void *ctx)
 	tick(run, mono_ns(), 0);
 	if (!run->err)
 		metrics_run__update(run->metrics, run->state, run->p, env.opts.window_s, false);
-	return run->quit || run->err;
+	return run->quit || stop_asked || run->err;
 }
 
 /* The end: the last cycles settle; a batch run prints them as its last block. */
@@ -349,13 +371,6 @@ static int top_live(void)
 	return status;
 }
 
-static volatile sig_atomic_t replay_stop;
-
-static void on_replay_signal(int sig)
-{
-	replay_stop = 1;
-}
-
 /* Wait until the record's time comes at the asked speed; keys and frames go on meanwhile. */
 static void pace(struct top_run *run, __u64 first_ts, __u64 *wall0, __u64 ts)
 {
@@ -363,7 +378,7 @@ static void pace(struct top_run *run, __u64 first_ts, __u64 *wall0, __u64 ts)
 		__u64 now = mono_ns(), due = *wall0 + (__u64)((ts - first_ts) / env.speed);
 		int wait_ms = due > now ? (int)((due - now) / 1000000) : 0;
 
-		if (run->quit || replay_stop || (!run->ui.paused && !wait_ms))
+		if (run->quit || stop_asked || (!run->ui.paused && !wait_ms))
 			return;
 		wait_ms = wait_ms > 50 || run->ui.paused ? 50 : wait_ms;
 		if (run->screen) {
@@ -417,9 +432,10 @@ static int replay_records(struct top_run *run)
 	__u64 ts, first_ts = 0, last_ts = 0, wall0 = 0;
 	int ret = 0;
 
-	while (!run->quit && !replay_stop && !run->err &&
+	while (!run->quit && !stop_asked && !run->err &&
 	       (ret = pipeline__read_next(run->p, &ts)) > 0) {
-		if (!ts || ts <= last_ts)
+		/* the play starts at the first call: what comes before it is set-up */
+		if (!ts || ts <= last_ts || (!first_ts && !pipeline__stats(run->p)->calls))
 			continue;
 		if (!first_ts) {
 			first_ts = ts;
@@ -428,28 +444,29 @@ static int replay_records(struct top_run *run)
 		/* an idle stretch plays no longer than it takes the window to empty */
 		if (last_ts && ts - last_ts > idle_span())
 			first_ts += ts - last_ts - idle_span();
-		last_ts = ts;
+		last_ts = run->replay_end = ts;
 		if (env.speed > 0)
 			pace(run, first_ts, &wall0, ts);
 		replay_frames(run, ts);
 	}
-	return run->quit || replay_stop || run->err ? 0 : ret;
+	return run->quit || stop_asked || run->err ? 0 : ret;
 }
 
-static __u64 trace_last(const struct pipeline *p)
+/* Where the recording ends: its last record, so a call open to the end shows as long as it was. */
+static __u64 trace_last(const struct top_run *run)
 {
 	struct pipeline_snapshot snap;
 
-	pipeline__snapshot(p, &snap);
-	return snap.last_ts;
+	pipeline__snapshot(run->p, &snap);
+	return run->replay_end > snap.last_ts ? run->replay_end : snap.last_ts;
 }
 
 /* Interactive replays keep the last screen until q. */
 static void hold_end(struct top_run *run)
 {
-	while (run->screen && !run->quit && !replay_stop)
+	while (run->screen && !run->quit && !stop_asked)
 		if (handle_keys(run, 200))
-			show(run, trace_last(run->p), "end");
+			show(run, trace_last(run), "end");
 }
 
 static int top_replay(void)
@@ -467,17 +484,20 @@ static int top_replay(void)
 		run_free(&run);
 		return 1;
 	}
-	signal(SIGINT, on_replay_signal);
-	signal(SIGTERM, on_replay_signal);
-	signal(SIGHUP, on_replay_signal);
+	catch_stop_signals();
 	ret = replay_records(&run);
-	status = finish(&run, trace_last(run.p));
+	status = finish(&run, trace_last(&run));
 	if (!status && run.screen) {
-		show(&run, trace_last(run.p), "end");
+		show(&run, trace_last(&run), "end");
 		hold_end(&run);
+		/* the end block stays on the terminal, as a live run's does */
+		close_screen(&run);
+		show(&run, trace_last(&run), "end");
 	}
 	close_screen(&run);
-	if (ret == -ENODATA || ret == -EBADMSG) {
+	if (!ret)
+		pipeline__warn_input(run.p, env.replay);
+	if (ret == -EBADMSG) {
 		log_error("%s: the figures shown are up to there", pipeline__error(run.p));
 		status = 1;
 	} else if (ret < 0) {

@@ -14,6 +14,10 @@ struct dthread {
 	__u32 tgid;
 	struct sp_call *open[OPEN_SLOTS];
 	struct sp_call *stack_wait;	/* its last call, whose stack record comes next */
+	/* the last call and return read, to know one seen again */
+	__u32 call_seq, ret_seq;
+	__u64 call_ts, ret_ts;
+	__u64 last_ts;		/* of its last call or return */
 };
 
 struct decoder {
@@ -32,6 +36,8 @@ struct decoder {
 
 	struct decode_stats stats;
 	struct callstacks *stacks;
+	__u32 nr_probes;	/* described probes: decoder__set_probes */
+	bool probes_set;
 };
 
 /*
@@ -226,6 +232,8 @@ static int feed_call(struct decoder *d, const struct sp_call_rec *rec, size_t si
 	c->wants_stack = rec->flags & SP_CALL_HAS_STACK;
 	t->stack_wait = c->wants_stack ? c : NULL;
 	d->stats.calls++;
+	if (d->probes_set && rec->probe >= d->nr_probes && rec->probe != SP_CALIB_PROBE)
+		d->stats.unknown_cookie_calls++;
 	if (rec->ts < d->released_ts)
 		d->stats.late++;
 	/* a new call at this depth means the open ones at or below it are gone */
@@ -284,6 +292,52 @@ static void feed_exit(struct decoder *d, const struct sp_exit_rec *rec)
 			mark_unreturned(d, &d->threads[i], 0);
 }
 
+/*
+ * A call or return of tid again: its thread numbers calls from 1 and stamps
+ * them in order, so one that is no later in both than the last of its kind
+ * was read before. Numbers 0 (no seq) need the same stamp. Stamps going back
+ * otherwise are counted and kept.
+ */
+static bool seen_again(struct decoder *d, const struct sp_call_rec *rec, bool ret)
+{
+	struct dthread *t = thread_get(d, rec->tid, rec->tgid);
+	__u32 *seq;
+	__u64 *ts;
+
+	if (!t)
+		return false;	/* no memory: the feed that follows says so */
+	seq = ret ? &t->ret_seq : &t->call_seq;
+	ts = ret ? &t->ret_ts : &t->call_ts;
+	if (t->tgid == rec->tgid && *ts &&
+	    (rec->seq ? rec->seq <= *seq && rec->ts <= *ts
+		      : rec->seq == *seq && rec->ts == *ts)) {
+		d->stats.duplicate_records++;
+		return true;
+	}
+	if (rec->ts < t->last_ts)
+		d->stats.out_of_order++;
+	t->tgid = rec->tgid;
+	*seq = rec->seq;
+	*ts = rec->ts;
+	t->last_ts = rec->ts;
+	return false;
+}
+
+void decoder__set_probes(struct decoder *d, __u32 nr)
+{
+	d->nr_probes = nr;
+	d->probes_set = true;
+}
+
+void decoder__note_input(struct decoder *d, bool cut, __u64 cut_at, __u64 ring_gaps,
+			 __u64 gap_calls)
+{
+	d->stats.cut = cut;
+	d->stats.cut_at = cut_at;
+	d->stats.ring_gaps = ring_gaps;
+	d->stats.ring_gap_calls = gap_calls;
+}
+
 int decoder__feed(struct decoder *d, const void *rec, size_t size)
 {
 	const struct sp_rec_hdr *hdr = rec;
@@ -291,6 +345,10 @@ int decoder__feed(struct decoder *d, const void *rec, size_t size)
 
 	if (size < sizeof(*hdr))
 		return -EBADMSG;
+	if ((hdr->type == SP_REC_CALL && size >= sizeof(struct sp_call_rec)) ||
+	    (hdr->type == SP_REC_RET && size >= sizeof(struct sp_ret_rec)))
+		if (seen_again(d, rec, hdr->type == SP_REC_RET))
+			return 0;
 	d->stats.records++;
 	switch (hdr->type) {
 	case SP_REC_CALL:
@@ -331,6 +389,7 @@ int decoder__feed(struct decoder *d, const void *rec, size_t size)
 		return decoder__read_calib(rec, size, &d->stats.calib);
 	case SP_REC_CPU:
 	case SP_REC_HOSTMEM:
+	case SP_REC_RANK:
 		return 0;	/* for the analyses, which see every record */
 	case SP_REC_SEGMENT:
 	case SP_REC_WINDOW:

@@ -45,6 +45,14 @@ struct decode_stats {
 	bool have_counters;
 	bool ended;		/* an end record was seen */
 	struct sp_calib_rec calib;	/* .calls 0 when the recording has none */
+	/* what reading the input found wrong, and how it was read (docs/recording-format.md) */
+	__u64 unknown_cookie_calls;	/* calls of probes the tables do not describe: kept */
+	__u64 duplicate_records;	/* a thread's call or return seen again: dropped */
+	__u64 out_of_order;	/* records stamped before their thread's previous one: kept */
+	bool cut;		/* the input stops inside a record (or a set's newest header) */
+	__u64 cut_at;		/* at this byte of its last file */
+	__u64 ring_gaps;	/* segment files missing inside a set */
+	__u64 ring_gap_calls;	/* the calls they held */
 };
 
 typedef int (*decode_call_fn)(void *ctx, const struct sp_call *call);
@@ -53,7 +61,20 @@ struct decoder;
 
 /* reorder_ns: how far records of different CPUs may arrive out of order. */
 struct decoder *decoder__new(decode_call_fn fn, void *ctx, __u64 reorder_ns);
-/* Feed one record of any type; returns the callback's non-zero value or 0. */
+/*
+ * Probes 0 .. nr-1 are described (the header's and late ones); a call of
+ * another cookie counts in unknown_cookie_calls. The calibration probe is
+ * known to all.
+ */
+void decoder__set_probes(struct decoder *d, __u32 nr);
+/* Whether and where the input was cut, what a set lacked: for the stats of who reads it. */
+void decoder__note_input(struct decoder *d, bool cut, __u64 cut_at, __u64 ring_gaps,
+			 __u64 gap_calls);
+/*
+ * Feed one record of any type; returns the callback's non-zero value or 0.
+ * A call or return no newer, in its thread's numbering and in time, than the
+ * thread's last of that kind is a record seen again: dropped and counted.
+ */
 int decoder__feed(struct decoder *d, const void *rec, size_t size);
 /* End of input: open calls become unreturned, everything is handed on. */
 int decoder__finish(struct decoder *d);

@@ -29,6 +29,7 @@ struct source {
 	const void *rec;		/* the next record, NULL when done */
 	__u64 at_ns;			/* its time on the merged clock, for interleaving */
 	__u64 counters[SP_CNT_NR];	/* its latest counters */
+	__u64 unknown_calls;		/* calls and returns of cookies its tables lack */
 	bool ended, cut;
 };
 
@@ -301,13 +302,6 @@ union rec_buf {
 	struct sp_stats_rec stats;
 };
 
-/* Every record type but these has its time at offset 8. */
-static bool has_ts(__u16 type)
-{
-	return type != SP_REC_PROBE && type != SP_REC_MAP && type != SP_REC_STACK &&
-	       type != SP_REC_PYCODE && type != SP_REC_OBJMAP;
-}
-
 static void move_ts(const struct source *s, union rec_buf *b)
 {
 	__u64 ts;
@@ -370,12 +364,21 @@ static int late_probe(struct merge *m, struct source *s, union rec_buf *b)
 	return 1;
 }
 
+/* A cookie no table describes: one no merge's table can hold either, so readers count it. */
+#define UNKNOWN_PROBE	0xffffffffu
+
 static int move_call(struct source *s, union rec_buf *b)
 {
 	/* entries and completions share the layout up to tgid */
-	if (b->call.probe >= s->nr_probes)
-		return -EBADMSG;
-	b->call.probe = s->probes[b->call.probe];
+	if (b->call.probe == SP_CALIB_PROBE) {
+		/* the calibration probe is every recording's */
+	} else if (b->call.probe >= s->nr_probes) {
+		/* kept, as every reader keeps it, and counted */
+		s->unknown_calls += b->call.type == SP_REC_CALL;
+		b->call.probe = UNKNOWN_PROBE;
+	} else {
+		b->call.probe = s->probes[b->call.probe];
+	}
 	b->call.tgid += s->tgid_base;
 	b->call.ts = shifted(s, b->call.ts);
 	return 1;
@@ -399,6 +402,7 @@ static int translate(struct merge *m, struct source *s, union rec_buf *b)
 	case SP_REC_PROC:
 	case SP_REC_CPU:
 	case SP_REC_HOSTMEM:
+	case SP_REC_RANK:
 		move_tgid_ts(s, b);
 		return 1;
 	case SP_REC_CALIB:
@@ -496,24 +500,43 @@ static int put_preamble(struct merge *m)
 	return ret || !seg.prior_records ? ret : put(m, &seg, sizeof(seg));
 }
 
+/* At a source's end, what the readers of the merge will find of it too: a line each. */
+static void warn_source(const struct source *s)
+{
+	const struct tf_gaps *g = tf_reader__gaps(s->rd);
+
+	if (g->missing)
+		log_warn("%s.%u: %u segment%s missing from the set: the %llu calls held there "
+			 "are lost; the segments before and after are merged", s->path,
+			 g->first_missing, g->missing, g->missing > 1 ? "s" : "",
+			 (unsigned long long)g->lost_calls);
+	if (s->unknown_calls)
+		log_warn("%s: %llu calls of probes the recording does not describe (cookie out of "
+			 "range): merged as unknown entry points", s->path,
+			 (unsigned long long)s->unknown_calls);
+}
+
 /* The source's next record and its time on the merged clock; a cut ends it with a warning. */
 static int advance(struct source *s)
 {
 	int ret = tf_reader__next(s->rd, &s->rec);
 
 	if (ret > 0) {
-		const struct sp_call_rec *c = s->rec;
+		const struct sp_rec_hdr *h = s->rec;
+		__u64 ts;
 
-		if (has_ts(c->type) && c->size >= 16 && c->ts)
-			s->at_ns = shifted(s, c->ts);
+		if (tf_record_ts(h, h->size, &ts) && ts)
+			s->at_ns = shifted(s, ts);
 		return 0;
 	}
 	s->rec = NULL;
 	if (ret == -ENODATA) {
 		log_warn("%s: its readable part is merged", tf_reader__error(s->rd));
 		s->cut = true;
-		return 0;
+		ret = 0;
 	}
+	if (!ret)
+		warn_source(s);
 	if (ret)
 		log_error("%s", tf_reader__error(s->rd));
 	return ret;

@@ -33,7 +33,8 @@ struct tf_ring {
 	__u64 seg_records;		/* records in the current segment after its preamble */
 	struct tf_header hdr;		/* tables as they stand now: the next segment's header */
 	unsigned char *state;		/* records each segment repeats (calibration, hostmem) */
-	size_t state_len, state_cap;
+	size_t state_len, state_cap;	/* of live processes only: an exit drops theirs */
+	__u64 state_left_out;		/* state records a segment had no room for */
 	struct seg_totals before;	/* segments 0 .. index-1 */
 	struct seg_totals cur;
 	struct seg_totals removed;	/* segments 0 .. oldest-1 */
@@ -72,7 +73,7 @@ static bool is_state(__u16 type)
 {
 	/* the code objects and mappings that stacks name are described once, before use */
 	return type == SP_REC_CALIB || type == SP_REC_HOSTMEM || type == SP_REC_CLOCK ||
-	       type == SP_REC_PYCODE || type == SP_REC_OBJMAP;
+	       type == SP_REC_PYCODE || type == SP_REC_OBJMAP || type == SP_REC_RANK;
 }
 
 static int keep_state(struct tf_ring *r, const void *rec, size_t size)
@@ -92,6 +93,43 @@ static int keep_state(struct tf_ring *r, const void *rec, size_t size)
 	memcpy(r->state + r->state_len, rec, size);
 	r->state_len += size;
 	return 0;
+}
+
+/* State that belongs to one process (its tgid follows type and size), 0 for the rest. */
+static __u32 state_tgid(const struct sp_rec_hdr *h)
+{
+	if (h->type != SP_REC_HOSTMEM && h->type != SP_REC_PYCODE && h->type != SP_REC_OBJMAP &&
+	    h->type != SP_REC_RANK)
+		return 0;
+	return ((const struct sp_hostmem_rec *)h)->tgid;
+}
+
+/* A process exited: later segments need none of its state, tables or pid. */
+static void forget_process(struct tf_ring *r, __u32 tgid)
+{
+	size_t kept = 0;
+
+	for (size_t off = 0; off < r->state_len;) {
+		const struct sp_rec_hdr *h = (const void *)(r->state + off);
+		size_t size = h->size;
+
+		if (state_tgid(h) != tgid) {
+			memmove(r->state + kept, h, size);
+			kept += size;
+		}
+		off += size;
+	}
+	r->state_len = kept;
+	tf_header__forget_tgid(&r->hdr, tgid);
+	/* give back what churn left behind, keeping room to grow */
+	if (r->state_cap > 4096 && r->state_len < r->state_cap / 4) {
+		unsigned char *smaller = realloc(r->state, r->state_cap / 2);
+
+		if (smaller) {
+			r->state = smaller;
+			r->state_cap /= 2;
+		}
+	}
 }
 
 static void count(struct seg_totals *t, const void *rec, size_t size)
@@ -131,8 +169,40 @@ static int put(struct tf_ring *r, const void *rec, size_t size)
 	return 0;
 }
 
-/* The pids of processes in other namespaces, then the kept state, then the segment record. */
-static int put_preamble(struct tf_ring *r)
+/* What a segment's header and preamble take with state_len bytes of state. */
+static __u64 preamble_bytes(const struct tf_ring *r, size_t state_len)
+{
+	return tf_header__size(&r->hdr) + (__u64)r->hdr.nr_procs * sizeof(struct sp_proc_rec) +
+	       state_len + sizeof(struct sp_segment_rec);
+}
+
+/* Process state (oldest first) left out so the preamble takes half a segment at most. */
+static int plan_preamble(struct tf_ring *r, __u64 *excess)
+{
+	__u64 room = r->seg_bytes / 2, need = preamble_bytes(r, r->state_len), fixed = need;
+
+	for (size_t off = 0; off < r->state_len;) {
+		const struct sp_rec_hdr *h = (const void *)(r->state + off);
+
+		if (state_tgid(h))
+			fixed -= h->size;
+		off += h->size;
+	}
+	if (fixed > room)
+		return ring__fail(r, "--max-size %llu is too small: the header of segment %u "
+				  "takes %llu bytes, more than half of its %llu (%u mappings of live processes)",
+				  (unsigned long long)r->max_bytes, r->index,
+				  (unsigned long long)fixed, (unsigned long long)r->seg_bytes,
+				  r->hdr.nr_maps);
+	*excess = need > room ? need - room : 0;
+	return 0;
+}
+
+/*
+ * The pids of processes in other namespaces, then the kept state (less the
+ * oldest process state when excess says so, counted), then the segment record.
+ */
+static int put_preamble(struct tf_ring *r, __u64 excess)
 {
 	struct sp_segment_rec seg = {
 		.type = SP_REC_SEGMENT, .size = sizeof(seg), .index = r->index, .ts = now_ns(),
@@ -152,8 +222,13 @@ static int put_preamble(struct tf_ring *r)
 	for (size_t off = 0; off < r->state_len && !ret;) {
 		const struct sp_rec_hdr *h = (const void *)(r->state + off);
 
-		ret = put(r, h, h->size);
 		off += h->size;
+		if (excess && state_tgid(h)) {
+			excess = excess > h->size ? excess - h->size : 0;
+			r->state_left_out++;
+			continue;
+		}
+		ret = put(r, h, h->size);
 	}
 	return ret ? ret : put(r, &seg, sizeof(seg));
 }
@@ -161,14 +236,19 @@ static int put_preamble(struct tf_ring *r)
 static int open_segment(struct tf_ring *r, bool force)
 {
 	char path[RING_PATH_SIZE], err[RING_MSG_SIZE];
+	__u64 excess = 0;
 	int ret;
 
+	/* never a file past its share: what cannot fit is left out before it is created */
+	ret = plan_preamble(r, &excess);
+	if (ret)
+		return ret;
 	tf_segment_path(path, sizeof(path), r->base, r->index);
 	r->w = tf_writer__create_mode(path, force, r->mode, &r->hdr, err, sizeof(err));
 	if (!r->w)
 		return ring__fail(r, "%s", err);
 	r->cur = (struct seg_totals){ 0 };
-	ret = put_preamble(r);
+	ret = put_preamble(r, excess);
 	r->seg_records = 0;
 	/* on disk at once: a recorder killed now leaves a segment that reads */
 	if (!ret && tf_writer__flush(r->w))
@@ -190,7 +270,10 @@ static int remove_oldest(struct tf_ring *r)
 	return 0;
 }
 
-/* Close the segment being written and start the next one; the oldest goes past the budget. */
+/*
+ * Close the segment being written and start the next one. The oldest goes
+ * first, so the files never hold more than the budget, not even for a moment.
+ */
 static int rotate(struct tf_ring *r)
 {
 	int ret = tf_writer__close(r->w);
@@ -204,8 +287,8 @@ static int rotate(struct tf_ring *r)
 	tf_writer__free(r->w);
 	r->w = NULL;
 	r->index++;
-	ret = open_segment(r, false);
-	return ret ? ret : remove_oldest(r);
+	ret = remove_oldest(r);
+	return ret ? ret : open_segment(r, false);
 }
 
 /* Remove path when it is a regular file (never through a symlink); 0 or -errno. */
@@ -280,15 +363,9 @@ struct tf_ring *tf_ring__create(const char *base, bool force, mode_t mode,
 	r->mode = mode;
 	r->max_bytes = max_bytes;
 	r->seg_bytes = max_bytes / TF_RING_SEGMENTS;
+	/* the header and state come again in every segment: they must leave room for calls */
 	if (clear_old(r, force) || open_segment(r, false))
 		goto fail;
-	/* the header and state come again in every segment: they must leave room for calls */
-	if (tf_writer__bytes(r->w) > r->seg_bytes / 2) {
-		ring__fail(r, "--max-size %llu is too small: each of its %d segments repeats a "
-			   "header of %llu bytes", (unsigned long long)max_bytes, TF_RING_SEGMENTS,
-			   (unsigned long long)tf_writer__bytes(r->w));
-		goto fail;
-	}
 	return r;
 fail:
 	snprintf(err, err_sz, "%s", r->msg);
@@ -303,8 +380,14 @@ int tf_ring__write(struct tf_ring *r, const void *rec, size_t size)
 
 	if (!r->w)
 		return -EBADF;
-	if (r->seg_records && tf_writer__bytes(r->w) + size > r->seg_bytes) {
-		ret = rotate(r);
+	if (tf_writer__bytes(r->w) + size > r->seg_bytes) {
+		/* a preamble takes half a segment at most, a record TF_MAX_RECORD: it fits */
+		ret = r->seg_records ? rotate(r) : -EFBIG;
+		if (ret == -EFBIG)
+			return ring__fail(r, "%s: a record of %zu bytes after a preamble of %llu "
+					  "would pass the segment's %llu", r->base, size,
+					  (unsigned long long)tf_writer__bytes(r->w),
+					  (unsigned long long)r->seg_bytes);
 		if (ret)
 			return ret;
 	}
@@ -316,6 +399,8 @@ int tf_ring__write(struct tf_ring *r, const void *rec, size_t size)
 	ret = put(r, rec, size);
 	if (!ret)
 		r->seg_records++;
+	if (!ret && size >= sizeof(struct sp_exit_rec) && h->type == SP_REC_EXIT)
+		forget_process(r, ((const struct sp_exit_rec *)rec)->tgid);
 	return ret;
 }
 
@@ -371,6 +456,11 @@ const char *tf_ring__error(const struct tf_ring *r)
 __u64 tf_ring__bytes(const struct tf_ring *r)
 {
 	return r->bytes_closed + (r->w ? tf_writer__bytes(r->w) : 0);
+}
+
+__u64 tf_ring__left_out(const struct tf_ring *r)
+{
+	return r->state_left_out;
 }
 
 __u32 tf_ring__rotated(const struct tf_ring *r, __u64 *calls)

@@ -3,8 +3,9 @@
  * A bounded recording: a ring of segment files BASE.0, BASE.1 ... each a
  * whole recording of its own (the header as the tables stood when it began,
  * then the state it needs repeated, then an SP_REC_SEGMENT saying what the
- * segments before it held). The oldest is removed once the newest would
- * take the ring past its budget.
+ * segments before it held). The oldest is removed before the next is
+ * created, so the files together never pass the budget. Only processes
+ * still alive carry their tables and state into the next segment.
  */
 #ifndef __RING_H
 #define __RING_H
@@ -41,6 +42,11 @@ int tf_ring__dump(struct tf_ring *r, const char *dump_base);
 const char *tf_ring__error(const struct tf_ring *r);
 /* Bytes written over all segments, those removed included. */
 __u64 tf_ring__bytes(const struct tf_ring *r);
+/*
+ * Records of process state (host memory, code objects, mappings a stack names)
+ * left out of segment preambles that had no room for them (half a segment).
+ */
+__u64 tf_ring__left_out(const struct tf_ring *r);
 /* Segments removed so far, and the calls they held. */
 __u32 tf_ring__rotated(const struct tf_ring *r, __u64 *calls);
 void tf_ring__free(struct tf_ring *r);

@@ -58,6 +58,12 @@ struct tf_reader {
 	__u32 *segs;
 	__u32 nr_segs, cur_seg;
 	bool skipping;		/* a later segment's repeated state, up to its SP_REC_SEGMENT */
+	bool after_gap;		/* the segment being read follows missing ones */
+	__u64 calls_read;	/* SP_REC_CALL records read from the files */
+	struct tf_gaps gaps;
+	/* after a gap: the tables the missing segments added, as late records */
+	unsigned char *synth;
+	size_t synth_len, synth_off;
 	union {
 		__u64 align;
 		unsigned char bytes[TF_MAX_RECORD];
@@ -231,6 +237,14 @@ static int writer__put_header(struct tf_writer *w, const struct tf_header *hdr)
 	ret = writer__put(w, e.data, e.len);
 	free(e.data);
 	return ret;
+}
+
+__u64 tf_header__size(const struct tf_header *hdr)
+{
+	struct enc e = { 0 };
+
+	enc__header(&e, hdr);
+	return TF_PREAMBLE + e.len;
 }
 
 /* Can anyone but the owner create and remove names in the folder that holds path? */
@@ -786,14 +800,13 @@ static int reader__map_segment(struct tf_reader *r, __u32 i)
 }
 
 /*
- * A path that is not there but has segments: the set, from the oldest
- * segment after the last gap in the numbers (what came before it is gone).
- * -ENOENT: not a set, read path itself.
+ * A path that is not there but has segments: the set, every segment there
+ * (a gap in the numbers is read across and counted). -ENOENT: not a set,
+ * read path itself.
  */
 static int reader__open_set(struct tf_reader *r)
 {
 	struct stat st;
-	__u32 first = 0;
 	int ret;
 
 	if (!lstat(r->path, &st) || errno != ENOENT)
@@ -801,11 +814,6 @@ static int reader__open_set(struct tf_reader *r)
 	ret = list_segments(r->path, &r->segs, &r->nr_segs);
 	if (ret)
 		return ret == -ENOMEM ? reader__fail(r, ret, "%s: out of memory", r->path) : ret;
-	for (__u32 i = 1; i < r->nr_segs; i++)
-		if (r->segs[i] != r->segs[i - 1] + 1)
-			first = i;
-	memmove(r->segs, r->segs + first, (r->nr_segs - first) * sizeof(*r->segs));
-	r->nr_segs -= first;
 	r->base = strdup(r->path);
 	if (!r->base)
 		return reader__fail(r, -ENOMEM, "%s: out of memory", r->path);
@@ -813,12 +821,93 @@ static int reader__open_set(struct tf_reader *r)
 	return ret ? ret : reader__parse(r, &r->hdr);
 }
 
-/* A later segment continues the same recording: same clock, same tables so far. */
-static bool segment_continues(const struct tf_header *set, const struct tf_header *seg)
+/*
+ * A later segment continues the same recording: same clock, same tables so
+ * far; after a gap, tables that grew in the missing segments. Its mappings are
+ * those of the processes alive when it began, so they are no guide.
+ */
+static bool segment_continues(const struct tf_header *set, const struct tf_header *seg,
+			      bool gap)
 {
-	return set->mono_ns == seg->mono_ns && set->realtime_ns == seg->realtime_ns &&
-	       !strcmp(set->host, seg->host) && set->nr_libs == seg->nr_libs &&
-	       set->nr_probes == seg->nr_probes && set->nr_maps == seg->nr_maps;
+	if (set->mono_ns != seg->mono_ns || set->realtime_ns != seg->realtime_ns ||
+	    strcmp(set->host, seg->host))
+		return false;
+	if (gap)
+		return set->nr_libs <= seg->nr_libs && set->nr_probes <= seg->nr_probes;
+	return set->nr_libs == seg->nr_libs && set->nr_probes == seg->nr_probes;
+}
+
+static bool has_map(const struct tf_header *h, const struct tf_map *m)
+{
+	for (__u32 i = 0; i < h->nr_maps; i++)
+		if (h->maps[i].tgid == m->tgid && h->maps[i].start == m->start &&
+		    h->maps[i].end == m->end && h->maps[i].lib == m->lib)
+			return true;
+	return false;
+}
+
+/* Room for one more synthesized record of size bytes (a multiple of 8); NULL: no memory. */
+static void *synth_room(struct tf_reader *r, size_t size)
+{
+	unsigned char *grown = realloc(r->synth, r->synth_len + size);
+
+	if (!grown)
+		return NULL;
+	r->synth = grown;
+	memset(grown + r->synth_len, 0, size);
+	r->synth_len += size;
+	return grown + r->synth_len - size;
+}
+
+static size_t rec_round(size_t size)
+{
+	return (size + TF_ALIGN - 1) & ~(size_t)(TF_ALIGN - 1);
+}
+
+/* The libraries, probes and maps seg's header has beyond the set's: as late records. */
+static int synth_tables(struct tf_reader *r, const struct tf_header *seg)
+{
+	for (__u32 i = r->hdr.nr_libs; i < seg->nr_libs; i++) {
+		size_t len = strlen(seg->libs[i].path) + 1;
+		size_t size = rec_round(sizeof(struct sp_lib_rec) + len);
+		struct sp_lib_rec *l = size <= TF_MAX_RECORD ? synth_room(r, size) : NULL;
+
+		if (!l)
+			return size <= TF_MAX_RECORD ? -ENOMEM : -E2BIG;
+		*l = (struct sp_lib_rec){ .type = SP_REC_LIB, .size = size, .index = i,
+					  .dev = seg->libs[i].dev, .ino = seg->libs[i].ino,
+					  .kind = seg->libs[i].kind };
+		memcpy(l->build_id, seg->libs[i].build_id, sizeof(l->build_id));
+		memcpy(l + 1, seg->libs[i].path, len);
+	}
+	for (__u32 i = r->hdr.nr_probes; i < seg->nr_probes; i++) {
+		size_t len = strlen(seg->probes[i].symbol) + 1;
+		size_t size = rec_round(sizeof(struct sp_probe_rec) + len);
+		struct sp_probe_rec *p = size <= TF_MAX_RECORD ? synth_room(r, size) : NULL;
+
+		if (!p)
+			return size <= TF_MAX_RECORD ? -ENOMEM : -E2BIG;
+		*p = (struct sp_probe_rec){ .type = SP_REC_PROBE, .size = size, .cookie = i,
+					    .lib = seg->probes[i].lib,
+					    .catalog = seg->probes[i].catalog,
+					    .offset = seg->probes[i].offset,
+					    .vaddr = seg->probes[i].vaddr };
+		memcpy(p + 1, seg->probes[i].symbol, len);
+	}
+	for (__u32 i = 0; i < seg->nr_maps; i++) {
+		struct sp_map_rec *m;
+
+		if (has_map(&r->hdr, &seg->maps[i]))
+			continue;
+		m = synth_room(r, sizeof(*m));
+		if (!m)
+			return -ENOMEM;
+		*m = (struct sp_map_rec){ .type = SP_REC_MAP, .size = sizeof(*m),
+					  .tgid = seg->maps[i].tgid, .lib = seg->maps[i].lib,
+					  .start = seg->maps[i].start, .end = seg->maps[i].end,
+					  .pgoff = seg->maps[i].pgoff };
+	}
+	return 0;
 }
 
 static int reader__next_segment(struct tf_reader *r)
@@ -826,8 +915,12 @@ static int reader__next_segment(struct tf_reader *r)
 	struct tf_header seg = { 0 };
 	char prev[4096];
 	bool last = r->cur_seg + 2 == r->nr_segs;
+	__u32 missing = r->segs[r->cur_seg + 1] - r->segs[r->cur_seg] - 1;
 	int ret;
 
+	if (missing && !r->gaps.missing)
+		r->gaps.first_missing = r->segs[r->cur_seg] + 1;
+	r->gaps.missing += missing;
 	snprintf(prev, sizeof(prev), "%s", r->path);
 	ret = reader__map_segment(r, r->cur_seg + 1);
 	if (!ret)
@@ -838,12 +931,18 @@ static int reader__next_segment(struct tf_reader *r)
 		return reader__fail(r, -ENODATA, "%s: header cut short (the recording stopped as "
 				    "it rotated): the recording ends with %s", r->path, prev);
 	}
-	if (!ret && !segment_continues(&r->hdr, &seg))
+	if (!ret && !segment_continues(&r->hdr, &seg, missing))
 		ret = reader__fail(r, -EBADMSG, "%s does not continue %s: another recording's "
 				   "segment?", r->path, prev);
+	if (!ret && missing)
+		ret = synth_tables(r, &seg);
+	if (ret == -ENOMEM || ret == -E2BIG)
+		ret = reader__fail(r, ret, ret == -ENOMEM ? "%s: out of memory" :
+				   "%s: a name in its tables is too long for a record", r->path);
 	tf_header__free(&seg);
 	if (ret)
 		return ret;
+	r->after_gap = missing;
 	r->skipping = true;
 	return 0;
 }
@@ -907,6 +1006,8 @@ static bool rec_size_ok(__u16 type, __u16 size)
 		return size > sizeof(struct sp_probe_rec);
 	case SP_REC_MAP:
 		return size == sizeof(struct sp_map_rec);
+	case SP_REC_RANK:
+		return size == sizeof(struct sp_rank_rec);
 	case SP_REC_PROC:
 		return size == sizeof(struct sp_proc_rec);
 	case SP_REC_CALIB:
@@ -927,6 +1028,61 @@ static bool rec_size_ok(__u16 type, __u16 size)
 		return size >= sizeof(struct sp_pycode_rec) && size % 8 == 0;
 	case SP_REC_OBJMAP:
 		return size > sizeof(struct sp_objmap_rec) && size % 8 == 0;
+	default:
+		return false;
+	}
+}
+
+#define TS_AT_8(type) _Static_assert(offsetof(type, ts) == 8, #type "'s time is not at 8")
+TS_AT_8(struct sp_call_rec);
+TS_AT_8(struct sp_call_pkt);
+TS_AT_8(struct sp_ret_rec);
+TS_AT_8(struct sp_fork_rec);
+TS_AT_8(struct sp_libmap_rec);
+TS_AT_8(struct sp_exec_rec);
+TS_AT_8(struct sp_stats_rec);
+TS_AT_8(struct sp_exit_rec);
+TS_AT_8(struct sp_lib_rec);
+TS_AT_8(struct sp_proc_rec);
+TS_AT_8(struct sp_calib_rec);
+TS_AT_8(struct sp_cpu_rec);
+TS_AT_8(struct sp_hostmem_rec);
+TS_AT_8(struct sp_segment_rec);
+TS_AT_8(struct sp_window_rec);
+TS_AT_8(struct sp_clock_rec);
+TS_AT_8(struct sp_rank_rec);
+
+bool tf_record_ts(const void *rec, size_t size, __u64 *ts)
+{
+	const struct sp_rec_hdr *h = rec;
+
+	*ts = 0;
+	if (size < sizeof(*h))
+		return false;
+	switch (h->type) {
+	case SP_REC_CALL:
+	case SP_REC_CALL_PACKED:
+	case SP_REC_RET:
+	case SP_REC_FORK:
+	case SP_REC_LIBMAP:
+	case SP_REC_EXEC:
+	case SP_REC_STATS:
+	case SP_REC_END:
+	case SP_REC_EXIT:
+	case SP_REC_LIB:
+	case SP_REC_PROC:
+	case SP_REC_CALIB:
+	case SP_REC_CPU:
+	case SP_REC_HOSTMEM:
+	case SP_REC_SEGMENT:
+	case SP_REC_WINDOW:
+	case SP_REC_CLOCK:
+	case SP_REC_RANK:
+		/* all of these keep it at offset 8 (TS_AT_8 above) */
+		if (size < 8 + sizeof(*ts))
+			return false;
+		memcpy(ts, (const char *)rec + 8, sizeof(*ts));
+		return true;
 	default:
 		return false;
 	}
@@ -1058,6 +1214,21 @@ int tf_header__apply(struct tf_header *hdr, const void *rec, __u16 size)
 	return 0;
 }
 
+void tf_header__forget_tgid(struct tf_header *hdr, __u32 tgid)
+{
+	__u32 n = 0;
+
+	for (__u32 i = 0; i < hdr->nr_maps; i++)
+		if (hdr->maps[i].tgid != tgid)
+			hdr->maps[n++] = hdr->maps[i];
+	hdr->nr_maps = n;
+	n = 0;
+	for (__u32 i = 0; i < hdr->nr_procs; i++)
+		if (hdr->procs[i].tgid != tgid)
+			hdr->procs[n++] = hdr->procs[i];
+	hdr->nr_procs = n;
+}
+
 __u32 tf_header__ns_pid(const struct tf_header *hdr, __u32 tgid)
 {
 	/* the latest wins: a host pid may be reused */
@@ -1130,6 +1301,7 @@ static int reader__next_in_file(struct tf_reader *r, const void **rec)
 					    r->path, (unsigned long long)r->off);
 	}
 	r->off += h.size;
+	r->calls_read += h.type == SP_REC_CALL;
 	*rec = p;
 	drop_behind(r);
 	return 1;
@@ -1139,6 +1311,7 @@ static int reader__next_in_file(struct tf_reader *r, const void **rec)
 static int reader__skip_state(struct tf_reader *r, const void *rec)
 {
 	const struct sp_segment_rec *seg = rec;
+	__u64 before;
 
 	if (seg->type != SP_REC_SEGMENT)
 		return 0;
@@ -1146,14 +1319,44 @@ static int reader__skip_state(struct tf_reader *r, const void *rec)
 		return reader__fail(r, -EBADMSG, "%s: segment record says %u", r->path,
 				    seg->index);
 	r->skipping = false;
+	/* what the missing segments held: all before this one, less what was read or rotated */
+	before = r->hdr.segment.prior_calls + r->calls_read;
+	if (r->after_gap && seg->prior_calls > before)
+		r->gaps.lost_calls += seg->prior_calls - before;
+	r->after_gap = false;
 	return 0;
+}
+
+/* After a gap: the tables the missing segments added, each applied as it is handed on. */
+static int reader__next_synth(struct tf_reader *r, const void **rec)
+{
+	const struct sp_rec_hdr *h = (const void *)(r->synth + r->synth_off);
+	int ret = tf_header__apply(&r->hdr, h, h->size);
+
+	if (ret)
+		return reader__fail(r, ret == -ENOMEM ? ret : -EBADMSG,
+				    "%s: the tables before it do not fit its own", r->path);
+	r->synth_off += h->size;
+	if (r->synth_off == r->synth_len)
+		r->synth_off = r->synth_len = 0;
+	*rec = h;
+	return 1;
+}
+
+/* After a gap, the pids of the processes of the missing segments come with the repeated state. */
+static bool passes_skip(const struct tf_reader *r, const void *rec)
+{
+	return r->after_gap && ((const struct sp_rec_hdr *)rec)->type == SP_REC_PROC;
 }
 
 int tf_reader__next(struct tf_reader *r, const void **rec)
 {
 	for (;;) {
-		int ret = reader__next_in_file(r, rec);
+		int ret;
 
+		if (r->synth_len)
+			return reader__next_synth(r, rec);
+		ret = reader__next_in_file(r, rec);
 		if (ret == SKIPPED)
 			continue;
 		if (ret == 0 && r->cur_seg + 1 < r->nr_segs) {
@@ -1164,6 +1367,9 @@ int tf_reader__next(struct tf_reader *r, const void **rec)
 		}
 		if (ret <= 0 || !r->skipping)
 			return ret;
+		if (passes_skip(r, *rec))
+			return tf_header__apply(&r->hdr, *rec, sizeof(struct sp_proc_rec)) ?
+				reader__fail(r, -ENOMEM, "%s: out of memory", r->path) : 1;
 		ret = reader__skip_state(r, *rec);
 		if (ret)
 			return ret;
@@ -1175,6 +1381,11 @@ __u32 tf_reader__segments(const struct tf_reader *r, __u32 *first)
 	if (first)
 		*first = r->nr_segs ? r->segs[0] : 0;
 	return r->nr_segs ? r->nr_segs : 1;
+}
+
+const struct tf_gaps *tf_reader__gaps(const struct tf_reader *r)
+{
+	return &r->gaps;
 }
 
 __u64 tf_reader__offset(const struct tf_reader *r)
@@ -1197,6 +1408,7 @@ void tf_reader__free(struct tf_reader *r)
 	free(r->path);
 	free(r->base);
 	free(r->segs);
+	free(r->synth);
 	free(r);
 }
 

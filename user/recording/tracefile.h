@@ -80,8 +80,19 @@ static inline bool tf_header__rotated(const struct tf_header *hdr)
 	return hdr->segment.type && hdr->segment.prior_records;
 }
 
+/* Bytes the header takes in a file, magic and length included. */
+__u64 tf_header__size(const struct tf_header *hdr);
+/* Drop the mappings and namespace pid of a process that exited (a ring's next header). */
+void tf_header__forget_tgid(struct tf_header *hdr, __u32 tgid);
 /* The pid tgid has in its own pid namespace, or 0 when it is the host's. */
 __u32 tf_header__ns_pid(const struct tf_header *hdr, __u32 tgid);
+
+/* Segments missing in the middle of a set (removed by hand, lost): read across, counted. */
+struct tf_gaps {
+	__u32 missing;		/* segment files missing between the first and the last */
+	__u32 first_missing;	/* the number of the first of them */
+	__u64 lost_calls;	/* the calls they held, as the segments after them count */
+};
 
 struct tf_writer;
 struct tf_reader;
@@ -116,9 +127,12 @@ void tf_segment_path(char *dst, size_t dst_sz, const char *base, __u32 n);
 /*
  * Open and validate the header. NULL with a one-line reason in err. A path
  * that does not exist but has segments (path.0, path.1 ...) is read as one
- * recording: from the oldest segment after the last gap in their numbers,
- * each later one's header and repeated state skipped. A newest segment whose
- * header was cut short (killed as it rotated) ends the set as a cut does.
+ * recording: every segment there, oldest first, each later one's header and
+ * repeated state skipped. A gap in their numbers is read across: the tables
+ * the missing segments added come as late records (SP_REC_LIB, _PROBE, _MAP),
+ * their processes' SP_REC_PROC again, and tf_reader__gaps counts what was
+ * lost. A newest segment whose header was cut short (killed as it rotated)
+ * ends the set as a cut does.
  */
 struct tf_reader *tf_reader__open(const char *path, char *err, size_t err_sz);
 const struct tf_header *tf_reader__header(const struct tf_reader *r);
@@ -128,9 +142,17 @@ const struct tf_header *tf_reader__header(const struct tf_reader *r);
  * stops inside a record (truncated). Details via tf_reader__error.
  */
 int tf_reader__next(struct tf_reader *r, const void **rec);
+/*
+ * The time a record carries (CLOCK_MONOTONIC ns), by its kind: true and *ts
+ * set when it has one; false (*ts 0) for kinds without (probe and map tables,
+ * call sites, kinds this reader does not know) or a record too short to hold it.
+ */
+bool tf_record_ts(const void *rec, size_t size, __u64 *ts);
 /* Byte offset of the next record (where a cut or corruption was found). */
 __u64 tf_reader__offset(const struct tf_reader *r);
 const char *tf_reader__error(const struct tf_reader *r);
+/* Segments missing inside the set so far (all 0 for a plain file or a whole set). */
+const struct tf_gaps *tf_reader__gaps(const struct tf_reader *r);
 /* Segments of a set: how many are read (1 for a plain file), the number of the first. */
 __u32 tf_reader__segments(const struct tf_reader *r, __u32 *first);
 void tf_reader__free(struct tf_reader *r);

@@ -67,6 +67,30 @@ int hmap__set(struct hmap *m, __u64 a, __u64 b, void *value)
 	return 0;
 }
 
+/* Linear probing: move later entries of the chain back into the hole, so no chain is cut. */
+void *hmap__remove(struct hmap *m, __u64 a, __u64 b)
+{
+	struct hmap_slot *s = find(m, a, b);
+	size_t hole, i, home;
+	void *value;
+
+	if (!s || !s->value)
+		return NULL;
+	value = s->value;
+	hole = s - m->slots;
+	for (i = (hole + 1) & (m->cap - 1); m->slots[i].value; i = (i + 1) & (m->cap - 1)) {
+		home = slot_of(m->cap, m->slots[i].a, m->slots[i].b);
+		/* moves unless its home lies cyclically in (hole, i] */
+		if (((i - home) & (m->cap - 1)) >= ((i - hole) & (m->cap - 1))) {
+			m->slots[hole] = m->slots[i];
+			hole = i;
+		}
+	}
+	m->slots[hole] = (struct hmap_slot){ 0 };
+	m->len--;
+	return value;
+}
+
 void hmap__free(struct hmap *m)
 {
 	free(m->slots);

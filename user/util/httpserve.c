@@ -2,7 +2,8 @@
 /*
  * One document over HTTP from a thread: non-blocking sockets in one poll
  * loop, a deadline per client, requests of bounded size, a bounded number of
- * clients, and a document swapped under a lock that is only held to copy it.
+ * clients (a new one at the cap drops the oldest), and a document swapped
+ * under a lock that is only held to copy it.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -19,9 +20,13 @@
 #include <unistd.h>
 #include "httpserve.h"
 
-#define MAX_CLIENTS 64
+#define MAX_CLIENTS 1024
+#define BACKLOG 512
+#define ACCEPT_BURST 256	/* per poll round, so a flood cannot starve the clients */
 #define MAX_REQUEST 8192
-#define CLIENT_MS 5000		/* a whole exchange, request to last byte */
+#define REQUEST_MS 2000		/* accept to a whole request head */
+#define RESPONSE_MS 3000	/* that head to the response's last byte */
+#define LINGER_MS 1000		/* the response sent: for the client to close */
 #define DRAIN_MS 1000		/* at stop: for the responses under way */
 #define POLL_MS 100
 
@@ -32,7 +37,8 @@ struct client {
 	char *out;		/* the whole response once the request is read */
 	size_t out_len, out_off;
 	bool closing;		/* all sent: reading until the client closes */
-	long long deadline_ms;
+	long long deadline_ms;	/* of the present step: request, response, linger */
+	unsigned long long seq;	/* accept order: the lowest is the oldest */
 };
 
 struct http_server {
@@ -47,7 +53,10 @@ struct http_server {
 	char address[64];
 	bool loopback;
 	struct client *clients[MAX_CLIENTS];
-	size_t nr_clients;
+	size_t nr_clients, max_clients;
+	int request_ms;
+	unsigned long long accepted;
+	bool fds_out;		/* descriptors ran out with none to free: accept next round */
 };
 
 static long long now_ms(void)
@@ -147,7 +156,7 @@ static int bind_listen(struct http_server *s, const struct sockaddr_storage *ss,
 	/* a restart finds its port free while old connections linger; two listeners never */
 	setsockopt(s->listen_fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
 	if (bind(s->listen_fd, (const struct sockaddr *)ss, len) ||
-	    listen(s->listen_fd, MAX_CLIENTS) ||
+	    listen(s->listen_fd, BACKLOG) ||
 	    getsockname(s->listen_fd, (struct sockaddr *)&bound, &bound_len))
 		return -errno;
 	describe(s, &bound);
@@ -168,6 +177,8 @@ struct http_server *http_server__listen(const char *spec, char *err, size_t err_
 		return NULL;
 	}
 	s->listen_fd = s->wake[0] = s->wake[1] = -1;
+	s->max_clients = MAX_CLIENTS;
+	s->request_ms = REQUEST_MS;
 	pthread_mutex_init(&s->lock, NULL);
 	if (split_spec(spec, host, sizeof(host), &port) || make_addr(host, port, &ss, &len)) {
 		snprintf(err, err_sz, "'%s' is no address to listen on: give PORT, IPV4:PORT or "
@@ -196,6 +207,14 @@ bool http_server__loopback(const struct http_server *s)
 	return s->loopback;
 }
 
+void http_server__set_limits(struct http_server *s, size_t max_clients, int request_ms)
+{
+	if (max_clients >= 1 && max_clients <= MAX_CLIENTS)
+		s->max_clients = max_clients;
+	if (request_ms > 0)
+		s->request_ms = request_ms;
+}
+
 int http_server__publish(struct http_server *s, const char *body, size_t len)
 {
 	char *copy = malloc(len ? len : 1), *old;
@@ -222,21 +241,56 @@ static void drop_client(struct http_server *s, size_t i)
 	s->clients[i] = s->clients[--s->nr_clients];
 }
 
+/*
+ * Make room for a new client: drop the oldest one still sending its request,
+ * or the oldest of all when every one is being answered. false: none to drop.
+ */
+static bool drop_oldest(struct http_server *s)
+{
+	size_t oldest = s->nr_clients;
+
+	for (size_t i = 0; i < s->nr_clients; i++) {
+		const struct client *c = s->clients[i], *o;
+
+		if (oldest == s->nr_clients) {
+			oldest = i;
+			continue;
+		}
+		o = s->clients[oldest];
+		if ((!c->out && o->out) || (!c->out == !o->out && c->seq < o->seq))
+			oldest = i;
+	}
+	if (oldest == s->nr_clients)
+		return false;
+	drop_client(s, oldest);
+	return true;
+}
+
 static void accept_clients(struct http_server *s)
 {
-	while (s->nr_clients < MAX_CLIENTS) {
+	for (int n = 0; n < ACCEPT_BURST; n++) {
 		int fd = accept4(s->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 		struct client *c;
 
+		if (fd < 0 && (errno == EMFILE || errno == ENFILE)) {
+			/* out of descriptors: an old client's goes to the new one */
+			if (drop_oldest(s))
+				continue;
+			s->fds_out = true;
+			return;
+		}
 		if (fd < 0)
 			return;	/* EAGAIN, or a connection that went away: nothing to do */
+		if (s->nr_clients == s->max_clients)
+			drop_oldest(s);
 		c = calloc(1, sizeof(*c));
 		if (!c) {
 			close(fd);
 			return;
 		}
 		c->fd = fd;
-		c->deadline_ms = now_ms() + CLIENT_MS;
+		c->deadline_ms = now_ms() + s->request_ms;
+		c->seq = s->accepted++;
 		s->clients[s->nr_clients++] = c;
 	}
 }
@@ -320,6 +374,7 @@ static bool client_read(struct http_server *s, struct client *c)
 {
 	ssize_t n = recv(c->fd, c->in + c->in_len, MAX_REQUEST - 1 - c->in_len, 0);
 
+
 	if (n < 0)
 		return errno == EAGAIN || errno == EINTR;
 	if (n == 0)
@@ -372,7 +427,7 @@ static void serve_clients(struct http_server *s, const struct pollfd *fds, size_
 
 	for (size_t i = nr; i-- > 0;) {
 		struct client *c = s->clients[i];
-		bool keep = true;
+		bool keep = true, answered = c->out, closing = c->closing;
 
 		if (fds[i].revents & (POLLERR | POLLNVAL))
 			keep = false;
@@ -384,6 +439,11 @@ static void serve_clients(struct http_server *s, const struct pollfd *fds, size_
 			keep = client_read(s, c);
 		if (keep && c->out && !c->closing && !(fds[i].revents & POLLOUT))
 			keep = client_write(c);	/* a response just made: try at once */
+		/* each step has a deadline of its own: a slow reader cannot hold a slot either */
+		if (c->out && !answered)
+			c->deadline_ms = now + RESPONSE_MS;
+		if (c->closing && !closing)
+			c->deadline_ms = now + LINGER_MS;
 		if (keep && (now >= c->deadline_ms || (drain_until && now >= drain_until)))
 			keep = false;
 		if (!keep)
@@ -420,15 +480,18 @@ static void *serve(void *arg)
 			fds[i] = (struct pollfd){ s->clients[i]->fd, events, 0 };
 		}
 		fds[at++] = (struct pollfd){ s->wake[0], POLLIN, 0 };
-		if (!drain_until && s->nr_clients < MAX_CLIENTS)
+		/* at the cap a new client still comes in: the oldest makes room */
+		if (!drain_until && !s->fds_out)
 			fds[at++] = (struct pollfd){ s->listen_fd, POLLIN, 0 };
+		s->fds_out = false;
 		if (poll(fds, at, POLL_MS) < 0 && errno != EINTR)
 			break;
+		/* the clients first: accepting may drop one, and fds[] is in client order */
+		serve_clients(s, fds, nr, drain_until);
 		if (!drain_until && at > nr + 1 && (fds[nr + 1].revents & POLLIN))
 			accept_clients(s);
 		if (!drain_until && (fds[nr].revents & POLLIN))
 			drain_until = stop_listening(s);
-		serve_clients(s, fds, nr, drain_until);
 		if (drain_until && !s->nr_clients)
 			break;
 	}

@@ -79,6 +79,16 @@ static void put_process(FILE *out, const struct model_proc *p)
 	put_int_or_null(out, "rank", p->rank, p->rank >= 0);
 	fputc(',', out);
 	put_int_or_null(out, "nranks", p->nranks, p->nranks >= 0);
+	fputs(",\"rank_from\":", out);
+	if (rank_from__name(p->rank_from))
+		put_string(out, rank_from__name(p->rank_from));
+	else
+		fputs("null", out);
+	fputs(",\"rank_shown\":", out);
+	if (p->rank_what[0])
+		put_string(out, p->rank_what);
+	else
+		fputs("null", out);
 	fputc(',', out);
 	put_int_or_null(out, "device", p->device, p->device >= 0);
 	fprintf(out,
@@ -513,7 +523,22 @@ static void put_overhead(FILE *out, const struct model_view *v)
 	fputs("]}", out);
 }
 
-void report__json(FILE *out, const struct results *res)
+/* How the input read: what it lacked or had wrong (all 0 and null for a sound one). */
+static void put_input(FILE *out, const struct decode_stats *in)
+{
+	static const struct decode_stats none;
+
+	in = in ? in : &none;
+	fputs(",\"input\":{", out);
+	put_int_or_null(out, "cut_at", in->cut_at, in->cut);
+	fprintf(out, ",\"unknown_cookie_calls\":%llu,\"duplicate_records\":%llu,"
+		"\"out_of_order\":%llu,\"ring_gaps\":%llu,\"ring_gap_calls\":%llu}",
+		(unsigned long long)in->unknown_cookie_calls,
+		(unsigned long long)in->duplicate_records, (unsigned long long)in->out_of_order,
+		(unsigned long long)in->ring_gaps, (unsigned long long)in->ring_gap_calls);
+}
+
+void report__json(FILE *out, const struct results *res, const struct decode_stats *input)
 {
 	struct model *m = res->model;
 	const struct cycles *cy = &res->cycles;
@@ -523,6 +548,7 @@ void report__json(FILE *out, const struct results *res)
 
 	fprintf(out, "{\"report_version\":%d,", REPORT_JSON_VERSION);
 	put_recording(out, v);
+	put_input(out, input);
 	fputs(",\"processes\":[", out);
 	for (size_t i = 0; i < v->nr_procs; i++) {
 		fputs(i ? "," : "", out);

@@ -72,6 +72,29 @@ static void put_header(FILE *out, const struct model_view *v)
 		fputs("  warning: out of memory while reading: the report is partial\n", out);
 }
 
+/* How each rank was learned: NCCL init traced, or what the process showed at attach. */
+static void put_rank_sources(FILE *out, const struct model_view *v)
+{
+	static const char *const how[] = {
+		[RANK_FROM_NCCL_INIT] = "its ncclCommInitRank call, traced",
+		[RANK_FROM_NCCL_COMM] = "its communicator",
+		[RANK_FROM_ENVIRON] = "its environment",
+		[RANK_FROM_TITLE] = "its process title",
+		[RANK_FROM_DEVICE] = "the one GPU it has open (a rank per GPU assumed)",
+	};
+
+	for (size_t i = 0; i < v->nr_procs; i++) {
+		const struct model_proc *p = v->procs[i];
+
+		if (p->rank < 0 || p->rank_from == RANK_FROM_NONE || p->rank_from > RANK_FROM_DEVICE)
+			continue;
+		fprintf(out, "  pid %u: rank %d from %s", p->tgid, p->rank, how[p->rank_from]);
+		if (p->rank_what[0])
+			fprintf(out, " (%.*s)", SP_RANK_WHAT - 1, p->rank_what);
+		fputc('\n', out);
+	}
+}
+
 static void put_processes(FILE *out, const struct model_view *v)
 {
 	fputs("\nProcesses\n  pid       parent    rank  device  threads  streams  graphs  "
@@ -94,6 +117,7 @@ static void put_processes(FILE *out, const struct model_view *v)
 			p->nr_streams, p->nr_execs, p->nr_captures, (unsigned long long)p->calls,
 			exited);
 	}
+	put_rank_sources(out, v);
 }
 
 static void put_rank_rows(FILE *out, const struct results *res)
@@ -569,7 +593,7 @@ void report__text(FILE *out, const struct results *res, const struct report_opts
 int report__print(FILE *out, const struct results *res, const struct report_opts *opts)
 {
 	if (opts->json)
-		report__json(out, res);
+		report__json(out, res, opts->input);
 	else
 		report__text(out, res, opts);
 	return fflush(out) || ferror(out) ? -EIO : 0;

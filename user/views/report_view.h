@@ -5,6 +5,7 @@
 
 #include <stdbool.h>
 #include <stdio.h>
+#include "decode.h"
 #include "results.h"
 
 #define REPORT_JSON_VERSION 1
@@ -12,10 +13,11 @@
 struct report_opts {
 	bool json;
 	bool all_cycles;	/* text: every cycle in the cycle table */
+	const struct decode_stats *input;	/* how the input read; NULL: not told */
 };
 
 void report__text(FILE *out, const struct results *res, const struct report_opts *opts);
-void report__json(FILE *out, const struct results *res);
+void report__json(FILE *out, const struct results *res, const struct decode_stats *input);
 /* The one the options ask for; 0, or -EIO when the output could not be written. */
 int report__print(FILE *out, const struct results *res, const struct report_opts *opts);
 

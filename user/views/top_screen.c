@@ -174,8 +174,8 @@ static int draw_loops(const struct top_screen *s, const struct top_frame *f, int
 static int draw_sites(const struct top_screen *s, const struct top_frame *f, int y, int rows)
 {
 	attron(A_REVERSE);
-	mvprintw(y++, 0, " %4s %-24s %-13s %-13s %8s %11s %8s", "RANK", "FLAGGED SYNC",
-		 "POSITION", "KIND", "COUNT/S", "BLK ms/CYC", "TOTAL");
+	mvprintw(y++, 0, " %4s %7s %-24s %-13s %-13s %8s %11s %8s", "RANK", "PID",
+		 "FLAGGED SYNC", "POSITION", "KIND", "COUNT/S", "BLK ms/CYC", "TOTAL");
 	clrtoeol();
 	attroff(A_REVERSE);
 	if (!f->nr_sites && rows > 0) {
@@ -190,6 +190,7 @@ static int draw_sites(const struct top_screen *s, const struct top_frame *f, int
 			printw(" %4d", r->rank);
 		else
 			printw(" %4s", "-");
+		printw(" %7u", r->tgid);
 		style_on(s, r->count ? PAIR_ALERT : 0, 0);
 		printw(" %-24s", model__call_name(r->name));
 		style_off(s, r->count ? PAIR_ALERT : 0, 0);

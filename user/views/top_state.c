@@ -399,13 +399,20 @@ static __u64 rank_cycles(const struct top_frame *f, int rank)
 	return n;
 }
 
+/* As report orders its sites: blocked time per cycle first, then count, then the call's name. */
 static int site_row_cmp(const void *pa, const void *pb)
 {
 	const struct top_site_row *a = pa, *b = pb;
 
+	if (a->blocked_ms_per_cycle != b->blocked_ms_per_cycle)
+		return a->blocked_ms_per_cycle < b->blocked_ms_per_cycle ? 1 : -1;
 	if (a->count != b->count)
 		return a->count < b->count ? 1 : -1;
-	return (a->total < b->total) - (a->total > b->total);
+	if (a->total != b->total)
+		return a->total < b->total ? 1 : -1;
+	if (a->name != b->name)
+		return strcmp(model__call_name(a->name), model__call_name(b->name));
+	return (a->tgid > b->tgid) - (a->tgid < b->tgid);
 }
 
 /* The call site most of a flagged site's counted stacks share. */
@@ -451,7 +458,8 @@ static void frame_sites(struct top_state *t, const struct callstacks *stacks, __
 		series_window(&s->blocked, now, o->window_s, t->since_ns, &sum, &blocked);
 		cycles = rank_cycles(f, s->rank);
 		*row = (struct top_site_row){ .name = s->name, .pos = s->pos, .kind = s->kind,
-					      .rank = s->rank, .count = n, .total = s->count.total,
+					      .rank = s->rank, .tgid = s->tgid, .count = n,
+					      .total = s->count.total,
 					      .per_s = span > 0 ? n / span : 0,
 					      .blocked_ms_per_cycle = cycles ? blocked / 1e6 / cycles
 									     : 0,

@@ -41,6 +41,7 @@ struct top_site_row {
 	enum sync_pos pos;
 	enum sync_kind kind;
 	int rank;
+	__u32 tgid;		/* its process: ranks not known apart still differ */
 	__u64 count;		/* in the window */
 	__u64 total;
 	double per_s;

@@ -45,14 +45,15 @@ static void print_loops(FILE *out, const struct top_frame *f)
 
 static void print_sites(FILE *out, const struct top_frame *f)
 {
-	fprintf(out, "SYNCS flagged\n  %4s %-24s %-13s %-13s %8s %10s %7s\n", "rank", "call",
-		"position", "kind", "count/s", "blk_ms/cyc", "total");
+	fprintf(out, "SYNCS flagged\n  %4s %7s %-24s %-13s %-13s %8s %10s %7s\n", "rank", "pid",
+		"call", "position", "kind", "count/s", "blk_ms/cyc", "total");
 	for (size_t i = 0; i < f->nr_sites; i++) {
 		const struct top_site_row *s = &f->sites[i];
 
 		print_rank(out, s->rank);
-		fprintf(out, " %-24s %-13s %-13s %8.1f %10.3f %7llu\n", model__call_name(s->name),
-			syncs__pos_name(s->pos), model__sync_kind_name(s->kind), s->per_s,
+		fprintf(out, " %7u %-24s %-13s %-13s %8.1f %10.3f %7llu\n", s->tgid,
+			model__call_name(s->name), syncs__pos_name(s->pos),
+			model__sync_kind_name(s->kind), s->per_s,
 			s->blocked_ms_per_cycle, (unsigned long long)s->total);
 		if (s->where)
 			fprintf(out, "       at %.90s\n", s->where);
