@@ -15,6 +15,7 @@
 #include "perfetto_view.h"
 #include "pipeline.h"
 #include "ring.h"
+#include "spill.h"
 
 static struct export_env {
 	const char *input;
@@ -83,9 +84,11 @@ int export__open_output(struct outfile *out, const char *path, bool force, const
 	return 0;
 }
 
-struct pipeline *export__open_input(const char *input)
+/* A pass over the recording, of the whole run read in windows (wholerun.h). */
+static struct pipeline *open_pass(const char *input, struct wholerun *whole)
 {
-	static const struct pipeline_opts opts = { .analyse = true, .tick_ns = PERFETTO_TICK_NS };
+	const struct pipeline_opts opts = { .analyse = true, .tick_ns = PERFETTO_TICK_NS,
+					    .whole = whole };
 	struct pipeline *p;
 	char err[512];
 
@@ -95,51 +98,109 @@ struct pipeline *export__open_input(const char *input)
 	return p;
 }
 
-/* Read, analyse and write; 0 or 1 with the reason logged. */
+struct pipeline *export__open_input(const char *input)
+{
+	struct wholerun *whole = wholerun__new();
+	struct pipeline *p;
+
+	if (!whole) {
+		log_error("out of memory");
+		return NULL;
+	}
+	p = open_pass(input, whole);
+	if (!p)
+		wholerun__free(whole);
+	return p;
+}
+
+/* Read, analyse and (the last pass) write; 0, 1 with the reason logged, or 2: read again. */
 static int export_run(struct pipeline *p, struct perfetto_out *o, const char *input,
 		      const char *output)
 {
-	int ret = pipeline__read_all(p);
+	int ret = pipeline__read_all(p), read_ret = ret;
 
+	if (ret == -EAGAIN)
+		return 2;
 	if (ret == -EBADMSG) {
 		log_error("%s: no trace written", pipeline__error(p));
 		return 1;
 	}
-	if (ret < 0) {
+	if (ret < 0 && !spill__failed()) {
 		/* the trace's writer fails the read as well: name the file that failed */
-		bool writing = perfetto__close(o) < 0;
+		bool writing = o && perfetto__close(o) < 0;
 
 		log_error("%s %s: %s", writing ? "writing" : "reading", writing ? output : input,
 			  strerror(-ret));
 		return 1;
 	}
-	pipeline__warn_input(p, input);
-	ret = pipeline__finish(p);
 	if (!ret)
+		ret = pipeline__finish(p);
+	if (ret == -EAGAIN)
+		return 2;
+	/* what the reader made of the file, once: in the pass that writes */
+	if (o && !read_ret)
+		pipeline__warn_input(p, input);
+	if (!ret && o)
 		ret = perfetto__close(o);
+	if (ret && spill__failed()) {
+		log_error("reading %s: temporary files in %s: %s (set TMPDIR to a folder with "
+			  "room)", input, spill__dir(), strerror(-ret));
+		return 1;
+	}
 	if (ret) {
 		log_error("writing %s: %s", output, strerror(-ret));
 		return 1;
 	}
-	return 0;
+	return o ? 0 : 2;
+}
+
+/*
+ * The passes: the plan's first, then the one that writes the trace. A last
+ * pass that finds it needs another pass first starts the file again.
+ */
+static int export_passes(struct pipeline **pp, const char *input, int fd, const char *output,
+			 struct perfetto_out **o)
+{
+	struct wholerun *whole = pipeline__wholerun(*pp);
+	struct pipeline_consumer c;
+	int status;
+
+	for (;;) {
+		if (wholerun__last_pass(whole)) {
+			*o = perfetto__new(fd, *pp);
+			if (!*o) {
+				log_error("out of memory");
+				return 1;
+			}
+			perfetto__consumer(*o, &c);
+			pipeline__add(*pp, &c);
+		}
+		status = export_run(*pp, *o, input, output);
+		if (status != 2)
+			return status;
+		if (*o) {
+			perfetto__free(*o);
+			*o = NULL;
+			if (ftruncate(fd, 0) || lseek(fd, 0, SEEK_SET)) {
+				log_error("writing %s: %s", output, strerror(errno));
+				return 1;
+			}
+		}
+		pipeline__free(*pp);
+		*pp = open_pass(input, whole);
+		if (!*pp)
+			return 1;
+	}
 }
 
 int export__write(struct pipeline *p, const char *input, struct outfile *out)
 {
+	struct wholerun *whole = pipeline__wholerun(p);
 	const char *output = out->path;
 	struct perfetto_out *o = NULL;
-	struct pipeline_consumer c;
 	char err[PATH_MAX + 128];
-	int status = 1;
+	int status = export_passes(&p, input, out->fd, output, &o);
 
-	o = perfetto__new(out->fd, p);
-	if (!o) {
-		log_error("out of memory");
-	} else {
-		perfetto__consumer(o, &c);
-		pipeline__add(p, &c);
-		status = export_run(p, o, input, output);
-	}
 	/* renamed into place only when whole: a cut or corrupt recording leaves the old trace */
 	if (!status && outfile__commit(out, err, sizeof(err))) {
 		log_error("%s", err);
@@ -153,6 +214,7 @@ int export__write(struct pipeline *p, const char *input, struct outfile *out)
 	outfile__discard(out);
 	perfetto__free(o);
 	pipeline__free(p);
+	wholerun__free(whole);
 	return status;
 }
 
@@ -168,6 +230,7 @@ int cmd_export(int argc, char **argv)
 	if (!p)
 		return 1;
 	if (export__open_output(&out, env.output, env.force, env.input)) {
+		wholerun__free(pipeline__wholerun(p));
 		pipeline__free(p);
 		return 1;
 	}
