@@ -27,12 +27,14 @@ static struct demo_env {
 	unsigned long cycles;
 	unsigned long ranks;
 	const char *server;
+	bool verbose;
 } env = { .cycles = 200, .ranks = 1 };
 
 static const char doc[] =
-	"Trace the bundled simulated GPU server (tools/specsim) and show what was captured: "
-	"one decode cycle, the calls per entry point, then 'specprobe report' of the "
-	"recording. Needs root, no GPU.\n\n"
+	"Trace the bundled simulated GPU server (tools/specsim), which plants a "
+	"cuStreamSynchronize between draft and verify every 10th cycle: say what was planted "
+	"and what specprobe found, then show 'specprobe report' of the recording (--verbose: "
+	"one decode cycle's calls and the calls per entry point first). Needs root, no GPU.\n\n"
 	"The server is looked for at $SPECPROBE_SPECSIM, next to the specprobe binary "
 	"(.output/specsim/ in a build tree), then in ../lib/specprobe/ beside it.\n";
 
@@ -47,6 +49,8 @@ static const struct argp_option options[] = {
 	{ "cycles", OPT_CYCLES, "N", 0, "Decode cycles to run (default 200)", 0 },
 	{ "ranks", OPT_RANKS, "N", 0, "Tensor-parallel ranks, one process each (default 1)", 0 },
 	{ "server", 's', "PATH", 0, "specsim-server to run", 0 },
+	{ "verbose", 'v', NULL, 0, "Also print one decode cycle's calls and the calls per entry point",
+	  0 },
 	{},
 };
 
@@ -66,6 +70,9 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		break;
 	case 's':
 		env.server = arg;
+		break;
+	case 'v':
+		env.verbose = true;
 		break;
 	case ARGP_KEY_ARG:
 		argp_error(state, "unexpected argument '%s'", arg);
@@ -241,6 +248,87 @@ static int summarise(const char *recording)
 	return 0;
 }
 
+/* Calls the server tagged as planted in its ground truth (one file per rank). */
+static size_t count_planted(const char *truth, unsigned long ranks)
+{
+	char path[PATH_MAX + 64], line[4096];
+	size_t planted = 0;
+
+	for (unsigned long rank = 0; rank < ranks; rank++) {
+		FILE *f;
+
+		snprintf(path, sizeof(path), "%s.rank%lu", truth, rank);
+		f = fopen(path, "re");
+		if (!f)
+			continue;
+		while (fgets(line, sizeof(line), f))
+			planted += strstr(line, "\"tag\":\"planted-sync\"") != NULL;
+		fclose(f);
+	}
+	return planted;
+}
+
+/* The flagged calls of the planted kind and place, and the call site most of them came from. */
+static void put_found(const struct syncs *sy, const struct callstacks *stacks, size_t planted)
+{
+	size_t found = 0, others;
+	__u64 blocked_ns = 0;
+	const char *site = NULL;
+
+	for (size_t i = 0; i < sy->flagged_sites.nr; i++) {
+		const struct sync_site *s = &sy->flagged_sites.sites[i];
+
+		if (s->pos == SPOS_DRAFT_VERIFY && !strcmp(model__call_name(s->name),
+							   "cuStreamSynchronize")) {
+			found += s->count;
+			blocked_ns += s->blocked_ns;
+		}
+	}
+	for (size_t i = 0; i < sy->nr_by_callsite && !site; i++) {
+		const struct cs_site *cs = callstacks__site(stacks, sy->by_callsite[i].site);
+
+		if (sy->by_callsite[i].flagged && cs)
+			site = cs->label;
+	}
+	others = sy->flagged - found;
+	printf("Found:   %zu of them flagged between draft and verify, %.3f ms blocked a cycle%s%s\n",
+	       found, sy->cycles ? blocked_ns / 1e6 / sy->cycles : 0.0, site ? ", at " : "",
+	       site ? site : "");
+	if (found != planted)
+		printf("         %zu planted were not flagged\n", planted > found ? planted - found : 0);
+	if (others)
+		printf("         %zu other syncs flagged: see the report\n", others);
+	else
+		printf("         no other sync flagged\n");
+}
+
+/* The demo's answer first: what the server planted, what specprobe found. */
+static int show_findings(const char *recording, const char *truth)
+{
+	static const struct pipeline_opts analyse = { .analyse = true };
+	size_t planted = count_planted(truth, env.ranks);
+	const struct results *res;
+	struct pipeline *p;
+	char err[512];
+
+	p = pipeline__open(recording, &analyse, err, sizeof(err));
+	if (!p) {
+		log_error("%s", err);
+		return -1;
+	}
+	if (pipeline__read_all(p) < 0 || pipeline__finish(p) || !(res = pipeline__results(p))) {
+		log_error("%s: %s", recording, pipeline__error(p));
+		pipeline__free(p);
+		return -1;
+	}
+	printf("\nPlanted: a cuStreamSynchronize between draft and verify every 10th cycle: %zu "
+	       "in %lu cycles of %lu rank(s) (the server's own record)\n", planted, env.cycles,
+	       env.ranks);
+	put_found(&res->syncs, pipeline__callstacks(p), planted);
+	pipeline__free(p);
+	return 0;
+}
+
 static int run_demo(const char *server, const char *dir)
 {
 	char ready[PATH_MAX + 16], go[PATH_MAX + 16], truth[PATH_MAX + 16];
@@ -292,9 +380,9 @@ static int run_demo(const char *server, const char *dir)
 		log_error("recording failed: see %s", log_record);
 		return -1;
 	}
-	if (summarise(recording))
+	if (env.verbose && summarise(recording))
 		return -1;
-	if (show_report(self, recording))
+	if (show_findings(recording, truth) || show_report(self, recording))
 		return -1;
 	printf("\nrecording: %s (specprobe dump --json %s, specprobe report %s)\n"
 	       "ground truth: %s.rank*\n", recording, recording, recording, truth);
