@@ -33,9 +33,9 @@ out = open(sys.argv[1]).read()
 head = out.split("\nspecprobe report ")[0]
 planted = [json.loads(l) for f in sys.argv[2:] for l in open(f) if '"planted-sync"' in l]
 waited = sum(1 for c in planted if c["after"] - c["before"] >= 100000)
-said = re.search(r"^Planted: .*: (\d+) in 60 cycles of 2 rank", head, re.M)
+said = re.search(r"^ +(\d+) in 60 cycles of 2 rank", head, re.M)
 found = re.search(r"^Found: +(\d+) of them flagged between draft and verify, [\d.]+ ms blocked "
-                  r"a cycle, at [a-z_]+", head, re.M)
+                  r"a cycle\n +called at [a-z_]+", head, re.M)
 ok = (said and int(said.group(1)) == len(planted) > 0 and found and
       waited <= int(found.group(1)) <= len(planted) and "no other sync flagged" in head and
       "one decode cycle" not in out)

@@ -291,9 +291,10 @@ static void put_found(const struct syncs *sy, const struct callstacks *stacks, s
 			site = cs->label;
 	}
 	others = sy->flagged - found;
-	printf("Found:   %zu of them flagged between draft and verify, %.3f ms blocked a cycle%s%s\n",
-	       found, sy->cycles ? blocked_ns / 1e6 / sy->cycles : 0.0, site ? ", at " : "",
-	       site ? site : "");
+	printf("Found:   %zu of them flagged between draft and verify, %.3f ms blocked a cycle\n",
+	       found, sy->cycles ? blocked_ns / 1e6 / sy->cycles : 0.0);
+	if (site)
+		printf("         called at %s\n", site);
 	if (found != planted)
 		printf("         %zu planted were not flagged\n", planted > found ? planted - found : 0);
 	if (others)
@@ -321,9 +322,9 @@ static int show_findings(const char *recording, const char *truth)
 		pipeline__free(p);
 		return -1;
 	}
-	printf("\nPlanted: a cuStreamSynchronize between draft and verify every 10th cycle: %zu "
-	       "in %lu cycles of %lu rank(s) (the server's own record)\n", planted, env.cycles,
-	       env.ranks);
+	printf("\nPlanted: a cuStreamSynchronize between draft and verify, every 10th cycle\n"
+	       "         %zu in %lu cycles of %lu rank(s), as the server's own record says\n", planted,
+	       env.cycles, env.ranks);
 	put_found(&res->syncs, pipeline__callstacks(p), planted);
 	pipeline__free(p);
 	return 0;
