@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "cycles.h"
+#include "grow.h"
 #include "hmap.h"
 #include "spill.h"
 
@@ -1501,21 +1502,6 @@ enum plan_stage cycles_plan__stage(const struct cycles_plan *pl)
 	return pl->stage;
 }
 
-static int grow(void **arr, size_t *nr, size_t want, size_t size)
-{
-	void *grown;
-
-	if (want <= *nr)
-		return 0;
-	grown = realloc(*arr, want * size);
-	if (!grown)
-		return -ENOMEM;
-	memset((char *)grown + *nr * size, 0, (want - *nr) * size);
-	*arr = grown;
-	*nr = want;
-	return 0;
-}
-
 /* The plan of thread t, with room for every exec seen so far; NULL: no memory. */
 static struct plan_thread *plan_thread(struct cycles_plan *pl, const struct model_view *v,
 				       const struct model_thread *t)
@@ -1523,7 +1509,7 @@ static struct plan_thread *plan_thread(struct cycles_plan *pl, const struct mode
 	struct plan_thread *pt;
 	size_t had = pl->nr_threads;
 
-	if (grow((void **)&pl->threads, &pl->nr_threads, t->index + 1, sizeof(*pl->threads)))
+	if (grow__zeroed((void **)&pl->threads, &pl->nr_threads, t->index + 1, sizeof(*pl->threads)))
 		return NULL;
 	for (size_t i = had; i < pl->nr_threads; i++) {
 		pl->threads[i].last_graph = pl->threads[i].neighbour = NONE;
@@ -1532,7 +1518,7 @@ static struct plan_thread *plan_thread(struct cycles_plan *pl, const struct mode
 	pt = &pl->threads[t->index];
 	pt->run.tgid = t->tgid;
 	pt->run.tid = t->tid;
-	if (grow((void **)&pt->stats, &pt->nr_stats, v->nr_execs, sizeof(*pt->stats)))
+	if (grow__zeroed((void **)&pt->stats, &pt->nr_stats, v->nr_execs, sizeof(*pt->stats)))
 		return NULL;
 	return pt;
 }
@@ -1554,7 +1540,7 @@ void cycles_plan__apply(const struct cycles_plan *pl, struct model *m)
 
 static int save_roles(struct cycles_plan *pl, const struct model_view *v)
 {
-	if (grow((void **)&pl->roles, &pl->nr_roles, v->nr_execs, sizeof(*pl->roles)))
+	if (grow__zeroed((void **)&pl->roles, &pl->nr_roles, v->nr_execs, sizeof(*pl->roles)))
 		return -ENOMEM;
 	for (size_t id = 0; id < v->nr_execs; id++)
 		pl->roles[id] = (struct plan_role){ v->execs[id]->role, v->execs[id]->role_from };

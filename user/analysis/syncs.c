@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include "grow.h"
 #include "spill.h"
 #include "syncs.h"
 
@@ -483,21 +484,6 @@ static void stream_free(struct sync_stream *st)
 	free(st);
 }
 
-static int grow_zeroed(void **arr, size_t *nr, size_t want, size_t size)
-{
-	void *grown;
-
-	if (want <= *nr)
-		return 0;
-	grown = realloc(*arr, want * size);
-	if (!grown)
-		return -ENOMEM;
-	memset((char *)grown + *nr * size, 0, (want - *nr) * size);
-	*arr = grown;
-	*nr = want;
-	return 0;
-}
-
 /* A cycle of a loop the site was seen in: counted once per cycle (syncs of a thread in order). */
 static int see_cycle(struct sync_stream *st, int which, struct site_table *tab,
 		     const struct sync_verdict *sv)
@@ -505,7 +491,7 @@ static int see_cycle(struct sync_stream *st, int which, struct site_table *tab,
 	struct site_loops *sl;
 	struct site_seen *grown;
 
-	if (grow_zeroed((void **)&st->loops[which], &st->nr_loops[which], tab->nr,
+	if (grow__zeroed((void **)&st->loops[which], &st->nr_loops[which], tab->nr,
 			sizeof(*st->loops[which])))
 		return -ENOMEM;
 	sl = &st->loops[which][sv->site];
@@ -537,7 +523,7 @@ static int add_callsite(struct syncs *out, const struct sync_verdict *sv,
 
 	if (!st || !st->site || st->site > nr_sites)
 		return 0;
-	if (grow_zeroed((void **)&out->stream->by_site, &out->stream->nr_by_site, nr_sites + 1,
+	if (grow__zeroed((void **)&out->stream->by_site, &out->stream->nr_by_site, nr_sites + 1,
 			sizeof(*out->stream->by_site)))
 		return -ENOMEM;
 	cs = &out->stream->by_site[st->site];
