@@ -120,7 +120,8 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_WIDTH:
 		if (parse__ulong(arg, &width) || (width && width < 40) || width > 10000)
-			argp_error(state, "--width: '%s' is no width: 40 to 10000 columns, or 0", arg);
+			argp_error(state, "--width: '%s' is no width: 40 to 10000 columns, or 0",
+				   arg);
 		env.width = (int)width;
 		break;
 	case 'n':

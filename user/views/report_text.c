@@ -479,8 +479,8 @@ static void put_could_sync(FILE *out, const struct syncs *sy)
 
 static void put_syncs(FILE *out, const struct syncs *sy)
 {
-	fprintf(out, "\nFlagged syncs: %zu of %zu syncs (calls that blocked, or waited implicitly)\n",
-		sy->flagged, sy->sync_calls);
+	fprintf(out, "\nFlagged syncs: %zu of %zu syncs (calls that blocked, or waited "
+		     "implicitly)\n", sy->flagged, sy->sync_calls);
 	put_could_sync(out, sy);
 	if (sy->flagged_sites.nr)
 		put_site_table(out, &sy->flagged_sites, sy->cycles);

@@ -140,9 +140,10 @@ static void draw_parts(const struct top_screen *s, struct header_part *parts, in
 static void draw_header(const struct top_screen *s, const struct top_frame *f,
 			const struct top_title *t)
 {
+	/* probes, records/s, records, drops, the probes' cost */
 	struct header_part parts[5] = {
-		{ .prio = 80 }, { .prio = 70 }, { .prio = 60 }, { .prio = 100, .alert = f->drops > 0 },
-		{ .prio = 90 },
+		{ .prio = 80 }, { .prio = 70 },	{ .prio = 60 },
+		{ .prio = 100, .alert = f->drops > 0 }, { .prio = 90 },
 	};
 	char line[160];
 	int n;
@@ -314,9 +315,15 @@ static int draw_loops(const struct top_screen *s, struct top_table *t, const str
 }
 
 static const struct tt_col site_cols[] = {
-	{ "RANK", 4, 100 },		  { "PID", 7, 50 },	      { "FLAGGED SYNC", 24, 98, true },
-	{ "POSITION", 13, 96, true }, { "KIND", 13, 40, true }, { "COUNT/S", 8, 80 },
-	{ "BLK ms/CYC", 11, 90 },	  { "TOTAL", 8, 70 },	      { "CALL SITE", 0, 30, true, 16 },
+	{ "RANK", 4, 100 },
+	{ "PID", 7, 50 },
+	{ "FLAGGED SYNC", 24, 98, true },
+	{ "POSITION", 13, 96, true },
+	{ "KIND", 13, 40, true },
+	{ "COUNT/S", 8, 80 },
+	{ "BLK ms/CYC", 11, 90 },
+	{ "TOTAL", 8, 70 },
+	{ "CALL SITE", 0, 30, true, 16 },
 };
 
 static int draw_sites(const struct top_screen *s, struct top_table *t, const struct top_frame *f,

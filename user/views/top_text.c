@@ -21,7 +21,8 @@ void top__cost_line(char *buf, size_t size, double overhead_pct)
 		snprintf(buf, size, "probes cost %.2f %% of the traced processes' CPU time",
 			 overhead_pct);
 	else
-		snprintf(buf, size, "probes cost not known yet (the CPU time is sampled each second)");
+		snprintf(buf, size,
+			 "probes cost not known yet (the CPU time is sampled each second)");
 }
 
 /* A line cut to width: the figures' lines are short, a long pid list may not be. */
