@@ -7,16 +7,18 @@
 source "$(dirname "$0")/lib.sh"
 CHECK=$TOP/tests/integration/check_top.py
 SESSION=specprobe-top-$$
-# a tmux server of our own: one on the default socket may be another user's, in another pid
-# namespace, where the pids traced here do not exist
-tmux() { command tmux -L "$SESSION" "$@"; }
 
 if ! command -v tmux >/dev/null; then
 	fail "tmux is not installed"
 	finish
 	exit
 fi
-trap 'tmux kill-session -t $SESSION 2>/dev/null; rm -rf "$SCRATCH"' EXIT
+# a tmux server of our own: one on the default socket may be another user's, in another pid
+# namespace, where the pids traced here do not exist
+tmux() { command tmux -L "$SESSION" "$@"; }
+# kept up between sessions, so that a new one never meets the last one's server leaving
+tmux start-server \; set-option -g exit-empty off
+trap 'tmux kill-server 2>/dev/null; rm -rf "$SCRATCH"' EXIT
 
 screen() {
 	tmux capture-pane -p -t "$SESSION" >"$1"
