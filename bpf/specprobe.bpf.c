@@ -764,6 +764,37 @@ struct {
 	__type(value, __u32);
 } dl_seen SEC(".maps");
 
+/*
+ * Per traced process: when the programs last stopped it (ktime ns). The
+ * watchdog continues a stop that user space has not continued in time, or
+ * that a dead tracer never will; user space notes each it continued in
+ * stops_done (written only from user space, so no write of ours is lost).
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, SP_STOP_PROCS);
+	__type(key, __u32);		/* tgid */
+	__type(value, __u64);
+} stops SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, SP_STOP_PROCS);
+	__type(key, __u32);		/* tgid */
+	__type(value, __u64);		/* the stops value it continued */
+} stops_done SEC(".maps");
+
+/*
+ * Stop the process, noted first: a stop nobody could find might last for
+ * ever, so none is made where the note cannot be (the map is full).
+ */
+static __always_inline void stop_process(__u32 tgid, __u64 ts)
+{
+	if (bpf_map_update_elem(&stops, &tgid, &ts, BPF_ANY))
+		return;
+	bpf_send_signal(19 /* SIGSTOP */);
+}
+
 /* Forget exiting threads; tell the reader when a traced process is gone. */
 /* tp_btf needs no tracefs mount */
 SEC("tp_btf/sched_process_exit")
@@ -783,6 +814,8 @@ int BPF_PROG(on_exit, struct task_struct *task)
 	bpf_map_delete_elem(&dl_seen, &tgid);
 	/* the pid may be reused by a process nobody asked to trace */
 	set_traced(tgid, false);
+	bpf_map_delete_elem(&stops, &tgid);
+	bpf_map_delete_elem(&stops_done, &tgid);
 	rec = bpf_ringbuf_reserve(&events, sizeof(*rec), 0);
 	if (!rec) {
 		count(SP_CNT_DROP_CALL);
@@ -965,7 +998,7 @@ int BPF_KPROBE(on_dl_state)
 	rec->ts = bpf_ktime_get_ns();
 	bpf_probe_read_kernel_str(rec->name, sizeof(rec->name), w->name);
 	/* SIGSTOP takes effect on the way back to user space, still inside the loader */
-	bpf_send_signal(19 /* SIGSTOP */);
+	stop_process(tgid, rec->ts);
 	bpf_ringbuf_submit(rec, BPF_RB_FORCE_WAKEUP);
 	return 0;
 }
@@ -994,7 +1027,7 @@ int BPF_PROG(on_exec, struct task_struct *task, pid_t old_pid, struct linux_binp
 	rec->size = sizeof(*rec);
 	rec->tgid = tgid;
 	rec->ts = bpf_ktime_get_ns();
-	bpf_send_signal(19 /* SIGSTOP */);
+	stop_process(tgid, rec->ts);
 	bpf_ringbuf_submit(rec, BPF_RB_FORCE_WAKEUP);
 	return 0;
 }

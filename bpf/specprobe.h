@@ -11,6 +11,7 @@
 #define SP_MAX_DEPTH	 8	/* frames kept per thread */
 #define SP_NO_ARG	 0xff
 #define SP_PID_LIMIT	 (1 << 22)	/* PID_MAX_LIMIT on 64-bit kernels */
+#define SP_STOP_PROCS	 4096	/* traced processes a stop can be noted for at once */
 
 enum sp_rec_type {
 	SP_REC_CALL = 1,	/* entry of any probed call */
@@ -78,6 +79,7 @@ enum sp_counter {
 	SP_CNT_ORPHAN_RET = 4,	/* return whose entry frame was not found */
 	SP_CNT_HITS = 5,	/* not counted: a per-CPU write on every hit; 0 in recordings */
 	SP_CNT_LIBMAP_LOST = 6,	/* library mapping seen but not reported: ring full */
+	SP_CNT_WATCHDOG = 7,	/* stops continued by the watchdog, not the tracer (user space) */
 	SP_CNT_FAULT_BASE = 8,	/* + enum sp_fault_field */
 	SP_CNT_NR = SP_CNT_FAULT_BASE + SP_FAULT_NR,
 };

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 # Call sites: syncs made from known functions are named by them, with the counts made;
-# launches record no stack by default; --stacks none gives a version 1 recording.
+# launches record no stack by default; --stacks none gives a version 1 recording; after an
+# execve (a program exec'ing itself, ranks a launcher fork+execs) the new image names the frames.
 source "$(dirname "$0")/lib.sh"
 
 ALPHA=${ALPHA:-37}
@@ -130,6 +131,35 @@ else
 	fail "data in rbp: $(cat "$dir/check.out") ($dir)"
 fi
 
+# a process that execs itself: the new image's syncs are named by the new image's mappings,
+# never left as bare addresses or named by the old image's
+SITES_EXEC=1 record_sites exec
+edir=$SCRATCH/exec
+"$SPECPROBE" dump --json "$edir/rec.sprb" >"$edir/calls.jsonl" 2>"$edir/dump.err"
+"$SPECPROBE" report --json "$edir/rec.sprb" >"$edir/report.json" 2>"$edir/report.err"
+if grep -q "ran execve" "$edir/record.err" &&
+	python3 - "$edir/calls.jsonl" "$edir/report.json" "$ALPHA" "$BETA" >"$edir/check.out" <<'PY'
+import collections, json, sys
+calls = [json.loads(l) for l in open(sys.argv[1])]
+report = json.load(open(sys.argv[2]))
+alpha, beta = int(sys.argv[3]), int(sys.argv[4])
+callers = collections.Counter()
+for c in calls:
+    if c["name"] == "cuStreamSynchronize":
+        nat = c.get("stack", {}).get("native", [])
+        ok = nat and nat[0]["symbol"] and nat[0]["object"].endswith("/sites")
+        callers[nat[0]["symbol"] if ok else repr(nat[:1])] += 1
+sites = {s["label"].split("+")[0]: s["count"] for s in report["call_sites"]}
+want = {"site_alpha": 2 * alpha, "site_beta": 2 * beta}
+print(f"dump {dict(callers)}, report {sites}")
+sys.exit(0 if callers == want and sites == want else 1)
+PY
+then
+	pass "exec'd into itself: both images' syncs named, $(cat "$edir/check.out")"
+else
+	fail "exec'd into itself: $(cat "$edir/check.out") ($edir)"
+fi
+
 record_sites none --stacks none
 n=$("$SPECPROBE" dump --json "$SCRATCH/none/rec.sprb" 2>/dev/null | grep -c '"stack"')
 if [ "$n" = 0 ] && head -c 12 "$SCRATCH/none/rec.sprb" | tail -c 4 | od -An -tu4 | grep -qw 1; then
@@ -169,6 +199,42 @@ PY
 	fi
 else
 	fail "specsim: no server or no recording"
+fi
+
+# -- CMD on 2 ranks the launcher starts by fork and exec: every site named, and the flagged
+# ones as -p on the same server names them
+launched=$SCRATCH/sim-launched attached=$SCRATCH/sim-attached
+mkdir -p "$launched"
+sim_args=(--ranks 2 -n $CYCLES --plant ctx@draft-verify/$EVERY)
+"$SPECPROBE" record -o "$launched/rec.sprb" -- "$SERVER" -q --ground-truth "$launched/gt" \
+	"${sim_args[@]}" 2>"$launched/rec.err" >/dev/null
+if start_server "$attached" "${sim_args[@]}" && record_whole_run "$attached"; then
+	for d in "$launched" "$attached"; do
+		"$SPECPROBE" report --json "$d/rec.sprb" >"$d/report.json" 2>"$d/report.err"
+	done
+	if python3 - "$launched" "$attached" >"$launched/check.out" <<'PY'
+import glob, json, sys
+bad, flagged = [], []
+for d in sys.argv[1:]:
+    rep = json.load(open(f"{d}/report.json"))
+    planted = sum(l.count('"tag":"planted:ctx"') for f in glob.glob(f"{d}/gt.rank*")
+                  for l in open(f))
+    bare = [s["label"] for s in rep["call_sites"] if not (s["native"] or {}).get("symbol")]
+    if bare or rep["flagged_syncs"] != planted or not planted:
+        bad.append(f"{d}: bare {bare}, {rep['flagged_syncs']} flagged of {planted} planted")
+    flagged.append({s["label"]: s["flagged"] for s in rep["call_sites"] if s["flagged"]})
+if flagged[0] != flagged[1]:
+    bad.append(f"-- CMD {flagged[0]}, -p {flagged[1]}")
+print("; ".join(bad) if bad else f"flagged at {flagged[0]} in both")
+sys.exit(1 if bad else 0)
+PY
+	then
+		pass "-- CMD, 2 exec'd ranks: $(cat "$launched/check.out")"
+	else
+		fail "-- CMD, 2 exec'd ranks: $(cat "$launched/check.out")"
+	fi
+else
+	fail "-- CMD, 2 exec'd ranks: no server for -p ($attached)"
 fi
 
 # bad input: a stack record whose frame count disagrees with its size is corruption

@@ -4,7 +4,7 @@
 source "$(dirname "$0")/lib.sh"
 
 dir="$SCRATCH/demo"
-if ! "$SPECPROBE" demo -o "$dir" --cycles 50 >"$SCRATCH/demo.out" 2>&1; then
+if ! "$SPECPROBE" demo --keep "$dir" --cycles 50 --verbose >"$SCRATCH/demo.out" 2>&1; then
 	fail "demo exited non-zero: $(tail -1 "$SCRATCH/demo.out")"
 else
 	# per-step drafts, k = 3: three draft graphs, verify and draft-extend per cycle
@@ -21,6 +21,32 @@ else
 	else
 		fail "demo: no cycle shown or no recording"
 	fi
+fi
+# the first lines answer: what the server planted (its truth) and what was flagged of it.
+# A planted sync that came back at once (the draft already done: a loaded machine) waited for
+# nothing and is rightly not flagged; each one that blocked 100 us or more must be.
+dir="$SCRATCH/demo-first"
+"$SPECPROBE" demo --keep "$dir" --cycles 60 --ranks 2 >"$SCRATCH/first.out" 2>&1
+if python3 - "$SCRATCH/first.out" "$dir"/truth.rank* >"$SCRATCH/first.check" <<'PY'
+import json, re, sys
+out = open(sys.argv[1]).read()
+head = out.split("\nspecprobe report ")[0]
+planted = [json.loads(l) for f in sys.argv[2:] for l in open(f) if '"planted-sync"' in l]
+waited = sum(1 for c in planted if c["after"] - c["before"] >= 100000)
+said = re.search(r"^ +(\d+) in 60 cycles of 2 rank", head, re.M)
+found = re.search(r"^Found: +(\d+) of them flagged between draft and verify, [\d.]+ ms blocked "
+                  r"a cycle\n +called at [a-z_]+", head, re.M)
+ok = (said and int(said.group(1)) == len(planted) > 0 and found and
+      waited <= int(found.group(1)) <= len(planted) and "no other sync flagged" in head and
+      "one decode cycle" not in out)
+print(f"{len(planted)} planted (truth), {waited} of them blocked, "
+      f"{found.group(1) if found else '?'} found, at a named site" if ok else head[-600:])
+sys.exit(0 if ok else 1)
+PY
+then
+	pass "demo: its first lines say $(cat "$SCRATCH/first.check")"
+else
+	fail "demo's first lines: $(tr '\n' '|' <"$SCRATCH/first.check")"
 fi
 SPECPROBE_SPECSIM=/nonexistent "$SPECPROBE" demo >/dev/null 2>"$SCRATCH/err.txt"
 if [ $? -ne 0 ] && grep -q "no specsim-server found" "$SCRATCH/err.txt"; then

@@ -156,9 +156,9 @@ record_perfetto_options() {
 	mkdir -p "$dir"
 	echo old >"$dir/old.pftrace"
 	ln -sf "$dir/old.pftrace" "$dir/link.pftrace"
-	record_perfetto_refused "existing trace" "exists: --force replaces it" \
+	record_perfetto_refused "existing trace" "exists: use --force to overwrite" \
 		--perfetto "$dir/old.pftrace"
-	record_perfetto_refused "symlink" "is a symlink: not followed" \
+	record_perfetto_refused "symlink" "is a symbolic link: refusing to write through it" \
 		--perfetto "$dir/link.pftrace" --force
 	if [ "$(cat "$dir/old.pftrace")" = old ]; then
 		pass "record --perfetto: refused traces untouched"

@@ -260,7 +260,7 @@ bad_options() {
 	[ $? -eq 2 ] && echo "$out" | grep -q 'at least 256K' &&
 		pass "options: --max-size 10 refused" || fail "options: --max-size 10: $out"
 	out=$("$SPECPROBE" record -o "$SCRATCH/x.sprb" --dump-on slow=3 -- true 2>&1)
-	[ $? -eq 2 ] && echo "$out" | grep -q 'hung=SECONDS' &&
+	[ $? -eq 2 ] && echo "$out" | grep -q 'hung=DURATION' &&
 		pass "options: --dump-on slow=3 refused" || fail "options: --dump-on slow=3: $out"
 }
 

@@ -358,9 +358,21 @@ print(r[0] + r[2] // 2)" "$SCRATCH/batch/rec.sprb")
 	kill $! 2>/dev/null
 }
 
+# a recording of a real torch.compile decoder on an H100 (docs/results/gpu-rules-check.txt):
+# call sites and code-object records throughout, played by their own times
+real_gpu() {
+	local dir=$SCRATCH/real-gpu
+	mkdir -p "$dir"
+	python3 -c "import lzma, sys; sys.stdout.buffer.write(lzma.open(sys.argv[1]).read())" \
+		"$TOP/docs/results/h100-spec-replay.sprb.xz" >"$dir/rec.sprb"
+	frames "real GPU recording" "$dir" 0.1
+	replay "real GPU recording" "$dir"
+}
+
 live_tmux
 sizes
 batch_cmd
+real_gpu
 replay_hung
 sigterm
 ctrl_c live

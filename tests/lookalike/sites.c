@@ -7,7 +7,8 @@
  * launch before each sync (launches record no stack by default). Built with
  * frame pointers so the kernel can walk its stack. Then GAMMA times from
  * site_gamma, whose caller keeps data in rbp as code without frame pointers
- * does: a pointer to two words that change with every call.
+ * does: a pointer to two words that change with every call. With SITES_EXEC=N
+ * set, it then execs itself with N - 1, and the new image makes the same calls.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -77,6 +78,21 @@ void call_with_data_rbp(void (*fn)(int), int n, volatile long *data)
 }
 #endif
 
+/* The same program again, in the same process: its code lies elsewhere now (ASLR). */
+static int exec_again(char **argv)
+{
+	const char *left = getenv("SITES_EXEC");
+	char n[16];
+
+	if (!left || atoi(left) <= 0)
+		return 0;
+	snprintf(n, sizeof(n), "%d", atoi(left) - 1);
+	setenv("SITES_EXEC", n, 1);
+	execv("/proc/self/exe", argv);
+	perror("sites: exec");
+	return 1;
+}
+
 int main(int argc, char **argv)
 {
 	int alpha, beta, gamma;
@@ -96,5 +112,5 @@ int main(int argc, char **argv)
 	site_beta_outer(beta);
 	if (gamma)
 		call_with_data_rbp(site_gamma, gamma, gamma_words);
-	return 0;
+	return exec_again(argv);
 }

@@ -30,6 +30,8 @@ struct call_seq {
 	bool cut_next;		/* the next call's return never comes */
 	bool stack_next;	/* the next call's site is taken (SP_CALL_HAS_STACK) */
 	__u64 next_result;	/* the next call's CUresult (0 after it) */
+	struct sp_call *calls;	/* every call made, to feed other models again */
+	size_t nr_calls, cap_calls;
 };
 
 static inline void seq_init(struct call_seq *s, __u64 attach_done_ns)
@@ -51,6 +53,17 @@ static inline void seq_free(struct call_seq *s)
 {
 	model__free(s->m);
 	free(s->hdr.probes);
+	free(s->calls);
+}
+
+static inline void seq_keep(struct call_seq *s, const struct sp_call *c)
+{
+	if (s->nr_calls == s->cap_calls) {
+		s->cap_calls = s->cap_calls ? 2 * s->cap_calls : 256;
+		s->calls = realloc(s->calls, s->cap_calls * sizeof(*s->calls));
+		assert_non_null(s->calls);
+	}
+	s->calls[s->nr_calls++] = *c;
 }
 
 /* One call: returns its entry time. out is the value read at return; str the name data. */
@@ -88,6 +101,7 @@ static inline __u64 seq_call(struct call_seq *s, const char *name, __u64 dur_ns,
 	s->next_result = 0;
 	c.out = out;
 	assert_int_equal(model__call(s->m, &c), 0);
+	seq_keep(s, &c);
 	s->now += dur_ns + GAP_NS;
 	return c.entry.ts;
 }

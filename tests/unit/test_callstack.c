@@ -243,6 +243,72 @@ static void test_decoder_attaches_stacks(void **state)
 	decoder__free(d);
 }
 
+static void feed_objmap(struct callstacks *db, __u32 tgid, __u64 start, __u64 end,
+			const char *path)
+{
+	union buf u;
+	struct sp_objmap_rec *map = (void *)u.b;
+	size_t len = strlen(path) + 1;
+
+	memset(&u, 0, sizeof(u));
+	*map = (struct sp_objmap_rec){ .type = SP_REC_OBJMAP,
+				       .size = (sizeof(*map) + len + 7) & ~7ul,
+				       .tgid = tgid, .start = start, .end = end };
+	memcpy(map + 1, path, len);
+	assert_int_equal(callstacks__feed(db, map, map->size), 0);
+}
+
+/*
+ * After an execve the same addresses are another program's: the old mappings
+ * and code objects name none of them, a repeated site does not reach back to
+ * the old stack, and what the new program's records say names them. Stacks
+ * named before keep their names; another process keeps its code objects.
+ */
+static void test_exec_forgets_old_image(void **state)
+{
+	__u64 ips[2] = { 0x2000, 0x2100 };
+	struct sp_py_frame py = { 0xa0, 0, 0 };
+	struct callstacks *db = callstacks__new();
+	const struct sp_pycode_rec *code;
+	const struct cs_stack *st;
+	struct sp_stack_rec *rec;
+	__u32 before, after, other;
+	union buf u;
+
+	assert_non_null(db);
+	feed_objmap(db, 100, 0x1000, 0x9000, "/old/prog");
+	code = make_code_in(&u, 0xa0, "/srv/old.py");
+	assert_int_equal(callstacks__feed(db, code, code->size), 0);
+	((struct sp_pycode_rec *)u.b)->tgid = 101;
+	assert_int_equal(callstacks__feed(db, code, code->size), 0);
+	before = callstacks__intern(db, make_stack(&u, 100, 1, ips, 2, &py, 1));
+	assert_int_equal(callstacks__exec(db, 100), 0);
+
+	rec = make_stack(&u, 100, 2, ips, 2, &py, 1);
+	rec->flags = SP_STACK_SAME;
+	after = callstacks__intern(db, rec);
+	assert_int_not_equal(after, before);
+	st = callstacks__stack(db, after);
+	assert_null(st->native[0].object);
+	assert_null(st->py[0].file);
+	assert_int_equal(st->image, 1);
+
+	feed_objmap(db, 100, 0x1000, 0x3000, "/new/prog");
+	ips[0] = 0x2010;	/* frames seen before are named as they were: other frames */
+	after = callstacks__intern(db, make_stack(&u, 100, 3, ips, 2, NULL, 0));
+	st = callstacks__stack(db, after);
+	assert_string_equal(st->native[0].object, "/new/prog");
+	assert_string_equal(callstacks__site(db, st->site)->label, "prog+0x1010");
+	st = callstacks__stack(db, before);
+	assert_string_equal(st->native[0].object, "/old/prog");
+	assert_string_equal(st->py[0].file, "/srv/old.py");
+	rec = make_stack(&u, 101, 1, ips, 2, &py, 1);
+	rec->tgid = 101;
+	other = callstacks__intern(db, rec);
+	assert_string_equal(callstacks__stack(db, other)->py[0].file, "/srv/old.py");
+	callstacks__free(db);
+}
+
 /* A stack whose call is not waiting for one is counted, not attached elsewhere. */
 static void test_orphan_stack(void **state)
 {
@@ -269,6 +335,7 @@ int main(void)
 		cmocka_unit_test(test_objmap_checks),
 		cmocka_unit_test(test_decoder_attaches_stacks),
 		cmocka_unit_test(test_orphan_stack),
+		cmocka_unit_test(test_exec_forgets_old_image),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -3,9 +3,12 @@
  * Cycles and phases from synthetic decode loops: each builder notes the exact
  * boundary times as it makes the calls, the analysis must give the same.
  */
+#include <errno.h>
 #include "call_seq.h"
 #include "cycles.h"
+#include "results.h"
 #include "syncs.h"
+#include "wholerun.h"
 
 #define MAX_CYCLES 32
 #define MAX_PIECES 3
@@ -268,10 +271,143 @@ static void build(struct built *bt, const struct loop_cfg *cfg)
 		no_extend_ends(bt, cfg);
 }
 
+static void expect_cycle_equal(const struct cycle *a, const struct cycle *b)
+{
+	assert_int_equal(a->index, b->index);
+	assert_int_equal(a->start_ns, b->start_ns);
+	assert_int_equal(a->end_ns, b->end_ns);
+	assert_memory_equal(a->phase, b->phase, sizeof(a->phase));
+	assert_int_equal(a->blocked_ns, b->blocked_ns);
+	assert_int_equal(a->launches, b->launches);
+	assert_int_equal(a->syncs, b->syncs);
+	assert_int_equal(a->accept_wait_ns, b->accept_wait_ns);
+	assert_int_equal(a->has_accept_sync, b->has_accept_sync);
+	assert_int_equal(a->has_accept_sync ? a->accept_call : 0,
+			 b->has_accept_sync ? b->accept_call : 0);
+	assert_int_equal(a->accept_deferred, b->accept_deferred);
+	assert_int_equal(a->draft_joined, b->draft_joined);
+	assert_int_equal(a->followed, b->followed);
+	assert_int_equal(a->extend_joined, b->extend_joined);
+	assert_int_equal(a->verify_pieces, b->verify_pieces);
+}
+
+/* A windowed run's cycles and verdicts, one at a time, against the whole run's. */
+struct agree {
+	const struct loop *whole;
+	const struct syncs *syncs;
+	size_t n;
+};
+
+static int agree_cycle(void *ctx, const struct cycle *c)
+{
+	struct agree *a = ctx;
+
+	assert_true(a->n < a->whole->nr_cycles);
+	expect_cycle_equal(c, &a->whole->cycles[a->n++]);
+	return 0;
+}
+
+static int agree_sync(void *ctx, const struct sync_verdict *sv)
+{
+	struct agree *a = ctx;
+	const struct sync_verdict *w = &a->syncs->verdicts[a->n++];
+
+	assert_int_equal(sv->sync->ts, w->sync->ts);
+	assert_int_equal(sv->pos, w->pos);
+	assert_int_equal(sv->cycle, w->cycle);
+	assert_int_equal(sv->verdict, w->verdict);
+	assert_int_equal(sv->own, w->own);
+	assert_int_equal(sv->blocked_ns, w->blocked_ns);
+	assert_int_equal(sv->has_bound, w->has_bound);
+	assert_int_equal(sv->bound_ns, w->bound_ns);
+	assert_int_equal(sv->has_flow, w->has_flow);
+	if (sv->has_flow)
+		assert_int_equal(sv->flow_ts, w->flow_ts);
+	return 0;
+}
+
+/* The last pass's results against the whole run's loops, roles and verdicts. */
+static void expect_same_results(struct built *bt, const struct results *res)
+{
+	const struct model_view *v = model__view(res->model), *wv = model__view(bt->s.m);
+	struct syncs sy;
+
+	assert_int_equal(res->cycles.nr_loops, bt->cy.nr_loops);
+	for (size_t l = 0; l < bt->cy.nr_loops; l++) {
+		const struct loop *a = &res->cycles.loops[l], *b = &bt->cy.loops[l];
+		struct agree ag = { .whole = b };
+
+		assert_int_equal(a->tid, b->tid);
+		assert_int_equal(a->verify_exec, b->verify_exec);
+		assert_int_equal(a->verify_from, b->verify_from);
+		assert_int_equal(a->lead_from, b->lead_from);
+		assert_int_equal(a->lead_extends, b->lead_extends);
+		assert_int_equal(a->iterations, b->iterations);
+		assert_int_equal(a->skipped_start, b->skipped_start);
+		assert_int_equal(a->skipped_end, b->skipped_end);
+		assert_int_equal(a->skipped_no_draft, b->skipped_no_draft);
+		assert_int_equal(a->nr_cycles, b->nr_cycles);
+		assert_int_equal(loop__each_cycle(a, agree_cycle, &ag), 0);
+	}
+	assert_int_equal(v->nr_execs, wv->nr_execs);
+	for (size_t id = 0; id < v->nr_execs; id++) {
+		assert_int_equal(v->execs[id]->role, wv->execs[id]->role);
+		assert_int_equal(v->execs[id]->role_from, wv->execs[id]->role_from);
+	}
+	assert_int_equal(syncs__analyse(bt->s.m, &bt->cy, &sy), 0);
+	assert_int_equal(res->syncs.nr, sy.nr);
+	assert_int_equal(res->syncs.flagged, sy.flagged);
+	assert_int_equal(syncs__each(&res->syncs, v, agree_sync, &(struct agree){ .syncs = &sy }),
+			 0);
+	syncs__free(&sy);
+}
+
+/*
+ * The same calls read as a whole run in windows (wholerun.h), a window step
+ * after every `every` calls: the same loops, cycles, roles and verdicts.
+ */
+static void expect_windows_agree(struct built *bt, size_t every)
+{
+	const struct settle_sink none = { 0 };
+	struct wholerun *w = wholerun__new();
+	int passes = 0;
+
+	assert_non_null(w);
+	for (;;) {
+		struct model *m = model__new(&bt->s.hdr);
+		bool last = wholerun__last_pass(w);
+		struct results res = { 0 };
+		int ret = 0;
+
+		assert_non_null(m);
+		assert_true(++passes <= 6);
+		wholerun__begin(w);
+		for (size_t i = 0; i < bt->s.nr_calls && !ret; i++) {
+			ret = model__call(m, &bt->s.calls[i]);
+			if (!ret && (i + 1) % every == 0)
+				ret = wholerun__step(w, m, bt->s.calls[i].entry.ts, false, &res, &none);
+		}
+		if (!ret)
+			ret = wholerun__step(w, m, bt->s.now, true, &res, &none);
+		if (ret != -EAGAIN)
+			assert_int_equal(ret, 0);
+		if (!ret && last)
+			expect_same_results(bt, &res);
+		results__free(&res);
+		model__free(m);
+		if (!ret && last)
+			break;
+	}
+	wholerun__free(w);
+}
+
 static void run(struct built *bt, const struct loop_cfg *cfg)
 {
 	build(bt, cfg);
 	assert_int_equal(cycles__analyse(bt->s.m, &bt->cy), 0);
+	expect_windows_agree(bt, 3);
+	expect_windows_agree(bt, 17);
+	expect_windows_agree(bt, 1000000);
 }
 
 static void done(struct built *bt)

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
 #include <cmocka.h>
 #include "elfsyms.h"
 
@@ -374,6 +375,27 @@ static void test_missing_file(void **state)
 	elf_syms__free(&syms);
 }
 
+/* A FIFO or a folder given as a library: refused at once, never read (a FIFO would block). */
+static void test_not_a_regular_file(void **state)
+{
+	char dir[] = "/tmp/test_elfsyms.XXXXXX", fifo[64], err[256], want[320];
+	struct elf_syms syms;
+	struct elf_object obj;
+
+	assert_non_null(mkdtemp(dir));
+	snprintf(fifo, sizeof(fifo), "%s/libcuda.so.1", dir);
+	assert_int_equal(mkfifo(fifo, 0600), 0);
+	alarm(10);	/* a blocking open would hang the test: fail it instead */
+	assert_int_equal(elf_syms__load(fifo, &syms, err, sizeof(err)), -EINVAL);
+	snprintf(want, sizeof(want), "%s: not a regular file", fifo);
+	assert_string_equal(err, want);
+	assert_int_equal(elf_syms__object(fifo, "x", &obj), -EINVAL);
+	assert_int_equal(elf_syms__load(dir, &syms, err, sizeof(err)), -EINVAL);
+	alarm(0);
+	assert_int_equal(unlink(fifo), 0);
+	assert_int_equal(rmdir(dir), 0);
+}
+
 static void write_temp(char *path, const void *data, size_t size)
 {
 	int fd;
@@ -590,6 +612,7 @@ int main(void)
 		lib_test(test_build_id_matches_readelf, nccl_lib),
 		cmocka_unit_test(test_versioned_duplicate_keeps_default),
 		cmocka_unit_test(test_missing_file),
+		cmocka_unit_test(test_not_a_regular_file),
 		cmocka_unit_test(test_text_file_is_not_elf),
 		cmocka_unit_test(test_wrong_kind_of_elf),
 		cmocka_unit_test(test_offset_translation_and_filters),

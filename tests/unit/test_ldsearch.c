@@ -11,9 +11,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
 #include <cmocka.h>
 #include "launch.h"
 #include "ldsearch.h"
+#include "outfile.h"
 
 #define X8664_LIBC6 0x0303
 
@@ -159,6 +161,20 @@ static void test_ld_library_path(void **state)
 	assert_int_equal(ldsearch__library(program, "libfoo.so.1", out, sizeof(out)), -ENOENT);
 }
 
+/* A FIFO named as the command is refused at once, and reading it as a program never waits. */
+static void test_fifo_program(void **state)
+{
+	char fifo[PATH_MAX], out[PATH_MAX];
+
+	snprintf(fifo, sizeof(fifo), "%s/cmd", dir);
+	assert_int_equal(mkfifo(fifo, 0700), 0);
+	alarm(10);	/* a blocking open would hang the test: fail it instead */
+	assert_int_equal(ldsearch__program(fifo, out, sizeof(out)), -ENOTREG);
+	assert_int_equal(ldsearch__library(fifo, "libfoo.so.1", out, sizeof(out)), -ENOENT);
+	alarm(0);
+	assert_int_equal(unlink(fifo), 0);
+}
+
 static void test_lookup_user(void **state)
 {
 	char name[64], home[PATH_MAX];
@@ -187,6 +203,7 @@ int main(void)
 		cmocka_unit_test(test_cache_after_old_format),
 		cmocka_unit_test(test_cache_truncated_or_foreign),
 		cmocka_unit_test(test_ld_library_path),
+		cmocka_unit_test(test_fifo_program),
 		cmocka_unit_test(test_lookup_user),
 	};
 

@@ -214,6 +214,67 @@ static void test_ring_forgets_exited(void **state)
 	tf_reader__free(r);
 }
 
+static void put_objmap(struct tf_ring *ring, const char *path)
+{
+	union {
+		struct sp_objmap_rec rec;
+		unsigned char b[256];
+	} u = { .rec = { .type = SP_REC_OBJMAP, .tgid = target, .start = 0x1000,
+			 .end = 0x2000 } };
+
+	u.rec.size = (sizeof(u.rec) + strlen(path) + 1 + 7) & ~7ul;
+	strcpy((char *)(&u.rec + 1), path);
+	assert_int_equal(tf_ring__write(ring, &u, u.rec.size), 0);
+}
+
+/* After an execve a later file carries the new program's mappings only, its other state too. */
+static void test_ring_exec_drops_old_sites(void **state)
+{
+	char base[PATH_LEN], seg[PATH_LEN + 16], err[512];
+	struct sp_exec_rec ex = { .type = SP_REC_EXEC, .size = sizeof(ex), .tgid = target };
+	int objmaps = 0, hostmems = 0, ret;
+	struct tf_header h;
+	struct tf_ring *ring;
+	struct tf_reader *r;
+	const void *rec;
+	__u32 high;
+
+	snprintf(base, sizeof(base), "%s/run.sprb", (char *)*state);
+	fill_header(&h, "a", 1000, 5000);
+	h.version = TF_VERSION_STACKS;
+	ring = tf_ring__create(base, false, 0600, &h, 256 << 10, err, sizeof(err));
+	assert_non_null(ring);
+	put_hostmem(ring, target, 0x10000);
+	put_objmap(ring, "/old/prog");
+	assert_int_equal(tf_ring__write(ring, &ex, sizeof(ex)), 0);
+	put_objmap(ring, "/new/prog");
+	for (__u32 i = 1; i <= CALLS; i++) {
+		struct sp_call_rec c = call_at(i, 2000 + i);
+
+		assert_int_equal(tf_ring__write(ring, &c, sizeof(c)), 0);
+	}
+	assert_int_equal(tf_ring__close(ring), 0);
+	high = tf_ring__rotated(ring, NULL) + TF_RING_SEGMENTS - 1;
+	tf_ring__free(ring);
+	assert_true(high > TF_RING_SEGMENTS);
+	tf_segment_path(seg, sizeof(seg), base, high);
+	r = tf_reader__open(seg, err, sizeof(err));
+	assert_non_null(r);
+	while ((ret = tf_reader__next(r, &rec)) > 0) {
+		const struct sp_objmap_rec *m = rec;
+
+		hostmems += m->type == SP_REC_HOSTMEM;
+		if (m->type != SP_REC_OBJMAP)
+			continue;
+		objmaps++;
+		assert_string_equal((const char *)(m + 1), "/new/prog");
+	}
+	assert_int_equal(ret, 0);
+	assert_int_equal(objmaps, 1);
+	assert_int_equal(hostmems, 1);
+	tf_reader__free(r);
+}
+
 /* State of live processes past half a segment: the oldest left out and counted, the budget held. */
 static void test_ring_trims_state(void **state)
 {
@@ -442,6 +503,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_ring_keeps_newest_and_states_loss, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_ring_forgets_exited, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_ring_exec_drops_old_sites, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_ring_trims_state, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_ring_gap_and_strangers, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_ring_gap_keeps_late_tables, setup, teardown),

@@ -10,11 +10,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 #include <cmocka.h>
 #include "tracefile.h"
+#include "ring.h"
 #include "decode.h"
 #include "pipeline.h"
 #include "specprobe.h"
@@ -928,38 +931,192 @@ static void test_refuses_symlink(void **state)
 	}
 }
 
-static void test_disk_full(void **state)
+/* Names in the scratch folder: a temporary file left behind would show here. */
+static int entries(void **state)
 {
-	const char *want = "writing /dev/full: No space left on device";
-	char err[ERR_LEN] = "";
+	DIR *d = opendir((const char *)*state);
+	struct dirent *de;
+	int n = 0;
+
+	assert_non_null(d);
+	while ((de = readdir(d)))
+		n += strcmp(de->d_name, ".") && strcmp(de->d_name, "..");
+	closedir(d);
+	return n;
+}
+
+/* Writes fail past a small file size limit, as on a full disk; the limit is lifted after. */
+static void limit_file_size(struct rlimit *old, rlim_t bytes)
+{
+	struct rlimit small;
+
+	assert_int_equal(getrlimit(RLIMIT_FSIZE, old), 0);
+	small = (struct rlimit){ bytes, old->rlim_max };
+	signal(SIGXFSZ, SIG_IGN);	/* the write fails with EFBIG instead */
+	assert_int_equal(setrlimit(RLIMIT_FSIZE, &small), 0);
+}
+
+static void test_write_fails(void **state)
+{
+	char path[PATH_LEN], err[ERR_LEN] = "", want[ERR_LEN];
+	struct rlimit old;
 	struct tf_header h;
 	struct tf_writer *w;
 	union rec_buf buf;
 	int ret = 0;
 
-	if (access("/dev/full", W_OK))
-		skip();
+	in_dir(state, "out.sprb", path);
+	snprintf(want, sizeof(want), "writing %s: %s", path, strerror(EFBIG));
 	sample_header(&h);
-	/* it exists, so only force opens it; the header waits in the buffer */
-	w = tf_writer__create("/dev/full", true, &h, err, sizeof(err));
+	limit_file_size(&old, 16);
+	/* the header waits in the buffer: the close finds the failure */
+	w = tf_writer__create(path, false, &h, err, sizeof(err));
 	assert_non_null(w);
 	for (__u32 i = 0; i < 3; i++)
 		assert_int_equal(tf_writer__write(w, buf.b, make_rec(&buf, i)), 0);
-	assert_int_equal(tf_writer__close(w), -ENOSPC);
+	assert_int_equal(tf_writer__close(w), -EFBIG);
 	assert_string_equal(tf_writer__error(w), want);
 	tf_writer__free(w);
 
 	/* enough records to fill the buffer: a write itself reports it, and keeps on */
-	w = tf_writer__create("/dev/full", true, &h, err, sizeof(err));
+	w = tf_writer__create(path, true, &h, err, sizeof(err));
 	assert_non_null(w);
 	for (__u32 i = 0; i < (2u << 20) / 48 && !ret; i++)
 		ret = tf_writer__write(w, buf.b, make_rec(&buf, i));
-	assert_int_equal(ret, -ENOSPC);
+	assert_int_equal(ret, -EFBIG);
 	assert_string_equal(tf_writer__error(w), want);
-	assert_int_equal(tf_writer__write(w, buf.b, make_rec(&buf, 0)), -ENOSPC);
-	assert_int_equal(tf_writer__close(w), -ENOSPC);
+	assert_int_equal(tf_writer__write(w, buf.b, make_rec(&buf, 0)), -EFBIG);
+	assert_int_equal(tf_writer__close(w), -EFBIG);
 	assert_string_equal(tf_writer__error(w), want);
 	tf_writer__free(w);
+	assert_int_equal(setrlimit(RLIMIT_FSIZE, &old), 0);
+}
+
+/* A whole file replaces the old one only once closed cleanly; a failure leaves it, no temp. */
+static void test_whole_file(void **state)
+{
+	char path[PATH_LEN], err[ERR_LEN] = "";
+	struct stat before, after;
+	struct rlimit old;
+	struct tf_header h;
+	struct tf_writer *w;
+	struct tf_reader *r;
+	union rec_buf buf;
+
+	in_dir(state, "out.sprb", path);
+	put_bytes(path, "keep\n", 5);
+	assert_int_equal(stat(path, &before), 0);
+	sample_header(&h);
+	w = tf_writer__create_whole(path, true, 0600, &h, err, sizeof(err));
+	assert_non_null(w);
+	assert_int_equal(tf_writer__write(w, buf.b, make_rec(&buf, 0)), 0);
+	assert_int_equal(tf_writer__flush(w), 0);
+	expect_file_is(path, "keep\n");		/* not yet its name */
+	assert_int_equal(entries(state), 2);
+	tf_writer__free(w);			/* given up: the temporary file goes */
+	expect_file_is(path, "keep\n");
+	assert_int_equal(entries(state), 1);
+
+	limit_file_size(&old, 16);
+	w = tf_writer__create_whole(path, true, 0600, &h, err, sizeof(err));
+	assert_non_null(w);
+	assert_int_equal(tf_writer__close(w), -EFBIG);
+	tf_writer__free(w);
+	assert_int_equal(setrlimit(RLIMIT_FSIZE, &old), 0);
+	expect_file_is(path, "keep\n");
+	assert_int_equal(entries(state), 1);
+
+	w = tf_writer__create_whole(path, true, 0600, &h, err, sizeof(err));
+	assert_non_null(w);
+	assert_int_equal(tf_writer__write(w, buf.b, make_rec(&buf, 0)), 0);
+	assert_int_equal(tf_writer__close(w), 0);
+	tf_writer__free(w);
+	assert_int_equal(entries(state), 1);
+	assert_int_equal(stat(path, &after), 0);
+	assert_int_not_equal(after.st_ino, before.st_ino);
+	assert_int_equal(after.st_mode & 07777, 0600);
+	r = open_ok(path);
+	expect_records(r, 1);
+	tf_reader__free(r);
+}
+
+/* --force replaces the name: the file that was there keeps its inode and its bytes. */
+static void test_force_replaces_by_rename(void **state)
+{
+	char path[PATH_LEN], keep[PATH_LEN], err[ERR_LEN] = "";
+	struct stat old, now, kept;
+	struct tf_header h;
+	struct tf_writer *w;
+
+	in_dir(state, "out.sprb", path);
+	in_dir(state, "other-name", keep);
+	put_bytes(path, "theirs\n", 7);
+	assert_int_equal(chmod(path, 0666), 0);
+	assert_int_equal(link(path, keep), 0);
+	assert_int_equal(stat(path, &old), 0);
+	sample_header(&h);
+	w = tf_writer__create_mode(path, true, 0600, &h, err, sizeof(err));
+	assert_non_null(w);
+	assert_int_equal(tf_writer__close(w), 0);
+	tf_writer__free(w);
+	assert_int_equal(stat(path, &now), 0);
+	assert_int_equal(stat(keep, &kept), 0);
+	assert_int_not_equal(now.st_ino, old.st_ino);
+	assert_int_equal(now.st_mode & 07777, 0600);
+	assert_int_equal(now.st_uid, geteuid());
+	assert_int_equal(kept.st_ino, old.st_ino);
+	assert_int_equal(kept.st_nlink, 1);
+	expect_file_is(keep, "theirs\n");
+	assert_int_equal(entries(state), 2);
+}
+
+/* A FIFO, or a folder, at the output: refused at once with or without force, never opened. */
+static void test_refuses_non_regular(void **state)
+{
+	char fifo[PATH_LEN], dir[PATH_LEN], err[ERR_LEN] = "", want[ERR_LEN];
+	const char *paths[] = { fifo, dir };
+	struct tf_header h;
+	struct tf_writer *w;
+
+	in_dir(state, "fifo.sprb", fifo);
+	in_dir(state, "dir.sprb", dir);
+	assert_int_equal(mkfifo(fifo, 0600), 0);
+	assert_int_equal(mkdir(dir, 0700), 0);
+	sample_header(&h);
+	alarm(10);	/* a blocking open would hang the test: fail it instead */
+	for (int i = 0; i < 2; i++)
+		for (int force = 0; force <= 1; force++) {
+			w = tf_writer__create_whole(paths[i], force, 0600, &h, err, sizeof(err));
+			assert_null(w);
+			snprintf(want, sizeof(want),
+				 "%s is not a regular file: refusing to replace it", paths[i]);
+			assert_string_equal(err, want);
+		}
+	alarm(0);
+	assert_int_equal(entries(state), 2);
+}
+
+/* The alias test merge and export use: a hard link or a ring segment is the input too. */
+static void test_ring_names(void **state)
+{
+	char base[PATH_LEN], seg[PATH_LEN], link1[PATH_LEN], link2[PATH_LEN], other[PATH_LEN];
+
+	in_dir(state, "run.sprb", base);
+	in_dir(state, "run.sprb.3", seg);
+	in_dir(state, "hard", link1);
+	in_dir(state, "segment-link", link2);
+	in_dir(state, "other", other);
+	put_bytes(seg, "segment\n", 8);
+	put_bytes(other, "other\n", 6);
+	assert_int_equal(link(seg, link2), 0);
+	assert_true(tf_ring__names(base, seg));	/* the set read as base */
+	assert_true(tf_ring__names(base, link2));
+	assert_false(tf_ring__names(base, other));
+	assert_false(tf_ring__names(base, link1));	/* not there: nothing to alias */
+	put_bytes(base, "plain\n", 6);
+	assert_int_equal(link(base, link1), 0);
+	assert_true(tf_ring__names(base, link1));
+	assert_false(tf_ring__names(other, base));
 }
 
 static void test_rejects_malformed_write(void **state)
@@ -1082,7 +1239,11 @@ int main(void)
 		TMP_TEST(test_optional_kinds),
 		TMP_TEST(test_refuses_existing_file),
 		TMP_TEST(test_refuses_symlink),
-		TMP_TEST(test_disk_full),
+		TMP_TEST(test_write_fails),
+		TMP_TEST(test_whole_file),
+		TMP_TEST(test_force_replaces_by_rename),
+		TMP_TEST(test_refuses_non_regular),
+		TMP_TEST(test_ring_names),
 		TMP_TEST(test_rejects_malformed_write),
 		TMP_TEST(test_calibration_sizes),
 		cmocka_unit_test(test_record_times),

@@ -11,7 +11,7 @@ W=$(mktemp -d /tmp/specprobe-gpu.XXXXXX)
 SP=$TOP/specprobe-static
 mkdir -p "$OUT"
 # ops.py asks cuGetProcAddress for every catalogued driver name it knows of
-"$SP" list --lib "$(ldconfig -p | awk '/libcuda.so.1 /{print $NF; exit}')" --probes -n \
+"$SP" list --lib "$(ldconfig -p | awk '/libcuda.so.1 /{print $NF; exit}')" --probes --no-attach \
 	>"$OUT/list.txt" 2>&1
 awk '$1 ~ /^cu/ {print $1}' "$OUT/list.txt" | sed -E 's/(_v[0-9])?(_pt[sd][sz])?$//; s/_v[0-9]$//' |
 	sort -u >"$W/names"

@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "server.h"
+#include "truth.h"
 
 volatile sig_atomic_t stop_requested;
 static volatile sig_atomic_t go_signalled;
@@ -58,11 +59,9 @@ static int write_ready(const pid_t *pids, int n)
 	if (!env.ready_file)
 		return 0;
 	snprintf(tmp, sizeof(tmp), "%s.tmp", env.ready_file);
-	f = fopen(tmp, "w");
-	if (!f) {
-		perror(tmp);
+	f = truth__create(tmp);
+	if (!f)
 		return -1;
-	}
 	for (int i = 0; i < n; i++)
 		fprintf(f, "%d\n", (int)pids[i]);
 	if (fclose(f) || rename(tmp, env.ready_file)) {

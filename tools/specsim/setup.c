@@ -166,7 +166,7 @@ int publish_uid(const char *path, const ncclUniqueId *id)
 
 	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
 	to_hex((const unsigned char *)id->internal, NCCL_UNIQUE_ID_BYTES, hex);
-	f = fopen(tmp, "w");
+	f = truth__create(tmp);
 	if (!f || fprintf(f, "%s\n", hex) < 0 || fclose(f) || rename(tmp, path)) {
 		perror(path);
 		return -1;

@@ -1,10 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /* Ground truth records, kept binary while running, written as JSON Lines. */
+#include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -328,15 +331,43 @@ static int by_before(const void *a, const void *b)
 	return (x->seq > y->seq) - (x->seq < y->seq);
 }
 
+FILE *truth__create(const char *path)
+{
+	/* never through a link, never waiting on a FIFO, nothing truncated before it is checked */
+	int fd = open(path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK, 0644);
+	struct stat st;
+	FILE *f;
+
+	if (fd < 0) {
+		if (errno == ELOOP)
+			fprintf(stderr, "specsim-server: %s is a symbolic link: not followed\n",
+				path);
+		else
+			perror(path);
+		return NULL;
+	}
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_nlink != 1 ||
+	    st.st_uid != geteuid()) {
+		fprintf(stderr,
+			"specsim-server: %s is not a file of this user's own: not written\n", path);
+		close(fd);
+		return NULL;
+	}
+	f = ftruncate(fd, 0) ? NULL : fdopen(fd, "w");
+	if (!f) {
+		perror(path);
+		close(fd);
+	}
+	return f;
+}
+
 /* Calls in the order they were entered, then phases, cycle bounds, the other lines. */
 int truth__write(const char *path)
 {
-	FILE *f = fopen(path, "w");
+	FILE *f = truth__create(path);
 
-	if (!f) {
-		perror(path);
+	if (!f)
 		return -1;
-	}
 	pthread_mutex_lock(&gt.lock);
 	qsort(gt.calls, gt.nr_calls, sizeof(*gt.calls), by_before);
 	for (size_t i = 0; i < gt.nr_calls; i++)

@@ -8,6 +8,7 @@
 #define __SPECSIM_TRUTH_H
 
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdint.h>
 #include "specsim.h"
 
@@ -71,6 +72,11 @@ void truth__stage(const char *stage, unsigned long long start, unsigned long lon
 void truth__line(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 long long truth__count(const char *name);
 int truth__write(const char *path);
+/*
+ * Open path to write it from the start: never through a symlink, a FIFO or a
+ * file of another user or with other names; NULL with the reason on stderr.
+ */
+FILE *truth__create(const char *path);
 
 /*
  * Call fn with args and note it: the clock is read just before and just after,

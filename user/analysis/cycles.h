@@ -11,6 +11,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <linux/types.h>
 #include "model.h"
 
@@ -93,12 +94,93 @@ struct loop {
 	__u32 skipped_no_draft;	/* verify with no draft launch before it */
 	struct loop_iter *iters;	/* every iteration, counted or not */
 	size_t nr_iters;
+	/* a whole run analysed in windows: the cycles are here, not in cycles (NULL) */
+	FILE *store;
+	FILE *launches;		/* ... and its thread's graph launches (loop__each_launch) */
 };
 
 struct cycles {
 	struct loop *loops;
 	size_t nr_loops;
 };
+
+/*
+ * Each counted cycle of the loop in order, from cycles or from its store;
+ * 0, fn's non-zero return, or -EIO when the store cannot be read.
+ */
+int loop__each_cycle(const struct loop *lp, int (*fn)(void *ctx, const struct cycle *c),
+		     void *ctx);
+/* Each graph launch of the loop's thread in order (v: where its events are, if not stored). */
+int loop__each_launch(const struct loop *lp, const struct model_view *v,
+		      int (*fn)(void *ctx, const struct loop_event *ev), void *ctx);
+/* Append a cycle to the loop's store (made on first use); 0, -ENOMEM or -EIO. */
+int loop__store_cycle(struct loop *lp, const struct cycle *c);
+
+/*
+ * A whole run in windows (wholerun.h): what the whole-run analysis decides
+ * from every event (roles, each loop's lead, thresholds) is built first over
+ * passes of the recording, a stage a pass, from the events of each window
+ * step; then the last pass finds each window's cycles with those decisions
+ * fixed, exactly as cycles__analyse finds them over the whole run.
+ */
+enum plan_stage {
+	PLAN_STATS,		/* launches, what follows them, which comes next to which */
+	PLAN_LEADS,		/* iterations: what tells each loop's lead, and the votes */
+	PLAN_GAP,		/* the longest draft gap, for a loop cut at its start */
+	PLAN_FINAL,		/* the decisions are whole: the cycles */
+};
+
+struct cycles_plan;
+
+/* One iteration the last pass settled, kept while later windows still hold it. */
+struct plan_iter {
+	__u64 vs_ts;		/* entry of its first verify launch: how it is known */
+	__u64 accept_ts;	/* entry of its accept sync, 0: none */
+	long cycle;		/* counted cycle over the run, -1: none */
+	bool no_draft;
+};
+
+/* A loop of the last pass: its run-wide counts, and where its window settles. */
+struct plan_loop_window {
+	size_t owned_from, owned_to;	/* window iterations settled by this step */
+	size_t keep;			/* first window iteration later windows still need */
+	bool keep_all;			/* none settled yet: the first one looks back to the start */
+};
+
+struct cycles_plan *cycles_plan__new(void);
+void cycles_plan__free(struct cycles_plan *pl);
+enum plan_stage cycles_plan__stage(const struct cycles_plan *pl);
+/* A pass begins: what an earlier one counted of iterations, or settled, is dropped. */
+void cycles_plan__begin(struct cycles_plan *pl);
+/* Before a window's analysis: the exec roles and the globals decided so far. */
+void cycles_plan__apply(const struct cycles_plan *pl, struct model *m);
+/*
+ * A plan pass's window step: count what the settled part of each thread's
+ * window adds to the stage. *keep_ns (by thread index, nr_threads of them):
+ * where each thread's events are still needed. 0 or -ENOMEM.
+ */
+int cycles_plan__step(struct cycles_plan *pl, struct model *m, bool final, __u64 *keep_ns);
+/* End of a plan pass: decide what the stage tells, move to the next stage; 0 or -ENOMEM. */
+int cycles_plan__end_pass(struct cycles_plan *pl, struct model *m);
+/*
+ * The last pass's window step: the window's loops (cycles only of the
+ * iterations settled now, numbered over the run; iters with run-wide cycle
+ * numbers) in out, where each settles in win (one per out loop). final: all
+ * is settled. -EAGAIN: the plan needs the draft gap first (PLAN_GAP, then the
+ * last pass again); else 0 or -ENOMEM.
+ */
+int cycles_plan__window(struct cycles_plan *pl, struct model *m, bool final, struct cycles *out,
+			struct plan_loop_window **win);
+/* The last pass: loop threads' graph launches before keep_ns go to their stores; 0 or -EIO. */
+int cycles_plan__launches(struct cycles_plan *pl, const struct model *m, const __u64 *keep_ns);
+/* Will thread k (model thread index) be a loop of the run? */
+bool cycles_plan__loop_thread(const struct cycles_plan *pl, size_t k);
+/* Settled iterations before keep_ns (by thread index) are no longer in any window. */
+void cycles_plan__kept(struct cycles_plan *pl, const struct model *m, const __u64 *keep_ns);
+/* The last pass is over: the run's loops (counts, cycles in their stores), by rank. */
+int cycles_plan__loops(struct cycles_plan *pl, struct model *m, struct cycles *out);
+/* The loop of thread tgid/tid in the run's loops made by cycles_plan__loops, or NULL. */
+struct loop *cycles_plan__run_loop(struct cycles *run, __u32 tgid, __u32 tid);
 
 /* Assign exec roles in the model and find the cycles; 0 or -ENOMEM. */
 int cycles__analyse(struct model *m, struct cycles *out);

@@ -84,6 +84,7 @@ struct model_sync {
 	__u8 flags;		/* enum sync_flags */
 	__u8 host, host_from;	/* copies: enum host_kind, enum host_from of the host pointer */
 	__u32 stack;		/* its call's stack in view.stacks, 0: none (poll: first query) */
+	__u64 seq;		/* 0, 1, ... in the order the model took syncs, over the run */
 };
 
 /* CPU time a process used, from its first and last sample. */

@@ -174,6 +174,7 @@ int inflight__sync_push(struct model *m, struct model_proc *p, struct model_sync
 		v->syncs = grown;
 		v->cap_syncs = cap;
 	}
+	sy->seq = m->syncs_taken++;
 	v->syncs[v->nr_syncs++] = *sy;
 	if (sy->flags & SYNC_UNRETURNED)
 		return 0;

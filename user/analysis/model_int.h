@@ -97,6 +97,7 @@ struct model {
 	char **strings;		/* interned names, freed at the end */
 	size_t nr_strings, cap_strings;
 	__u32 record_serial;
+	__u64 syncs_taken;	/* syncs the model took over the run, forgotten ones too */
 };
 
 /* Small helpers every part uses. */

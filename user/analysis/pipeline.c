@@ -20,11 +20,13 @@ struct pipeline {
 	struct model *model;		/* NULL: calls only */
 	struct results results;
 	struct settle *settle;		/* windowed analyses, else NULL */
+	struct wholerun *whole;		/* a pass of a whole run in windows, else NULL */
 	bool finished;
 	bool cut;			/* the file stopped inside a record */
 	struct pipeline_consumer consumers[PIPELINE_MAX_CONSUMERS];
 	int nr_consumers;
 	__u64 tick_ns, next_tick, last_ts;
+	__u64 next_step;		/* a whole run's next window step, whatever the ticks */
 };
 
 static int settled_cycle(void *ctx, const struct loop *lp, const struct cycle *c)
@@ -55,6 +57,10 @@ static int settle_window(struct pipeline *p, bool final)
 	const struct settle_sink sink = { settled_cycle, settled_sync, p };
 	struct results scratch;
 
+	/* a whole run's consumers hear of cycles and syncs at the end, as without windows */
+	if (p->whole)
+		return wholerun__step(p->whole, p->model, p->last_ts, final, &p->results,
+				      &(struct settle_sink){ .ctx = p });
 	return settle__step(p->settle, p->model, p->last_ts, final,
 			    final ? &p->results : &scratch, &sink);
 }
@@ -99,6 +105,11 @@ static int on_call(void *ctx, const struct sp_call *call)
 			ret = p->consumers[i].call(p->consumers[i].ctx, &p->hdr, call);
 	if (!ret && p->tick_ns)
 		ret = notify_tick(p, call->entry.ts);
+	if (!ret && p->whole && call->entry.ts >= p->next_step) {
+		if (p->next_step)
+			ret = settle_window(p, false);
+		p->next_step = call->entry.ts + WINDOW_STEP_NS;
+	}
 	return ret;
 }
 
@@ -115,6 +126,10 @@ struct pipeline *pipeline__new(const struct tf_header *hdr, const struct pipelin
 	p->tick_ns = opts->tick_ns;
 	if (opts->analyse && !(p->model = model__new(hdr)))
 		goto fail;
+	if (opts->analyse && opts->whole) {
+		p->whole = opts->whole;
+		wholerun__begin(p->whole);
+	}
 	if (opts->analyse && opts->window) {
 		p->settle = settle__new();
 		if (!p->settle)
@@ -260,25 +275,42 @@ void pipeline__warn_input(const struct pipeline *p, const char *path)
 			 "file order", path, (unsigned long long)st->out_of_order);
 }
 
+/* A consumer's cycle callback, for one loop's cycles in turn. */
+struct cycle_notice {
+	const struct pipeline_consumer *c;
+	const struct loop *lp;
+};
+
+static int notice_cycle(void *ctx, const struct cycle *c)
+{
+	struct cycle_notice *n = ctx;
+
+	return n->c->cycle(n->c->ctx, n->lp, c);
+}
+
 static int notify_cycles(struct pipeline *p, const struct pipeline_consumer *c)
 {
 	const struct cycles *cy = &p->results.cycles;
+	struct cycle_notice n = { .c = c };
 	int ret = 0;
 
-	for (size_t l = 0; l < cy->nr_loops && !ret; l++)
-		for (size_t i = 0; i < cy->loops[l].nr_cycles && !ret; i++)
-			ret = c->cycle(c->ctx, &cy->loops[l], &cy->loops[l].cycles[i]);
+	for (size_t l = 0; l < cy->nr_loops && !ret; l++) {
+		n.lp = &cy->loops[l];
+		ret = loop__each_cycle(&cy->loops[l], notice_cycle, &n);
+	}
 	return ret;
+}
+
+static int notice_sync(void *ctx, const struct sync_verdict *sv)
+{
+	const struct pipeline_consumer *c = ctx;
+
+	return c->sync(c->ctx, sv);
 }
 
 static int notify_syncs(struct pipeline *p, const struct pipeline_consumer *c)
 {
-	const struct syncs *sy = &p->results.syncs;
-	int ret = 0;
-
-	for (size_t i = 0; i < sy->nr && !ret; i++)
-		ret = c->sync(c->ctx, &sy->verdicts[i]);
-	return ret;
+	return syncs__each(&p->results.syncs, model__view(p->model), notice_sync, (void *)c);
 }
 
 static int notify_end(struct pipeline *p)
@@ -306,7 +338,7 @@ int pipeline__finish(struct pipeline *p)
 
 	if (p->model) {
 		model__finish(p->model, decoder__stats(p->dec));
-		if (!ret && p->settle)
+		if (!ret && (p->settle || p->whole))
 			ret = settle_window(p, true);
 		else if (!ret)
 			ret = results__compute(&p->results, p->model);
@@ -321,6 +353,11 @@ void pipeline__snapshot(const struct pipeline *p, struct pipeline_snapshot *out)
 	out->model = p->model ? model__view(p->model) : NULL;
 	out->last_ts = p->last_ts;
 	out->settled_ns = p->settle ? settle__horizon(p->settle) : 0;
+}
+
+struct wholerun *pipeline__wholerun(const struct pipeline *p)
+{
+	return p->whole;
 }
 
 const struct tf_header *pipeline__header(const struct pipeline *p)

@@ -10,7 +10,8 @@
  * pipeline__snapshot (decode counters, the model's view so far).
  * At the end only (pipeline__finish): cycles and syncs need the whole loop, so
  * they are computed once there and consumers hear of every cycle, every
- * classified sync, and then the end with the results.
+ * classified sync, and then the end with the results. A whole run in windows
+ * (opts.whole) gives consumers the same, from passes over a file.
  */
 #ifndef __PIPELINE_H
 #define __PIPELINE_H
@@ -24,6 +25,7 @@
 #include "results.h"
 #include "syncs.h"
 #include "tracefile.h"
+#include "wholerun.h"
 
 #define PIPELINE_MAX_CONSUMERS 8
 
@@ -53,6 +55,11 @@ struct pipeline_opts {
 	 * are the last window's. For views that run for hours.
 	 */
 	bool window;
+	/*
+	 * A pass of a whole recording analysed in windows (wholerun.h): as
+	 * window, but the last pass's results are the whole run's.
+	 */
+	struct wholerun *whole;
 	__u64 tick_ns;		/* 0: no ticks (windowed: a step every 250 ms) */
 };
 
@@ -100,6 +107,8 @@ int pipeline__finish(struct pipeline *p);
 /* Any time: the incremental part (see above). */
 void pipeline__snapshot(const struct pipeline *p, struct pipeline_snapshot *out);
 const struct tf_header *pipeline__header(const struct pipeline *p);
+/* The whole run it is a pass of (opts.whole), or NULL. */
+struct wholerun *pipeline__wholerun(const struct pipeline *p);
 const struct decode_stats *pipeline__stats(const struct pipeline *p);
 /* The stacks and call sites that calls' .stack name. */
 const struct callstacks *pipeline__callstacks(const struct pipeline *p);

@@ -38,6 +38,17 @@ int results__compute(struct results *r, struct model *m)
 	return summarise_loops(r);
 }
 
+int results__adopt(struct results *r, struct model *m, struct cycles *cy, struct syncs *sy)
+{
+	memset(r, 0, sizeof(*r));
+	r->model = m;
+	r->cycles = *cy;
+	r->syncs = *sy;
+	memset(cy, 0, sizeof(*cy));
+	memset(sy, 0, sizeof(*sy));
+	return summarise_loops(r);
+}
+
 void results__free(struct results *r)
 {
 	if (!r)

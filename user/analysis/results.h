@@ -24,6 +24,8 @@ struct results {
 
 /* Analyse a finished model; 0 or -ENOMEM (then results__free still works). */
 int results__compute(struct results *r, struct model *m);
+/* Results made elsewhere (wholerun.h): cy and sy taken over, the summaries made; 0 or -errno. */
+int results__adopt(struct results *r, struct model *m, struct cycles *cy, struct syncs *sy);
 void results__free(struct results *r);
 
 #endif /* __RESULTS_H */

@@ -6,11 +6,38 @@
 #include "stats.h"
 #include "summary.h"
 
-static int cmp_u64(const void *a, const void *b)
+/* Sift a[i] down the max-heap a[0..n). */
+static void sift_down(__u64 *a, size_t i, size_t n)
 {
-	__u64 x = *(const __u64 *)a, y = *(const __u64 *)b;
+	for (;;) {
+		size_t l = 2 * i + 1, big = i;
+		__u64 t;
 
-	return (x > y) - (x < y);
+		if (l < n && a[l] > a[big])
+			big = l;
+		if (l + 1 < n && a[l + 1] > a[big])
+			big = l + 1;
+		if (big == i)
+			return;
+		t = a[i];
+		a[i] = a[big];
+		a[big] = t;
+		i = big;
+	}
+}
+
+/* Ascending, in place: qsort may take a second array as large (8 bytes a cycle more). */
+static void sort_u64(__u64 *a, size_t n)
+{
+	for (size_t i = n / 2; i-- > 0;)
+		sift_down(a, i, n);
+	for (size_t end = n; end-- > 1;) {
+		__u64 t = a[0];
+
+		a[0] = a[end];
+		a[end] = t;
+		sift_down(a, 0, end);
+	}
 }
 
 static void add_phase(struct phase_mean *pm, const struct cycle_phase *ph)
@@ -65,12 +92,30 @@ static void add_cycle(struct cycle_summary *s, const struct cycle *c)
 	count_accept(s, c);
 }
 
+/* One loop's cycles into the summary, their durations into the array. */
+struct summing {
+	struct cycle_summary *s;
+	__u64 *durations;
+	size_t k;
+	__u64 loop_ns;
+};
+
+static int sum_cycle(void *ctx, const struct cycle *c)
+{
+	struct summing *sm = ctx;
+
+	sm->durations[sm->k++] = c->end_ns - c->start_ns;
+	sm->loop_ns += c->end_ns - c->start_ns;
+	add_cycle(sm->s, c);
+	return 0;
+}
+
 int cycle_summary__compute(const struct loop *loops, size_t nr, struct cycle_summary *s)
 {
-	size_t n = 0, k = 0;
+	struct summing sm = { .s = s };
+	size_t n = 0;
 	double rate_sum = 0;
-	int rates = 0;
-	__u64 *durations;
+	int rates = 0, ret;
 
 	memset(s, 0, sizeof(*s));
 	for (size_t l = 0; l < nr; l++) {
@@ -82,21 +127,18 @@ int cycle_summary__compute(const struct loop *loops, size_t nr, struct cycle_sum
 	}
 	if (!n)
 		return 0;
-	durations = malloc(n * sizeof(*durations));
-	if (!durations)
+	sm.durations = malloc(n * sizeof(*sm.durations));
+	if (!sm.durations)
 		return -ENOMEM;
 	for (size_t l = 0; l < nr; l++) {
-		__u64 loop_ns = 0;
-
-		for (size_t i = 0; i < loops[l].nr_cycles; i++) {
-			const struct cycle *c = &loops[l].cycles[i];
-
-			durations[k++] = c->end_ns - c->start_ns;
-			loop_ns += c->end_ns - c->start_ns;
-			add_cycle(s, c);
+		sm.loop_ns = 0;
+		ret = loop__each_cycle(&loops[l], sum_cycle, &sm);
+		if (ret) {
+			free(sm.durations);
+			return ret;
 		}
-		if (loop_ns) {
-			rate_sum += loops[l].nr_cycles * 1e9 / loop_ns;
+		if (sm.loop_ns) {
+			rate_sum += loops[l].nr_cycles * 1e9 / sm.loop_ns;
 			rates++;
 		}
 	}
@@ -108,12 +150,12 @@ int cycle_summary__compute(const struct loop *loops, size_t nr, struct cycle_sum
 		divide(&s->phase[p], n);
 	divide(&s->total, n);
 	s->accept_wait_ns /= n;
-	qsort(durations, n, sizeof(*durations), cmp_u64);
-	s->min_ns = durations[0];
-	s->max_ns = durations[n - 1];
-	s->p50_ns = bootstrap__percentile(durations, n, 50);
-	s->p90_ns = bootstrap__percentile(durations, n, 90);
-	s->p99_ns = bootstrap__percentile(durations, n, 99);
-	free(durations);
+	sort_u64(sm.durations, n);
+	s->min_ns = sm.durations[0];
+	s->max_ns = sm.durations[n - 1];
+	s->p50_ns = bootstrap__percentile(sm.durations, n, 50);
+	s->p90_ns = bootstrap__percentile(sm.durations, n, 90);
+	s->p99_ns = bootstrap__percentile(sm.durations, n, 99);
+	free(sm.durations);
 	return 0;
 }

@@ -7,6 +7,8 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include "grow.h"
+#include "spill.h"
 #include "syncs.h"
 
 /* how many iterations later a deferred accept sync may come (as cycles.c) */
@@ -32,6 +34,15 @@ static const struct model_thread *thread_of(const struct model_view *v, __u32 ti
 {
 	for (size_t i = 0; i < v->nr_threads; i++)
 		if (v->threads[i]->tid == tid)
+			return v->threads[i];
+	return NULL;
+}
+
+static const struct model_thread *thread_of_proc(const struct model_view *v, __u32 tgid,
+						 __u32 tid)
+{
+	for (size_t i = 0; i < v->nr_threads; i++)
+		if (v->threads[i]->tid == tid && v->threads[i]->tgid == tgid)
 			return v->threads[i];
 	return NULL;
 }
@@ -92,7 +103,8 @@ static long accept_owner(const struct loop *lp, long i, size_t h)
 	return -1;
 }
 
-static void place(const struct loop *lp, const struct model_thread *t, struct sync_verdict *sv)
+/* The iteration of sv's cycle; -1: none. */
+static long place(const struct loop *lp, const struct model_thread *t, struct sync_verdict *sv)
 {
 	size_t h = half_step(t, sv->sync);
 	long i = lp ? iter_at(lp, h) : -1, owner;
@@ -101,20 +113,55 @@ static void place(const struct loop *lp, const struct model_thread *t, struct sy
 	sv->pos = SPOS_OUTSIDE;
 	sv->cycle = -1;
 	if (i < 0)
-		return;
+		return -1;
 	owner = accept_owner(lp, i, h);
 	if (owner >= 0) {
 		sv->own = true;
 		sv->pos = SPOS_ACCEPT;
 		sv->cycle = lp->iters[owner].cycle;
-		return;
+		return owner;
 	}
 	it = &lp->iters[i];
 	if (it->no_draft)
-		return;
+		return -1;
 	sv->cycle = it->cycle;
 	sv->pos = pos_in(it, h);
 	sv->own = it->copy != LOOP_NONE && h == 2 * it->copy + 1;
+	return i;
+}
+
+/*
+ * Where a flagged sync's wait came from: for one in accept, its cycle's last
+ * verify launch; else the last graph or kernel launch before it on what it
+ * waited for, within SYNCS_FLOW_SCAN loop events.
+ */
+static void find_flow(const struct loop *lp, const struct model_thread *t, long owner,
+		      struct sync_verdict *sv)
+{
+	const struct model_sync *s = sv->sync;
+	size_t i, n;
+
+	sv->has_flow = false;
+	if (!t)
+		return;
+	if (sv->pos == SPOS_ACCEPT && sv->cycle >= 0 && owner >= 0 &&
+	    lp->iters[owner].ve != LOOP_NONE && lp->iters[owner].ve < t->nr_events) {
+		sv->has_flow = true;
+		sv->flow_ts = t->events[lp->iters[owner].ve].ts;
+		return;
+	}
+	i = s->event_index < t->nr_events ? s->event_index : t->nr_events;
+	for (n = 0; i > 0 && n < SYNCS_FLOW_SCAN; n++) {
+		const struct loop_event *ev = &t->events[--i];
+
+		if (ev->kind != LOOP_GRAPH && ev->kind != LOOP_KERNEL)
+			continue;
+		if (s->waited_on && ev->stream != s->waited_on && ev->stream != s->handle)
+			continue;
+		sv->has_flow = true;
+		sv->flow_ts = ev->ts;
+		return;
+	}
 }
 
 static bool work_any(const struct work_count *w)
@@ -328,7 +375,7 @@ static int sort_sites(struct syncs *out, enum verdict v, struct site_table *tab)
 		qsort(tab->sites, tab->nr, sizeof(*tab->sites), site_cmp);
 	for (size_t i = 0; i < tab->nr; i++)
 		rank[tab->sites[i].added] = i;
-	for (size_t i = 0; i < out->nr; i++)
+	for (size_t i = 0; i < out->nr && out->verdicts; i++)
 		if (out->verdicts[i].verdict == v)
 			out->verdicts[i].site = rank[out->verdicts[i].site];
 	free(rank);
@@ -349,10 +396,15 @@ static int classify_all(struct syncs *out, const struct model_view *v, const str
 		struct sync_verdict *sv = &out->verdicts[i];
 		const struct model_sync *sy = &v->syncs[i];
 
+		const struct loop *lp = loop_of(cy, sy->tgid, sy->tid);
+		long owner;
+
 		sv->sync = sy;
 		sv->rank = rank_of(v, sy->tgid);
-		place(loop_of(cy, sy->tgid, sy->tid), thread_of(v, sy->tid), sv);
+		owner = place(lp, thread_of(v, sy->tid), sv);
 		judge(sv, out);
+		if (sv->flagged)
+			find_flow(lp, thread_of_proc(v, sy->tgid, sy->tid), owner, sv);
 		count_sync(out, sv);
 		if (sv->verdict == VERDICT_FLAGGED && add_site(&out->flagged_sites, sv))
 			return -ENOMEM;
@@ -438,10 +490,174 @@ int syncs__analyse(struct model *m, const struct cycles *cy, struct syncs *out)
 	return 0;
 }
 
+/* Loops whose cycles a site was seen in, with the last such cycle (count_cycles_with). */
+struct site_seen {
+	__u32 tgid, tid;
+	long cycle;
+};
+
+struct site_loops {
+	struct site_seen *seen;
+	size_t nr;
+};
+
+struct sync_stream {
+	struct site_loops *loops[2];	/* flagged, unknown: by site index before the sort */
+	size_t nr_loops[2];
+	struct callsite_stat *by_site;	/* by call site id */
+	size_t nr_by_site;
+};
+
+static void stream_free(struct sync_stream *st)
+{
+	if (!st)
+		return;
+	for (int w = 0; w < 2; w++) {
+		for (size_t i = 0; i < st->nr_loops[w]; i++)
+			free(st->loops[w][i].seen);
+		free(st->loops[w]);
+	}
+	free(st->by_site);
+	free(st);
+}
+
+/* A cycle of a loop the site was seen in: counted once per cycle (syncs of a thread in order). */
+static int see_cycle(struct sync_stream *st, int which, struct site_table *tab,
+		     const struct sync_verdict *sv)
+{
+	struct site_loops *sl;
+	struct site_seen *grown;
+
+	if (grow__zeroed((void **)&st->loops[which], &st->nr_loops[which], tab->nr,
+			sizeof(*st->loops[which])))
+		return -ENOMEM;
+	sl = &st->loops[which][sv->site];
+	for (size_t i = 0; i < sl->nr; i++) {
+		struct site_seen *s = &sl->seen[i];
+
+		if (s->tgid != sv->sync->tgid || s->tid != sv->sync->tid)
+			continue;
+		if (s->cycle != sv->cycle)
+			tab->sites[sv->site].cycles_with++;
+		s->cycle = sv->cycle;
+		return 0;
+	}
+	grown = realloc(sl->seen, (sl->nr + 1) * sizeof(*grown));
+	if (!grown)
+		return -ENOMEM;
+	sl->seen = grown;
+	sl->seen[sl->nr++] = (struct site_seen){ sv->sync->tgid, sv->sync->tid, sv->cycle };
+	tab->sites[sv->site].cycles_with++;
+	return 0;
+}
+
+static int add_callsite(struct syncs *out, const struct sync_verdict *sv,
+			const struct callstacks *stacks)
+{
+	const struct cs_stack *st = callstacks__stack(stacks, sv->sync->stack);
+	__u32 nr_sites = callstacks__nr_sites(stacks);
+	struct callsite_stat *cs;
+
+	if (!sv->is_sync || !st || !st->site || st->site > nr_sites)
+		return 0;
+	if (grow__zeroed((void **)&out->stream->by_site, &out->stream->nr_by_site, nr_sites + 1,
+			sizeof(*out->stream->by_site)))
+		return -ENOMEM;
+	cs = &out->stream->by_site[st->site];
+	cs->site = st->site;
+	cs->count++;
+	cs->blocked_ns += sv->blocked_ns;
+	if (sv->flagged) {
+		cs->flagged++;
+		cs->flagged_ns += sv->blocked_ns;
+	}
+	out->with_stack++;
+	return 0;
+}
+
+int syncs__add(struct syncs *out, const struct sync_verdict *sv, const struct callstacks *stacks)
+{
+	struct sync_verdict v = *sv;
+	int which = sv->verdict == VERDICT_FLAGGED ? 0 : 1;
+	struct site_table *tab = which ? &out->unknown_sites : &out->flagged_sites;
+
+	if (!out->stream && !(out->stream = calloc(1, sizeof(*out->stream))))
+		return -ENOMEM;
+	out->nr++;
+	count_sync(out, sv);
+	if (sv->verdict == VERDICT_FLAGGED || sv->verdict == VERDICT_UNKNOWN) {
+		if (add_site(tab, &v) || (v.cycle >= 0 && see_cycle(out->stream, which, tab, &v)))
+			return -ENOMEM;
+	}
+	return add_callsite(out, sv, stacks);
+}
+
+/* What goes to the store: the call as the model had it, and its verdict. */
+struct stored_sync {
+	struct model_sync sync;
+	struct sync_verdict sv;
+};
+
+int syncs__store(struct syncs *out, const struct sync_verdict *sv)
+{
+	struct stored_sync rec = { .sync = *sv->sync, .sv = *sv };
+
+	rec.sv.sync = NULL;
+	return spill__write(&out->store, &rec, sizeof(rec));
+}
+
+int syncs__end(struct syncs *out, size_t cycles)
+{
+	struct sync_stream *st = out->stream;
+
+	out->cycles = cycles;
+	out->flagged = out->verdicts_of[VERDICT_FLAGGED];
+	out->unknown = out->verdicts_of[VERDICT_UNKNOWN];
+	if (sort_sites(out, VERDICT_FLAGGED, &out->flagged_sites) ||
+	    sort_sites(out, VERDICT_UNKNOWN, &out->unknown_sites))
+		return -ENOMEM;
+	if (!st || !st->nr_by_site)
+		return 0;
+	out->by_callsite = calloc(st->nr_by_site, sizeof(*out->by_callsite));
+	if (!out->by_callsite)
+		return -ENOMEM;
+	for (size_t i = 0; i < st->nr_by_site; i++)
+		if (st->by_site[i].count)
+			out->by_callsite[out->nr_by_callsite++] = st->by_site[i];
+	qsort(out->by_callsite, out->nr_by_callsite, sizeof(*out->by_callsite), callsite_cmp);
+	return 0;
+}
+
+int syncs__each(const struct syncs *sy, const struct model_view *v,
+		int (*fn)(void *ctx, const struct sync_verdict *sv), void *ctx)
+{
+	struct stored_sync rec;
+	int ret = 0;
+
+	if (!sy->store) {
+		for (size_t i = 0; i < sy->nr && sy->verdicts && !ret; i++)
+			ret = fn(ctx, &sy->verdicts[i]);
+		return ret;
+	}
+	if (fflush(sy->store) || fseek(sy->store, 0, SEEK_SET))
+		return -EIO;
+	for (size_t i = 0; i < sy->nr && !ret; i++) {
+		if (fread(&rec, sizeof(rec), 1, sy->store) != 1)
+			return -EIO;
+		rec.sv.sync = &rec.sync;
+		rec.sv.rank = rank_of(v, rec.sync.tgid);
+		ret = fn(ctx, &rec.sv);
+	}
+	return ret;
+}
+
 void syncs__free(struct syncs *s)
 {
 	if (!s)
 		return;
+	if (s->store)
+		fclose(s->store);
+	stream_free(s->stream);
 	free(s->verdicts);
 	free(s->flagged_sites.sites);
 	free(s->unknown_sites.sites);

@@ -10,7 +10,9 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <linux/types.h>
+#include "callstack.h"
 #include "cycles.h"
 #include "model.h"
 
@@ -49,7 +51,13 @@ struct sync_verdict {
 	bool has_bound;		/* the starvation bound holds */
 	__u64 bound_ns;		/* return to the next launch entry: bounds the GPU idle time */
 	__u64 blocked_ns;
+	/* flagged: the launch it waited on, where known (its verify, or the last one there) */
+	bool has_flow;
+	__u64 flow_ts;		/* that launch's entry */
 };
+
+/* Loop events looked back for the launch a flagged sync waited on. */
+#define SYNCS_FLOW_SCAN 512
 
 /* Flagged (or unknown) calls of one call site: kind, position, call and stream. */
 struct sync_site {
@@ -99,11 +107,26 @@ struct syncs {
 	struct callsite_stat *by_callsite;	/* most flagged first, then most calls */
 	size_t nr_by_callsite;
 	size_t with_stack;	/* sync calls whose call site was recorded */
+	/* a whole run in windows: verdicts is NULL, they are here in entry order */
+	FILE *store;
+	struct sync_stream *stream;	/* what the sums need while verdicts come */
 };
 
 /* After cycles__analyse; 0 or -ENOMEM. */
 int syncs__analyse(struct model *m, const struct cycles *cy, struct syncs *out);
 void syncs__free(struct syncs *s);
+/*
+ * A whole run in windows: each verdict once, in its thread's entry order, into
+ * the counts and sites; 0 or -ENOMEM. syncs__store keeps it for syncs__each,
+ * called in entry order over all threads; 0 or -EIO.
+ */
+int syncs__add(struct syncs *out, const struct sync_verdict *sv, const struct callstacks *stacks);
+int syncs__store(struct syncs *out, const struct sync_verdict *sv);
+/* After the last syncs__add: cycles counted over the run, then the sites' order; 0 or -ENOMEM. */
+int syncs__end(struct syncs *out, size_t cycles);
+/* Each verdict in entry order (stored ones with their rank from v); 0, fn's return or -EIO. */
+int syncs__each(const struct syncs *sy, const struct model_view *v,
+		int (*fn)(void *ctx, const struct sync_verdict *sv), void *ctx);
 const char *syncs__pos_name(enum sync_pos pos);
 const char *syncs__verdict_name(enum verdict v);
 

@@ -28,6 +28,7 @@ struct cs_proc {
 	struct cs_map *maps;	/* address order, as /proc/PID/maps lists them */
 	size_t nr, cap;
 	__u64 read_ns;		/* when maps were last read, 0: never */
+	bool before_loader;	/* read at exec: the loader had not mapped the libraries */
 	struct hmap codes;	/* (code, 0) -> sent marker */
 };
 
@@ -157,6 +158,19 @@ void callsites__forget(struct callsites *cs, __u32 tgid)
 		proc_free(p);
 }
 
+void callsites__exec(struct callsites *cs, __u32 tgid)
+{
+	struct cs_proc *p;
+
+	callsites__forget(cs, tgid);
+	p = cs ? proc_get(cs, tgid) : NULL;
+	if (!p)
+		return;
+	/* now: a short-lived image may be gone before its stacks are read */
+	proc_read_maps(p);
+	p->before_loader = true;
+}
+
 static struct cs_map *find_map(struct cs_proc *p, __u64 addr)
 {
 	size_t lo = 0, hi = p->nr;
@@ -208,7 +222,8 @@ static int prepare_native(struct cs_proc *p, const __u64 *ips, __u32 nr, session
 		struct cs_map *m = find_map(p, ips[i]);
 		int ret;
 
-		if (!m && now_ns() - p->read_ns >= REREAD_NS) {
+		if (!m && (p->before_loader || now_ns() - p->read_ns >= REREAD_NS)) {
+			p->before_loader = false;
 			proc_read_maps(p);
 			m = find_map(p, ips[i]);
 		}

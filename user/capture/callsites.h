@@ -19,6 +19,11 @@ void callsites__note_process(struct callsites *cs, __u32 tgid);
 /* tgid exited: a process given its pid later is another one. */
 void callsites__forget(struct callsites *cs, __u32 tgid);
 /*
+ * tgid ran execve: nothing known of its old image names the new one's frames.
+ * Its new mappings are read now, and again at the first frame they miss.
+ */
+void callsites__exec(struct callsites *cs, __u32 tgid);
+/*
  * Hand the records the stack rec (size bytes) needs to emit, before the
  * stack itself; 0, emit's non-zero value, or -EBADMSG for a malformed stack.
  */

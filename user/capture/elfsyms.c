@@ -12,6 +12,7 @@
 #include <unistd.h>
 #include "elfnote.h"
 #include "elfsyms.h"
+#include "outfile.h"
 
 /* PT_LOAD headers, to turn a symbol's vaddr into a file offset for uprobes. */
 struct load_segs {
@@ -267,11 +268,11 @@ int elf_syms__load(const char *path, struct elf_syms *syms, char *err, size_t er
 		set_err(err, err_sz, "%s: libelf: %s", path, elf_errmsg(-1));
 		return -EINVAL;
 	}
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* never waits on a FIFO: anything but a regular file is refused */
+	fd = infile__open(path);
 	if (fd < 0) {
-		ret = -errno;
-		set_err(err, err_sz, "%s: %s", path, strerror(-ret));
-		return ret;
+		set_err(err, err_sz, "%s: %s", path, infile__strerror(-fd));
+		return fd == -ENOTREG ? -EINVAL : fd;
 	}
 	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	ret = check_header(elf, path, err, err_sz);
@@ -367,9 +368,9 @@ int elf_syms__object(const char *path, const char *name, struct elf_object *obj)
 	memset(obj, 0, sizeof(*obj));
 	if (elf_version(EV_CURRENT) == EV_NONE)
 		return -EINVAL;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	fd = infile__open(path);
 	if (fd < 0)
-		return -errno;
+		return fd == -ENOTREG ? -EINVAL : fd;
 	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	if (check_header(elf, path, NULL, 0)) {
 		ret = -ENOEXEC;

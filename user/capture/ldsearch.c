@@ -13,6 +13,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include "ldsearch.h"
+#include "outfile.h"
 
 #define CACHE_OLD_MAGIC "ld.so-1.7.0"
 #define CACHE_NEW_MAGIC "glibc-ld.so.cache1.1"
@@ -33,7 +34,11 @@ int ldsearch__program(const char *name, char *out, size_t out_sz)
 	int ret = -ENOENT;
 
 	if (strchr(name, '/')) {
+		struct stat st;
+
 		snprintf(out, out_sz, "%s", name);
+		if (!stat(out, &st) && !S_ISREG(st.st_mode))
+			return -ENOTREG;
 		return access(out, X_OK) ? -errno : 0;
 	}
 	dirs = strdup(path && *path ? path : "/usr/local/bin:/usr/bin:/bin");
@@ -56,11 +61,16 @@ int ldsearch__program(const char *name, char *out, size_t out_sz)
 static int script_interpreter(const char *program, char *out, size_t out_sz)
 {
 	char line[PATH_MAX + 3], *end;
-	FILE *f = fopen(program, "re");
-	int ret = -ENOEXEC;
+	int ret = -ENOEXEC, fd = infile__open(program);
+	FILE *f;
 
-	if (!f)
+	if (fd < 0)
+		return fd;
+	f = fdopen(fd, "re");
+	if (!f) {
+		close(fd);
 		return -errno;
+	}
 	if (fgets(line, sizeof(line), f) && line[0] == '#' && line[1] == '!') {
 		char *interp = line + 2 + strspn(line + 2, " \t");
 		bool more;
@@ -94,9 +104,9 @@ static int elf_search_paths(const char *program, char **rpath, char **runpath)
 	*rpath = *runpath = NULL;
 	if (elf_version(EV_CURRENT) == EV_NONE)
 		return -EINVAL;
-	fd = open(program, O_RDONLY | O_CLOEXEC);
+	fd = infile__open(program);
 	if (fd < 0)
-		return -errno;
+		return fd;
 	elf = elf_begin(fd, ELF_C_READ, NULL);
 	if (!elf) {
 		close(fd);

@@ -9,7 +9,7 @@
 
 #include <stddef.h>
 
-/* The program execvp() would run for name (PATH search); 0 or -errno. */
+/* The program execvp() would run for name (PATH search); 0, -errno, or -ENOTREG (a FIFO...). */
 int ldsearch__program(const char *name, char *out, size_t out_sz);
 /*
  * Path of soname as the loader would resolve it for program (an ELF file, or a

@@ -138,7 +138,7 @@ static int on_record(void *ctx, const void *rec, size_t size)
 	return 0;
 }
 
-/* The output must not exist (without --force) and must never be a symlink. */
+/* The output must not exist (without --force) and must be a regular file, never a symlink. */
 static int check_output(const char *path, bool force)
 {
 	struct stat st;
@@ -147,6 +147,10 @@ static int check_output(const char *path, bool force)
 		return 0;
 	if (S_ISLNK(st.st_mode)) {
 		log_error("%s is a symbolic link: refusing to write through it", path);
+		return -1;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		log_error("%s is not a regular file: refusing to replace it", path);
 		return -1;
 	}
 	if (!force) {
@@ -244,7 +248,7 @@ static int watch_hung(struct recorder *r, __u64 now)
 static int record_loop(struct recorder *r)
 {
 	__u64 start = tracer__now_ns(), last_stats = start;
-	__u64 deadline = r->req->rec->duration_s ? start + r->req->rec->duration_s * 1000000000ull : 0;
+	__u64 deadline = r->req->rec->duration_ns ? start + r->req->rec->duration_ns : 0;
 	int ret = 0;
 
 	while (!exiting && !r->write_err) {
@@ -321,6 +325,10 @@ static void print_summary(struct recorder *r, const char *path)
 
 	session__counters(r->tracer.session, counters);
 	drops = counters[SP_CNT_DROP_CALL] + counters[SP_CNT_DROP_RET];
+	if (counters[SP_CNT_WATCHDOG])
+		log_warn("%llu stop(s) continued by the watchdog after %d ms, not by the tracer: "
+			 "calls each process made until its probes were attached may be missing",
+			 (unsigned long long)counters[SP_CNT_WATCHDOG], WATCHDOG_BOUND_MS);
 	if (!path) {
 		log_info("%llu records; %llu dropped%s", (unsigned long long)r->records,
 			 (unsigned long long)drops, drops ? " (ring buffer full: try --ring-mb)" : "");
@@ -404,9 +412,9 @@ static int record_run(struct recorder *r)
 	tracer__header(&r->tracer, &hdr);
 	/* stack records are version 2's: without them the file is one any reader reads */
 	hdr.version = r->req->rec->stacks == STACKS_NONE ? TF_VERSION : TF_VERSION_STACKS;
-	if (r->tap)
-		r->tap->header(r->tap->ctx, &hdr);
 	ret = open_output(r, &hdr, err, sizeof(err));
+	if (!ret && r->tap)
+		r->tap->header(r->tap->ctx, &hdr);
 	tracer__free_header(&hdr);
 	if (ret) {
 		log_error("%s", err);
@@ -417,6 +425,13 @@ static int record_run(struct recorder *r)
 		log_error("%s", out_error(r));
 		return 1;
 	}
+	/* a -- CMD runs only once its recording can be written: until here it ends unrun */
+	if (exiting && r->tracer.child.go_fd >= 0) {
+		log_error("stopped before %s started: it did not run", r->req->targets->cmd[0]);
+		return 1;
+	}
+	if (tracer__release(&r->tracer))
+		return 1;
 	tracer__describe(&r->tracer);
 	tracer__sample_cpu(&r->tracer);
 	log_info("tracing %d process(es), %d probes attached; Ctrl-C to stop",

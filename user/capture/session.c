@@ -634,6 +634,13 @@ int session__drain(struct session *s)
 	return ring_buffer__consume(s->ring);
 }
 
+void session__stop_maps(struct session *s, struct stop_maps *out)
+{
+	out->stops_fd = bpf_map__fd(s->skel->maps.stops);
+	out->done_fd = bpf_map__fd(s->skel->maps.stops_done);
+	out->counters_fd = bpf_map__fd(s->skel->maps.counters);
+}
+
 int session__counters(struct session *s, __u64 totals[SP_CNT_NR])
 {
 	int ncpu = libbpf_num_possible_cpus(), fd = bpf_map__fd(s->skel->maps.counters);

@@ -10,6 +10,7 @@
 #include "probes.h"
 #include "specprobe.h"
 #include "trace_args.h"
+#include "watchdog.h"
 
 struct session;
 
@@ -69,6 +70,8 @@ int session__widen_call(const struct sp_call_pkt *pkt, size_t size, struct sp_ca
 int session__poll(struct session *s, int timeout_ms);
 /* Consume what is in the ring now, without waiting. */
 int session__drain(struct session *s);
+/* The maps the watchdog and the continuing of stopped processes use (the session's fds). */
+void session__stop_maps(struct session *s, struct stop_maps *out);
 /* Totals of the per-CPU counters (enum sp_counter). */
 int session__counters(struct session *s, __u64 totals[SP_CNT_NR]);
 void session__free(struct session *s);

@@ -435,6 +435,12 @@ int targets__add_lib_file(struct targets *t, const char *path, char *err, size_t
 		snprintf(err, err_sz, "%s: %s", path, strerror(errno));
 		return -errno;
 	}
+	/* a FIFO would hang the symbol reading: only a regular file is a library */
+	if (!S_ISREG(st.st_mode)) {
+		snprintf(err, err_sz, "%s is not a regular file: give the shared library itself",
+			 path);
+		return -EINVAL;
+	}
 	if (kind < 0)
 		kind = SP_LIB_CUDA;
 	lib = targets__find_lib(t, st.st_dev, st.st_ino);

@@ -28,13 +28,13 @@ enum trace_stacks {
 /* How to record: -o, --duration, --force, --ring-mb, shared by record and live report. */
 struct recording_args {
 	const char *output;
-	unsigned long duration_s;	/* 0: until Ctrl-C or the processes exit */
+	unsigned long long duration_ns;	/* 0: until Ctrl-C or the processes exit */
 	unsigned long ring_mb;		/* 0: the default, 64 */
 	bool force;
 	bool mode_set;
 	unsigned int mode;		/* --mode, else the recording is 0600 */
 	unsigned long long max_bytes;	/* --max-size: a ring of segment files; 0: one file */
-	unsigned long long hung_ns;	/* --dump-on hung=SECONDS; 0: no dumps */
+	unsigned long long hung_ns;	/* --dump-on hung=DURATION; 0: no dumps */
 	enum trace_stacks stacks;	/* --stacks */
 };
 

@@ -12,6 +12,7 @@
 #include "elfsyms.h"
 #include "ldsearch.h"
 #include "log.h"
+#include "outfile.h"
 #include "rankinfo.h"
 #include "tracer.h"
 
@@ -65,9 +66,12 @@ static int add_launch_libs(struct tracer *tr, const struct target_args *want, ch
 			   size_t err_sz)
 {
 	char program[PATH_MAX], lib[PATH_MAX];
+	int ret = ldsearch__program(want->cmd[0], program, sizeof(program));
 
-	if (ldsearch__program(want->cmd[0], program, sizeof(program))) {
-		snprintf(err, err_sz, "%s: command not found", want->cmd[0]);
+	if (ret) {
+		snprintf(err, err_sz, "%s: %s", want->cmd[0],
+			 ret == -ENOTREG ? "not a regular file: refusing to run it"
+					 : "command not found");
 		return -1;
 	}
 	for (size_t i = 0; i < sizeof(launch_sonames) / sizeof(launch_sonames[0]); i++) {
@@ -109,6 +113,7 @@ int tracer__resolve(struct tracer *tr, const struct tracer_opts *opts)
 	char err[512] = "";
 
 	memset(tr, 0, sizeof(*tr));
+	tr->child.go_fd = -1;
 	if (!resolve(tr, opts, false, err, sizeof(err)))
 		return 0;
 	log_error("%s", err);
@@ -288,15 +293,18 @@ int tracer__sample_cpu(struct tracer *tr)
 	return ret || !tr->header_done ? ret : describe_ranks(tr);
 }
 
-/* A group stop completes once every thread has left the kernel: then the mapping exists. */
-static bool wait_stopped(__u32 tgid)
+/*
+ * A group stop completes once every thread has left the kernel: then the
+ * mapping exists. One the watchdog continued meanwhile is hooked as it runs.
+ */
+static bool wait_stopped(struct tracer *tr, __u32 tgid, __u64 stop_ns)
 {
 	for (int waited_ms = 0; waited_ms < 2000; waited_ms++) {
 		char state;
 
 		if (!targets__read_state(tgid, &state) || state == 'Z' || state == 'X')
 			return false;
-		if (state == 'T' || state == 't')
+		if (state == 'T' || state == 't' || !stops__pending(&tr->stop_maps, tgid, stop_ns))
 			return true;
 		usleep(1000);
 	}
@@ -359,14 +367,17 @@ static void hook_loaders(struct tracer *tr)
 /*
  * A traced process exec'd, or its loader mapped a CUDA/NCCL library, and was
  * stopped on its way back to user space: read its mappings, hook its loader,
- * attach to the new libraries, let it go on.
+ * attach to the new libraries, let it go on. A stop the watchdog continued
+ * already (this tracer was stopped or slow) is hooked late, as it runs.
  */
-static void on_stopped(struct tracer *tr, __u32 tgid)
+static void on_stopped(struct tracer *tr, __u32 tgid, __u64 stop_ns)
 {
+	bool pending = stops__pending(&tr->stop_maps, tgid, stop_ns);
 	int first = tr->targets.nr_libs;
 
-	tracer_stopped_pid = tgid;
-	if (!tr->stopping && wait_stopped(tgid)) {
+	tracer_stopped_pid = pending ? tgid : 0;
+	if (!tr->stopping &&
+	    (pending ? wait_stopped(tr, tgid, stop_ns) : targets__alive(tgid))) {
 		if (targets__scan(&tr->targets, tgid))
 			log_warn("reading the mappings of pid %u: out of memory", tgid);
 		hook_loaders(tr);
@@ -375,7 +386,12 @@ static void on_stopped(struct tracer *tr, __u32 tgid)
 		if (attach_new_libs(tr, first) < 0 || emit_late(tr))
 			log_warn("recording the libraries of pid %u failed", tgid);
 	}
-	kill(tgid, SIGCONT);
+	/* looked at again: the watchdog may have continued it, and a later stop be pending */
+	if (pending && stops__pending(&tr->stop_maps, tgid, stop_ns)) {
+		stops__continue(&tr->stop_maps, tgid, stop_ns);
+		log_debug("pid %u continued %.1f ms after its stop", tgid,
+			  (tracer__now_ns() - stop_ns) / 1e6);
+	}
 	tracer_stopped_pid = 0;
 }
 
@@ -433,11 +449,15 @@ static int on_ring_record(void *ctx, const void *rec, size_t size)
 		ret = tr->on_record(tr->ctx, rec, size);
 	if (type == SP_REC_EXIT && size >= sizeof(struct sp_exit_rec))
 		forget_process(tr, ((const struct sp_exit_rec *)rec)->tgid);
-	if (type == SP_REC_EXEC && size >= sizeof(struct sp_exec_rec) && !tr->stopping)
+	if (type == SP_REC_EXEC && size >= sizeof(struct sp_exec_rec) && !tr->stopping) {
+		/* before its stacks: they name the new image's mappings, never the old */
+		callsites__exec(tr->sites, ((const struct sp_exec_rec *)rec)->tgid);
 		note_exec(tr, ((const struct sp_exec_rec *)rec)->tgid);
+	}
 	if ((type == SP_REC_LIBMAP && size >= sizeof(struct sp_libmap_rec)) ||
 	    (type == SP_REC_EXEC && size >= sizeof(struct sp_exec_rec)))
-		on_stopped(tr, ((const struct sp_exec_rec *)rec)->tgid);
+		on_stopped(tr, ((const struct sp_exec_rec *)rec)->tgid,
+			   ((const struct sp_exec_rec *)rec)->ts);
 	else if (type == SP_REC_FORK && size >= sizeof(struct sp_fork_rec) && !tr->stopping)
 		on_fork(tr, rec);
 	return ret;
@@ -470,9 +490,11 @@ int tracer__start(struct tracer *tr, const struct tracer_opts *opts)
 	};
 	const struct target_args *want = opts->targets;
 	char err[512] = "";
+	int ret;
 
 	memset(tr, 0, sizeof(*tr));
 	tr->child.go_fd = -1;
+	tr->child_name = want->cmd ? want->cmd[0] : NULL;
 	tr->on_record = opts->on_record;
 	tr->ctx = opts->ctx;
 	tr->stacks = opts->stacks;
@@ -490,6 +512,14 @@ int tracer__start(struct tracer *tr, const struct tracer_opts *opts)
 	tr->session = session__open(&sopts, &tr->probes, err, sizeof(err));
 	if (!tr->session)
 		goto fail;
+	/* before anything can be stopped */
+	session__stop_maps(tr->session, &tr->stop_maps);
+	ret = watchdog__start(&tr->watchdog, &tr->stop_maps);
+	if (ret) {
+		snprintf(err, sizeof(err), "starting the watchdog of stopped processes: %s",
+			 strerror(-ret));
+		goto fail;
+	}
 	/* before any target is traced: the cost of one hit, for the self-overhead figure */
 	if (session__calibrate(tr->session, CALIBRATION_CALLS, &tr->calib))
 		log_debug("calibration failed: self-overhead will not be shown");
@@ -519,10 +549,6 @@ int tracer__start(struct tracer *tr, const struct tracer_opts *opts)
 	if (!tr->nr_attached)
 		log_info("no libcuda.so or libnccl.so mapped yet: waiting for one to be loaded "
 			 "(Ctrl-C to stop)");
-	if (want->cmd && launch__go(&tr->child)) {
-		snprintf(err, sizeof(err), "starting %s: %s", want->cmd[0], strerror(errno));
-		goto fail;
-	}
 	return 0;
 fail:
 	if (err[0])
@@ -571,6 +597,18 @@ int tracer__poll(struct tracer *tr, int timeout_ms)
 	return ret < 0 ? ret : 0;
 }
 
+int tracer__release(struct tracer *tr)
+{
+	int ret;
+
+	if (tr->child.go_fd < 0)
+		return 0;
+	ret = launch__go(&tr->child);
+	if (ret)
+		log_error("starting %s: %s", tr->child_name, strerror(-ret));
+	return ret ? -1 : 0;
+}
+
 bool tracer__child_exited(struct tracer *tr)
 {
 	if (!tr->child.pid)
@@ -590,6 +628,8 @@ void tracer__stop(struct tracer *tr)
 	}
 	session__free(tr->session);
 	tr->session = NULL;
+	/* no program is left to stop a process: the watchdog continues any still stopped */
+	watchdog__end(&tr->watchdog);
 	if (tr->child.go_fd >= 0)
 		launch__abort(&tr->child);
 	sharing__release(&tr->sharing);

@@ -31,10 +31,13 @@ struct tracer {
 	__u64 attach_done_ns;
 	int nr_attached;
 	struct launch child;	/* -- CMD; pid 0 if none */
+	const char *child_name;
 	int child_status;	/* as waitpid() gave it, once reaped */
 	bool child_reaped;
 	bool child_execd;	/* -- CMD's own exec into CMD: not worth a line */
 	struct sharing sharing;	/* marks: which processes we trace, for other tracers */
+	struct stop_maps stop_maps;	/* which processes the programs stopped, and when */
+	struct watchdog watchdog;	/* continues them if we do not */
 	/* what the header holds; later libraries, probes, maps go out as records */
 	int hdr_libs, hdr_probes, hdr_maps;
 	int procs_described;	/* targets.tgids before this index went out as SP_REC_PROC */
@@ -55,8 +58,14 @@ struct tracer {
 /* A process stopped for a library mapping and not yet continued (for exit paths). */
 extern volatile int tracer_stopped_pid;
 
-/* Discover, resolve, load and attach; 0, or -1 after printing one line why. */
+/*
+ * Discover, resolve, load and attach; 0, or -1 after printing one line why.
+ * A -- CMD waits, before its exec, for tracer__release: a failure before
+ * then (tracer__stop) ends it without its having run.
+ */
 int tracer__start(struct tracer *tr, const struct tracer_opts *opts);
+/* Let a -- CMD exec (no-op without one); 0 or -1 after printing why. */
+int tracer__release(struct tracer *tr);
 /* Discover and resolve only (no BPF, no root needed); 0 or -1 after printing why. */
 int tracer__resolve(struct tracer *tr, const struct tracer_opts *opts);
 /*

@@ -34,7 +34,7 @@ int cli__parse_pids(const char *arg, int *pids, int *nr_pids, int max_pids)
 
 static const struct argp_option recording_options[] = {
 	{ "output", 'o', "FILE", 0, "Recording to write", 0 },
-	{ "duration", 'd', "SECONDS", 0, "Stop after this long", 0 },
+	{ "duration", 'd', "DURATION", 0, "Stop after this long (30 or 30s, 500ms, 2m)", 0 },
 	{ "force", 'f', NULL, 0, "Overwrite an existing recording", 0 },
 	{ "ring-mb", 'r', "MB", 0, "Ring buffer size in MiB, a power of two (default 64)", 0 },
 	{ "mode", 'm', "OCTAL", 0, "Permissions of the recording (default 0600: only you read it)",
@@ -42,9 +42,9 @@ static const struct argp_option recording_options[] = {
 	{ "max-size", 'M', "SIZE", 0,
 	  "Keep only the newest SIZE (K, M, G) of the recording: a ring of files FILE.0, FILE.1 "
 	  "... that reads as FILE; what was rotated out is stated in it", 0 },
-	{ "dump-on", 'D', "hung=SECONDS", 0,
+	{ "dump-on", 'D', "hung=DURATION", 0,
 	  "Record into a ring (--max-size, default 64M) and, when a call stays unreturned "
-	  "SECONDS, link the ring's segments up to a second later as FILE.hung-N", 0 },
+	  "DURATION, link the ring's segments up to a second later as FILE.hung-N", 0 },
 	{ "stacks", OPT_STACKS, "WHICH", 0,
 	  "Call sites (native and Python stacks) of: syncs (blocking and implicitly "
 	  "synchronising calls, the default), all, none", 0 },
@@ -74,8 +74,9 @@ static error_t parse_recording_arg(int key, char *arg, struct argp_state *state)
 		rec->output = arg;
 		break;
 	case 'd':
-		if (parse__ulong(arg, &rec->duration_s) || rec->duration_s == 0)
-			argp_error(state, "invalid duration '%s'", arg);
+		if (parse__duration_ns(arg, PARSE_NS_PER_S, &rec->duration_ns) || !rec->duration_ns)
+			argp_error(state, "--duration: '%s' is not a duration above 0, "
+				   DURATION_HINT, arg);
 		break;
 	case 'f':
 		rec->force = true;
@@ -91,7 +92,8 @@ static error_t parse_recording_arg(int key, char *arg, struct argp_state *state)
 		break;
 	case 'D':
 		if (strncmp(arg, "hung=", 5) || parse__seconds_ns(arg + 5, &rec->hung_ns))
-			argp_error(state, "--dump-on takes hung=SECONDS, e.g. hung=5");
+			argp_error(state, "--dump-on takes hung=DURATION up to a day, e.g. hung=5 "
+				   "or hung=500ms");
 		break;
 	case OPT_STACKS:
 		if (!strcmp(arg, "syncs"))
@@ -147,6 +149,7 @@ static error_t parse_target_arg(int key, char *arg, struct argp_state *state)
 		break;
 	case ARGP_KEY_ARGS:
 		/* everything after "--" is the command; argp stops option parsing there */
+		cli__pid_hint(state, state->argv[state->next], "command");
 		targets->cmd = state->argv + state->next;
 		state->next = state->argc;
 		break;
@@ -163,6 +166,62 @@ static error_t parse_target_arg(int key, char *arg, struct argp_state *state)
 }
 
 const struct argp target_argp = { target_options, parse_target_arg, NULL, NULL, NULL, NULL, NULL };
+
+/* -h and --help on every command, in place of argp's -? (still taken, unlisted). */
+enum { OPT_USAGE = 0x301 };
+
+static const struct argp_option help_options[] = {
+	{ "help", 'h', NULL, 0, "Give this help list", -1 },
+	{ NULL, '?', NULL, OPTION_HIDDEN, NULL, -1 },
+	{ "usage", OPT_USAGE, NULL, 0, "Give a short usage message", -1 },
+	{},
+};
+
+static error_t parse_help_arg(int key, char *arg, struct argp_state *state)
+{
+	(void)arg;
+	switch (key) {
+	case 'h':
+	case '?':
+		argp_state_help(state, stdout, ARGP_HELP_STD_HELP);
+		break;
+	case OPT_USAGE:
+		argp_state_help(state, stdout, ARGP_HELP_USAGE | ARGP_HELP_EXIT_OK);
+		break;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+	return 0;
+}
+
+static const struct argp help_argp = { help_options, parse_help_arg, NULL, NULL, NULL, NULL,
+				       NULL };
+
+int cli__argp_parse(const struct argp *argp, int argc, char **argv)
+{
+	struct argp_child children[8] = {};
+	struct argp with_help = *argp;
+	size_t n = 0;
+
+	for (; argp->children && argp->children[n].argp; n++) {
+		if (n + 2 >= sizeof(children) / sizeof(children[0]))
+			return -E2BIG;
+		children[n] = argp->children[n];
+	}
+	/* last, so the commands' child_inputs[] keep their indexes */
+	children[n].argp = &help_argp;
+	with_help.children = children;
+	return argp_parse(&with_help, argc, argv, ARGP_NO_HELP, NULL, NULL) ? -EINVAL : 0;
+}
+
+void cli__pid_hint(struct argp_state *state, const char *arg, const char *what)
+{
+	unsigned long pid;
+
+	if (!parse__ulong(arg, &pid))
+		argp_error(state, "%s is not a %s: to trace pid %s give -p %s", arg, what, arg,
+			   arg);
+}
 
 bool cli__after_dashdash(const struct argp_state *state)
 {

@@ -26,17 +26,25 @@ int cmd_top(int argc, char **argv);
 int cmd_merge(int argc, char **argv);
 
 struct pipeline;
+struct outfile;
 
 /*
  * The export's steps, shared by export and record --perfetto. The trace is
- * opened first, when the caller chooses (never through a symlink, an existing
- * file only with force, never the recording input when it exists);
- * export__write reads the recording, writes the trace, closes fd, removes the
- * trace on failure and frees p. Errors are logged in one line.
+ * opened first, when the caller chooses (written aside and renamed into
+ * place once whole: never through a symlink, an existing file only with
+ * force, never the recording input or a segment of it, by device and inode);
+ * export__write reads the recording, writes and renames the trace, leaves
+ * nothing on failure and frees p. Errors are logged in one line.
  */
-int export__open_output(const char *path, bool force, const char *input);
+int export__open_output(struct outfile *out, const char *path, bool force, const char *input);
 struct pipeline *export__open_input(const char *input);
-int export__write(struct pipeline *p, const char *input, int fd, const char *output);
+int export__write(struct pipeline *p, const char *input, struct outfile *out);
+
+/* argp_parse with -h/--help and --usage added (argp's own give -? alone): 0 or -EINVAL. */
+int cli__argp_parse(const struct argp *argp, int argc, char **argv);
+
+/* A bare number where a command or recording is expected: a usage error suggesting -p. */
+void cli__pid_hint(struct argp_state *state, const char *arg, const char *what);
 
 /* An argument past "--": the command to start under trace (the -p/-- child takes it). */
 bool cli__after_dashdash(const struct argp_state *state);

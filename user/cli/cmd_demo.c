@@ -27,40 +27,52 @@ static struct demo_env {
 	unsigned long cycles;
 	unsigned long ranks;
 	const char *server;
+	bool verbose;
 } env = { .cycles = 200, .ranks = 1 };
 
 static const char doc[] =
-	"Trace the bundled simulated GPU server (tools/specsim) and show what was captured: "
-	"one decode cycle, the calls per entry point, then 'specprobe report' of the "
-	"recording. Needs root, no GPU.\n\n"
+	"Trace the bundled simulated GPU server (tools/specsim), which plants a "
+	"cuStreamSynchronize between draft and verify every 10th cycle: say what was planted "
+	"and what specprobe found, then show 'specprobe report' of the recording (--verbose: "
+	"one decode cycle's calls and the calls per entry point first). Needs root, no GPU.\n\n"
 	"The server is looked for at $SPECPROBE_SPECSIM, next to the specprobe binary "
 	"(.output/specsim/ in a build tree), then in ../lib/specprobe/ beside it.\n";
 
+/* long only: -o, -c and -r name a file, --counts and --ring-mb in the other commands */
+enum { OPT_KEEP = 256, OPT_CYCLES, OPT_RANKS };
+
 static const struct argp_option options[] = {
-	{ "output", 'o', "DIR", 0,
-	  "Keep the recording and ground truth here (default: a new /tmp folder)", 0 },
-	{ "cycles", 'c', "N", 0, "Decode cycles to run (default 200)", 0 },
-	{ "ranks", 'r', "N", 0, "Tensor-parallel ranks, one process each (default 1)", 0 },
+	{ "keep", OPT_KEEP, "DIR", 0,
+	  "Keep the recording and ground truth in DIR (default: a new /tmp folder); made 0700, or "
+	  "one there must be root's or yours and writable by no one else", 0 },
+	{ "output", OPT_KEEP, "DIR", OPTION_ALIAS | OPTION_HIDDEN, NULL, 0 },
+	{ "cycles", OPT_CYCLES, "N", 0, "Decode cycles to run (default 200)", 0 },
+	{ "ranks", OPT_RANKS, "N", 0, "Tensor-parallel ranks, one process each (default 1)", 0 },
 	{ "server", 's', "PATH", 0, "specsim-server to run", 0 },
+	{ "verbose", 'v', NULL, 0, "Also print one decode cycle's calls and the calls per entry point",
+	  0 },
 	{},
 };
 
 static error_t parse_arg(int key, char *arg, struct argp_state *state)
 {
 	switch (key) {
-	case 'o':
+	case OPT_KEEP:
 		env.dir = arg;
 		break;
-	case 'c':
+	case OPT_CYCLES:
 		if (parse__ulong(arg, &env.cycles) || !env.cycles || env.cycles > 1000000)
 			argp_error(state, "invalid cycle count '%s'", arg);
 		break;
-	case 'r':
+	case OPT_RANKS:
 		if (parse__ulong(arg, &env.ranks) || !env.ranks || env.ranks > 64)
 			argp_error(state, "invalid rank count '%s'", arg);
 		break;
 	case 's':
 		env.server = arg;
+		break;
+	case 'v':
+		env.verbose = true;
 		break;
 	case ARGP_KEY_ARG:
 		argp_error(state, "unexpected argument '%s'", arg);
@@ -101,12 +113,14 @@ static pid_t spawn(char *const argv[], const char *log_path)
 	pid_t pid = fork();
 
 	if (pid == 0) {
-		int fd = open(log_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+		int fd = open(log_path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
 
-		if (fd >= 0) {
-			dup2(fd, STDOUT_FILENO);
-			dup2(fd, STDERR_FILENO);
+		if (fd < 0) {
+			log_error("creating %s: %s", log_path, strerror(errno));
+			_exit(127);
 		}
+		dup2(fd, STDOUT_FILENO);
+		dup2(fd, STDERR_FILENO);
 		execv(argv[0], argv);
 		_exit(127);
 	}
@@ -234,6 +248,88 @@ static int summarise(const char *recording)
 	return 0;
 }
 
+/* Calls the server tagged as planted in its ground truth (one file per rank). */
+static size_t count_planted(const char *truth, unsigned long ranks)
+{
+	char path[PATH_MAX + 64], line[4096];
+	size_t planted = 0;
+
+	for (unsigned long rank = 0; rank < ranks; rank++) {
+		FILE *f;
+
+		snprintf(path, sizeof(path), "%s.rank%lu", truth, rank);
+		f = fopen(path, "re");
+		if (!f)
+			continue;
+		while (fgets(line, sizeof(line), f))
+			planted += strstr(line, "\"tag\":\"planted-sync\"") != NULL;
+		fclose(f);
+	}
+	return planted;
+}
+
+/* The flagged calls of the planted kind and place, and the call site most of them came from. */
+static void put_found(const struct syncs *sy, const struct callstacks *stacks, size_t planted)
+{
+	size_t found = 0, others;
+	__u64 blocked_ns = 0;
+	const char *site = NULL;
+
+	for (size_t i = 0; i < sy->flagged_sites.nr; i++) {
+		const struct sync_site *s = &sy->flagged_sites.sites[i];
+
+		if (s->pos == SPOS_DRAFT_VERIFY && !strcmp(model__call_name(s->name),
+							   "cuStreamSynchronize")) {
+			found += s->count;
+			blocked_ns += s->blocked_ns;
+		}
+	}
+	for (size_t i = 0; i < sy->nr_by_callsite && !site; i++) {
+		const struct cs_site *cs = callstacks__site(stacks, sy->by_callsite[i].site);
+
+		if (sy->by_callsite[i].flagged && cs)
+			site = cs->label;
+	}
+	others = sy->flagged - found;
+	printf("Found:   %zu of them flagged between draft and verify, %.3f ms blocked a cycle\n",
+	       found, sy->cycles ? blocked_ns / 1e6 / sy->cycles : 0.0);
+	if (site)
+		printf("         called at %s\n", site);
+	if (found != planted)
+		printf("         %zu planted were not flagged\n", planted > found ? planted - found : 0);
+	if (others)
+		printf("         %zu other syncs flagged: see the report\n", others);
+	else
+		printf("         no other sync flagged\n");
+}
+
+/* The demo's answer first: what the server planted, what specprobe found. */
+static int show_findings(const char *recording, const char *truth)
+{
+	static const struct pipeline_opts analyse = { .analyse = true };
+	size_t planted = count_planted(truth, env.ranks);
+	const struct results *res;
+	struct pipeline *p;
+	char err[512];
+
+	p = pipeline__open(recording, &analyse, err, sizeof(err));
+	if (!p) {
+		log_error("%s", err);
+		return -1;
+	}
+	if (pipeline__read_all(p) < 0 || pipeline__finish(p) || !(res = pipeline__results(p))) {
+		log_error("%s: %s", recording, pipeline__error(p));
+		pipeline__free(p);
+		return -1;
+	}
+	printf("\nPlanted: a cuStreamSynchronize between draft and verify, every 10th cycle\n"
+	       "         %zu in %lu cycles of %lu rank(s), as the server's own record says\n", planted,
+	       env.cycles, env.ranks);
+	put_found(&res->syncs, pipeline__callstacks(p), planted);
+	pipeline__free(p);
+	return 0;
+}
+
 static int run_demo(const char *server, const char *dir)
 {
 	char ready[PATH_MAX + 16], go[PATH_MAX + 16], truth[PATH_MAX + 16];
@@ -255,8 +351,11 @@ static int run_demo(const char *server, const char *dir)
 				"--plant-sync", "10", "--ready-file", ready, "--go-file", go,
 				"--ground-truth", truth, NULL };
 
+	/* a run before this one in the folder: its files go, every one is made anew (O_EXCL) */
 	unlink(ready);
 	unlink(go);
+	unlink(log_server);
+	unlink(log_record);
 	printf("specprobe demo: %s --cycles %s --ranks %s --plant-sync 10\n", server, cycles, ranks);
 	server_pid = spawn(server_argv, log_server);
 	if (server_pid < 0 || !wait_for(ready, server_pid, 30) || (target = read_first_pid(ready)) <= 0) {
@@ -275,19 +374,44 @@ static int run_demo(const char *server, const char *dir)
 		kill(server_pid, SIGTERM);
 		return -1;
 	}
-	close(open(go, O_WRONLY | O_CREAT | O_CLOEXEC, 0644));
+	close(open(go, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644));
 	waitpid(server_pid, &status, 0);
 	waitpid(record_pid, &status, 0);
 	if (!WIFEXITED(status) || WEXITSTATUS(status)) {
 		log_error("recording failed: see %s", log_record);
 		return -1;
 	}
-	if (summarise(recording))
+	if (env.verbose && summarise(recording))
 		return -1;
-	if (show_report(self, recording))
+	if (show_findings(recording, truth) || show_report(self, recording))
 		return -1;
 	printf("\nrecording: %s (specprobe dump --json %s, specprobe report %s)\n"
 	       "ground truth: %s.rank*\n", recording, recording, recording, truth);
+	return 0;
+}
+
+/*
+ * The folder is made 0700, or one that is there must be ours alone: owned by
+ * root or this user, writable by no one else, not a symlink. Anyone else who
+ * could add names there could point the demo's files at a file of root's.
+ */
+static int own_dir(const char *dir)
+{
+	struct stat st;
+
+	if (!mkdir(dir, 0700))
+		return 0;
+	if (errno != EEXIST || lstat(dir, &st)) {
+		log_error("creating %s: %s", dir, strerror(errno));
+		return -1;
+	}
+	if (!S_ISDIR(st.st_mode) || (st.st_uid && st.st_uid != geteuid()) ||
+	    (st.st_mode & (S_IWGRP | S_IWOTH))) {
+		log_error("%s is not a folder of this user's alone (owner uid %u, mode %04o): "
+			  "name a new one", dir, (unsigned int)st.st_uid,
+			  (unsigned int)(st.st_mode & 07777));
+		return -1;
+	}
 	return 0;
 }
 
@@ -297,7 +421,7 @@ int cmd_demo(int argc, char **argv)
 	char server[PATH_MAX], dir[PATH_MAX];
 	int ret;
 
-	if (argp_parse(&argp, argc, argv, 0, NULL, NULL))
+	if (cli__argp_parse(&argp, argc, argv))
 		return 2;
 	if (host__check_bpf())
 		return 1;
@@ -309,10 +433,8 @@ int cmd_demo(int argc, char **argv)
 	}
 	if (env.dir) {
 		snprintf(dir, sizeof(dir), "%s", env.dir);
-		if (mkdir(dir, 0755) && errno != EEXIST) {
-			log_error("creating %s: %s", dir, strerror(errno));
+		if (own_dir(dir))
 			return 1;
-		}
 	} else {
 		snprintf(dir, sizeof(dir), "/tmp/specprobe-demo.XXXXXX");
 		if (!mkdtemp(dir)) {

@@ -152,7 +152,7 @@ int cmd_diff(int argc, char **argv)
 	struct pipeline *rep[2][DIFF_MAX_RUNS] = { { NULL } };
 	int status = 1;
 
-	if (argp_parse(&argp, argc, argv, 0, NULL, NULL))
+	if (cli__argp_parse(&argp, argc, argv))
 		return 2;
 	for (int s = 0; s < 2; s++)
 		for (size_t i = 0; i < env.nr[s]; i++) {

@@ -129,6 +129,10 @@ static void print_totals(const struct decode_stats *st)
 		fprintf(stderr, "specprobe: %llu execve by traced processes after their first "
 			"calls: the calls before are kept; the new program's follow if it loads "
 			"a probed library\n", (unsigned long long)st->execs_after_calls);
+	if (st->counters[SP_CNT_WATCHDOG])
+		fprintf(stderr, "specprobe: %llu stop(s) of traced processes continued by the "
+			"watchdog, not the tracer: calls each made until its probes were attached "
+			"may be missing\n", (unsigned long long)st->counters[SP_CNT_WATCHDOG]);
 	/* which records: an entry or a process record is a call or a process event lost */
 	if (drops)
 		fprintf(stderr, "specprobe: dropped: %llu entries or process records, %llu returns; "
@@ -188,7 +192,7 @@ int cmd_dump(int argc, char **argv)
 	char err[512];
 	int ret, status = 0;
 
-	if (argp_parse(&argp, argc, argv, 0, NULL, NULL))
+	if (cli__argp_parse(&argp, argc, argv))
 		return 2;
 	p = pipeline__open(env.input, &calls_only, err, sizeof(err));
 	if (!p) {

@@ -27,9 +27,11 @@ static const char doc[] =
 	"  specprobe list -- python3 -c 'import torch; torch.zeros(1).cuda()'\n"
 	"      (runs the command under trace; lists what it loaded once it exits)\n";
 
+enum { OPT_NO_ATTACH = 256 };	/* long only: -n is top's --iterations */
+
 static const struct argp_option options[] = {
 	{ "probes", 'P', NULL, 0, "Also print every probe with its symbol and offset", 0 },
-	{ "no-attach", 'n', NULL, 0, "Resolve only; do not try attaching", 0 },
+	{ "no-attach", OPT_NO_ATTACH, NULL, 0, "Resolve only; do not try attaching", 0 },
 	{},
 };
 
@@ -41,7 +43,7 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	case 'P':
 		env.probes = true;
 		break;
-	case 'n':
+	case OPT_NO_ATTACH:
 		env.no_attach = true;
 		break;
 	case ARGP_KEY_INIT:
@@ -132,6 +134,8 @@ static void on_signal(int sig)
 /* Libraries the command dlopens are attached as it loads them: wait for it to finish. */
 static int run_command(struct tracer *tr)
 {
+	if (tracer__release(tr))
+		return -1;
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
 	while (!exiting && !tracer__child_exited(tr)) {
@@ -157,7 +161,7 @@ int cmd_list(int argc, char **argv)
 	struct tracer tr;
 	bool attach;
 
-	if (argp_parse(&argp, argc, argv, 0, NULL, NULL))
+	if (cli__argp_parse(&argp, argc, argv))
 		return 2;
 	attach = !env.no_attach && geteuid() == 0;
 	if (!attach && !env.no_attach)

@@ -20,7 +20,9 @@ static const char doc[] =
 	"N << 22 added. The output reads with report, diff, dump and export.\n\n"
 	"EXAMPLES:\n"
 	"  specprobe merge rank0.sprb rank1.sprb -o all.sprb\n"
-	"  specprobe merge hostA/run.sprb hostB/run.sprb -o both.sprb   # rings read as sets\n";
+	"  specprobe merge hostA/run.sprb hostB/run.sprb -o both.sprb   # rings read as sets\n\n"
+	"The output is written aside and renamed into place once whole; it may be none of the "
+	"inputs, nor a segment of one (compared by device and inode).\n";
 
 static const struct argp_option options[] = {
 	{ "output", 'o', "FILE", 0, "The merged recording", 0 },
@@ -47,9 +49,6 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 			argp_error(state, "at least one recording to merge is required");
 		if (!env.output)
 			argp_error(state, "-o FILE is required");
-		for (int i = 0; i < env.nr_inputs; i++)
-			if (!strcmp(env.inputs[i], env.output))
-				argp_error(state, "-o FILE must not be one of the inputs");
 		break;
 	default:
 		return ARGP_ERR_UNKNOWN;
@@ -63,7 +62,7 @@ int cmd_merge(int argc, char **argv)
 					  NULL };
 	struct merge_request req;
 
-	if (argp_parse(&argp, argc, argv, 0, NULL, NULL))
+	if (cli__argp_parse(&argp, argc, argv))
 		return 2;
 	req = (struct merge_request){ env.inputs, env.nr_inputs, env.output, env.force };
 	return merge__run(&req);

@@ -5,6 +5,7 @@
 #include <unistd.h>
 #include "cli.h"
 #include "metrics_cli.h"
+#include "outfile.h"
 #include "recorder.h"
 
 static struct record_env {
@@ -65,16 +66,15 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 }
 
 /* The trace of a closed recording, by export's code; an exit status. */
-static int write_trace(int fd)
+static int write_trace(struct outfile *out)
 {
 	struct pipeline *p = export__open_input(env.rec.output);
 
 	if (!p) {
-		close(fd);
-		unlink(env.perfetto);
+		outfile__discard(out);
 		return 1;
 	}
-	return export__write(p, env.rec.output, fd, env.perfetto);
+	return export__write(p, env.rec.output, out);
 }
 
 int cmd_record(int argc, char **argv)
@@ -83,22 +83,18 @@ int cmd_record(int argc, char **argv)
 					  NULL, NULL };
 	struct record_request req = { .targets = &env.targets, .rec = &env.rec };
 	struct metrics_live metrics = { 0 };
+	struct outfile trace = OUTFILE_INIT;
 	struct record_tap tap;
-	int fd = -1, status;
+	int status;
 
-	if (argp_parse(&argp, argc, argv, 0, NULL, NULL))
+	if (cli__argp_parse(&argp, argc, argv))
 		return 2;
 	/* refused before anything is traced, as export refuses it */
-	if (env.perfetto) {
-		fd = export__open_output(env.perfetto, env.rec.force, env.rec.output);
-		if (fd < 0)
-			return 1;
-	}
+	if (env.perfetto &&
+	    export__open_output(&trace, env.perfetto, env.rec.force, env.rec.output))
+		return 1;
 	if (metrics_run__open(&env.metrics, &metrics.run)) {
-		if (fd >= 0) {
-			close(fd);
-			unlink(env.perfetto);
-		}
+		outfile__discard(&trace);
 		return 1;
 	}
 	if (metrics.run) {
@@ -107,13 +103,12 @@ int cmd_record(int argc, char **argv)
 	}
 	status = recorder__run(&req);
 	metrics_live__finish(&metrics);
-	if (fd < 0)
+	if (!env.perfetto)
 		return status;
 	if (status) {
 		/* no recording to make it from: the reason is logged */
-		close(fd);
-		unlink(env.perfetto);
+		outfile__discard(&trace);
 		return status;
 	}
-	return write_trace(fd);
+	return write_trace(&trace);
 }

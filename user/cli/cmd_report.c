@@ -11,6 +11,7 @@
 #include "recorder.h"
 #include "pipeline.h"
 #include "report_view.h"
+#include "spill.h"
 
 static struct report_env {
 	const char *input;
@@ -57,8 +58,8 @@ static void check_all(struct argp_state *state)
 	if (!env.input && !live())
 		argp_error(state,
 			   "which recording? specprobe report FILE, or -p PID / -- CMD to trace now");
-	if (env.input && (env.rec.output || env.rec.duration_s || env.rec.force || env.rec.ring_mb ||
-			  env.rec.mode_set))
+	if (env.input && (env.rec.output || env.rec.duration_ns || env.rec.force ||
+			  env.rec.ring_mb || env.rec.mode_set))
 		argp_error(state, "-o, --duration, --force, --ring-mb and --mode are for live "
 				  "reports (-p, --)");
 }
@@ -82,6 +83,9 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 			return ARGP_ERR_UNKNOWN;
 		if (env.input)
 			argp_error(state, "one recording at a time");
+		/* "report 4242": a pid meant, unless such a recording is here */
+		if (access(arg, F_OK))
+			cli__pid_hint(state, arg, "recording");
 		env.input = arg;
 		break;
 	case ARGP_KEY_END:
@@ -100,16 +104,18 @@ static int print_report(void *ctx, const struct results *res, const struct decod
 	return report__print(stdout, res, &env.opts);
 }
 
-static const struct pipeline_opts analyse = { .analyse = true };
 static const struct pipeline_consumer report_consumer = { .end = print_report };
 
-static int finish(struct pipeline *p)
+/* The last pass's end: with results made, an error is the report's own (writing it). */
+static int finished(struct pipeline *p, int ret)
 {
-	int ret = pipeline__finish(p);
-
-	/* with results made, an error is the report's own: writing it */
 	if (ret && pipeline__results(p)) {
 		log_error("writing the report: %s", strerror(errno));
+		return 1;
+	}
+	if (ret && spill__failed()) {
+		log_error("analysing the recording: temporary files in %s: %s (set TMPDIR "
+			  "to a folder with room)", spill__dir(), strerror(-ret));
 		return 1;
 	}
 	if (ret) {
@@ -119,61 +125,71 @@ static int finish(struct pipeline *p)
 	return 0;
 }
 
-static int report_file(const char *path)
+/* One pass over the recording; 1: another must follow, else the exit status. */
+static int report_pass(const char *path, struct wholerun *whole)
 {
+	const struct pipeline_opts opts = { .analyse = true, .whole = whole };
+	bool last = wholerun__last_pass(whole);
 	struct pipeline *p;
 	char err[512];
 	int ret, status = 1;
 
-	p = pipeline__open(path, &analyse, err, sizeof(err));
+	p = pipeline__open(path, &opts, err, sizeof(err));
 	if (!p) {
 		log_error("%s", err);
-		return 1;
+		return 2;
 	}
-	pipeline__add(p, &report_consumer);
+	if (last)
+		pipeline__add(p, &report_consumer);
 	ret = pipeline__read_all(p);
-	if (ret == -EBADMSG)
+	if (ret == -EBADMSG) {
 		log_error("%s: no report", pipeline__error(p));
-	else if (ret < 0)
+		status = 2;
+	} else if (ret == -EAGAIN) {
+		status = 1;
+	} else if (ret < 0 && !spill__failed()) {
 		log_error("%s: %s", path, strerror(-ret));
-	else
-		status = finish(p);
-	if (!ret)
-		pipeline__warn_input(p, path);
+		status = 2;
+	} else if (ret < 0) {
+		status = finished(p, ret) ? 2 : 0;
+	} else {
+		int end = pipeline__finish(p);
+
+		if (end == -EAGAIN || (!end && !last))
+			status = 1;
+		else
+			status = finished(p, end) ? 2 : 0;
+		/* what the reader made of the file, once */
+		if (last && end != -EAGAIN)
+			pipeline__warn_input(p, path);
+	}
 	pipeline__free(p);
 	return status;
 }
 
-/* Live: the recorder's tap feeds the same pipeline a file would. */
-struct live_report {
-	struct pipeline *p;
-	int err;
-};
-
-static void live_header(void *ctx, const struct tf_header *hdr)
+/*
+ * A recording is read in passes (wholerun.h): the report's memory does not
+ * grow with the recording's length, and it equals the whole run's.
+ */
+static int report_file(const char *path)
 {
-	struct live_report *l = ctx;
+	struct wholerun *whole = wholerun__new();
+	int status;
 
-	l->p = pipeline__new(hdr, &analyse);
-	if (!l->p)
-		l->err = -ENOMEM;
-	else
-		pipeline__add(l->p, &report_consumer);
+	if (!whole) {
+		log_error("out of memory");
+		return 1;
+	}
+	while ((status = report_pass(path, whole)) == 1)
+		;
+	wholerun__free(whole);
+	return status == 2 ? 1 : 0;
 }
 
-static void live_record(void *ctx, const void *rec, size_t size)
-{
-	struct live_report *l = ctx;
-
-	if (l->p && !l->err)
-		l->err = pipeline__feed(l->p, rec, size);
-}
-
+/* Live: recorded as 'specprobe record' does, then the recording is reported. */
 static int report_live(void)
 {
-	struct live_report l = { 0 };
-	struct record_tap tap = { .header = live_header, .record = live_record, .ctx = &l };
-	struct record_request req = { .targets = &env.targets, .rec = &env.rec, .tap = &tap };
+	struct record_request req = { .targets = &env.targets, .rec = &env.rec };
 	char path[64];
 	int status;
 
@@ -183,15 +199,12 @@ static int report_live(void)
 		env.rec.output = path;
 	}
 	status = recorder__run(&req);
-	if (!status && l.err)
-		log_error("reading the records live: %s", strerror(-l.err));
-	else if (!status)
-		status = finish(l.p);
-	if (l.p)
-		log_info("the recording is in %s: 'specprobe report %s' reports it again",
-			 env.rec.output, env.rec.output);
-	pipeline__free(l.p);
-	return status ? status : l.err ? 1 : 0;
+	if (status)
+		return status;
+	status = report_file(env.rec.output);
+	log_info("the recording is in %s: 'specprobe report %s' reports it again",
+		 env.rec.output, env.rec.output);
+	return status;
 }
 
 int cmd_report(int argc, char **argv)
@@ -199,7 +212,7 @@ int cmd_report(int argc, char **argv)
 	static const struct argp argp = { options, parse_arg, "[FILE | -- CMD [ARGS...]]", doc,
 					  children, NULL, NULL };
 
-	if (argp_parse(&argp, argc, argv, 0, NULL, NULL))
+	if (cli__argp_parse(&argp, argc, argv))
 		return 2;
 	return live() ? report_live() : report_file(env.input);
 }

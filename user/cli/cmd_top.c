@@ -51,10 +51,11 @@ static const char doc[] =
 enum { OPT_REPLAY = 256, OPT_SPEED, OPT_BATCH, OPT_WINDOW, OPT_HUNG, OPT_WIDTH };
 
 static const struct argp_option options[] = {
-	{ "interval", 'i', "SECONDS", 0, "Redraw every SECONDS (default 1)", 0 },
-	{ "window", OPT_WINDOW, "SECONDS", 0, "Figures over the last SECONDS (default 5, max 60)",
-	  0 },
-	{ "hung-ms", OPT_HUNG, "MS", 0, "A call open longer than MS is hung (default 1000)", 0 },
+	{ "interval", 'i', "DURATION", 0, "Redraw every DURATION (default 1s)", 0 },
+	{ "window", OPT_WINDOW, "DURATION", 0,
+	  "Figures over the last DURATION (default 5s, max 1m)", 0 },
+	{ "hung-ms", OPT_HUNG, "MS", 0,
+	  "A call open longer than MS is hung (default 1000; 2s or 1.5m also taken)", 0 },
 	{ "batch", OPT_BATCH, NULL, 0, "No screen: a text block per interval on stdout", 0 },
 	{ "width", OPT_WIDTH, "COLS", 0,
 	  "Batch lines at most COLS wide, columns left out by need (default: the terminal's "
@@ -84,14 +85,15 @@ static void check_all(struct argp_state *state)
 		argp_error(state, "either --replay FILE or -p PID / -- CMD, not both");
 	if (!env.replay && !live())
 		argp_error(state, "what to watch? -p PID, -- CMD, or --replay FILE");
-	if (env.replay && (env.rec.output || env.rec.duration_s || env.rec.force || env.rec.ring_mb))
+	if (env.replay &&
+	    (env.rec.output || env.rec.duration_ns || env.rec.force || env.rec.ring_mb))
 		argp_error(state, "-o, --duration, --force and --ring-mb are for live use");
 	if (env.replay && env.metrics.listen)
 		argp_error(state, "--metrics is for live use");
 }
 
-static double parse_seconds(struct argp_state *state, const char *what, const char *arg,
-			    double min, double max)
+static double parse_number(struct argp_state *state, const char *what, const char *arg,
+			   double min, double max)
 {
 	char *end;
 	double v = strtod(arg, &end);
@@ -101,19 +103,35 @@ static double parse_seconds(struct argp_state *state, const char *what, const ch
 	return v;
 }
 
+/* A duration from min_ns to max_ns, a bare number in bare_ns units; in ns. */
+static unsigned long long parse_duration(struct argp_state *state, const char *what,
+					 const char *arg, unsigned long long bare_ns,
+					 unsigned long long min_ns, unsigned long long max_ns)
+{
+	unsigned long long ns;
+
+	if (parse__duration_ns(arg, bare_ns, &ns) || ns < min_ns || ns > max_ns)
+		argp_error(state, "%s: '%s' is not a duration from %gs to %gs, " DURATION_HINT,
+			   what, arg, min_ns / 1e9, max_ns / 1e9);
+	return ns;
+}
+
 static error_t parse_arg(int key, char *arg, struct argp_state *state)
 {
 	unsigned long width;
 
 	switch (key) {
 	case 'i':
-		env.interval_s = parse_seconds(state, "--interval", arg, 0.05, 3600);
+		env.interval_s = parse_duration(state, "--interval", arg, PARSE_NS_PER_S,
+						50 * PARSE_NS_PER_MS, 3600 * PARSE_NS_PER_S) / 1e9;
 		break;
 	case OPT_WINDOW:
-		env.opts.window_s = parse_seconds(state, "--window", arg, 1, 60);
+		env.opts.window_s = parse_duration(state, "--window", arg, PARSE_NS_PER_S,
+						   PARSE_NS_PER_S, 60 * PARSE_NS_PER_S) / 1e9;
 		break;
 	case OPT_HUNG:
-		env.opts.hung_ns = parse_seconds(state, "--hung-ms", arg, 1, 3.6e6) * 1e6;
+		env.opts.hung_ns = parse_duration(state, "--hung-ms", arg, PARSE_NS_PER_MS,
+						  PARSE_NS_PER_MS, 3600 * PARSE_NS_PER_S);
 		break;
 	case OPT_BATCH:
 		env.batch = true;
@@ -125,13 +143,13 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		env.width = (int)width;
 		break;
 	case 'n':
-		env.frames = parse_seconds(state, "--iterations", arg, 1, 1e9);
+		env.frames = parse_number(state, "--iterations", arg, 1, 1e9);
 		break;
 	case OPT_REPLAY:
 		env.replay = arg;
 		break;
 	case OPT_SPEED:
-		env.speed = parse_seconds(state, "--speed", arg, 0, 1e6);
+		env.speed = parse_number(state, "--speed", arg, 0, 1e6);
 		break;
 	case ARGP_KEY_INIT:
 		state->child_inputs[0] = &env.rec;
@@ -141,6 +159,7 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	case ARGP_KEY_ARG:
 		if (cli__after_dashdash(state))
 			return ARGP_ERR_UNKNOWN;
+		cli__pid_hint(state, arg, "command");
 		argp_error(state, "unexpected '%s': a recording is given with --replay FILE", arg);
 		break;
 	case ARGP_KEY_END:
@@ -538,7 +557,7 @@ int cmd_top(int argc, char **argv)
 	static const struct argp argp = { options, parse_arg, "[-- CMD [ARGS...]]", doc, children,
 					  NULL, NULL };
 
-	if (argp_parse(&argp, argc, argv, 0, NULL, NULL))
+	if (cli__argp_parse(&argp, argc, argv))
 		return 2;
 	return live() ? top_live() : top_replay();
 }

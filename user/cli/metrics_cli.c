@@ -12,6 +12,7 @@
 #include "log.h"
 #include "metrics_cli.h"
 #include "metrics_view.h"
+#include "parse.h"
 
 #define REFRESH_NS 500000000ull
 #define WINDOW_S 5
@@ -22,7 +23,7 @@ static const struct argp_option metrics_options[] = {
 	{ "metrics", OPT_METRICS, "[ADDR:]PORT", 0,
 	  "Serve Prometheus metrics at http://ADDR:PORT/metrics (ADDR 127.0.0.1 unless given: "
 	  "0.0.0.0:PORT or [::]:PORT listen on every interface)", 0 },
-	{ "metrics-linger", OPT_LINGER, "SECONDS", 0,
+	{ "metrics-linger", OPT_LINGER, "DURATION", 0,
 	  "After the trace ends, keep serving its last figures this long (default 0)", 0 },
 	{},
 };
@@ -30,17 +31,17 @@ static const struct argp_option metrics_options[] = {
 static error_t parse_metrics_arg(int key, char *arg, struct argp_state *state)
 {
 	struct metrics_args *args = state->input;
-	char *end;
+	unsigned long long ns;
 
 	switch (key) {
 	case OPT_METRICS:
 		args->listen = arg;
 		break;
 	case OPT_LINGER:
-		args->linger_s = strtod(arg, &end);
-		if (end == arg || *end || !(args->linger_s >= 0 && args->linger_s <= 86400))
-			argp_error(state, "--metrics-linger: '%s' is not a number from 0 to 86400",
-				   arg);
+		if (parse__duration_ns(arg, PARSE_NS_PER_S, &ns) || ns > 86400 * PARSE_NS_PER_S)
+			argp_error(state, "--metrics-linger: '%s' is not a duration up to a day, "
+				   DURATION_HINT, arg);
+		args->linger_s = ns / 1e9;
 		break;
 	case ARGP_KEY_END:
 		if (args->linger_s && !args->listen)

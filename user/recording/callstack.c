@@ -96,6 +96,7 @@ struct cs_objmap {
 struct cs_proc {
 	struct cs_objmap *maps;	/* by start */
 	size_t nr;
+	__u32 image;		/* execve calls seen */
 };
 
 struct callstacks {
@@ -151,19 +152,35 @@ static struct cs_object *object_get(struct callstacks *db, const char *path, con
 	return o;
 }
 
+static struct cs_proc *proc_get(struct callstacks *db, __u32 tgid)
+{
+	struct cs_proc *p = hmap__get(&db->procs, tgid, 0);
+
+	if (p)
+		return p;
+	p = calloc(1, sizeof(*p));
+	if (!p || hmap__set(&db->procs, tgid, 0, p)) {
+		free(p);
+		return NULL;
+	}
+	return p;
+}
+
+static __u32 image_of(const struct callstacks *db, __u32 tgid)
+{
+	const struct cs_proc *p = hmap__get(&db->procs, tgid, 0);
+
+	return p ? p->image : 0;
+}
+
 static int feed_objmap(struct callstacks *db, const struct sp_objmap_rec *rec)
 {
-	struct cs_proc *p = hmap__get(&db->procs, rec->tgid, 0);
+	struct cs_proc *p = proc_get(db, rec->tgid);
 	struct cs_objmap *grown;
 	size_t at;
 
-	if (!p) {
-		p = calloc(1, sizeof(*p));
-		if (!p || hmap__set(&db->procs, rec->tgid, 0, p)) {
-			free(p);
-			return -ENOMEM;
-		}
-	}
+	if (!p)
+		return -ENOMEM;
 	grown = realloc(p->maps, (p->nr + 1) * sizeof(*grown));
 	if (!grown)
 		return -ENOMEM;
@@ -209,6 +226,39 @@ int callstacks__feed(struct callstacks *db, const void *rec, size_t size)
 	if (h->type == SP_REC_PYCODE)
 		return callstack__pycode_ok(rec, size) ? feed_pycode(db, rec) : -EBADMSG;
 	return 0;
+}
+
+/* The code objects of tgid's old program: retired, as frames named earlier point into them. */
+static int retire_codes(struct callstacks *db, __u32 tgid)
+{
+	for (size_t i = 0; i < db->codes.cap;) {
+		struct hmap_slot *s = &db->codes.slots[i];
+		void **retired;
+
+		if (!s->value || s->a != tgid) {
+			i++;
+			continue;
+		}
+		retired = realloc(db->retired, (db->nr_retired + 1) * sizeof(*retired));
+		if (!retired)
+			return -ENOMEM;
+		db->retired = retired;
+		/* a removal moves a later entry into slot i: it is looked at next */
+		db->retired[db->nr_retired++] = hmap__remove(&db->codes, s->a, s->b);
+	}
+	return 0;
+}
+
+int callstacks__exec(struct callstacks *db, __u32 tgid)
+{
+	struct cs_proc *p = proc_get(db, tgid);
+
+	if (!p)
+		return -ENOMEM;
+	/* mappings the old program had, in the new one's addresses, would name them wrong */
+	p->nr = 0;
+	p->image++;
+	return retire_codes(db, tgid);
 }
 
 static const struct cs_objmap *find_objmap(const struct cs_proc *p, __u64 addr)
@@ -346,7 +396,7 @@ static __u32 site_of(struct callstacks *db, const struct cs_stack *st)
 static int name_stack(struct callstacks *db, const struct sp_stack_rec *rec, struct cs_stack *st)
 {
 	*st = (struct cs_stack){ .tgid = rec->tgid, .nr_native = rec->nr_native,
-				 .nr_py = rec->nr_py };
+				 .nr_py = rec->nr_py, .image = image_of(db, rec->tgid) };
 	st->native = calloc(rec->nr_native + 1, sizeof(*st->native));
 	st->py = calloc(rec->nr_py + 1, sizeof(*st->py));
 	if (!st->native || !st->py)
@@ -359,9 +409,10 @@ static int name_stack(struct callstacks *db, const struct sp_stack_rec *rec, str
 	return st->site ? 0 : -ENOMEM;
 }
 
-static bool same_frames(const struct cs_stack *st, const struct sp_stack_rec *rec)
+static bool same_frames(const struct cs_stack *st, const struct sp_stack_rec *rec, __u32 image)
 {
-	if (st->tgid != rec->tgid || st->nr_native != rec->nr_native || st->nr_py != rec->nr_py)
+	if (st->tgid != rec->tgid || st->image != image || st->nr_native != rec->nr_native ||
+	    st->nr_py != rec->nr_py)
 		return false;
 	for (__u32 i = 0; i < rec->nr_native; i++)
 		if (st->native[i].addr != callstack__ips(rec)[i])
@@ -373,24 +424,27 @@ static bool same_frames(const struct cs_stack *st, const struct sp_stack_rec *re
 	return true;
 }
 
-static __u64 frames_hash(const struct sp_stack_rec *rec)
+/* Frames of one program: the same addresses after an execve are other code. */
+static __u64 frames_hash(const struct sp_stack_rec *rec, __u32 image)
 {
-	return hash_bytes(HASH_SEED, rec + 1, rec->size - sizeof(*rec));
+	return hash_bytes(hash_bytes(HASH_SEED, &image, sizeof(image)), rec + 1,
+			  rec->size - sizeof(*rec));
 }
 
 /* The frames BPF knows a repeated call site by (struct stack_key), hashed. */
-static __u64 start_hash(const struct sp_stack_rec *rec)
+static __u64 start_hash(const struct sp_stack_rec *rec, __u32 image)
 {
 	__u32 nr = rec->nr_native < SP_STACK_KEY_NATIVE ? rec->nr_native : SP_STACK_KEY_NATIVE;
 	__u32 nr_py = rec->nr_py < SP_STACK_KEY_PY ? rec->nr_py : SP_STACK_KEY_PY;
-	__u64 h = hash_bytes(HASH_SEED, callstack__ips(rec), 8 * (size_t)nr);
+	__u64 h = hash_bytes(hash_bytes(HASH_SEED, &image, sizeof(image)), callstack__ips(rec),
+			     8 * (size_t)nr);
 
 	h = hash_bytes(h, &nr, sizeof(nr));
 	h = hash_bytes(h, callstack__py(rec), sizeof(struct sp_py_frame) * nr_py);
 	return hash_bytes(h, &nr_py, sizeof(nr_py));
 }
 
-static __u32 intern_frames(struct callstacks *db, const struct sp_stack_rec *rec);
+static __u32 intern_frames(struct callstacks *db, const struct sp_stack_rec *rec, __u32 image);
 
 /*
  * A repeated site (SP_STACK_SAME) gets the thread's newest whole stack that
@@ -399,28 +453,28 @@ static __u32 intern_frames(struct callstacks *db, const struct sp_stack_rec *rec
  */
 __u32 callstacks__intern(struct callstacks *db, const struct sp_stack_rec *rec)
 {
-	__u64 start = start_hash(rec);
-	__u32 id;
+	__u32 image = image_of(db, rec->tgid), id;
+	__u64 start = start_hash(rec, image);
 
 	if (rec->flags & SP_STACK_SAME) {
 		id = (__u32)(unsigned long)hmap__get(&db->by_start, rec->tid, start);
-		if (id && db->stacks[id - 1].tgid == rec->tgid)
+		if (id && db->stacks[id - 1].tgid == rec->tgid && db->stacks[id - 1].image == image)
 			return id;
-		return intern_frames(db, rec);
+		return intern_frames(db, rec, image);
 	}
-	id = intern_frames(db, rec);
+	id = intern_frames(db, rec, image);
 	if (id && hmap__set(&db->by_start, rec->tid, start, (void *)(unsigned long)id))
 		return 0;
 	return id;
 }
 
-static __u32 intern_frames(struct callstacks *db, const struct sp_stack_rec *rec)
+static __u32 intern_frames(struct callstacks *db, const struct sp_stack_rec *rec, __u32 image)
 {
-	__u64 key = frames_hash(rec);
+	__u64 key = frames_hash(rec, image);
 	__u32 id = (__u32)(unsigned long)hmap__get(&db->by_frames, rec->tgid, key);
 	struct cs_stack *st;
 
-	if (id && same_frames(&db->stacks[id - 1], rec))
+	if (id && same_frames(&db->stacks[id - 1], rec, image))
 		return id;
 	if (db->nr_stacks == db->cap_stacks) {
 		__u32 cap = db->cap_stacks ? 2 * db->cap_stacks : 256;

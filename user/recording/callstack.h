@@ -56,6 +56,7 @@ struct cs_stack {
 	struct cs_native *native;
 	struct cs_python *py;
 	__u32 site;		/* index + 1 into the sites */
+	__u32 image;		/* execve calls of tgid before it: the program it names */
 };
 
 /* Where a call was made: the innermost Python line and the innermost native caller. */
@@ -70,6 +71,8 @@ struct callstacks;
 struct callstacks *callstacks__new(void);
 /* Take an SP_REC_OBJMAP or SP_REC_PYCODE (other kinds are left alone); 0, -EBADMSG, -ENOMEM. */
 int callstacks__feed(struct callstacks *db, const void *rec, size_t size);
+/* tgid ran execve (SP_REC_EXEC): its later stacks are named by the records that follow. */
+int callstacks__exec(struct callstacks *db, __u32 tgid);
 /* The id (1...) of a checked stack record's stack, named now; 0 when out of memory. */
 __u32 callstacks__intern(struct callstacks *db, const struct sp_stack_rec *rec);
 /* NULL for id 0 or an unknown id. */

@@ -379,6 +379,7 @@ int decoder__feed(struct decoder *d, const void *rec, size_t size)
 			return -EBADMSG;
 		d->stats.execs++;
 		d->stats.execs_after_calls += d->stats.calls > 0;
+		ret = callstacks__exec(d->stacks, ((const struct sp_exec_rec *)rec)->tgid);
 		break;
 	case SP_REC_LIB:
 	case SP_REC_PROBE:

@@ -13,6 +13,7 @@
 #include <unistd.h>
 #include "log.h"
 #include "merge.h"
+#include "ring.h"
 #include "tracefile.h"
 
 #define SCAN_RECORDS 64		/* the clock and segment records come this early */
@@ -648,6 +649,16 @@ static int finish(struct merge *m)
 	return ret;
 }
 
+/* The output, by device and inode, must be none of the files an input is read from. */
+static int output_is_input(const struct merge_request *req, const char *input)
+{
+	if (strcmp(input, req->output) && !tf_ring__names(input, req->output))
+		return 0;
+	log_error("%s is the input %s or one of its segments: name another output", req->output,
+		  input);
+	return -EINVAL;
+}
+
 static int merge_into(struct merge *m, const struct merge_request *req)
 {
 	char err[1024];
@@ -657,7 +668,9 @@ static int merge_into(struct merge *m, const struct merge_request *req)
 	ret = build_header(m);
 	if (ret)
 		return ret;
-	m->w = tf_writer__create(req->output, req->force, &m->hdr, err, sizeof(err));
+	/* written aside: the output gets its name only once the merge is whole */
+	m->w = tf_writer__create_whole(req->output, req->force, TF_DEFAULT_MODE, &m->hdr, err,
+				       sizeof(err));
 	if (!m->w) {
 		log_error("%s", err);
 		return -errno;
@@ -680,12 +693,13 @@ int merge__run(const struct merge_request *req)
 	}
 	m->nr = req->nr_inputs;
 	for (int i = 0; i < m->nr && !ret; i++)
+		ret = output_is_input(req, req->inputs[i]);
+	for (int i = 0; i < m->nr && !ret; i++)
 		ret = open_source(&m->src[i], req->inputs[i]);
 	if (!ret)
 		ret = merge_into(m, req);
-	if (m->w && ret)
-		unlink(req->output);	/* half a merge is no merge: nothing is left */
-	else if (!ret)
+	/* half a merge is no merge: tf_writer__free removes it, the old output stays */
+	if (!ret)
 		log_info("%d recording(s) merged into %s: %llu records", m->nr, req->output,
 			 (unsigned long long)m->records);
 	tf_writer__free(m->w);

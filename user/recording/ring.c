@@ -104,8 +104,8 @@ static __u32 state_tgid(const struct sp_rec_hdr *h)
 	return ((const struct sp_hostmem_rec *)h)->tgid;
 }
 
-/* A process exited: later segments need none of its state, tables or pid. */
-static void forget_process(struct tf_ring *r, __u32 tgid)
+/* Drop tgid's state records, or only those naming its program's code (sites_only). */
+static void drop_state(struct tf_ring *r, __u32 tgid, bool sites_only)
 {
 	size_t kept = 0;
 
@@ -113,13 +113,20 @@ static void forget_process(struct tf_ring *r, __u32 tgid)
 		const struct sp_rec_hdr *h = (const void *)(r->state + off);
 		size_t size = h->size;
 
-		if (state_tgid(h) != tgid) {
+		if (state_tgid(h) != tgid || (sites_only && h->type != SP_REC_OBJMAP &&
+					      h->type != SP_REC_PYCODE)) {
 			memmove(r->state + kept, h, size);
 			kept += size;
 		}
 		off += size;
 	}
 	r->state_len = kept;
+}
+
+/* A process exited: later segments need none of its state, tables or pid. */
+static void forget_process(struct tf_ring *r, __u32 tgid)
+{
+	drop_state(r, tgid, false);
 	tf_header__forget_tgid(&r->hdr, tgid);
 	/* give back what churn left behind, keeping room to grow */
 	if (r->state_cap > 4096 && r->state_len < r->state_cap / 4) {
@@ -341,11 +348,47 @@ static int clear_old(struct tf_ring *r, bool force)
 		snprintf(path, sizeof(path), "%s%s", slash ? dir : "", de->d_name);
 		if (!force)
 			ret = ring__fail(r, "%s exists: use --force to overwrite", path);
-		else if ((ret = remove_old(path)))
+		else if ((ret = remove_old(path)) == -EEXIST)
+			ring__fail(r, "%s is not a regular file: refusing to replace it", path);
+		else if (ret)
 			ring__fail(r, "removing %s: %s", path, strerror(-ret));
 	}
 	closedir(d);
 	return ret ? -EEXIST : 0;
+}
+
+static bool same_file(const struct stat *a, const struct stat *b)
+{
+	return a->st_dev == b->st_dev && a->st_ino == b->st_ino;
+}
+
+bool tf_ring__names(const char *base, const char *path)
+{
+	const char *slash = strrchr(base, '/');
+	const char *name = slash ? slash + 1 : base;
+	size_t len = strlen(name);
+	char dir[RING_PATH_SIZE];
+	struct stat out, st;
+	struct dirent *de;
+	bool found;
+	DIR *d;
+
+	if (stat(path, &out))
+		return false;
+	found = !stat(base, &st) && same_file(&st, &out);
+	snprintf(dir, sizeof(dir), "%.*s", slash ? (int)(slash - base) + 1 : 1, slash ? base : ".");
+	d = opendir(dir);
+	while (!found && d && (de = readdir(d))) {
+		const char *n = de->d_name + len + 1;
+
+		if (strncmp(de->d_name, name, len) || de->d_name[len] != '.' || !*n ||
+		    strspn(n, "0123456789") != strlen(n))
+			continue;
+		found = !fstatat(dirfd(d), de->d_name, &st, 0) && same_file(&st, &out);
+	}
+	if (d)
+		closedir(d);
+	return found;
 }
 
 struct tf_ring *tf_ring__create(const char *base, bool force, mode_t mode,
@@ -401,6 +444,9 @@ int tf_ring__write(struct tf_ring *r, const void *rec, size_t size)
 		r->seg_records++;
 	if (!ret && size >= sizeof(struct sp_exit_rec) && h->type == SP_REC_EXIT)
 		forget_process(r, ((const struct sp_exit_rec *)rec)->tgid);
+	/* the new program's mappings and code objects follow: the old ones would misname them */
+	if (!ret && size >= sizeof(struct sp_exec_rec) && h->type == SP_REC_EXEC)
+		drop_state(r, ((const struct sp_exec_rec *)rec)->tgid, true);
 	return ret;
 }
 

@@ -50,5 +50,10 @@ __u64 tf_ring__left_out(const struct tf_ring *r);
 /* Segments removed so far, and the calls they held. */
 __u32 tf_ring__rotated(const struct tf_ring *r, __u64 *calls);
 void tf_ring__free(struct tf_ring *r);
+/*
+ * Is path, by device and inode, the recording base or one of its segments
+ * BASE.N (what a reader of base may read)? False when path does not exist.
+ */
+bool tf_ring__names(const char *base, const char *path);
 
 #endif /* __RING_H */

@@ -21,6 +21,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "callstack.h"
+#include "outfile.h"
 #include "tracefile.h"
 #include "specprobe.h"
 
@@ -37,6 +38,7 @@
 
 struct tf_writer {
 	int fd;			/* -1 once closed */
+	struct outfile out;	/* its name: at once, or at a clean close when whole */
 	int err;		/* first write error; every later call returns it */
 	char *path;
 	unsigned char *buf;
@@ -247,57 +249,6 @@ __u64 tf_header__size(const struct tf_header *hdr)
 	return TF_PREAMBLE + e.len;
 }
 
-/* Can anyone but the owner create and remove names in the folder that holds path? */
-static bool dir_shared(const char *path)
-{
-	const char *slash = strrchr(path, '/');
-	char dir[4096];
-	struct stat st;
-
-	if (!slash)
-		snprintf(dir, sizeof(dir), ".");
-	else
-		snprintf(dir, sizeof(dir), "%.*s", slash == path ? 1 : (int)(slash - path), path);
-	return stat(dir, &st) || (st.st_mode & (S_IWGRP | S_IWOTH));
-}
-
-/*
- * Never through a symlink. In a folder others can write, a name that is there
- * may be theirs (a hard link to some file of ours, say): --force removes it and
- * creates anew with O_EXCL instead of truncating whatever it is.
- */
-static int open_output(const char *path, bool force, mode_t mode, char *err, size_t err_sz)
-{
-	bool excl = !force || dir_shared(path);
-	int flags = O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC | (excl ? O_EXCL : O_TRUNC);
-	struct stat st;
-	int fd, saved;
-
-	if (force && excl && !lstat(path, &st) && S_ISREG(st.st_mode))
-		unlink(path);
-	fd = open(path, flags, mode);
-	/* the mode asked for, whatever the umask or an old file's mode (not a device's) */
-	if (fd >= 0 && (fstat(fd, &st) || !S_ISREG(st.st_mode) || !fchmod(fd, mode)))
-		return fd;
-	saved = errno;
-	if (fd >= 0) {
-		close(fd);
-		put_msg(err, err_sz, "setting the mode of %s: %s", path, strerror(saved));
-		return -saved;
-	}
-	/* a symlink gives EEXIST under O_EXCL and ELOOP under O_NOFOLLOW */
-	if ((saved == EEXIST || saved == ELOOP) && !lstat(path, &st) && S_ISLNK(st.st_mode))
-		put_msg(err, err_sz, "%s is a symbolic link: refusing to write through it", path);
-	else if (saved == EEXIST && force)
-		put_msg(err, err_sz, "%s came back while it was replaced: refusing to write it",
-			path);
-	else if (saved == EEXIST)
-		put_msg(err, err_sz, "%s exists: use --force to overwrite", path);
-	else
-		put_msg(err, err_sz, "creating %s: %s", path, strerror(saved));
-	return -saved;
-}
-
 static struct tf_writer *writer__alloc(const char *path)
 {
 	struct tf_writer *w = calloc(1, sizeof(*w));
@@ -305,6 +256,7 @@ static struct tf_writer *writer__alloc(const char *path)
 	if (!w)
 		return NULL;
 	w->fd = -1;
+	w->out = (struct outfile)OUTFILE_INIT;
 	w->path = strdup(path);
 	w->buf = malloc(TF_BUF_SIZE);
 	if (!w->path || !w->buf) {
@@ -320,8 +272,9 @@ struct tf_writer *tf_writer__create(const char *path, bool force, const struct t
 	return tf_writer__create_mode(path, force, TF_DEFAULT_MODE, hdr, err, err_sz);
 }
 
-struct tf_writer *tf_writer__create_mode(const char *path, bool force, mode_t mode,
-					 const struct tf_header *hdr, char *err, size_t err_sz)
+/* A file on its own name at once (whole false) or only at a clean close (whole true). */
+static struct tf_writer *writer__create(const char *path, bool force, mode_t mode, bool whole,
+					const struct tf_header *hdr, char *err, size_t err_sz)
 {
 	struct tf_writer *w = writer__alloc(path);
 	int ret;
@@ -332,10 +285,13 @@ struct tf_writer *tf_writer__create_mode(const char *path, bool force, mode_t mo
 		errno = ENOMEM;
 		return NULL;
 	}
-	ret = open_output(path, force, mode, err, err_sz);
-	if (ret < 0)
+	ret = outfile__open(&w->out, path, force, mode, err, err_sz);
+	if (!ret && !whole)
+		ret = outfile__publish(&w->out, err, err_sz);
+	if (ret)
 		goto fail;
-	w->fd = ret;
+	w->fd = w->out.fd;
+	w->out.fd = -1;	/* the writer's to close */
 	ret = writer__put_header(w, hdr);
 	if (ret) {
 		put_msg(err, err_sz, "%s", w->msg);
@@ -346,6 +302,18 @@ fail:
 	tf_writer__free(w);
 	errno = -ret;
 	return NULL;
+}
+
+struct tf_writer *tf_writer__create_mode(const char *path, bool force, mode_t mode,
+					 const struct tf_header *hdr, char *err, size_t err_sz)
+{
+	return writer__create(path, force, mode, false, hdr, err, err_sz);
+}
+
+struct tf_writer *tf_writer__create_whole(const char *path, bool force, mode_t mode,
+					  const struct tf_header *hdr, char *err, size_t err_sz)
+{
+	return writer__create(path, force, mode, true, hdr, err, err_sz);
 }
 
 int tf_writer__write(struct tf_writer *w, const void *rec, size_t size)
@@ -390,6 +358,8 @@ int tf_writer__close(struct tf_writer *w)
 	if (close(w->fd) && !ret)
 		ret = writer__fail(w, -errno, "closing");
 	w->fd = -1;
+	if (!ret)
+		ret = w->err = outfile__publish(&w->out, w->msg, sizeof(w->msg));
 	return ret;
 }
 
@@ -405,6 +375,7 @@ void tf_writer__free(struct tf_writer *w)
 		return;
 	if (w->fd >= 0)
 		close(w->fd);
+	outfile__discard(&w->out);
 	free(w->buf);
 	free(w->path);
 	free(w);

@@ -98,24 +98,30 @@ struct tf_writer;
 struct tf_reader;
 
 /*
- * Create path (never following a symlink; an existing file is an error
- * unless force) and write the header. Returns NULL with errno set and a
+ * Create path and write the header. The file is made under a temporary name
+ * in the same folder (O_EXCL, never through a symlink) and renamed onto path
+ * at once: an existing file is an error unless force, and even then it is
+ * replaced by the rename, never truncated or written. A symlink or any other
+ * non-regular file at path is refused. Returns NULL with errno set and a
  * message in err.
  */
 struct tf_writer *tf_writer__create(const char *path, bool force, const struct tf_header *hdr,
 				    char *err, size_t err_sz);
-/*
- * The same with the file's mode (TF_DEFAULT_MODE above), set whatever the
- * umask. In a folder others can write, --force never truncates what is there:
- * it removes the name and creates the file anew (O_EXCL).
- */
+/* The same with the file's mode (TF_DEFAULT_MODE above), set whatever the umask. */
 struct tf_writer *tf_writer__create_mode(const char *path, bool force, mode_t mode,
 					 const struct tf_header *hdr, char *err, size_t err_sz);
+/*
+ * The same, but path gets the file only at a clean tf_writer__close: until
+ * then, and for good on any failure, what was at path stays as it was, and
+ * tf_writer__free removes the temporary file.
+ */
+struct tf_writer *tf_writer__create_whole(const char *path, bool force, mode_t mode,
+					  const struct tf_header *hdr, char *err, size_t err_sz);
 /* Buffered; returns 0 or -errno (e.g. -ENOSPC), the message in the writer. */
 int tf_writer__write(struct tf_writer *w, const void *rec, size_t size);
 /* What is buffered to the file now (fsync-free); 0 or -errno. */
 int tf_writer__flush(struct tf_writer *w);
-/* Flush, fsync-free close; 0 or -errno. */
+/* Flush, fsync-free close (and the rename of a whole file); 0 or -errno. */
 int tf_writer__close(struct tf_writer *w);
 const char *tf_writer__error(const struct tf_writer *w);
 void tf_writer__free(struct tf_writer *w);

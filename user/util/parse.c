@@ -3,6 +3,7 @@
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 #include "parse.h"
 
 int parse__ulong(const char *arg, unsigned long *val)
@@ -42,13 +43,41 @@ int parse__size(const char *arg, unsigned long long *bytes)
 
 int parse__seconds_ns(const char *arg, unsigned long long *ns)
 {
-	double v;
+	if (parse__duration_ns(arg, PARSE_NS_PER_S, ns) || !*ns || *ns > 86400 * PARSE_NS_PER_S)
+		return -EINVAL;
+	return 0;
+}
+
+/* The unit after a duration's number, in ns; 0 for an unknown one. */
+static double duration_unit_ns(const char *unit, double bare_unit_ns)
+{
+	if (!*unit)
+		return bare_unit_ns;
+	if (!strcmp(unit, "ms"))
+		return 1e6;
+	if (!strcmp(unit, "s"))
+		return 1e9;
+	if (!strcmp(unit, "m"))
+		return 60e9;
+	return 0;
+}
+
+int parse__duration_ns(const char *arg, unsigned long long bare_unit_ns, unsigned long long *ns)
+{
+	double v, unit_ns;
 	char *end;
 
+	/* strtod would take hex, inf and nan, and skip leading blanks */
+	if (!(arg[0] >= '0' && arg[0] <= '9') && arg[0] != '.')
+		return -EINVAL;
 	errno = 0;
 	v = strtod(arg, &end);
-	if (errno || end == arg || *end || !isfinite(v) || v <= 0 || v > 86400)
+	if (errno || end == arg || strpbrk(arg, "xXpP"))
 		return -EINVAL;
-	*ns = (unsigned long long)(v * 1e9);
-	return *ns ? 0 : -EINVAL;
+	unit_ns = duration_unit_ns(end, bare_unit_ns);
+	/* a year at most: far from overflowing 64 bits of ns */
+	if (!unit_ns || !isfinite(v) || v * unit_ns > 365 * 86400e9)
+		return -EINVAL;
+	*ns = (unsigned long long)(v * unit_ns + 0.5);
+	return 0;
 }

@@ -102,7 +102,7 @@ struct perfetto_out {
 	bool *ann_sent;
 	__u32 *ann_new, nr_ann_new;		/* first used in the packet being written */
 	char fixed[FN_NR][40];
-	struct hmap threads, procs, model_threads;
+	struct hmap threads, procs;
 	struct pf_thread **thread_list;
 	size_t nr_threads, cap_threads;
 	bool started;
@@ -112,7 +112,6 @@ struct perfetto_out {
 	size_t nr_windows;
 	const struct loop *cur_loop;
 	__u64 loop_last, phase_last;
-	size_t *loop_cursor;	/* per loop: where the last accept sync's iteration was found */
 };
 
 static __u64 track_uuid(enum track_kind kind, __u32 id)
@@ -657,75 +656,6 @@ static int on_cycle(void *ctx, const struct loop *lp, const struct cycle *c)
 	return o->w.err;
 }
 
-static const struct model_thread *model_thread(struct perfetto_out *o, __u32 tgid, __u32 tid)
-{
-	const struct results *res = pipeline__results(o->p);
-	struct model_view *v = res ? model__view(res->model) : NULL;
-
-	if (!v)
-		return NULL;
-	if (!o->model_threads.len)
-		for (size_t i = 0; i < v->nr_threads; i++)
-			hmap__set(&o->model_threads, v->threads[i]->tgid, v->threads[i]->tid,
-				  v->threads[i]);
-	return hmap__get(&o->model_threads, tgid, tid);
-}
-
-/* The verify launch of an accept sync's cycle: the last launch of its iteration's verify. */
-static bool accept_target(struct perfetto_out *o, const struct sync_verdict *sv,
-			  const struct model_thread *t, __u64 *ts)
-{
-	const struct results *res = pipeline__results(o->p);
-	const struct cycles *cy = &res->cycles;
-
-	if (!o->loop_cursor && !(o->loop_cursor = calloc(cy->nr_loops + 1, sizeof(size_t))))
-		return false;
-	for (size_t l = 0; l < cy->nr_loops; l++) {
-		const struct loop *lp = &cy->loops[l];
-
-		if (lp->tid != t->tid || lp->tgid != t->tgid)
-			continue;
-		/* syncs come in entry order: start where the last one was found */
-		for (size_t n = 0, i = o->loop_cursor[l]; n < lp->nr_iters; n++, i++) {
-			if (i >= lp->nr_iters)
-				i = 0;
-			if (lp->iters[i].cycle != sv->cycle)
-				continue;
-			o->loop_cursor[l] = i;
-			if (lp->iters[i].ve == LOOP_NONE || lp->iters[i].ve >= t->nr_events)
-				return false;
-			*ts = t->events[lp->iters[i].ve].ts;
-			return true;
-		}
-	}
-	return false;
-}
-
-/* What a flagged sync waited on, where known: the launch its flow starts from. */
-static bool sync_target(struct perfetto_out *o, const struct sync_verdict *sv, __u64 *ts)
-{
-	const struct model_sync *s = sv->sync;
-	const struct model_thread *t = model_thread(o, s->tgid, s->tid);
-	size_t i, n;
-
-	if (!t)
-		return false;
-	if (sv->pos == SPOS_ACCEPT && sv->cycle >= 0 && accept_target(o, sv, t, ts))
-		return true;
-	i = s->event_index < t->nr_events ? s->event_index : t->nr_events;
-	for (n = 0; i > 0 && n < FLOW_SCAN; n++) {
-		const struct loop_event *ev = &t->events[--i];
-
-		if (ev->kind != LOOP_GRAPH && ev->kind != LOOP_KERNEL)
-			continue;
-		if (s->waited_on && ev->stream != s->waited_on && ev->stream != s->handle)
-			continue;
-		*ts = ev->ts;
-		return true;
-	}
-	return false;
-}
-
 static void sync_args(struct perfetto_out *o, const struct sync_verdict *sv)
 {
 	const struct model_sync *s = sv->sync;
@@ -754,7 +684,7 @@ static int on_sync(void *ctx, const struct sync_verdict *sv)
 	struct perfetto_out *o = ctx;
 	const struct model_sync *s = sv->sync;
 	struct pf_thread *t;
-	__u64 track = track_uuid(TK_SYNCS, s->tid), start = s->ts, target;
+	__u64 track = track_uuid(TK_SYNCS, s->tid), start = s->ts;
 	bool slice = !(s->flags & SYNC_UNRETURNED) && s->ts_return >= s->ts;
 	char name[48];
 
@@ -773,8 +703,8 @@ static int on_sync(void *ctx, const struct sync_verdict *sv)
 	event_open(o, start, track, slice ? TYPE_BEGIN : TYPE_INSTANT,
 		   s->name < catalog_len ? 1u + s->name : name_iid_fixed(FN_UNKNOWN), CAT_FLAGGED);
 	sync_args(o, sv);
-	if (sync_target(o, sv, &target))
-		pbw__fixed64(&o->w, TE_FLOW_IDS, flow_id(s->tid, target));
+	if (sv->has_flow)
+		pbw__fixed64(&o->w, TE_FLOW_IDS, flow_id(s->tid, sv->flow_ts));
 	event_close(o);
 	t->sync_last = start;
 	if (slice) {
@@ -784,28 +714,36 @@ static int on_sync(void *ctx, const struct sync_verdict *sv)
 	return o->w.err;
 }
 
-/* Every graph launch of a loop's thread, named by the role the analysis gave its exec. */
+/* A graph launch of a loop's thread, named by the role the analysis gave its exec. */
+struct launch_walk {
+	struct perfetto_out *o;
+	const struct model_view *v;
+	__u64 track;
+};
+
+static int graph_role(void *ctx, const struct loop_event *ev)
+{
+	struct launch_walk *lw = ctx;
+	struct perfetto_out *o = lw->o;
+	const struct model_exec *x = ev->handle < lw->v->nr_execs ? lw->v->execs[ev->handle] : NULL;
+
+	event_open(o, ev->ts, lw->track, TYPE_INSTANT,
+		   name_iid_fixed(FN_GRAPH0 + (x ? x->role : ROLE_UNKNOWN)), CAT_GRAPH);
+	ann_uint(o, AN(AN_EXEC), ev->handle);
+	if (x)
+		ann_cstr(o, AN(AN_ROLE_FROM), model__role_source_name(x->role_from));
+	if (ev->stream)
+		ann_ptr(o, AN(AN_STREAM), ev->stream);
+	event_close(o);
+	return o->w.err;
+}
+
 static void graph_roles(struct perfetto_out *o, const struct model_view *v, const struct loop *lp)
 {
-	const struct model_thread *t = model_thread(o, lp->tgid, lp->tid);
-	__u64 track = track_uuid(TK_GRAPHS, lp->tid);
+	struct launch_walk lw = { o, v, track_uuid(TK_GRAPHS, lp->tid) };
 
-	for (size_t i = 0; t && i < t->nr_events && !o->w.err; i++) {
-		const struct loop_event *ev = &t->events[i];
-		const struct model_exec *x;
-
-		if (ev->kind != LOOP_GRAPH)
-			continue;
-		x = ev->handle < v->nr_execs ? v->execs[ev->handle] : NULL;
-		event_open(o, ev->ts, track, TYPE_INSTANT,
-			   name_iid_fixed(FN_GRAPH0 + (x ? x->role : ROLE_UNKNOWN)), CAT_GRAPH);
-		ann_uint(o, AN(AN_EXEC), ev->handle);
-		if (x)
-			ann_cstr(o, AN(AN_ROLE_FROM), model__role_source_name(x->role_from));
-		if (ev->stream)
-			ann_ptr(o, AN(AN_STREAM), ev->stream);
-		event_close(o);
-	}
+	if (loop__each_launch(lp, v, graph_role, &lw) && !o->w.err)
+		o->w.err = -EIO;
 }
 
 static int on_end(void *ctx, const struct results *res, const struct decode_stats *st)
@@ -933,7 +871,6 @@ void perfetto__free(struct perfetto_out *o)
 	free(o->thread_list);
 	hmap__free(&o->threads);
 	hmap__free(&o->procs);
-	hmap__free(&o->model_threads);
 	free(o->args);
 	free(o->is_launch);
 	free(o->name_sent);
@@ -942,7 +879,6 @@ void perfetto__free(struct perfetto_out *o)
 	free(o->ann_sent);
 	free(o->ann_new);
 	free(o->cycles_per_s);
-	free(o->loop_cursor);
 	pbw__free(&o->w);
 	free(o);
 }

@@ -444,19 +444,44 @@ static void put_callsites(FILE *out, const struct results *res)
 	fputc(']', out);
 }
 
+/* Items of a list written one at a time, a comma and a new line between. */
+struct list_walk {
+	FILE *out;
+	const struct loop *lp;
+	const struct callstacks *stacks;
+	size_t n;
+};
+
+static int walk_sync(void *ctx, const struct sync_verdict *sv)
+{
+	struct list_walk *w = ctx;
+
+	fputs(w->n++ ? ",\n" : "\n", w->out);
+	put_sync(w->out, sv, w->stacks);
+	return 0;
+}
+
+static int walk_cycle(void *ctx, const struct cycle *c)
+{
+	struct list_walk *w = ctx;
+
+	fputs(w->n++ ? ",\n" : "\n", w->out);
+	put_cycle(w->out, w->lp, c);
+	return 0;
+}
+
 static void put_syncs(FILE *out, const struct results *res)
 {
 	const struct syncs *sy = &res->syncs;
+	struct list_walk sw = { .out = out };
 
 	fputs(",\"syncs\":[", out);
 	if (res->syncs_err) {
 		fputs("]", out);
 		return;
 	}
-	for (size_t i = 0; i < sy->nr; i++) {
-		fputs(i ? ",\n" : "\n", out);
-		put_sync(out, &sy->verdicts[i], model__view(res->model)->stacks);
-	}
+	sw.stacks = model__view(res->model)->stacks;
+	syncs__each(sy, model__view(res->model), walk_sync, &sw);
 	fprintf(out, "],\"sync_calls\":%zu,\"legacy_work\":{\"calls\":%zu,\"synchronised\":%zu,"
 		     "\"unknown\":%zu},"
 		     "\"host_unknown_no_wait\":%zu,\"flagged_syncs\":%zu,\"unknown_syncs\":%zu,"
@@ -526,6 +551,7 @@ void report__json(FILE *out, const struct results *res, const struct decode_stat
 	const struct cycles *cy = &res->cycles;
 	const struct cycle_summary *s = &res->overall;
 	struct model_view *v = model__view(m);
+	struct list_walk cw = { .out = out };
 
 	fprintf(out, "{\"report_version\":%d,", REPORT_JSON_VERSION);
 	put_recording(out, v);
@@ -546,11 +572,10 @@ void report__json(FILE *out, const struct results *res, const struct decode_stat
 		put_loop(out, m, &cy->loops[i], &res->per_loop[i]);
 	}
 	fputs("],\"cycles\":[", out);
-	for (size_t i = 0, n = 0; i < cy->nr_loops; i++)
-		for (size_t k = 0; k < cy->loops[i].nr_cycles; k++, n++) {
-			fputs(n ? ",\n" : "\n", out);
-			put_cycle(out, &cy->loops[i], &cy->loops[i].cycles[k]);
-		}
+	for (size_t i = 0; i < cy->nr_loops; i++) {
+		cw.lp = &cy->loops[i];
+		loop__each_cycle(&cy->loops[i], walk_cycle, &cw);
+	}
 	fputs("],\"summary\":{", out);
 	fprintf(out, "\"loops\":%zu,", cy->nr_loops);
 	put_summary_fields(out, s);

@@ -224,37 +224,56 @@ static void put_cycle_row(FILE *out, const struct cycle *c, __u64 t0)
 		c->draft_joined ? "" : "  synced");
 }
 
-static int by_duration_desc(const void *a, const void *b)
+/* Slower first; of equal ones, the earlier. */
+static bool slower(const struct cycle *x, const struct cycle *y)
 {
-	const struct cycle *x = *(const struct cycle *const *)a,
-			   *y = *(const struct cycle *const *)b;
 	__u64 dx = x->end_ns - x->start_ns, dy = y->end_ns - y->start_ns;
 
-	if (dx != dy)
-		return (dx < dy) - (dx > dy);
-	return (x->index > y->index) - (x->index < y->index);
+	return dx != dy ? dx > dy : x->index < y->index;
 }
 
-static void put_slowest(FILE *out, const struct loop *lp, __u64 t0)
-{
-	const struct cycle **order = malloc(lp->nr_cycles * sizeof(*order));
+/* One walk over a loop's cycles: the first rows, the slowest kept, whether any synced. */
+struct cycle_walk {
+	FILE *out;
+	__u64 t0;
+	size_t shown, seen;
+	bool synced;
+	struct cycle slowest[SLOWEST_CYCLES];
+	size_t nr_slowest;
+};
 
-	if (!order)
+static void keep_slowest(struct cycle_walk *w, const struct cycle *c)
+{
+	size_t at = w->nr_slowest;
+
+	while (at > 0 && slower(c, &w->slowest[at - 1]))
+		at--;
+	if (at == SLOWEST_CYCLES)
 		return;
-	for (size_t i = 0; i < lp->nr_cycles; i++)
-		order[i] = &lp->cycles[i];
-	qsort(order, lp->nr_cycles, sizeof(*order), by_duration_desc);
-	fputs("  slowest:\n", out);
-	for (size_t i = 0; i < SLOWEST_CYCLES && i < lp->nr_cycles; i++)
-		put_cycle_row(out, order[i], t0);
-	free(order);
+	if (w->nr_slowest < SLOWEST_CYCLES)
+		w->nr_slowest++;
+	memmove(&w->slowest[at + 1], &w->slowest[at],
+		(w->nr_slowest - 1 - at) * sizeof(w->slowest[0]));
+	w->slowest[at] = *c;
+}
+
+static int walk_cycle(void *ctx, const struct cycle *c)
+{
+	struct cycle_walk *w = ctx;
+
+	if (w->seen++ < w->shown)
+		put_cycle_row(w->out, c, w->t0);
+	w->synced |= !c->draft_joined;
+	keep_slowest(w, c);
+	return 0;
 }
 
 static void put_cycle_table(FILE *out, const struct loop *lp, __u64 t0, bool all)
 {
-	size_t shown = all || lp->nr_cycles <= FIRST_CYCLES + SLOWEST_CYCLES ? lp->nr_cycles
-									   : FIRST_CYCLES;
+	struct cycle_walk w = { .out = out, .t0 = t0 };
 
+	w.shown = all || lp->nr_cycles <= FIRST_CYCLES + SLOWEST_CYCLES ? lp->nr_cycles
+									 : FIRST_CYCLES;
 	if (!lp->nr_cycles)
 		return;
 	fputs("\nCycles of ", out);
@@ -267,19 +286,18 @@ static void put_cycle_table(FILE *out, const struct loop *lp, __u64 t0, bool all
 			lp->skipped_no_draft);
 	fprintf(out, "  %-7s %9s %8s %7s %7s %7s %7s %7s %8s %6s %5s\n", "cycle", "start", "total",
 		"draft", "verify", "accept", "extend", "other", "blocked", "launch", "sync");
-	for (size_t i = 0; i < shown; i++)
-		put_cycle_row(out, &lp->cycles[i], t0);
-	if (shown < lp->nr_cycles) {
-		fprintf(out, "  ... %zu more (--all-cycles, or --json)\n", lp->nr_cycles - shown);
-		put_slowest(out, lp, t0);
+	if (loop__each_cycle(lp, walk_cycle, &w))
+		fputs("  (the cycles could not be read back)\n", out);
+	if (w.shown < lp->nr_cycles) {
+		fprintf(out, "  ... %zu more (--all-cycles, or --json)\n", lp->nr_cycles - w.shown);
+		fputs("  slowest:\n", out);
+		for (size_t i = 0; i < w.nr_slowest; i++)
+			put_cycle_row(out, &w.slowest[i], t0);
 	}
-	for (size_t i = 0; i < lp->nr_cycles; i++)
-		if (!lp->cycles[i].draft_joined) {
-			fputs("  synced: a sync between draft and verify launches shows the draft's "
-			      "GPU end\n",
-			      out);
-			break;
-		}
+	if (w.synced)
+		fputs("  synced: a sync between draft and verify launches shows the draft's "
+		      "GPU end\n",
+		      out);
 }
 
 /* "name x4, name x1 (1 side)" wrapped under an exec row. */

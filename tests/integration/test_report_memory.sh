@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+# report, report --json and export read a recording in passes and keep windows of it: their
+# peak memory does not grow with its length. The same server loop recorded for N and 4N
+# cycles; the longer one's peak RSS may exceed the shorter one's by a few MiB, not by the
+# ~1 KiB a cycle that a whole recording held in memory takes.
+source "$(dirname "$0")/lib.sh"
+
+CYCLES=20000
+SLACK_KB=8192
+
+# peak_kb ARGS...: peak RSS of specprobe ARGS in KiB (its output thrown away), or nothing
+peak_kb() {
+	python3 -c 'import resource, subprocess, sys
+r = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss if r.returncode == 0 else "")' \
+		"$SPECPROBE" "$@"
+}
+
+record() {
+	"$SPECPROBE" record -o "$SCRATCH/$1.sprb" --ring-mb 256 -- "$SERVER" -q --cycles "$2" \
+		--host-us 0 --draft-us 0 --verify-us 0 --accept-us 0 --extend-us 0 \
+		2>"$SCRATCH/$1.err"
+}
+
+if ! record short $CYCLES || ! record long $((4 * CYCLES)); then
+	fail "recording the server: $(tail -1 "$SCRATCH/short.err") $(tail -1 "$SCRATCH/long.err")"
+	finish
+	exit
+fi
+for what in "report" "report --json" "export"; do
+	args=($what)
+	out=()
+	[ "$what" = export ] && out=(-o "$SCRATCH/out.pftrace" --force)
+	short=$(peak_kb "${args[@]}" "${out[@]}" "$SCRATCH/short.sprb")
+	long=$(peak_kb "${args[@]}" "${out[@]}" "$SCRATCH/long.sprb")
+	if [ -z "$short" ] || [ -z "$long" ]; then
+		fail "$what: failed on a recording"
+	elif [ "$long" -le $((short + SLACK_KB)) ]; then
+		pass "$what: peak RSS $((short / 1024)) MiB for $CYCLES cycles, $((long / 1024)) MiB for 4x"
+	else
+		fail "$what: peak RSS $((short / 1024)) MiB for $CYCLES cycles, $((long / 1024)) MiB for 4x"
+	fi
+done
+# the temporary files' folder missing: one line that names it, exit status 1
+out=$(TMPDIR=$SCRATCH/none "$SPECPROBE" report "$SCRATCH/short.sprb" 2>"$SCRATCH/tmp.err")
+status=$?
+if [ "$status" = 1 ] && [ -z "$out" ] && [ "$(wc -l <"$SCRATCH/tmp.err")" = 1 ] &&
+	grep -q "temporary files in $SCRATCH/none" "$SCRATCH/tmp.err"; then
+	pass "no temporary folder: one line ($(cat "$SCRATCH/tmp.err")), exit status 1"
+else
+	fail "no temporary folder: status $status, stderr '$(head -c 200 "$SCRATCH/tmp.err")'"
+fi
+# the longer recording's report counts every cycle the server ran
+n=$("$SPECPROBE" report --json "$SCRATCH/long.sprb" | python3 -c \
+	'import json, sys; print(json.load(sys.stdin)["summary"]["cycles"])')
+if [ "$n" -ge $((4 * CYCLES - 2)) ] && [ "$n" -le $((4 * CYCLES)) ]; then
+	pass "the long recording's report counts $n of its $((4 * CYCLES)) cycles"
+else
+	fail "the long recording's report counts $n cycles, not about $((4 * CYCLES))"
+fi
+finish

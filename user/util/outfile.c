@@ -1,0 +1,207 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/* Outputs written aside and renamed into place; inputs that must be regular files. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include "outfile.h"
+
+#define TMP_TRIES	64
+#define TMP_NAME_MAX	200	/* of the final name, kept in the temporary one */
+
+static int fail(char *err, size_t err_sz, int ret, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (err && err_sz) {
+		va_start(ap, fmt);
+		vsnprintf(err, err_sz, fmt, ap);
+		va_end(ap);
+	}
+	return ret;
+}
+
+/* What is at path now: 0 when the output may take the name. */
+static int check_target(const char *path, bool force, char *err, size_t err_sz)
+{
+	struct stat st;
+
+	if (lstat(path, &st)) {
+		if (errno == ENOENT)
+			return 0;
+		return fail(err, err_sz, -errno, "%s: %s", path, strerror(errno));
+	}
+	if (S_ISLNK(st.st_mode))
+		return fail(err, err_sz, -ELOOP,
+			    "%s is a symbolic link: refusing to write through it", path);
+	if (!S_ISREG(st.st_mode))
+		return fail(err, err_sz, -EEXIST,
+			    "%s is not a regular file: refusing to replace it", path);
+	if (!force)
+		return fail(err, err_sz, -EEXIST, "%s exists: use --force to overwrite", path);
+	return 0;
+}
+
+/* "DIR/.NAME.RANDOM": in the folder of path, so the rename never crosses a file system. */
+static char *tmp_name(const char *path)
+{
+	static unsigned int counter;
+	const char *slash = strrchr(path, '/');
+	int dir_len = slash ? slash - path + 1 : 0;
+	unsigned int r;
+	char *tmp;
+
+	if (getrandom(&r, sizeof(r), GRND_NONBLOCK) != sizeof(r))
+		r = (unsigned int)getpid() << 16 ^ (unsigned int)time(NULL) ^ counter++;
+	if (asprintf(&tmp, "%.*s.%.*s.%08x", dir_len, path, TMP_NAME_MAX,
+		     slash ? slash + 1 : path, r) < 0)
+		return NULL;
+	return tmp;
+}
+
+/* The file just made must be ours alone: a regular file of this user, with one name. */
+static int check_created(struct outfile *o, mode_t mode, char *err, size_t err_sz)
+{
+	struct stat st;
+
+	if (fstat(o->fd, &st))
+		return fail(err, err_sz, -errno, "creating %s: %s", o->path, strerror(errno));
+	if (!S_ISREG(st.st_mode) || st.st_uid != geteuid() || st.st_nlink != 1)
+		return fail(err, err_sz, -EPERM, "%s: the file created for it is not this user's "
+			    "own (uid %u, %lu links): refusing to write it", o->path,
+			    (unsigned int)st.st_uid, (unsigned long)st.st_nlink);
+	/* the mode asked for, whatever the umask */
+	if (fchmod(o->fd, mode))
+		return fail(err, err_sz, -errno, "setting the mode of %s: %s", o->path,
+			    strerror(errno));
+	return 0;
+}
+
+int outfile__open(struct outfile *o, const char *path, bool force, mode_t mode, char *err,
+		  size_t err_sz)
+{
+	int ret;
+
+	*o = (struct outfile)OUTFILE_INIT;
+	o->force = force;
+	ret = check_target(path, force, err, err_sz);
+	if (ret)
+		return ret;
+	o->path = strdup(path);
+	for (int i = 0; o->path && i < TMP_TRIES; i++) {
+		free(o->tmp);
+		o->tmp = tmp_name(path);
+		if (!o->tmp)
+			break;
+		/* O_EXCL: a file made here and now, created with its mode; never a FIFO's wait */
+		o->fd = open(o->tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC |
+				     O_NONBLOCK, mode);
+		if (o->fd >= 0 || errno != EEXIST)
+			break;
+	}
+	if (!o->path || !o->tmp)
+		ret = fail(err, err_sz, -ENOMEM, "%s: out of memory", path);
+	else if (o->fd < 0)
+		ret = fail(err, err_sz, -errno, "creating %s: %s", path, strerror(errno));
+	else
+		ret = check_created(o, mode, err, err_sz);
+	if (ret) {
+		if (o->fd < 0) {
+			free(o->tmp);
+			o->tmp = NULL;
+		}
+		outfile__discard(o);
+	}
+	return ret;
+}
+
+/* Without force the name must still be free: never replace what came meanwhile. */
+static int rename_noreplace(const char *from, const char *to)
+{
+	if (!renameat2(AT_FDCWD, from, AT_FDCWD, to, RENAME_NOREPLACE))
+		return 0;
+	if (errno != EINVAL && errno != ENOSYS)
+		return -errno;
+	/* a file system without it: a second name, then the first goes */
+	if (link(from, to))
+		return -errno;
+	unlink(from);
+	return 0;
+}
+
+int outfile__publish(struct outfile *o, char *err, size_t err_sz)
+{
+	int ret;
+
+	if (!o->tmp)
+		return 0;
+	ret = o->force ? (rename(o->tmp, o->path) ? -errno : 0) : rename_noreplace(o->tmp, o->path);
+	if (ret == -EEXIST)
+		fail(err, err_sz, ret, "%s exists: use --force to overwrite", o->path);
+	else if (ret)
+		fail(err, err_sz, ret, "renaming to %s: %s", o->path, strerror(-ret));
+	if (ret)
+		unlink(o->tmp);
+	free(o->tmp);
+	o->tmp = NULL;
+	return ret;
+}
+
+int outfile__commit(struct outfile *o, char *err, size_t err_sz)
+{
+	int ret = 0;
+
+	if (o->fd >= 0 && close(o->fd))
+		ret = fail(err, err_sz, -errno, "writing %s: %s", o->path, strerror(errno));
+	o->fd = -1;
+	if (!ret)
+		ret = outfile__publish(o, err, err_sz);
+	if (ret)
+		outfile__discard(o);
+	return ret;
+}
+
+void outfile__discard(struct outfile *o)
+{
+	if (o->fd >= 0)
+		close(o->fd);
+	o->fd = -1;
+	if (o->tmp)
+		unlink(o->tmp);
+	free(o->tmp);
+	free(o->path);
+	o->tmp = o->path = NULL;
+}
+
+int infile__open(const char *path)
+{
+	struct stat st;
+	int fd, ret;
+
+	/* refused before it is opened: opening a device may already do something */
+	if (stat(path, &st))
+		return -errno;
+	if (!S_ISREG(st.st_mode))
+		return -ENOTREG;
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0)
+		return -errno;
+	/* and again on what was opened, should the name have changed between */
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		ret = S_ISREG(st.st_mode) ? -errno : -ENOTREG;
+		close(fd);
+		return ret;
+	}
+	return fd;
+}
+
+const char *infile__strerror(int err)
+{
+	return err == ENOTREG ? "not a regular file" : strerror(err);
+}
