@@ -358,6 +358,7 @@ def check_rank(ck, rep, calls, summary, bounds):
     check_clean(ck, rk)
     check_accepts(ck, rk)
     check_bounds(ck, rk)
+    return rk
 
 
 def check_bounds(ck, rk):
@@ -432,16 +433,124 @@ def check_overhead(ck, rep):
         ck.fail("self_overhead has no process")
 
 
+def blocking(call):
+    """A call that blocks by the CUDA rules: syncs, synchronous copies and memsets, alloc and
+    free; a query that found its work done ends a spin (one sync), one failed by a capture is
+    one too."""
+    base = call["base"]
+    if base in ("cuCtxSynchronize", "cuStreamSynchronize", "cuEventSynchronize", "cuMemFree",
+                "cuMemAlloc"):
+        return True
+    if base.startswith(("cuMemcpy", "cuMemset")) and not base.endswith("Async"):
+        return True
+    return base in ("cuStreamQuery", "cuEventQuery") and call["result"] in (0, 900)
+
+
+def legacy_work(call):
+    """Work put on the legacy stream: a launch, an async copy or memset there."""
+    base, stream = call["base"], call.get("args", {}).get("stream")
+    work = base in LAUNCHES or (base.startswith(("cuMemcpy", "cuMemset")) and
+                                base.endswith("Async"))
+    return work and stream in (0, 1)
+
+
+def count_rank(rk, counts):
+    """The truth's sync calls and legacy-stream work, of one rank, entered from the attach
+    mark to the last call. Calls the tracer can only class by how long they blocked (an async
+    copy of host memory not pinned) count as the report's sync of that call says, each
+    checked to be one or the other."""
+    for call in rk.calls:
+        tag = call.get("tag") or ""
+        if call["depth"] != 0 or not rk.attach <= call["before"] <= rk.last:
+            continue
+        if blocking(call) or call.get("serialises_with") is not None:
+            counts["syncs"] += 1
+        host = host_of(call)
+        unpinned = host is not None and rk.pinned_alloc(host, call["before"]) is None
+        if unpinned and call["base"].endswith("Async"):
+            got = rk.syncs_of(call)
+            if len(got) != 1 and (call["base"] != "cuMemcpyHtoDAsync" or got):
+                counts["bad"].append(f"{call['name']} {tag} at {call['before']}: "
+                                     f"{len(got)} syncs")
+                continue
+            if got and got[0]["is_sync"]:
+                counts["syncs"] += 1
+            elif got and got[0]["kind"] == "unknown-host":
+                counts["quiet_host"] += 1
+            elif legacy_work(call):
+                count_legacy(rk, call, counts)
+        elif legacy_work(call):
+            count_legacy(rk, call, counts)
+
+
+def count_legacy(rk, call, counts):
+    """Legacy work the report could not judge (streams made before attach) counts as a sync
+    of unknown verdict; the recall checks hold that verdict to where the truth allows it."""
+    counts["legacy"] += 1
+    got = [s for s in rk.syncs_of(call) if s["kind"] == "legacy" and not s["held_back"]]
+    if call.get("serialises_with") is not None and got and got[0]["verdict"] != "unknown":
+        counts["synchronised"] += 1
+    elif got and got[0]["is_sync"]:
+        counts["unknown"] += 1
+        counts["syncs"] += call.get("serialises_with") is None
+
+
+def report_counts(syncs):
+    """(sync calls, legacy work, of it syncs, unknown-host copies not counted) of syncs[]."""
+    legacy = [s for s in syncs if s["kind"] == "legacy" and not s["held_back"]]
+    return (sum(1 for s in syncs if s["is_sync"]), len(legacy),
+            sum(1 for s in legacy if s["is_sync"]),
+            sum(1 for s in syncs if s["kind"] == "unknown-host" and not s["is_sync"]))
+
+
+def check_counts(ck, rep, ranks):
+    """sync_calls is the truth's sync calls, legacy_work its work on the legacy stream: the
+    totals are those of syncs[], and those from the attach mark on are the truth's."""
+    counts = {"syncs": 0, "legacy": 0, "synchronised": 0, "unknown": 0, "quiet_host": 0,
+              "bad": []}
+    for rk in ranks:
+        count_rank(rk, counts)
+    for b in counts["bad"][:5]:
+        ck.fail(f"counts: {b}")
+    lw = rep["legacy_work"]
+    total = (rep["sync_calls"], lw["calls"], lw["synchronised"] + lw["unknown"],
+             rep["host_unknown_no_wait"])
+    if report_counts(rep["syncs"]) != total:
+        ck.fail(f"sync_calls, legacy work, of it syncs, quiet host copies {total}, but syncs[] "
+                f"holds {report_counts(rep['syncs'])}")
+    inside = [s for rk in ranks for s in rk.syncs if rk.attach <= s["ts"] <= rk.last]
+    got = report_counts(inside)
+    want = (counts["syncs"], counts["legacy"], counts["synchronised"] + counts["unknown"],
+            counts["quiet_host"])
+    if got != want:
+        ck.fail(f"sync calls, legacy work, of it syncs, quiet host copies from the attach mark "
+                f"on: report {got}, truth {want}")
+    if len(inside) == len(rep["syncs"]) and (lw["synchronised"], lw["unknown"]) != (
+            counts["synchronised"], counts["unknown"]):
+        ck.fail(f"legacy work synchronised, unknown: report {lw['synchronised']}, "
+                f"{lw['unknown']}, truth {counts['synchronised']}, {counts['unknown']}")
+    return (f"{want[0]} sync calls, {want[1]} legacy-stream launches and copies "
+            f"({counts['synchronised']} synchronised, {counts['unknown']} unknown) as the truth"
+            + ("" if len(inside) == len(rep["syncs"]) else
+               f" from the attach mark on ({rep['sync_calls']} and {lw['calls']} in all)"))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--report", required=True)
+    ap.add_argument("--counts", action="store_true",
+                    help="also check sync_calls and legacy_work against the truth")
     ap.add_argument("truth", nargs="+")
     a = ap.parse_args()
     rep = json.load(open(a.report))
     ck = Checker()
+    said = ""
     if check_contract(ck, rep):
+        ranks = []
         for path in a.truth:
-            check_rank(ck, rep, *load(path))
+            ranks.append(check_rank(ck, rep, *load(path)))
+        if a.counts:
+            said = check_counts(ck, rep, ranks)
     check_overhead(ck, rep)
     for f in ck.failures[:20]:
         print("  FAIL:", f)
@@ -450,6 +559,8 @@ def main():
     print(f"  {ck.planted} planted ({ck.quiet} not to flag), {ck.found} found (recall "
           f"{recall:.1f} %), {ck.flagged} flagged, {ck.true_flags} planted (precision "
           f"{precision:.1f} %), {len(ck.failures)} mismatches")
+    if said:
+        print(f"  {said}")
     return 1 if ck.failures else 0
 
 

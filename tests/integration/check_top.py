@@ -9,6 +9,10 @@
       recording's own span: from its first call to its last timed record
   check_top.py siteorder REPORT_JSON REPORT_TXT BATCH   flagged sites costliest first in
       report --json, the text report and top's end block
+  check_top.py fit screen|batch CAPTURE WIDTH HEIGHT CALL POS   a screen, or batch blocks,
+      captured with joined lines (tmux capture-pane -J) at WIDTH x HEIGHT: no line longer
+      than WIDTH, every line where its panel puts it (a row starts with its first column,
+      none is the tail of another), the loops' cycles/s and the flagged CALL at POS shown
 """
 import json
 import os
@@ -258,8 +262,121 @@ def check_siteorder(report_json, report_txt, batch):
     return bad
 
 
+# A table's header: its column names, some of several words.
+HEAD_WORDS = ["PHASES d v a e", "P50 ms", "P99 ms", "FLAGGED SYNC", "BLK ms/CYC", "CALL SITE",
+              "HUNG CALL", "AGE s", "ENTRY POINT"]
+NUMBER = r'-?[\d.]+%?'
+
+
+def head_columns(line):
+    for words in HEAD_WORDS:
+        line = line.replace(words, words.replace(' ', '_'))
+    return line.split()
+
+
+def row_ok(cols, line):
+    """A table row has a value under each column, the first being the rank (or -)."""
+    f = line.split()
+    if cols[0].lower() == 'rank' and not re.match(r'^(-|\d+)$', f[0] if f else ''):
+        return False
+    if 'PHASES_d_v_a_e' in cols:        # the bar may hold spaces: one value, bracketed
+        m = re.search(r'\[[dvae ]*\]', line)
+        f = (line[:m.start()] + 'bar' + line[m.end():]).split() if m else f
+    if 'CALL_SITE' in cols and len(f) == len(cols) - 1:
+        return True                     # no call site recorded for this row
+    return len(f) == len(cols)
+
+
+class Panels:
+    """Lines read panel by panel; what matches no panel's shape is a fragment."""
+
+    def __init__(self):
+        self.bad, self.rates, self.sites, self.cols = [], [], [], None
+
+    def row(self, n, line):
+        if not row_ok(self.cols, line):
+            self.bad.append(f'line {n}: not a row of its table: {line!r}')
+            return
+        f = line.split()
+        names = [c.lower() for c in self.cols]
+        if 'cycles/s' in names and f[names.index('cycles/s')] != 'idle':
+            self.rates.append(float(f[names.index('cycles/s')]))
+        for key in ('flagged_sync', 'call'):
+            if key in names and 'position' in names:
+                self.sites.append((f[names.index(key)], f[names.index('position')]))
+
+
+def read_screen(lines, p):
+    """The curses screen: title, tracer line, then tables of a header and rows, blank lines
+    between them, the key line last."""
+    for n, line in enumerate(lines):
+        if n == 0:
+            ok = line.startswith(' specprobe top ')
+        elif n == 1:
+            ok = re.match(r'^ (probes|records|drops|probes cost)', line) is not None
+        elif not line.strip():
+            p.cols, ok = None, True
+        elif re.match(r'^ (RANK|ENTRY POINT) ', line):
+            p.cols, ok = head_columns(line.split('  (open')[0]), True
+        elif line.startswith(('  no flagged syncs', '  none')):
+            ok = True
+        elif p.cols:
+            p.row(n, line)
+            ok = True
+        else:
+            ok = n == len(lines) - 1 and re.match(r'^ (\? help|\d+ flagged syncs)', line)
+        if not ok:
+            p.bad.append(f'line {n}: {line!r}')
+
+
+BATCH_LINES = (r'^== specprobe top ', r'^tracer: ', r'^probes cost ', r'^(LOOPS|CALLS)$',
+               r'^SYNCS flagged$', r'^HUNG open>', r'^       at ', r'^  \(\d+ more flagged')
+
+
+def read_batch(lines, p):
+    """Blocks of text: each line one of the block's own, or a row of the table above it."""
+    for n, line in enumerate(lines):
+        if not line.strip() or any(re.match(b, line) for b in BATCH_LINES):
+            p.cols = ([] if line in ('LOOPS', 'SYNCS flagged') or line.startswith('HUNG')
+                      else ['entry', 'rate'] if line == 'CALLS' else p.cols)
+            if not line.startswith('       at '):
+                continue
+        elif p.cols == []:
+            p.cols = head_columns(line)
+            if p.cols[0] != 'rank':
+                p.bad.append(f'line {n}: a table without its header: {line!r}')
+        elif p.cols:
+            p.row(n, line)
+        else:
+            p.bad.append(f'line {n}: {line!r}')
+
+
+def check_fit(mode, capture, width, height, call, pos):
+    lines = open(capture).read().rstrip('\n').split('\n')
+    p = Panels()
+    long = [(n, len(l)) for n, l in enumerate(lines) if len(l) > width]
+    if mode == 'screen' and len(lines) > height:
+        p.bad.append(f'{len(lines)} lines on a screen of {height}')
+    (read_screen if mode == 'screen' else read_batch)(lines, p)
+    if long:
+        p.bad.append(f'lines longer than {width}: {long[:5]}')
+    if not p.rates:
+        p.bad.append('no loop row with its cycles/s')
+    if (call, pos) not in p.sites:
+        p.bad.append(f'no flagged {call} at {pos}: {sorted(set(p.sites))}')
+    for b in p.bad[:6]:
+        print(b)
+    if not p.bad:
+        print(f'{len(lines)} lines within {width} columns, cycles/s '
+              f'{", ".join(f"{r:.1f}" for r in p.rates[:4])}, {call} at {pos} flagged')
+    return 1 if p.bad else 0
+
+
 def main():
     cmd = sys.argv[1]
+    if cmd == 'fit':
+        return check_fit(sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5]),
+                         *sys.argv[6:8])
     if cmd == 'frames':
         return check_frames(sys.argv[2], sys.argv[3], float(sys.argv[4]))
     if cmd == 'siteorder':

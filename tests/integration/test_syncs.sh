@@ -21,7 +21,7 @@ check() {
 		fail "$name: report failed: $(head -1 "$dir/report.err")"
 		return
 	fi
-	if python3 "$CHECK" --report "$dir/report.json" "$dir"/gt.rank* >"$dir/check.out"; then
+	if python3 "$CHECK" --counts --report "$dir/report.json" "$dir"/gt.rank* >"$dir/check.out"; then
 		pass "$name: $(tail -1 "$dir/check.out" | sed 's/^ *//')"
 	else
 		cat "$dir/check.out"

@@ -13,7 +13,12 @@ if ! command -v tmux >/dev/null; then
 	finish
 	exit
 fi
-trap 'tmux kill-session -t $SESSION 2>/dev/null; rm -rf "$SCRATCH"' EXIT
+# a tmux server of our own: one on the default socket may be another user's, in another pid
+# namespace, where the pids traced here do not exist
+tmux() { command tmux -L "$SESSION" "$@"; }
+# kept up between sessions, so that a new one never meets the last one's server leaving
+tmux start-server \; set-option -g exit-empty off
+trap 'tmux kill-server 2>/dev/null; rm -rf "$SCRATCH"' EXIT
 
 screen() {
 	tmux capture-pane -p -t "$SESSION" >"$1"
@@ -90,6 +95,54 @@ live_tmux() {
 		fail "live: $(cat "$dir/rate.out")"
 	fi
 	replay "live" "$dir"
+}
+
+# The screen at 80x24 and 100x30, and --batch in an 80-column pane: no line wraps or is cut
+# into another, columns drop by need, the cycles/s and the flagged site stay.
+COST="probes cost [0-9.]* % of the traced processes' CPU time"
+sizes() {
+	local dir=$SCRATCH/sizes pids size w h n
+	start_server "$dir" -r 2 -n 12000 --plant stream@draft-verify/10 ||
+		{ fail "sizes: no server"; return; }
+	pids=$(tr '\n' ',' <"$dir/ready" | sed 's/,$//')
+	for size in 80x24 100x30; do
+		w=${size%x*} h=${size#*x}
+		tmux kill-session -t "$SESSION" 2>/dev/null
+		tmux new-session -d -s "$SESSION" -x "$w" -y "$h" \
+			"$SPECPROBE top -i 0.3 -p $pids 2>$dir/top-$size.err; sleep 30"
+		# the loop starts once the probes are in
+		[ -e "$dir/go" ] || { wait_screen "$dir/screen-$size" '^ specprobe top' && touch "$dir/go"; }
+		# a rate for each rank, and the flagged sync's row: the screen then holds its panels
+		for ((n = 0; n < 300; n++)); do
+			tmux capture-pane -p -J -t "$SESSION" >"$dir/screen-$size"
+			python3 "$CHECK" fit screen "$dir/screen-$size" "$w" "$h" \
+				cuStreamSynchronize draft-verify >"$dir/fit-$size.out" &&
+				grep -q "$COST" "$dir/screen-$size" && break
+			sleep 0.1
+		done
+		if [ "$n" -lt 300 ]; then
+			pass "screen at $size: $(cat "$dir/fit-$size.out"), $(grep -o "$COST" \
+				"$dir/screen-$size")"
+		else
+			fail "screen at $size: $(head -3 "$dir/fit-$size.out" | tr '\n' '|') ($dir)"
+		fi
+		tmux send-keys -t "$SESSION" q
+	done
+	tmux kill-session -t "$SESSION" 2>/dev/null
+	tmux new-session -d -s "$SESSION" -x 80 -y 24 \
+		"$SPECPROBE top --batch -n 8 -i 0.5 -p $pids 2>$dir/batch.err; echo \$? >$dir/batch.rc; sleep 30"
+	wait_file "$dir/batch.rc" 600
+	tmux capture-pane -p -J -S - -t "$SESSION" >"$dir/batch-80"
+	if python3 "$CHECK" fit batch "$dir/batch-80" 80 0 cuStreamSynchronize draft-verify \
+		>"$dir/fit-batch.out" && grep -q "^$COST" "$dir/batch-80"; then
+		pass "--batch on an 80-column terminal: $(cat "$dir/fit-batch.out"), $(grep -o \
+			"^$COST" "$dir/batch-80" | tail -1)"
+	else
+		fail "--batch at 80 columns: $(head -3 "$dir/fit-batch.out" | tr '\n' '|') ($dir)"
+	fi
+	tmux kill-session -t "$SESSION" 2>/dev/null
+	kill $server_pid 2>/dev/null
+	wait $server_pid 2>/dev/null
 }
 
 # frames NAME DIR INTERVAL: a batch replay makes a block per INTERVAL of the recording's span
@@ -317,6 +370,7 @@ real_gpu() {
 }
 
 live_tmux
+sizes
 batch_cmd
 real_gpu
 replay_hung

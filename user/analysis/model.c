@@ -311,6 +311,10 @@ static void cpu_sample(struct model *m, const struct sp_cpu_rec *rec)
 	span->last_ts = rec->ts;
 	span->last_ns = rec->cpu_ns;
 	span->samples++;
+	/* a live view reads the probes' cost before the end */
+	for (size_t i = 0; i < m->view.nr_procs; i++)
+		if (m->view.procs[i]->tgid == rec->tgid)
+			m->view.procs[i]->cpu = *span;
 }
 
 /* Kept apart until the process makes a call: a launcher that makes none is no process here. */

@@ -219,6 +219,42 @@ static enum verdict verdict_of(const struct sync_verdict *sv, const struct syncs
 	return VERDICT_FLAGGED;	/* waited on work in flight, or blocks by itself */
 }
 
+/*
+ * Is it a sync? Blocking calls are. Legacy work is when it waited on another stream's
+ * work (held back work always did), or cannot be told; an async copy of unknown host
+ * memory when it never returned or its wait cannot be told.
+ */
+static bool is_sync(const struct sync_verdict *sv)
+{
+	const struct model_sync *sy = sv->sync;
+
+	if (sy->kind == SYNC_LEGACY)
+		return work_any(&sy->waited) || sy->flags & (SYNC_FLAGS_UNKNOWN | SYNC_WAIT_UNKNOWN |
+							     SYNC_HELD_BACK);
+	if (sy->kind == SYNC_UNKNOWN_HOST)
+		return sv->verdict == VERDICT_UNKNOWN || sy->flags & SYNC_UNRETURNED;
+	return true;
+}
+
+/* Sync calls, and the calls that could synchronise, counted apart. */
+static void count_sync(struct syncs *out, const struct sync_verdict *sv)
+{
+	const struct model_sync *sy = sv->sync;
+	bool legacy_work = sy->kind == SYNC_LEGACY && !(sy->flags & SYNC_HELD_BACK);
+
+	out->legacy_work += legacy_work;
+	if (!sv->is_sync) {
+		out->host_unknown_quiet += sy->kind == SYNC_UNKNOWN_HOST;
+		return;
+	}
+	if (legacy_work && sy->flags & (SYNC_FLAGS_UNKNOWN | SYNC_WAIT_UNKNOWN))
+		out->legacy_unknown++;
+	else
+		out->legacy_synced += legacy_work;
+	out->sync_calls++;
+	out->verdicts_of[sv->verdict]++;
+}
+
 static void judge(struct sync_verdict *sv, const struct syncs *out)
 {
 	const struct model_sync *sy = sv->sync;
@@ -230,6 +266,7 @@ static void judge(struct sync_verdict *sv, const struct syncs *out)
 	sv->bound_ns = sv->has_bound ? sy->next_launch_ns - sy->ts_return : 0;
 	sv->verdict = verdict_of(sv, out);
 	sv->flagged = sv->verdict == VERDICT_FLAGGED;
+	sv->is_sync = is_sync(sv);
 	sv->breaks_overlap = sv->flagged && sy->waited.graphs && sv->has_bound && sv->bound_ns;
 }
 
@@ -368,7 +405,7 @@ static int classify_all(struct syncs *out, const struct model_view *v, const str
 		judge(sv, out);
 		if (sv->flagged)
 			find_flow(lp, thread_of_proc(v, sy->tgid, sy->tid), owner, sv);
-		out->verdicts_of[sv->verdict]++;
+		count_sync(out, sv);
 		if (sv->verdict == VERDICT_FLAGGED && add_site(&out->flagged_sites, sv))
 			return -ENOMEM;
 		if (sv->verdict == VERDICT_UNKNOWN && add_site(&out->unknown_sites, sv))
@@ -412,7 +449,7 @@ static int count_callsites(struct syncs *out, const struct model_view *v)
 		const struct cs_stack *st = callstacks__stack(v->stacks, sv->sync->stack);
 		struct callsite_stat *cs;
 
-		if (!st || !st->site || st->site > nr_sites)
+		if (!sv->is_sync || !st || !st->site || st->site > nr_sites)
 			continue;
 		if (!slot_of[st->site]) {
 			out->by_callsite[out->nr_by_callsite].site = st->site;
@@ -521,7 +558,7 @@ static int add_callsite(struct syncs *out, const struct sync_verdict *sv,
 	__u32 nr_sites = callstacks__nr_sites(stacks);
 	struct callsite_stat *cs;
 
-	if (!st || !st->site || st->site > nr_sites)
+	if (!sv->is_sync || !st || !st->site || st->site > nr_sites)
 		return 0;
 	if (grow__zeroed((void **)&out->stream->by_site, &out->stream->nr_by_site, nr_sites + 1,
 			sizeof(*out->stream->by_site)))
@@ -547,7 +584,7 @@ int syncs__add(struct syncs *out, const struct sync_verdict *sv, const struct ca
 	if (!out->stream && !(out->stream = calloc(1, sizeof(*out->stream))))
 		return -ENOMEM;
 	out->nr++;
-	out->verdicts_of[sv->verdict]++;
+	count_sync(out, sv);
 	if (sv->verdict == VERDICT_FLAGGED || sv->verdict == VERDICT_UNKNOWN) {
 		if (add_site(tab, &v) || (v.cycle >= 0 && see_cycle(out->stream, which, tab, &v)))
 			return -ENOMEM;

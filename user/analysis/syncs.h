@@ -46,6 +46,7 @@ struct sync_verdict {
 	size_t site;		/* flagged or unknown: index in its site table */
 	bool own;		/* the cycle's accept sync, or the copy of its result */
 	bool flagged;
+	bool is_sync;		/* counted in sync_calls (below) */
 	bool breaks_overlap;	/* waited on graph work in the cycle and the GPU then starved */
 	bool has_bound;		/* the starvation bound holds */
 	__u64 bound_ns;		/* return to the next launch entry: bounds the GPU idle time */
@@ -83,18 +84,29 @@ struct callsite_stat {
 	__u64 blocked_ns, flagged_ns;
 };
 
+/*
+ * The model's syncs hold calls that could synchronise and need not: work put on the
+ * legacy stream (it waits only when another blocking stream has work in flight), and
+ * "async" copies of host memory of unknown kind. Those that did not, or did not show
+ * it, are counted apart; the rest are the sync calls, what flagged counts are out of.
+ */
 struct syncs {
 	struct sync_verdict *verdicts;	/* one per model sync, in entry order */
 	size_t nr;
+	size_t sync_calls;	/* blocking calls, and calls that could synchronise and did */
+	size_t legacy_work;	/* calls that put work on the legacy stream */
+	size_t legacy_synced;	/* ... of them, those that waited: syncs */
+	size_t legacy_unknown;	/* ... those behind streams of unknown flags: counted as syncs */
+	size_t host_unknown_quiet;	/* async copies of unknown host memory showing no wait */
 	struct site_table flagged_sites, unknown_sites;
 	size_t flagged, unknown;
-	size_t verdicts_of[VERDICT_NR];
+	size_t verdicts_of[VERDICT_NR];	/* of the sync calls */
 	size_t cycles;		/* counted cycles of all loops: per-cycle costs divide by it */
 	__u64 trap_ns;		/* the return probe's cost: a call back sooner waited for nothing */
 	__u64 site_ns;		/* ... and a taken call site's, for the calls that took one */
 	struct callsite_stat *by_callsite;	/* most flagged first, then most calls */
 	size_t nr_by_callsite;
-	size_t with_stack;	/* syncs whose call site was recorded */
+	size_t with_stack;	/* sync calls whose call site was recorded */
 	/* a whole run in windows: verdicts is NULL, they are here in entry order */
 	FILE *store;
 	struct sync_stream *stream;	/* what the sums need while verdicts come */

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <time.h>
 #include <unistd.h>
 #include <curses.h>
@@ -26,9 +27,10 @@ static struct top_env {
 	double interval_s;
 	double speed;
 	bool batch;
+	int width;		/* --width: batch text columns, 0: no limit, -1: not given */
 	long frames;		/* -n: stop after this many (0: no limit) */
 	struct top_opts opts;
-} env = { .interval_s = 1, .speed = 1,
+} env = { .interval_s = 1, .speed = 1, .width = -1,
 	  .opts = { .window_s = 5, .hung_ns = 1000000000ull, .focus_rank = -1 } };
 
 static const char doc[] =
@@ -46,7 +48,7 @@ static const char doc[] =
 	"  specprobe top --batch -n 10 -p 4242 > top.log\n"
 	"  specprobe top --metrics 9400 -p 4242        # also a Prometheus endpoint\n";
 
-enum { OPT_REPLAY = 256, OPT_SPEED, OPT_BATCH, OPT_WINDOW, OPT_HUNG };
+enum { OPT_REPLAY = 256, OPT_SPEED, OPT_BATCH, OPT_WINDOW, OPT_HUNG, OPT_WIDTH };
 
 static const struct argp_option options[] = {
 	{ "interval", 'i', "DURATION", 0, "Redraw every DURATION (default 1s)", 0 },
@@ -55,6 +57,9 @@ static const struct argp_option options[] = {
 	{ "hung-ms", OPT_HUNG, "MS", 0,
 	  "A call open longer than MS is hung (default 1000; 2s or 1.5m also taken)", 0 },
 	{ "batch", OPT_BATCH, NULL, 0, "No screen: a text block per interval on stdout", 0 },
+	{ "width", OPT_WIDTH, "COLS", 0,
+	  "Batch lines at most COLS wide, columns left out by need (default: the terminal's "
+	  "width when stdout is one; 0: no limit)", 0 },
 	{ "iterations", 'n', "N", 0, "Stop after N intervals", 0 },
 	{ "replay", OPT_REPLAY, "FILE", 0, "Play a recording instead of tracing", 0 },
 	{ "speed", OPT_SPEED, "X", 0, "Replay at X times the recorded pace (0: at once; default 1)",
@@ -113,6 +118,8 @@ static unsigned long long parse_duration(struct argp_state *state, const char *w
 
 static error_t parse_arg(int key, char *arg, struct argp_state *state)
 {
+	unsigned long width;
+
 	switch (key) {
 	case 'i':
 		env.interval_s = parse_duration(state, "--interval", arg, PARSE_NS_PER_S,
@@ -128,6 +135,12 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_BATCH:
 		env.batch = true;
+		break;
+	case OPT_WIDTH:
+		if (parse__ulong(arg, &width) || (width && width < 40) || width > 10000)
+			argp_error(state, "--width: '%s' is no width: 40 to 10000 columns, or 0",
+				   arg);
+		env.width = (int)width;
 		break;
 	case 'n':
 		env.frames = parse_number(state, "--iterations", arg, 1, 1e9);
@@ -211,10 +224,22 @@ static int add_state(struct top_run *run)
 	return pipeline__add(run->p, &c);
 }
 
+/* Batch text fits --width, else the terminal it is written to; to a file it has no limit. */
+static int batch_width(void)
+{
+	struct winsize ws;
+
+	if (env.width >= 0)
+		return env.width;
+	if (isatty(STDOUT_FILENO) && !ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) && ws.ws_col)
+		return ws.ws_col;
+	return 0;
+}
+
 static void show(struct top_run *run, __u64 now, const char *mode)
 {
 	static struct top_frame frame;
-	struct top_title title = { mode, &env.opts };
+	struct top_title title = { mode, &env.opts, run->screen ? 0 : batch_width() };
 
 	if (!run->p || !run->state)
 		return;

@@ -351,9 +351,11 @@ static void put_sync(FILE *out, const struct sync_verdict *sv, const struct call
 	put_handle(out, "waited_on", sy->waited_on, sy->waited_on);
 	fputs("},", out);
 	put_int_or_null(out, "starvation_bound_ns", sv->bound_ns, sv->has_bound);
-	fprintf(out, ",\"own\":%s,\"breaks_overlap\":%s,\"flagged\":%s,\"verdict\":\"%s\",",
+	fprintf(out, ",\"own\":%s,\"breaks_overlap\":%s,\"flagged\":%s,\"verdict\":\"%s\","
+		     "\"is_sync\":%s,",
 		sv->own ? "true" : "false", sv->breaks_overlap ? "true" : "false",
-		sv->flagged ? "true" : "false", syncs__verdict_name(sv->verdict));
+		sv->flagged ? "true" : "false", syncs__verdict_name(sv->verdict),
+		sv->is_sync ? "true" : "false");
 	put_host(out, sy);
 	fputc(',', out);
 	/* legacy: the other stream it is ordered behind, or the one it holds back */
@@ -480,7 +482,12 @@ static void put_syncs(FILE *out, const struct results *res)
 	}
 	sw.stacks = model__view(res->model)->stacks;
 	syncs__each(sy, model__view(res->model), walk_sync, &sw);
-	fprintf(out, "],\"flagged_syncs\":%zu,\"unknown_syncs\":%zu,\"flagged_sites\":[",
+	fprintf(out, "],\"sync_calls\":%zu,\"legacy_work\":{\"calls\":%zu,\"synchronised\":%zu,"
+		     "\"unknown\":%zu},"
+		     "\"host_unknown_no_wait\":%zu,\"flagged_syncs\":%zu,\"unknown_syncs\":%zu,"
+		     "\"flagged_sites\":[",
+		sy->sync_calls, sy->legacy_work, sy->legacy_synced, sy->legacy_unknown,
+		sy->host_unknown_quiet,
 		sy->flagged, sy->unknown);
 	put_sites(out, &sy->flagged_sites, sy->cycles);
 	fputs("],\"unknown_sites\":[", out);

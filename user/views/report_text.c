@@ -477,10 +477,29 @@ static void put_site_table(FILE *out, const struct site_table *tab, size_t cycle
 		fprintf(out, "  ... %zu more call sites (--json: syncs[])\n", tab->nr - shown);
 }
 
+/* Calls that could have synchronised, apart from the syncs: what legacy work cost. */
+static void put_could_sync(FILE *out, const struct syncs *sy)
+{
+	char did[48] = "none did";
+
+	if (sy->legacy_synced)
+		snprintf(did, sizeof(did), "%zu did, counted above", sy->legacy_synced);
+	if (sy->legacy_work)
+		fprintf(out, "  (%zu legacy-stream launches and copies could synchronise: %s)\n",
+			sy->legacy_work, did);
+	if (sy->legacy_unknown)
+		fprintf(out, "  (%zu of them behind streams made before attach: cannot be told, "
+			     "counted above)\n", sy->legacy_unknown);
+	if (sy->host_unknown_quiet)
+		fprintf(out, "  (%zu async copies of host memory of unknown kind showed no wait: "
+			     "not counted)\n", sy->host_unknown_quiet);
+}
+
 static void put_syncs(FILE *out, const struct syncs *sy)
 {
-	fprintf(out, "\nFlagged syncs: %zu of %zu blocking or implicitly synchronising calls\n",
-		sy->flagged, sy->nr);
+	fprintf(out, "\nFlagged syncs: %zu of %zu syncs (calls that blocked, or waited "
+		     "implicitly)\n", sy->flagged, sy->sync_calls);
+	put_could_sync(out, sy);
 	if (sy->flagged_sites.nr)
 		put_site_table(out, &sy->flagged_sites, sy->cycles);
 	else
@@ -506,7 +525,7 @@ static void put_callsites(FILE *out, const struct syncs *sy, const struct callst
 	if (!sy->nr_by_callsite)
 		return;
 	fprintf(out, "\nCall sites: %zu of %zu syncs with a stack, most flagged first\n",
-		sy->with_stack, sy->nr);
+		sy->with_stack, sy->sync_calls);
 	fprintf(out, "  %6s %7s %10s  %s\n", "count", "flagged", "blocked ms", "site");
 	for (size_t i = 0; i < shown; i++) {
 		const struct callsite_stat *cs = &sy->by_callsite[i];
@@ -527,8 +546,21 @@ static void put_callsites(FILE *out, const struct syncs *sy, const struct callst
 			sy->nr_by_callsite - shown);
 }
 
+/* The probes' cost in one sentence: a share of the CPU time the traced processes used. */
+static void put_overhead_total(FILE *out, double added_ms_per_s, double cpu_ms_per_s)
+{
+	if (cpu_ms_per_s <= 0) {
+		fputs("  the traced processes' CPU time was not sampled: no share to give\n", out);
+		return;
+	}
+	fprintf(out, "  probes cost %.2f %% of the traced processes' CPU time (%.3f of %.1f ms of "
+		     "CPU a second)\n",
+		100 * added_ms_per_s / cpu_ms_per_s, added_ms_per_s, cpu_ms_per_s);
+}
+
 static void put_overhead(FILE *out, const struct model_view *v)
 {
+	double added = 0, cpu = 0;
 	struct overhead o;
 
 	if (!v->calib.calls) {
@@ -540,20 +572,23 @@ static void put_overhead(FILE *out, const struct model_view *v)
 	if (v->calib.stack_ps)
 		fprintf(out, ", a call site %.3f us more", v->calib.stack_ps / 1e6);
 	fputc('\n', out);
-	fputs("  pid       entry-only/s  with return/s  tracer ms/s  target CPU ms/s  of target\n",
-	      out);
+	fputs("  pid       entry-only/s  with return/s  probes ms/s  its CPU ms/s  "
+	      "probes/its CPU\n", out);
 	for (size_t i = 0; i < v->nr_procs; i++) {
-		char cpu[16] = "?", pct[16] = "?";
+		char cpu_s[16] = "?", pct[16] = "?";
 
 		if (syncs__overhead(v, v->procs[i], &o) || !v->procs[i]->calls)
 			continue;
 		if (o.has_cpu) {
-			snprintf(cpu, sizeof(cpu), "%.1f", o.cpu_ms_per_s);
+			snprintf(cpu_s, sizeof(cpu_s), "%.1f", o.cpu_ms_per_s);
 			snprintf(pct, sizeof(pct), "%.2f %%", o.percent);
+			added += o.ms_per_s;
+			cpu += o.cpu_ms_per_s;
 		}
-		fprintf(out, "  %-9u %12.0f  %13.0f  %11.3f  %15s  %s\n", o.tgid, o.entry_per_s,
-			o.return_per_s, o.ms_per_s, cpu, pct);
+		fprintf(out, "  %-9u %12.0f  %13.0f  %11.3f  %12s  %14s\n", o.tgid, o.entry_per_s,
+			o.return_per_s, o.ms_per_s, cpu_s, pct);
 	}
+	put_overhead_total(out, added, cpu);
 }
 
 void report__text(FILE *out, const struct results *res, const struct report_opts *opts)

@@ -5,6 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "model.h"
+#include "top_table.h"
 #include "top_view.h"
 
 enum pair { PAIR_TITLE = 1, PAIR_DRAFT, PAIR_VERIFY, PAIR_ACCEPT, PAIR_EXTEND, PAIR_BLOCKED,
@@ -93,157 +94,315 @@ static void style_off(const struct top_screen *s, int pair, int extra)
 	attroff(extra);
 }
 
-/* The phase shares of a cycle as one bar: d, v, a, e and b letters stay readable in mono. */
-static void phase_bar(const struct top_screen *s, const struct top_loop_row *r, int width)
+/* A piece of the tracer's line: the least needed go first when the width is short. */
+struct header_part {
+	char text[96];
+	int prio;
+	bool alert;
+};
+
+/* A line at (y, x) that never wraps: what does not fit the width is left out. */
+static void put_at(int y, int x, const char *text)
 {
-	static const char marks[] = "dvae";
-	static const int pairs[] = { PAIR_DRAFT, PAIR_VERIFY, PAIR_ACCEPT, PAIR_EXTEND };
-	int used = 0;
+	if (y >= 0 && y < LINES && x < COLS)
+		mvaddnstr(y, x, text, COLS - x);
+}
 
-	addch('[');
-	for (int p = 0; p < 4; p++) {
-		int n = (int)(r->share[p] * width + 0.5);
+static void draw_parts(const struct top_screen *s, struct header_part *parts, int n, int y)
+{
+	int len = 0, x = 0;
 
-		n = n > width - used ? width - used : n;
-		style_on(s, pairs[p], 0);
+	for (int i = 0; i < n; i++)
+		len += parts[i].text[0] ? (int)strlen(parts[i].text) + 3 : 0;
+	while (len > COLS) {
+		int least = -1;
+
 		for (int i = 0; i < n; i++)
-			addch(marks[p]);
-		style_off(s, pairs[p], 0);
-		used += n;
+			if (parts[i].text[0] && (least < 0 || parts[i].prio < parts[least].prio))
+				least = i;
+		if (least < 0)
+			break;
+		len -= (int)strlen(parts[least].text) + 3;
+		parts[least].text[0] = '\0';
 	}
-	for (; used < width; used++)
-		addch(' ');
-	addch(']');
+	move(y, 0);
+	clrtoeol();
+	for (int i = 0; i < n && x < COLS; i++) {
+		if (!parts[i].text[0])
+			continue;
+		style_on(s, parts[i].alert ? PAIR_ALERT : 0, parts[i].alert ? A_BOLD : 0);
+		put_at(y, x + 1, parts[i].text);
+		style_off(s, parts[i].alert ? PAIR_ALERT : 0, parts[i].alert ? A_BOLD : 0);
+		x += (int)strlen(parts[i].text) + 3;
+	}
 }
 
 static void draw_header(const struct top_screen *s, const struct top_frame *f,
 			const struct top_title *t)
 {
+	/* probes, records/s, records, drops, the probes' cost */
+	struct header_part parts[5] = {
+		{ .prio = 80 }, { .prio = 70 },	{ .prio = 60 },
+		{ .prio = 100, .alert = f->drops > 0 }, { .prio = 90 },
+	};
+	char line[160];
+	int n;
+
+	n = snprintf(line, sizeof(line), " specprobe top  %-6s  %.1fs  window %.0fs  sort %s",
+		     t->mode, f->elapsed_s, f->window_s, top__sort_name(t->opts->sort));
+	if (t->opts->focus_rank >= 0 && n > 0 && n < (int)sizeof(line))
+		snprintf(line + n, sizeof(line) - n, "  rank %d", t->opts->focus_rank);
 	style_on(s, PAIR_TITLE, A_BOLD);
-	mvprintw(0, 0, " specprobe top  %-6s  %.1fs  window %.0fs  sort %s", t->mode, f->elapsed_s,
-		 f->window_s, top__sort_name(t->opts->sort));
-	if (t->opts->focus_rank >= 0)
-		printw("  rank %d", t->opts->focus_rank);
+	put_at(0, 0, line);
 	clrtoeol();
 	style_off(s, PAIR_TITLE, A_BOLD);
-	mvprintw(1, 0, " probes %d   records/s %.0f   records %llu   ", f->probes, f->records_per_s,
+	snprintf(parts[0].text, sizeof(parts[0].text), "probes %d", f->probes);
+	snprintf(parts[1].text, sizeof(parts[1].text), "records/s %.0f", f->records_per_s);
+	snprintf(parts[2].text, sizeof(parts[2].text), "records %llu",
 		 (unsigned long long)f->records);
-	style_on(s, f->drops ? PAIR_ALERT : 0, f->drops ? A_BOLD : 0);
-	printw("drops %llu", (unsigned long long)f->drops);
-	style_off(s, f->drops ? PAIR_ALERT : 0, f->drops ? A_BOLD : 0);
-	if (f->overhead_pct >= 0)
-		printw("   probe cost %.2f%% of targets' CPU", f->overhead_pct);
-	clrtoeol();
+	snprintf(parts[3].text, sizeof(parts[3].text), "drops %llu", (unsigned long long)f->drops);
+	top__cost_line(parts[4].text, sizeof(parts[4].text), f->overhead_pct);
+	draw_parts(s, parts, 5, 1);
 }
 
-static int draw_loops(const struct top_screen *s, const struct top_frame *f, int y, int rows,
-		      int scroll)
-{
-	int bar = COLS - 78 > 10 ? (COLS - 78 > 40 ? 40 : COLS - 78) : 10;
+enum cell_style { ST_PLAIN, ST_ALERT, ST_ALERT_BOLD, ST_BLOCKED, ST_BAR };
 
-	attron(A_REVERSE);
-	mvprintw(y++, 0, " %4s %7s %7s %9s %5s %7s %7s %7s  %-*s %5s", "RANK", "PID", "TID",
-		 "CYCLES/S", "TOK/S", "P50 ms", "P99 ms", "TOTAL", bar + 2,
-		 "PHASES d v a e", "BLK%");
+static void cell_on(const struct top_screen *s, int style, bool on)
+{
+	int pair = style == ST_BLOCKED ? PAIR_BLOCKED : PAIR_ALERT;
+	int extra = style == ST_ALERT_BOLD ? A_BOLD : 0;
+
+	if (style == ST_PLAIN || style == ST_BAR)
+		return;
+	if (on)
+		style_on(s, pair, extra);
+	else
+		style_off(s, pair, extra);
+}
+
+/* The phase bar, d v a e in their colours: the letters stay readable in mono. */
+static void put_bar(const struct top_screen *s, const char *bar)
+{
+	static const char marks[] = "dvae";
+	static const int pairs[] = { PAIR_DRAFT, PAIR_VERIFY, PAIR_ACCEPT, PAIR_EXTEND };
+
+	for (; *bar; bar++) {
+		const char *m = strchr(marks, *bar);
+		int pair = m ? pairs[m - marks] : 0;
+
+		style_on(s, pair, 0);
+		addch(*bar);
+		style_off(s, pair, 0);
+	}
+}
+
+static void put_row(const struct top_screen *s, const struct top_table *t, int row, int y)
+{
+	char cell[TT_CELL + 1];
+
+	move(y, 0);
 	clrtoeol();
+	for (int c = 0; c < t->nr_cols; c++) {
+		int style = t->cells[row][c].style, x = tt__x(t, c);
+
+		if (!t->shown[c] || x >= COLS)
+			continue;
+		tt__cell(t, row, c, cell, sizeof(cell));
+		move(y, x);
+		cell_on(s, style, true);
+		if (style == ST_BAR && x + (int)strlen(cell) <= COLS)
+			put_bar(s, cell);
+		else
+			addnstr(cell, COLS - x);
+		cell_on(s, style, false);
+	}
+}
+
+/* A fitted table: its header, then rows from first on, at most rows, above the footer. */
+static int put_table(const struct top_screen *s, const struct top_table *t, int y, int first,
+		     int rows)
+{
+	char line[TT_MAX_COLS * (TT_CELL + 1) + 8];
+
+	if (y >= LINES - 1)
+		return y;
+	tt__line(t, -1, line, sizeof(line));
+	attron(A_REVERSE);
+	put_at(y, 0, line);
 	attroff(A_REVERSE);
-	for (size_t i = scroll; i < f->nr_loops && rows-- > 0; i++) {
+	y++;
+	for (int r = first; r < t->nr_rows && rows-- > 0 && y < LINES - 1; r++)
+		put_row(s, t, r, y++);
+	return y;
+}
+
+#define NR(a) ((int)(sizeof(a) / sizeof((a)[0])))
+
+/* Columns by how much they are needed: the first and the key figures go last. */
+static const struct tt_col loop_cols[] = {
+	{ "RANK", 4, 100 },	 { "PID", 7, 80 },	  { "TID", 7, 40 },
+	{ "CYCLES/S", 9, 95 }, { "TOK/S", 5, 10 },	  { "P50 ms", 7, 30 },
+	{ "P99 ms", 7, 70 },	 { "TOTAL", 7, 60 },	  { "PHASES d v a e", 42, 50, true, 14 },
+	{ "BLK%", 4, 90 },
+};
+
+static void set_rank(struct top_table *t, int row, int rank)
+{
+	if (rank >= 0)
+		tt__set(t, row, 0, ST_PLAIN, "%d", rank);
+	else
+		tt__set(t, row, 0, ST_PLAIN, "-");
+}
+
+/* The bar's letters for the width it was given, once the table is fitted. */
+static void fill_bars(struct top_table *t, const struct top_frame *f, int col)
+{
+	static const char marks[] = "dvae";
+	int width = t->shown[col] - 2;
+
+	for (int row = 0; row < t->nr_rows && width > 0; row++) {
+		const struct top_loop_row *r = &f->loops[row];
+		char *bar = t->cells[row][col].text;
+		int used = 0;
+
+		bar[0] = '[';
+		for (int p = 0; p < 4; p++) {
+			int n = (int)(r->share[p] * width + 0.5);
+
+			for (n = n > width - used ? width - used : n; n > 0; n--)
+				bar[1 + used++] = marks[p];
+		}
+		memset(bar + 1 + used, ' ', width - used);
+		bar[1 + width] = ']';
+		bar[2 + width] = '\0';
+		t->cells[row][col].style = ST_BAR;
+	}
+}
+
+static void fill_loops(struct top_table *t, const struct top_frame *f)
+{
+	tt__init(t, loop_cols, NR(loop_cols), 1);
+	for (size_t i = 0; i < f->nr_loops; i++) {
 		const struct top_loop_row *r = &f->loops[i];
+		int row = tt__add_row(t);
 
-		move(y++, 0);
-		if (r->rank >= 0)
-			printw(" %4d", r->rank);
-		else
-			printw(" %4s", "-");
-		printw(" %7u %7u", r->tgid, r->tid);
-		if (r->idle)
-			printw(" %9s %5s %7s %7s", "idle", "-", "-", "-");
-		else
-			printw(" %9.1f %5s %7.3f %7.3f", r->cycles_per_s, "-", r->p50_ns / 1e6,
-			       r->p99_ns / 1e6);
-		printw(" %7llu  ", (unsigned long long)r->total);
-		phase_bar(s, r, bar);
-		style_on(s, r->share[PHASE_NR] > 0.05 ? PAIR_BLOCKED : 0, 0);
-		printw(" %4.0f%%", 100 * r->share[PHASE_NR]);
-		style_off(s, r->share[PHASE_NR] > 0.05 ? PAIR_BLOCKED : 0, 0);
-		clrtoeol();
+		set_rank(t, row, r->rank);
+		tt__set(t, row, 1, ST_PLAIN, "%u", r->tgid);
+		tt__set(t, row, 2, ST_PLAIN, "%u", r->tid);
+		tt__set(t, row, 4, ST_PLAIN, "-");
+		if (r->idle) {
+			tt__set(t, row, 3, ST_PLAIN, "idle");
+			tt__set(t, row, 5, ST_PLAIN, "-");
+			tt__set(t, row, 6, ST_PLAIN, "-");
+		} else {
+			tt__set(t, row, 3, ST_PLAIN, "%.1f", r->cycles_per_s);
+			tt__set(t, row, 5, ST_PLAIN, "%.3f", r->p50_ns / 1e6);
+			tt__set(t, row, 6, ST_PLAIN, "%.3f", r->p99_ns / 1e6);
+		}
+		tt__set(t, row, 7, ST_PLAIN, "%llu", (unsigned long long)r->total);
+		tt__set(t, row, 9, r->share[PHASE_NR] > 0.05 ? ST_BLOCKED : ST_PLAIN, "%.0f%%",
+			100 * r->share[PHASE_NR]);
 	}
-	return y;
 }
 
-static int draw_sites(const struct top_screen *s, const struct top_frame *f, int y, int rows)
+static int draw_loops(const struct top_screen *s, struct top_table *t, const struct top_frame *f,
+		      int y, int rows, int scroll)
 {
-	attron(A_REVERSE);
-	mvprintw(y++, 0, " %4s %7s %-24s %-13s %-13s %8s %11s %8s", "RANK", "PID",
-		 "FLAGGED SYNC", "POSITION", "KIND", "COUNT/S", "BLK ms/CYC", "TOTAL");
-	clrtoeol();
-	attroff(A_REVERSE);
-	if (!f->nr_sites && rows > 0) {
-		mvprintw(y++, 0, "  no flagged syncs in the window");
-		clrtoeol();
-	}
-	for (size_t i = 0; i < f->nr_sites && rows-- > 0; i++) {
-		const struct top_site_row *r = &f->sites[i];
+	fill_loops(t, f);
+	tt__fit(t, COLS);
+	fill_bars(t, f, 8);
+	return put_table(s, t, y, scroll, rows);
+}
 
-		move(y++, 0);
-		if (r->rank >= 0)
-			printw(" %4d", r->rank);
-		else
-			printw(" %4s", "-");
-		printw(" %7u", r->tgid);
-		style_on(s, r->count ? PAIR_ALERT : 0, 0);
-		printw(" %-24s", model__call_name(r->name));
-		style_off(s, r->count ? PAIR_ALERT : 0, 0);
-		printw(" %-13s %-13s %8.1f %11.3f %8llu", syncs__pos_name(r->pos),
-		       model__sync_kind_name(r->kind), r->per_s, r->blocked_ms_per_cycle,
-		       (unsigned long long)r->total);
-		if (r->where && COLS - getcurx(stdscr) > 8)	/* the commonest call site, cut */
-			printw("  at %.*s", COLS - getcurx(stdscr) - 6, r->where);
-		clrtoeol();
+static const struct tt_col site_cols[] = {
+	{ "RANK", 4, 100 },
+	{ "PID", 7, 50 },
+	{ "FLAGGED SYNC", 24, 98, true },
+	{ "POSITION", 13, 96, true },
+	{ "KIND", 13, 40, true },
+	{ "COUNT/S", 8, 80 },
+	{ "BLK ms/CYC", 11, 90 },
+	{ "TOTAL", 8, 70 },
+	{ "CALL SITE", 0, 30, true, 16 },
+};
+
+static int draw_sites(const struct top_screen *s, struct top_table *t, const struct top_frame *f,
+		      int y, int rows)
+{
+	tt__init(t, site_cols, NR(site_cols), 1);
+	for (size_t i = 0; i < f->nr_sites; i++) {
+		const struct top_site_row *r = &f->sites[i];
+		int row = tt__add_row(t);
+
+		set_rank(t, row, r->rank);
+		tt__set(t, row, 1, ST_PLAIN, "%u", r->tgid);
+		tt__set(t, row, 2, r->count ? ST_ALERT : ST_PLAIN, "%s", model__call_name(r->name));
+		tt__set(t, row, 3, ST_PLAIN, "%s", syncs__pos_name(r->pos));
+		tt__set(t, row, 4, ST_PLAIN, "%s", model__sync_kind_name(r->kind));
+		tt__set(t, row, 5, ST_PLAIN, "%.1f", r->per_s);
+		tt__set(t, row, 6, ST_PLAIN, "%.3f", r->blocked_ms_per_cycle);
+		tt__set(t, row, 7, ST_PLAIN, "%llu", (unsigned long long)r->total);
+		tt__set(t, row, 8, ST_PLAIN, "%s", r->where ? r->where : "");
 	}
+	tt__fit(t, COLS);
+	y = put_table(s, t, y, 0, rows);
+	if (!f->nr_sites && rows > 0 && y < LINES - 1)
+		put_at(y++, 0, "  no flagged syncs in the window");
 	return y;
 }
 
-static int draw_hung(const struct top_screen *s, const struct top_frame *f,
+static const struct tt_col hung_cols[] = {
+	{ "RANK", 4, 100 },		{ "PID", 7, 60 }, { "TID", 7, 40 },
+	{ "HUNG CALL", 24, 95, true }, { "AGE s", 8, 90 },
+};
+
+static int draw_hung(const struct top_screen *s, struct top_table *t, const struct top_frame *f,
 		     const struct top_opts *o, int y, int rows)
 {
-	attron(A_REVERSE);
-	mvprintw(y++, 0, " %4s %7s %7s %-24s %8s   (open longer than %.1fs)", "RANK", "PID", "TID",
-		 "HUNG CALL", "AGE s", o->hung_ns / 1e9);
-	clrtoeol();
-	attroff(A_REVERSE);
-	if (!f->nr_hung && rows > 0) {
-		mvprintw(y++, 0, "  none");
-		clrtoeol();
-	}
-	for (size_t i = 0; i < f->nr_hung && rows-- > 0; i++) {
-		const struct top_hung_row *h = &f->hung[i];
+	char note[64];
+	int x, head;
 
-		move(y++, 0);
-		if (h->rank >= 0)
-			printw(" %4d", h->rank);
-		else
-			printw(" %4s", "-");
-		style_on(s, PAIR_ALERT, A_BOLD);
-		printw(" %7u %7u %-24s %8.1f", h->tgid, h->tid, model__call_name(h->name),
-		       h->age_ns / 1e9);
-		style_off(s, PAIR_ALERT, A_BOLD);
-		clrtoeol();
+	tt__init(t, hung_cols, NR(hung_cols), 1);
+	for (size_t i = 0; i < f->nr_hung; i++) {
+		const struct top_hung_row *h = &f->hung[i];
+		int row = tt__add_row(t);
+
+		set_rank(t, row, h->rank);
+		tt__set(t, row, 1, ST_ALERT_BOLD, "%u", h->tgid);
+		tt__set(t, row, 2, ST_ALERT_BOLD, "%u", h->tid);
+		tt__set(t, row, 3, ST_ALERT_BOLD, "%s", model__call_name(h->name));
+		tt__set(t, row, 4, ST_ALERT_BOLD, "%.1f", h->age_ns / 1e9);
 	}
+	tt__fit(t, COLS);
+	/* what hung means, beside the header where it fits */
+	snprintf(note, sizeof(note), "  (open longer than %.1fs)", o->hung_ns / 1e9);
+	x = tt__x(t, t->nr_cols) - 1;
+	head = y;
+	y = put_table(s, t, y, 0, rows);
+	if (head < LINES - 1 && x + (int)strlen(note) <= COLS)
+		put_at(head, x, note);
+	if (!f->nr_hung && rows > 0 && y < LINES - 1)
+		put_at(y++, 0, "  none");
 	return y;
 }
 
-static void draw_calls(const struct top_frame *f, int y, int rows)
+static const struct tt_col call_cols[] = {
+	{ "ENTRY POINT", 28, 100, true },
+	{ "CALLS/S", 12, 90 },
+};
+
+static void draw_calls(const struct top_screen *s, struct top_table *t, const struct top_frame *f,
+		       int y, int rows)
 {
-	attron(A_REVERSE);
-	mvprintw(y++, 0, " %-28s %12s", "ENTRY POINT", "CALLS/S");
-	clrtoeol();
-	attroff(A_REVERSE);
-	for (size_t i = 0; i < f->nr_calls && rows-- > 0; i++) {
-		mvprintw(y++, 0, " %-28s %12.1f", model__call_name(f->calls_top[i].name),
-			 f->calls_top[i].per_s);
-		clrtoeol();
+	tt__init(t, call_cols, NR(call_cols), 1);
+	for (size_t i = 0; i < f->nr_calls; i++) {
+		int row = tt__add_row(t);
+
+		tt__set(t, row, 0, ST_PLAIN, "%s", model__call_name(f->calls_top[i].name));
+		tt__set(t, row, 1, ST_PLAIN, "%.1f", f->calls_top[i].per_s);
 	}
+	tt__fit(t, COLS);
+	put_table(s, t, y, 0, rows);
 }
 
 static const char *const help_lines[] = {
@@ -264,8 +423,9 @@ static void draw_help(void)
 	int y = 3;
 
 	for (int i = 0; i < n && y < LINES; i++, y++) {
-		mvprintw(y, 2, "  %-70s", help_lines[i]);
+		move(y, 0);
 		clrtoeol();
+		put_at(y, 4, help_lines[i]);
 	}
 }
 
@@ -273,27 +433,33 @@ void top_screen__draw(struct top_screen *s, const struct top_frame *f,
 		      const struct top_title *title, const struct top_ui *ui)
 {
 	int loops_rows = (int)f->nr_loops > 8 ? 8 : (int)f->nr_loops;
+	struct top_table *t = malloc(sizeof(*t));
+	char line[96];
 	int free_rows, y;
 
 	erase();
 	draw_header(s, f, title);
-	if (ui->help) {
+	if (ui->help || !t) {
 		draw_help();
+		free(t);
 		refresh();
 		return;
 	}
 	loops_rows = loops_rows < 1 ? 1 : loops_rows;
-	y = draw_loops(s, f, 3, loops_rows, ui->scroll) + 1;
+	y = draw_loops(s, t, f, 3, loops_rows, ui->scroll) + 1;
 	free_rows = LINES - y - 3;
-	y = draw_sites(s, f, y, free_rows / 3 > 1 ? free_rows / 3 : 1) + 1;
-	y = draw_hung(s, f, title->opts, y, 3) + 1;
-	if (LINES - y > 1)
-		draw_calls(f, y, LINES - y - 1);
+	y = draw_sites(s, t, f, y, free_rows / 3 > 1 ? free_rows / 3 : 1) + 1;
+	y = draw_hung(s, t, f, title->opts, y, 3) + 1;
+	if (LINES - y > 2)
+		draw_calls(s, t, f, y, LINES - y - 2);
+	free(t);
 	if (f->sites_lost)
-		mvprintw(LINES - 1, 0, " %llu flagged syncs at sites past the table",
+		snprintf(line, sizeof(line), " %llu flagged syncs at sites past the table",
 			 (unsigned long long)f->sites_lost);
 	else
-		mvprintw(LINES - 1, 0, " ? help  q quit  p pause  s sort  r reset  1-9 rank");
+		snprintf(line, sizeof(line), " ? help  q quit  p pause  s sort  r reset  1-9 rank");
+	move(LINES - 1, 0);
 	clrtoeol();
+	put_at(LINES - 1, 0, line);
 	refresh();
 }

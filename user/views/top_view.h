@@ -11,6 +11,7 @@
 struct top_title {
 	const char *mode;	/* "live", "replay", "paused", "end" */
 	const struct top_opts *opts;
+	int width;		/* batch: columns of the text, <= 0: no limit */
 };
 
 /* One block per interval; 0 or -EIO. */
@@ -38,5 +39,7 @@ void top_screen__close(struct top_screen *s);
 
 /* Names the views share. */
 const char *top__sort_name(enum top_sort sort);
+/* What the probes cost, as a share of the CPU time of the processes traced. */
+void top__cost_line(char *buf, size_t size, double overhead_pct);
 
 #endif /* __TOP_VIEW_H */
