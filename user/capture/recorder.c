@@ -247,7 +247,7 @@ static int watch_hung(struct recorder *r, __u64 now)
 
 static int record_loop(struct recorder *r)
 {
-	__u64 start = tracer__now_ns(), last_stats = start;
+	__u64 start = tracer__now_ns(), last_stats = start, last_cpu = start;
 	__u64 deadline = r->req->rec->duration_ns ? start + r->req->rec->duration_ns : 0;
 	int ret = 0;
 
@@ -271,9 +271,12 @@ static int record_loop(struct recorder *r)
 			/* a tracer killed outright loses a second of records at most */
 			if (!r->write_err)
 				r->write_err = out_flush(r);
-			if (!r->write_err)
-				tracer__sample_cpu(&r->tracer);
 			last_stats = now;
+		}
+		/* four a second: a process that lives under a second still gets a CPU share */
+		if (now - last_cpu >= 250000000ull && !r->write_err) {
+			tracer__sample_cpu(&r->tracer);
+			last_cpu = now;
 		}
 		if (r->hung && !r->write_err)
 			r->write_err = watch_hung(r, now);
