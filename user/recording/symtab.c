@@ -2,16 +2,24 @@
 #include <fcntl.h>
 #include <gelf.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include "elfnote.h"
 #include "symtab.h"
 
+/*
+ * Names stay in the file's string table, mapped: a large C++ library (libtorch)
+ * has hundreds of thousands of functions, and copies of their names took more
+ * memory than everything else a reader holds.
+ */
 struct sym {
-	__u64 start, size;	/* vaddr */
-	char *name;
+	__u64 start;		/* vaddr */
+	__u32 size;
+	__u32 name;		/* offset in the string table */
 };
 
 struct symtab {
@@ -19,6 +27,9 @@ struct symtab {
 	size_t nr;
 	GElf_Phdr *loads;	/* PT_LOAD: file offsets to vaddrs */
 	size_t nr_loads;
+	Elf *elf;		/* mapped while the table lives: the names are read from it */
+	size_t strtab;		/* the names' section */
+	int fd;
 };
 
 static int sym_cmp(const void *a, const void *b)
@@ -45,6 +56,7 @@ static int read_syms(struct symtab *t, Elf *elf)
 	GElf_Shdr shdr;
 	Elf_Scn *scn = find_section(elf, SHT_SYMTAB, &shdr);
 	Elf_Data *data;
+	struct sym *fit;
 	size_t nr;
 
 	if (!scn)
@@ -52,31 +64,40 @@ static int read_syms(struct symtab *t, Elf *elf)
 	data = scn ? elf_getdata(scn, NULL) : NULL;
 	if (!data || !shdr.sh_entsize)
 		return 0;
+	t->strtab = shdr.sh_link;
 	nr = shdr.sh_size / shdr.sh_entsize;
 	t->syms = calloc(nr ? nr : 1, sizeof(*t->syms));
 	if (!t->syms)
 		return -1;
 	for (size_t i = 0; i < nr; i++) {
 		GElf_Sym s;
-		const char *name;
 		int type;
 
 		if (!gelf_getsym(data, i, &s))
 			continue;
 		type = GELF_ST_TYPE(s.st_info);
 		if ((type != STT_FUNC && type != STT_GNU_IFUNC) || s.st_shndx == SHN_UNDEF ||
-		    !s.st_value)
+		    !s.st_value || !s.st_name)
 			continue;
-		name = elf_strptr(elf, shdr.sh_link, s.st_name);
-		if (!name || !*name)
-			continue;
-		t->syms[t->nr] = (struct sym){ s.st_value, s.st_size, strdup(name) };
-		if (!t->syms[t->nr].name)
-			return -1;
-		t->nr++;
+		t->syms[t->nr++] = (struct sym){ s.st_value,
+						 s.st_size > UINT32_MAX ? UINT32_MAX : s.st_size,
+						 s.st_name };
 	}
+	fit = realloc(t->syms, (t->nr ? t->nr : 1) * sizeof(*t->syms));
+	t->syms = fit ? fit : t->syms;
 	qsort(t->syms, t->nr, sizeof(*t->syms), sym_cmp);
 	return 0;
+}
+
+/* The pages the reading touched go back: a lookup maps in the one name it reads. */
+static void release_pages(Elf *elf)
+{
+	size_t size;
+	char *image = elf_rawfile(elf, &size);
+	long page = sysconf(_SC_PAGESIZE);
+
+	if (image && page > 0 && !((unsigned long)image % page))
+		madvise(image, size, MADV_DONTNEED);
 }
 
 static int read_loads(struct symtab *t, Elf *elf)
@@ -111,25 +132,30 @@ struct symtab *symtab__load(const char *path, const char *build_id)
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0)
 		return NULL;
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
-		close(fd);
-		return NULL;
-	}
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode))
+		goto fail;
 	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	if (!elf || elf_kind(elf) != ELF_K_ELF || gelf_getclass(elf) != ELFCLASS64)
-		goto out;
+		goto fail;
 	elfnote__build_id(elf, found);
 	if (strcmp(found, build_id))
-		goto out;	/* another build: its symbols would name the wrong code */
+		goto fail;	/* another build: its symbols would name the wrong code */
 	t = calloc(1, sizeof(*t));
-	if (t && (read_loads(t, elf) || read_syms(t, elf))) {
-		symtab__free(t);
-		t = NULL;
+	if (!t || read_loads(t, elf) || read_syms(t, elf))
+		goto fail;
+	t->elf = elf;
+	t->fd = fd;
+	release_pages(elf);
+	return t;
+fail:
+	if (t) {
+		free(t->syms);
+		free(t->loads);
+		free(t);
 	}
-out:
 	elf_end(elf);
 	close(fd);
-	return t;
+	return NULL;
 }
 
 static bool off_to_vaddr(const struct symtab *t, __u64 off, __u64 *vaddr)
@@ -168,7 +194,7 @@ const char *symtab__lookup(const struct symtab *t, __u64 off, __u64 *from_start)
 
 		if (!s->size || at < s->start + s->size) {
 			*from_start = vaddr - s->start;
-			return s->name;
+			return elf_strptr(t->elf, t->strtab, s->name);
 		}
 		if (lo - i > 8)
 			break;
@@ -180,8 +206,8 @@ void symtab__free(struct symtab *t)
 {
 	if (!t)
 		return;
-	for (size_t i = 0; i < t->nr; i++)
-		free(t->syms[i].name);
+	elf_end(t->elf);
+	close(t->fd);
 	free(t->syms);
 	free(t->loads);
 	free(t);
