@@ -16,8 +16,13 @@ start_server "$dir" --cycles 1000000 || { fail "no server"; finish; exit; }
 touch "$dir/go"
 "$SPECPROBE" record -o "$dir/rec.sprb" -p "$target" 2>"$dir/rec.err" &
 rec=$!
-for _ in $(seq 100); do grep -q tracing "$dir/rec.err" && break; sleep 0.1; done
-"$ONOFF" -p "$target" -t 100 -d 2 >"$dir/flips" 2>"$dir/onoff.err"
+for _ in $(seq 1200); do grep -q tracing "$dir/rec.err" && break; sleep 0.1; done
+# this recorder's own .bss, not the newest on the machine: another tracer may run beside it
+bss=
+for id in $(sed -n 's/^map_id:[[:space:]]*//p' /proc/$rec/fdinfo/* 2>/dev/null | sort -u); do
+	bpftool map show id "$id" 2>/dev/null | grep -q 'specprob\.bss' && bss=$id
+done
+"$ONOFF" -p "$target" -t 100 -d 2 ${bss:+-m "$bss"} >"$dir/flips" 2>"$dir/onoff.err"
 onoff_rc=$?
 kill -INT $rec
 wait $rec
