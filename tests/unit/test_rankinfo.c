@@ -177,6 +177,35 @@ static void test_model_sources(void **state)
 	seq_free(&s);
 }
 
+/* A GPU's number is a rank only beside other ranks: alone, it is dropped at the end. */
+static void test_lone_device_rank(void **state)
+{
+	struct decode_stats st = { 0 };
+	const struct model_proc *p;
+	struct call_seq s;
+
+	seq_init(&s, 0);
+	rank_rec(&s, 100, 0, -1, SP_RANK_DEVICE, "/dev/nvidia0");
+	stream_sync(&s, 10);
+	model__finish(s.m, &st);
+	p = proc_of(&s, 100);
+	assert_int_equal(p->rank, -1);
+	assert_int_equal(p->rank_from, RANK_FROM_NONE);
+	seq_free(&s);
+
+	seq_init(&s, 0);
+	rank_rec(&s, 100, 0, -1, SP_RANK_DEVICE, "/dev/nvidia0");
+	rank_rec(&s, 200, 1, -1, SP_RANK_DEVICE, "/dev/nvidia1");
+	stream_sync(&s, 10);
+	s.tgid = s.tid = 200;
+	stream_sync(&s, 10);
+	model__finish(s.m, &st);
+	assert_int_equal(proc_of(&s, 100)->rank, 0);
+	assert_int_equal(proc_of(&s, 200)->rank, 1);
+	assert_int_equal(proc_of(&s, 200)->rank_from, RANK_FROM_DEVICE);
+	seq_free(&s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -186,6 +215,7 @@ int main(void)
 		cmocka_unit_test(test_title_bounds),
 		cmocka_unit_test(test_environ),
 		cmocka_unit_test(test_device),
+		cmocka_unit_test(test_lone_device_rank),
 		cmocka_unit_test(test_model_sources),
 	};
 

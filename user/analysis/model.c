@@ -428,9 +428,33 @@ void model__record(struct model *m, const void *rec, size_t size)
 	}
 }
 
+/*
+ * A rank guessed from the one GPU a process has open tells nothing when no other
+ * process has a rank: a program on one GPU is no tensor-parallel rank 0.
+ */
+static void drop_lone_device_rank(struct model_view *v)
+{
+	struct model_proc *guessed = NULL;
+
+	for (size_t i = 0; i < v->nr_procs; i++) {
+		if (v->procs[i]->rank_from == RANK_FROM_NONE)
+			continue;
+		if (guessed || v->procs[i]->rank_from != RANK_FROM_DEVICE)
+			return;
+		guessed = v->procs[i];
+	}
+	if (guessed) {
+		guessed->rank = -1;
+		guessed->nranks = -1;
+		guessed->rank_from = RANK_FROM_NONE;
+		guessed->rank_what[0] = '\0';
+	}
+}
+
 void model__finish(struct model *m, const struct decode_stats *st)
 {
 	m->view.unreturned = st->unreturned;
+	drop_lone_device_rank(&m->view);
 	for (size_t i = 0; i < m->view.nr_procs; i++) {
 		const struct cpu_span *span = hmap__get(&m->cpus, m->view.procs[i]->tgid, 0);
 
