@@ -431,6 +431,17 @@ static int callsite_cmp(const void *a, const void *b)
 }
 
 /* Every sync with a recorded stack, counted by its call site. */
+/* One more sync of a call site, flagged or not. */
+static void count_at_site(struct callsite_stat *cs, const struct sync_verdict *sv)
+{
+	cs->count++;
+	cs->blocked_ns += sv->blocked_ns;
+	if (sv->flagged) {
+		cs->flagged++;
+		cs->flagged_ns += sv->blocked_ns;
+	}
+}
+
 static int count_callsites(struct syncs *out, const struct model_view *v)
 {
 	__u32 nr_sites = callstacks__nr_sites(v->stacks);
@@ -456,12 +467,7 @@ static int count_callsites(struct syncs *out, const struct model_view *v)
 			slot_of[st->site] = ++out->nr_by_callsite;
 		}
 		cs = &out->by_callsite[slot_of[st->site] - 1];
-		cs->count++;
-		cs->blocked_ns += sv->blocked_ns;
-		if (sv->flagged) {
-			cs->flagged++;
-			cs->flagged_ns += sv->blocked_ns;
-		}
+		count_at_site(cs, sv);
 		out->with_stack++;
 	}
 	free(slot_of);
@@ -565,12 +571,7 @@ static int add_callsite(struct syncs *out, const struct sync_verdict *sv,
 		return -ENOMEM;
 	cs = &out->stream->by_site[st->site];
 	cs->site = st->site;
-	cs->count++;
-	cs->blocked_ns += sv->blocked_ns;
-	if (sv->flagged) {
-		cs->flagged++;
-		cs->flagged_ns += sv->blocked_ns;
-	}
+	count_at_site(cs, sv);
 	out->with_stack++;
 	return 0;
 }
