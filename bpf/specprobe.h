@@ -43,6 +43,10 @@ enum sp_rec_type {
 	SP_REC_CLOCK = 31,	/* specprobe: a clock snapshot; in a merge, how a source moved */
 	/* optional kinds (64..127): a reader that does not know one skips it */
 	SP_REC_RANK = 64,	/* specprobe: a traced process's rank, from what the process shows */
+	/* the GPU timeline (--gpu): written by the activity agent in the target */
+	SP_REC_GPU = 65,	/* one execution on the GPU: a graph, kernel, copy or memset */
+	SP_REC_GPU_NAME = 66,	/* a kernel name that later SP_REC_GPU records name by number */
+	SP_REC_GPU_STATE = 67,	/* a process's agent: on or off and why, its counters so far */
 };
 
 #define SP_MAX_PROBES	4096	/* size of the spec map: probes of all libraries, late ones too */
@@ -489,6 +493,79 @@ struct sp_clock_rec {
 	__u32 flags;		/* enum sp_clock_flags */
 	char host[65];
 	char pad[7];
+};
+
+/* What an SP_REC_GPU ran. */
+enum sp_gpu_kind {
+	SP_GPU_GRAPH = 1,	/* a graph launch, as one execution (CUPTI's graph-level trace) */
+	SP_GPU_KERNEL = 2,	/* an eager kernel */
+	SP_GPU_MEMCPY = 3,
+	SP_GPU_MEMSET = 4,
+};
+
+/*
+ * One execution, as CUPTI's activity records give it, times already on
+ * CLOCK_MONOTONIC (the uprobes' clock). The launching call is not named:
+ * readers match it by process, stream and order (docs/gpu-timeline.md).
+ */
+struct sp_gpu_rec {
+	__u16 type;
+	__u16 size;
+	__u32 tgid;
+	__u64 start;		/* on the GPU, CLOCK_MONOTONIC ns */
+	__u64 end;
+	__u64 bytes;		/* memcpy, memset: bytes; else 0 */
+	__u32 stream;		/* CUPTI's stream id (not the CUstream handle) */
+	__u32 correlation;	/* CUPTI's correlation id */
+	__u32 device;
+	__u32 context;		/* CUPTI's context id */
+	__u32 graph;		/* graph: CUPTI's graph id; else 0 */
+	__u32 name;		/* kernel: its SP_REC_GPU_NAME number, 0: none */
+	__u8 kind;		/* enum sp_gpu_kind */
+	__u8 copy_kind;		/* memcpy: CUpti_ActivityMemcpyKind (1 HtoD, 2 DtoH, 8 DtoD, 10 PtoP) */
+	__u8 pad[6];
+};
+
+#define SP_GPU_NAME_MAX 256	/* bytes of a kernel name kept, NUL included */
+
+/* A kernel name of tgid, numbered from 1 in the order the agent first met it. */
+struct sp_gpu_name_rec {
+	__u16 type;
+	__u16 size;		/* sizeof + the name's bytes, NUL included, padded to 8 */
+	__u32 tgid;
+	__u32 number;
+	__u32 pad;
+	/* followed by the name */
+};
+
+enum sp_gpu_status {
+	SP_GPU_ON = 1,		/* activity records flow */
+	SP_GPU_NO_CUPTI = 2,	/* no libcupti found in the target's environment */
+	SP_GPU_IN_USE = 3,	/* another CUPTI client (torch.profiler, Nsight) holds the process */
+	SP_GPU_NO_GRAPH_TRACE = 4,	/* this CUPTI has no graph-level records */
+	SP_GPU_FAILED = 5,	/* a CUPTI call failed: detail names it */
+	SP_GPU_OFF = 6,		/* turned off: the tracer went away, or the process exits */
+};
+
+#define SP_GPU_DETAIL 96	/* bytes of an agent's detail, NUL-terminated */
+
+/*
+ * Written by a process's agent when its status changes and after each flush
+ * (counters are totals so far): readers keep the last per tgid.
+ */
+struct sp_gpu_state_rec {
+	__u16 type;
+	__u16 size;
+	__u32 tgid;
+	__u64 ts;		/* when written */
+	__u64 flushed_ns;	/* executions that ended before it were handed over; 0: none yet */
+	__u64 records;		/* SP_REC_GPU handed over so far */
+	__u64 cupti_dropped;	/* records CUPTI lost (cuptiActivityGetNumDroppedRecords) */
+	__u64 ring_dropped;	/* records the shared ring had no room for */
+	__u64 overhead_ns;	/* CUPTI's own overhead records, summed */
+	__u32 status;		/* enum sp_gpu_status */
+	__u32 cupti_version;	/* cuptiGetVersion; 0: not loaded */
+	char detail[SP_GPU_DETAIL];	/* the libcupti path, or what failed */
 };
 
 #endif /* __SPECPROBE_H */

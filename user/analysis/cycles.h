@@ -30,6 +30,9 @@ struct cycle_phase {
 	__u64 blocked_ns;	/* time blocked in syncs attributed to this phase */
 	__u32 launches;		/* graph launches, eager kernels, eager collectives */
 	__u32 syncs;		/* blocking calls */
+	/* GPU timeline (--gpu), valid when the cycle's gpu_known: its executions */
+	__u64 gpu_start_ns, gpu_end_ns;	/* first start, last end; 0: none in this phase */
+	__u64 gpu_busy_ns;		/* union of their GPU intervals */
 };
 
 struct cycle {
@@ -47,6 +50,13 @@ struct cycle {
 	bool followed;		/* another iteration follows: the cycle ends at its draft */
 	bool extend_joined;	/* no sync between the extend and the next draft launches */
 	bool verify_pieces;	/* verify was more than one graph launch */
+	/* GPU timeline (--gpu, docs/gpu-timeline.md) */
+	bool gpu_known;		/* every launch of the cycle was matched to its execution */
+	__u64 gpu_start_ns;	/* its first execution's start */
+	__u64 gpu_end_ns;	/* the next cycle's first execution's start; last: its last end */
+	__u64 gpu_idle_ns;	/* of [gpu_start_ns, gpu_end_ns), the time no execution ran */
+	__u64 gpu_idle_flagged_ns;	/* GPU idle caused by the cycle's flagged syncs, summed */
+	__u32 gpu_flagged_syncs;	/* flagged syncs with a GPU idle caused known */
 };
 
 #define LOOP_NONE ((size_t)-1)

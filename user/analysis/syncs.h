@@ -54,6 +54,9 @@ struct sync_verdict {
 	/* flagged: the launch it waited on, where known (its verify, or the last one there) */
 	bool has_flow;
 	__u64 flow_ts;		/* that launch's entry */
+	/* GPU timeline (--gpu): the idle gap on its GPU that holds its return, 0: busy then */
+	bool has_gpu_idle;
+	__u64 gpu_idle_ns;
 };
 
 /* Loop events looked back for the launch a flagged sync waited on. */
@@ -69,6 +72,8 @@ struct sync_site {
 	size_t cycles_with;	/* cycles that have at least one */
 	size_t added;		/* index before the sort */
 	__u64 blocked_ns, bound_ns;	/* sums */
+	size_t gpu_known;		/* of count, those with a GPU idle caused */
+	__u64 gpu_idle_ns;		/* its sum */
 	__u64 waited_graphs, waited_kernels, waited_copies;	/* in flight at entry, sums */
 };
 
