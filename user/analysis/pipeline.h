@@ -21,6 +21,7 @@
 #include <linux/types.h>
 #include "cycles.h"
 #include "decode.h"
+#include "gputime.h"
 #include "model.h"
 #include "results.h"
 #include "syncs.h"
@@ -38,6 +39,11 @@ struct pipeline_consumer {
 	 * of windows with no call between two calls, only the first and last tick.
 	 */
 	int (*tick)(void *ctx, __u64 ts_ns);
+	/*
+	 * --gpu: each GPU execution once its launching call is known, or once it
+	 * is given up as unmatched (call_ts 0); in the order they were settled.
+	 */
+	int (*gpu)(void *ctx, const struct gpu_exec *e);
 	/* At the end, after the analyses: each cycle of each loop, in order. */
 	int (*cycle)(void *ctx, const struct loop *lp, const struct cycle *c);
 	/* At the end: each sync of the model with its verdict, in entry order. */
@@ -110,6 +116,8 @@ const struct tf_header *pipeline__header(const struct pipeline *p);
 /* The whole run it is a pass of (opts.whole), or NULL. */
 struct wholerun *pipeline__wholerun(const struct pipeline *p);
 const struct decode_stats *pipeline__stats(const struct pipeline *p);
+/* The GPU matching and the agents so far; NULL when no GPU record came. */
+const struct gpu_stats *pipeline__gpu_stats(const struct pipeline *p);
 /* The stacks and call sites that calls' .stack name. */
 const struct callstacks *pipeline__callstacks(const struct pipeline *p);
 /* Calls entered and not returned yet, as the decoder holds them (hung syncs, collectives). */

@@ -10,6 +10,7 @@
 /* What the outputs show of a set of cycles. */
 struct phase_mean {
 	double span_ns, blocked_ns, launches, syncs;
+	double gpu_busy_ns;		/* over the cycles with gpu_known */
 };
 
 #define SUMMARY_MAX_ACCEPT_KINDS 8
@@ -33,6 +34,11 @@ struct cycle_summary {
 	size_t accept_count[SUMMARY_MAX_ACCEPT_KINDS];
 	int nr_accept_kinds;
 	double accept_wait_ns;		/* mean time blocked in the accept sync */
+	/* GPU timeline (--gpu): means over the cycles with gpu_known */
+	size_t gpu_cycles;		/* 0: no GPU figures */
+	size_t gpu_cycles_unmatched;
+	double gpu_window_ns;		/* gpu_end_ns - gpu_start_ns */
+	double gpu_idle_ns, gpu_idle_flagged_ns, gpu_flagged_syncs;
 };
 
 /* Summary over loops[0..nr); 0 or -ENOMEM. */
