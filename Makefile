@@ -22,9 +22,17 @@ STATIC_LDLIBS := -l:libbpf.a -l:libelf.a -l:libz.a -l:libzstd.a -l:libncurses.a 
 
 BPF_SRCS := $(wildcard bpf/*.bpf.c)
 BPF_SKELS := $(patsubst bpf/%.bpf.c,$(OUTPUT)/%.skel.h,$(BPF_SRCS))
-USER_SRCS := $(wildcard user/*/*.c)
+# The --gpu activity agent: a shared library loaded into the target, never linked into
+# specprobe; specprobe carries it as bytes (user/capture/gpu_agent.S).
+CUDA_INCLUDE ?= /usr/local/cuda/include
+AGENT_SRCS := $(wildcard user/gpuagent/*.c)
+AGENT_SO := $(OUTPUT)/gpuagent/libspecprobe-gpu.so
+AGENT_BLOB := $(OUTPUT)/gpuagent/agent_blob.o
+AGENT_CFLAGS := -g -O2 $(WARN) -std=gnu11 -D_GNU_SOURCE -fPIC -fvisibility=hidden
+
+USER_SRCS := $(filter-out $(AGENT_SRCS),$(wildcard user/*/*.c))
 USER_HDRS := $(wildcard user/*/*.h)
-USER_OBJS := $(patsubst user/%.c,$(OUTPUT)/user/%.o,$(USER_SRCS))
+USER_OBJS := $(patsubst user/%.c,$(OUTPUT)/user/%.o,$(USER_SRCS)) $(AGENT_BLOB)
 LIB_OBJS := $(filter-out $(OUTPUT)/user/cli/main.o,$(USER_OBJS))
 
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
@@ -76,6 +84,18 @@ $(OUTPUT)/user/%.o: user/%.c $(USER_HDRS) bpf/*.h $(BPF_SKELS) | $(OUTPUT)/user
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) $(INCLUDES) -c $< -o $@
+
+$(AGENT_SO): $(AGENT_SRCS) $(wildcard user/gpuagent/*.h) bpf/specprobe.h
+	$(call msg,AGENT,$@)
+	$(Q)test -f $(CUDA_INCLUDE)/cupti.h || { echo "$(CUDA_INCLUDE)/cupti.h not found:" \
+		"the --gpu agent builds against CUPTI's headers (set CUDA_INCLUDE)" >&2; exit 1; }
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(AGENT_CFLAGS) -Ibpf -Iuser/gpuagent -I$(CUDA_INCLUDE) -shared $(AGENT_SRCS) \
+		-ldl -lpthread -o $@
+
+$(AGENT_BLOB): user/capture/gpu_agent.S $(AGENT_SO)
+	$(call msg,AS,$@)
+	$(Q)$(CC) -c -Wa,-I$(OUTPUT) $< -o $@
 
 include tools/tools.mk
 include tests/fuzz/fuzz.mk
