@@ -98,7 +98,7 @@ struct run_as {
 	char home[PATH_MAX];
 };
 
-static void child_run(int go_fd, char *const *cmd, const struct run_as *as)
+static void child_run(int go_fd, char *const *cmd, const struct run_as *as, char *const *env)
 {
 	char go;
 
@@ -118,13 +118,15 @@ static void child_run(int go_fd, char *const *cmd, const struct run_as *as)
 		setenv("USER", as->name, 1);
 		setenv("LOGNAME", as->name, 1);
 	}
+	for (; env && *env; env++)
+		putenv(*env);
 	execvp(cmd[0], cmd);
 	fprintf(stderr, "specprobe: %s: %s\n", cmd[0], strerror(errno));
 	_exit(127);
 }
 
-int launch__start(struct launch *l, char *const *cmd, const char *user, char *err,
-		  size_t err_sz)
+int launch__start(struct launch *l, char *const *cmd, const char *user, char *const *env,
+		  char *err, size_t err_sz)
 {
 	struct run_as as = { 0 };
 	int fds[2];
@@ -153,7 +155,7 @@ int launch__start(struct launch *l, char *const *cmd, const char *user, char *er
 	}
 	if (l->pid == 0) {
 		close(fds[1]);
-		child_run(fds[0], cmd, &as);
+		child_run(fds[0], cmd, &as, env);
 	}
 	close(fds[0]);
 	l->go_fd = fds[1];

@@ -12,6 +12,7 @@
 #include <unistd.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include "gpurings.h"
 #include "host.h"
 #include "hungwatch.h"
 #include "log.h"
@@ -23,6 +24,7 @@
 #define DEFAULT_MAX_BYTES (64ull << 20)	/* --dump-on without --max-size */
 #define DUMP_AFTER_NS 1000000000ull	/* a dump keeps this much after its trigger */
 #define MAX_DUMPS 16
+#define GPU_FINAL_WAIT_MS 300	/* for the agents' last records after their processes exit */
 
 static volatile sig_atomic_t exiting;
 
@@ -32,6 +34,7 @@ static void on_signal(int sig)
 	if (exiting) {
 		if (tracer_stopped_pid)
 			kill(tracer_stopped_pid, SIGCONT);
+		gpu_rings__remove_now();
 		_exit(128 + sig);
 	}
 	exiting = 1;
@@ -46,6 +49,7 @@ struct recorder {
 	struct tf_ring *ring;		/* --max-size or --dump-on: instead of writer */
 	struct tracer tracer;
 	struct hungwatch *hung;		/* --dump-on hung= */
+	struct gpu_rings *gpu;		/* --gpu */
 	int dumps;
 	__u64 dump_due_ns;		/* a dump is cut at this time; 0: none pending */
 	int write_err;
@@ -263,6 +267,9 @@ static int record_loop(struct recorder *r)
 			log_error("reading the ring buffer: %s", strerror(-ret));
 			break;
 		}
+		/* the agents' records go the same way as the probes' */
+		if (r->gpu)
+			gpu_rings__poll(r->gpu, on_record, r);
 		now = tracer__now_ns();
 		if (deadline && now >= deadline)
 			break;
@@ -289,6 +296,8 @@ static int record_loop(struct recorder *r)
 	}
 	/* what the probes wrote before we stopped still belongs in the file */
 	session__drain(r->tracer.session);
+	if (r->gpu)
+		gpu_rings__finish(r->gpu, GPU_FINAL_WAIT_MS, on_record, r);
 	if (!r->write_err)
 		tracer__sample_cpu(&r->tracer);
 	return ret < 0 ? ret : 0;
@@ -405,6 +414,7 @@ static int record_run(struct recorder *r)
 		.stacks = r->req->rec->stacks,
 		.on_record = on_record,
 		.ctx = r,
+		.child_env = r->gpu ? gpu_rings__env(r->gpu) : NULL,
 	};
 	struct tf_header hdr;
 	char err[512];
@@ -477,9 +487,18 @@ int recorder__run(const struct record_request *req)
 		log_error("out of memory");
 		return 1;
 	}
+	if (req->rec->gpu && !req->targets->cmd) {
+		log_error("--gpu needs -- CMD");
+		return 1;
+	}
 	if ((req->rec->output && check_output(req->rec->output, req->rec->force)) ||
 	    host__check_bpf())
 		return 1;
+	if (req->rec->gpu &&
+	    !(r.gpu = gpu_rings__create(req->rec->cupti, req->targets->user))) {
+		free(r.hung);
+		return 1;
+	}
 	host__setup_libbpf();
 	host__raise_nofile();
 	signal(SIGINT, on_signal);
@@ -491,5 +510,6 @@ int recorder__run(const struct record_request *req)
 	tf_ring__free(r.ring);
 	free(r.hung);
 	tracer__stop(&r.tracer);
+	gpu_rings__free(r.gpu);
 	return ret;
 }

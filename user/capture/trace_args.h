@@ -36,6 +36,8 @@ struct recording_args {
 	unsigned long long max_bytes;	/* --max-size: a ring of segment files; 0: one file */
 	unsigned long long hung_ns;	/* --dump-on hung=DURATION; 0: no dumps */
 	enum trace_stacks stacks;	/* --stacks */
+	bool gpu;			/* --gpu: GPU timeline through the activity agent */
+	const char *cupti;		/* --cupti PATH: the agent's libcupti; NULL: searched */
 };
 
 #endif /* __TRACE_ARGS_H */

@@ -503,7 +503,8 @@ int tracer__start(struct tracer *tr, const struct tracer_opts *opts)
 		goto fail;
 	}
 	if (want->cmd) {
-		if (launch__start(&tr->child, want->cmd, want->user, err, sizeof(err)) ||
+		if (launch__start(&tr->child, want->cmd, want->user, opts->child_env, err,
+				  sizeof(err)) ||
 		    targets__add_tgid(&tr->targets, tr->child.pid))
 			goto fail;
 	}

@@ -21,6 +21,7 @@ struct tracer_opts {
 	void *ctx;
 	struct calibration calib;	/* calls 0: not measured */
 	bool calib_described;
+	char *const *child_env;	/* -- CMD: NAME=VALUE added to its environment (--gpu) */
 };
 
 struct tracer {

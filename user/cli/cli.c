@@ -31,6 +31,8 @@ int cli__parse_pids(const char *arg, int *pids, int *nr_pids, int max_pids)
 }
 
 #define OPT_STACKS 0x200	/* no short option */
+#define OPT_GPU 0x201
+#define OPT_CUPTI 0x202
 
 static const struct argp_option recording_options[] = {
 	{ "output", 'o', "FILE", 0, "Recording to write", 0 },
@@ -48,6 +50,11 @@ static const struct argp_option recording_options[] = {
 	{ "stacks", OPT_STACKS, "WHICH", 0,
 	  "Call sites (native and Python stacks) of: syncs (blocking and implicitly "
 	  "synchronising calls, the default), all, none", 0 },
+	{ "gpu", OPT_GPU, NULL, 0,
+	  "With -- CMD: the GPU's own start and end of every graph, kernel and copy, from "
+	  "CUPTI in the target (docs/gpu-timeline.md)", 0 },
+	{ "cupti", OPT_CUPTI, "PATH", 0, "--gpu: the libcupti.so the target loads (default: "
+	  "its own, found beside its CUDA libraries)", 0 },
 	{},
 };
 
@@ -104,6 +111,13 @@ static error_t parse_recording_arg(int key, char *arg, struct argp_state *state)
 			rec->stacks = STACKS_NONE;
 		else
 			argp_error(state, "--stacks takes syncs, all or none");
+		break;
+	case OPT_GPU:
+		rec->gpu = true;
+		break;
+	case OPT_CUPTI:
+		rec->cupti = arg;
+		rec->gpu = true;
 		break;
 	case 'r':
 		if (parse__ulong(arg, &rec->ring_mb) || !rec->ring_mb ||

@@ -979,6 +979,7 @@ static bool rec_size_ok(__u16 type, __u16 size)
 		return size == sizeof(struct sp_map_rec);
 	case SP_REC_RANK:
 		return size == sizeof(struct sp_rank_rec);
+
 	case SP_REC_PROC:
 		return size == sizeof(struct sp_proc_rec);
 	case SP_REC_CALIB:
@@ -1022,6 +1023,7 @@ TS_AT_8(struct sp_segment_rec);
 TS_AT_8(struct sp_window_rec);
 TS_AT_8(struct sp_clock_rec);
 TS_AT_8(struct sp_rank_rec);
+TS_AT_8(struct sp_gpu_state_rec);
 
 bool tf_record_ts(const void *rec, size_t size, __u64 *ts)
 {
@@ -1049,10 +1051,17 @@ bool tf_record_ts(const void *rec, size_t size, __u64 *ts)
 	case SP_REC_WINDOW:
 	case SP_REC_CLOCK:
 	case SP_REC_RANK:
+	case SP_REC_GPU_STATE:
 		/* all of these keep it at offset 8 (TS_AT_8 above) */
 		if (size < 8 + sizeof(*ts))
 			return false;
 		memcpy(ts, (const char *)rec + 8, sizeof(*ts));
+		return true;
+	case SP_REC_GPU:
+		/* an execution is placed by its end: it is known complete from then on */
+		if (size < sizeof(struct sp_gpu_rec))
+			return false;
+		memcpy(ts, (const char *)rec + offsetof(struct sp_gpu_rec, end), sizeof(*ts));
 		return true;
 	default:
 		return false;

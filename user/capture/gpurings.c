@@ -1,0 +1,416 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/*
+ * The rings are written by the target, so everything read from them is
+ * checked: a ring file must be a plain file of the right size owned by the
+ * command's user with one link (never a link to elsewhere), and each record
+ * must have its kind's exact size. A ring is unlinked once mapped, so the
+ * folder holds only the agent and rings not yet seen.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include "gpu_agent.h"
+#include "gpurings.h"
+#include "gpushm.h"
+#include "launch.h"
+#include "log.h"
+#include "specprobe.h"
+
+#define DIR_TEMPLATE "/dev/shm/specprobe-gpu.XXXXXX"
+
+struct gpu_ring {
+	struct gpushm_header *h;
+	const void *data;
+	__u32 pid;
+	bool broken;		/* a record made no sense: not read further */
+	bool told[SP_GPU_OFF + 1];	/* statuses already said */
+	struct sp_gpu_state_rec last;	/* its newest state; status 0: none yet */
+};
+
+struct gpu_rings {
+	char dir[sizeof(DIR_TEMPLATE)];
+	uid_t owner;		/* of the ring files: the command's user */
+	char env_inject[64 + sizeof(DIR_TEMPLATE)];
+	char env_dir[32 + sizeof(DIR_TEMPLATE)];
+	char *env_cupti;
+	char *env[4];
+	struct gpu_ring *rings;
+	int nr_rings;
+};
+
+/* For gpu_rings__remove_now: paths ready, no allocation needed. */
+static char live_dir[sizeof(DIR_TEMPLATE)];
+static char live_agent[sizeof(DIR_TEMPLATE) + sizeof(GPUSHM_AGENT_FILE) + 1];
+
+static int write_agent(const char *path)
+{
+	const unsigned char *p = specprobe_gpu_agent;
+	size_t left = specprobe_gpu_agent_size;
+	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0500);
+
+	if (fd < 0)
+		return -errno;
+	while (left) {
+		ssize_t n = write(fd, p, left);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			int ret = n < 0 ? -errno : -EIO;
+
+			close(fd);
+			return ret;
+		}
+		p += n;
+		left -= n;
+	}
+	return close(fd) ? -errno : 0;
+}
+
+/* The command's user must make its ring in the folder and read the agent. */
+static int give_to(struct gpu_rings *g, const char *user)
+{
+	char name[256], home[PATH_MAX];
+	uid_t uid;
+	gid_t gid;
+
+	g->owner = geteuid();
+	if (!user)
+		return 0;
+	if (launch__lookup_user(user, &uid, &gid, name, sizeof(name), home, sizeof(home)))
+		return -ENOENT;
+	if (chown(g->dir, uid, gid) || chown(live_agent, uid, gid))
+		return -errno;
+	g->owner = uid;
+	return 0;
+}
+
+static int set_env(struct gpu_rings *g, const char *cupti)
+{
+	int n = 0;
+
+	snprintf(g->env_inject, sizeof(g->env_inject), "CUDA_INJECTION64_PATH=%s", live_agent);
+	snprintf(g->env_dir, sizeof(g->env_dir), GPUSHM_ENV_DIR "=%s", g->dir);
+	g->env[n++] = g->env_inject;
+	g->env[n++] = g->env_dir;
+	if (cupti) {
+		char *abs = realpath(cupti, NULL);
+
+		if (!abs) {
+			log_error("--cupti %s: %s", cupti, strerror(errno));
+			return -1;
+		}
+		if (asprintf(&g->env_cupti, GPUSHM_ENV_CUPTI "=%s", abs) < 0)
+			g->env_cupti = NULL;
+		free(abs);
+		if (!g->env_cupti)
+			return -1;
+		g->env[n++] = g->env_cupti;
+	}
+	g->env[n] = NULL;
+	return 0;
+}
+
+struct gpu_rings *gpu_rings__create(const char *cupti, const char *user)
+{
+	struct gpu_rings *g;
+	int ret;
+
+	if (getenv("CUDA_INJECTION64_PATH")) {
+		log_error("--gpu: CUDA_INJECTION64_PATH is set already (another tool's agent): "
+			  "unset it, or trace without --gpu");
+		return NULL;
+	}
+	g = calloc(1, sizeof(*g));
+	if (!g) {
+		log_error("--gpu: out of memory");
+		return NULL;
+	}
+	snprintf(g->dir, sizeof(g->dir), DIR_TEMPLATE);
+	if (!mkdtemp(g->dir)) {
+		log_error("--gpu: making a folder in /dev/shm: %s", strerror(errno));
+		free(g);
+		return NULL;
+	}
+	snprintf(live_dir, sizeof(live_dir), "%s", g->dir);
+	snprintf(live_agent, sizeof(live_agent), "%s/" GPUSHM_AGENT_FILE, g->dir);
+	ret = write_agent(live_agent);
+	if (ret)
+		log_error("--gpu: writing the agent into %s: %s", g->dir, strerror(-ret));
+	else if ((ret = give_to(g, user)))
+		log_error("--gpu: giving %s to %s: %s", g->dir, user, strerror(-ret));
+	if (ret || set_env(g, cupti)) {
+		gpu_rings__free(g);
+		return NULL;
+	}
+	return g;
+}
+
+char *const *gpu_rings__env(const struct gpu_rings *g)
+{
+	return g->env;
+}
+
+/* 1 mapped, 0 not ready yet (try again), -1 refused (removed). */
+static int map_ring(struct gpu_rings *g, const char *name, struct gpu_ring *out)
+{
+	int fd = open(name, O_RDWR | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+	struct gpushm_header *h;
+	struct stat st;
+
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &st)) {
+		close(fd);
+		return -1;
+	}
+	if (!S_ISREG(st.st_mode) || st.st_uid != g->owner || st.st_nlink != 1 ||
+	    st.st_size != GPUSHM_FILE_BYTES) {
+		close(fd);
+		/* one the agent has not sized yet comes back next time */
+		return S_ISREG(st.st_mode) && st.st_size == 0 ? 0 : -1;
+	}
+	h = mmap(NULL, GPUSHM_FILE_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	close(fd);
+	if (h == MAP_FAILED)
+		return -1;
+	if (__atomic_load_n(&h->magic, __ATOMIC_ACQUIRE) != GPUSHM_MAGIC) {
+		munmap(h, GPUSHM_FILE_BYTES);
+		return 0;
+	}
+	if (h->version != GPUSHM_VERSION || h->header_bytes != GPUSHM_HEADER_BYTES ||
+	    h->data_bytes != GPUSHM_DATA_BYTES) {
+		munmap(h, GPUSHM_FILE_BYTES);
+		return -1;
+	}
+	memset(out, 0, sizeof(*out));
+	out->h = h;
+	out->data = (const char *)h + GPUSHM_HEADER_BYTES;
+	out->pid = h->pid;
+	return 1;
+}
+
+static void find_rings(struct gpu_rings *g)
+{
+	char path[sizeof(g->dir) + 300];
+	struct dirent *e;
+	DIR *d = opendir(g->dir);
+
+	while (d && (e = readdir(d))) {
+		struct gpu_ring *grown;
+		int ret;
+
+		if (strncmp(e->d_name, GPUSHM_RING_PREFIX, strlen(GPUSHM_RING_PREFIX)))
+			continue;
+		grown = realloc(g->rings, (g->nr_rings + 1) * sizeof(*g->rings));
+		if (!grown)
+			break;
+		g->rings = grown;
+		snprintf(path, sizeof(path), "%s/%s", g->dir, e->d_name);
+		ret = map_ring(g, path, &g->rings[g->nr_rings]);
+		if (ret > 0)
+			g->nr_rings++;
+		if (ret)
+			unlink(path);
+		if (ret < 0)
+			log_warn("--gpu: %s is no ring an agent made: ignored", path);
+	}
+	if (d)
+		closedir(d);
+}
+
+static bool record_ok(const void *rec, int size)
+{
+	const struct sp_rec_hdr *h = rec;
+
+	switch (h->type) {
+	case SP_REC_GPU:
+		return size == sizeof(struct sp_gpu_rec);
+	case SP_REC_GPU_STATE:
+		return size == sizeof(struct sp_gpu_state_rec);
+	case SP_REC_GPU_NAME:
+		return size > (int)sizeof(struct sp_gpu_name_rec) &&
+		       size <= (int)sizeof(struct sp_gpu_name_rec) + SP_GPU_NAME_MAX;
+	default:
+		return false;
+	}
+}
+
+/* What an agent that is not on says, once per process and status. */
+static void tell_state(struct gpu_ring *r, const struct sp_gpu_state_rec *s)
+{
+	__u32 st = s->status <= SP_GPU_OFF ? s->status : SP_GPU_FAILED;
+
+	r->last = *s;
+	if (r->told[st])
+		return;
+	r->told[st] = true;
+	switch (st) {
+	case SP_GPU_ON:
+		log_debug("pid %u: --gpu: CUPTI %u from %s", r->pid, s->cupti_version, s->detail);
+		break;
+	case SP_GPU_NO_CUPTI:
+		log_warn("pid %u: --gpu: no libcupti found (%s; --cupti PATH names one); tracing "
+			 "host-only", r->pid, s->detail);
+		break;
+	case SP_GPU_IN_USE:
+		log_warn("pid %u: --gpu: another CUPTI client (torch.profiler, Nsight) holds the "
+			 "process; tracing host-only", r->pid);
+		break;
+	case SP_GPU_NO_GRAPH_TRACE:
+		log_warn("pid %u: --gpu: CUPTI %u has no graph-level records (%s; CUDA 11.7 on "
+			 "has them); tracing host-only", r->pid, s->cupti_version, s->detail);
+		break;
+	case SP_GPU_OFF:
+		/* leaving with its process says nothing; leaving without a heartbeat does */
+		if (r->told[SP_GPU_ON] && !strstr(s->detail, "exits"))
+			log_warn("pid %u: --gpu: the agent turned off: %s", r->pid, s->detail);
+		break;
+	default:
+		log_warn("pid %u: --gpu: %s; tracing host-only", r->pid, s->detail);
+		break;
+	}
+}
+
+static int drain(struct gpu_ring *r, session_record_fn emit, void *ctx)
+{
+	union {
+		struct sp_rec_hdr hdr;
+		struct sp_gpu_rec gpu;
+		struct sp_gpu_name_rec name;
+		struct sp_gpu_state_rec state;
+		unsigned char bytes[GPUSHM_MAX_RECORD];
+	} u;
+	int size, n = 0, ret;
+
+	while (!r->broken) {
+		size = gpushm__get(r->h, r->data, GPUSHM_DATA_BYTES, &u, sizeof(u));
+		if (!size)
+			break;
+		if (size < 0 || !record_ok(&u, size)) {
+			r->broken = true;
+			log_warn("pid %u: --gpu: its ring holds a record that makes no sense: "
+				 "no more of its GPU records are read", r->pid);
+			break;
+		}
+		/* a process speaks for itself only */
+		u.gpu.tgid = r->pid;
+		if (u.hdr.type == SP_REC_GPU_NAME)
+			u.bytes[size - 1] = '\0';
+		if (u.hdr.type == SP_REC_GPU_STATE) {
+			u.state.detail[SP_GPU_DETAIL - 1] = '\0';
+			tell_state(r, &u.state);
+		}
+		ret = emit(ctx, &u, size);
+		if (ret)
+			return ret;
+		n++;
+	}
+	return n;
+}
+
+int gpu_rings__poll(struct gpu_rings *g, session_record_fn emit, void *ctx)
+{
+	int total = 0;
+
+	find_rings(g);
+	for (int i = 0; i < g->nr_rings; i++) {
+		struct gpu_ring *r = &g->rings[i];
+		int n;
+
+		__atomic_fetch_add(&r->h->heartbeat, 1, __ATOMIC_RELEASE);
+		n = drain(r, emit, ctx);
+		if (n < 0)
+			return n;
+		total += n;
+	}
+	return total;
+}
+
+static bool all_closed(const struct gpu_rings *g)
+{
+	for (int i = 0; i < g->nr_rings; i++) {
+		const struct gpu_ring *r = &g->rings[i];
+
+		if (!r->broken && !__atomic_load_n(&r->h->closed, __ATOMIC_ACQUIRE))
+			return false;
+	}
+	return true;
+}
+
+static __u64 mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000ull + ts.tv_nsec / 1000000;
+}
+
+static void tell_losses(const struct gpu_rings *g)
+{
+	for (int i = 0; i < g->nr_rings; i++) {
+		const struct gpu_ring *r = &g->rings[i];
+		__u64 ring = __atomic_load_n(&r->h->ring_dropped, __ATOMIC_RELAXED);
+
+		if (r->last.cupti_dropped || ring)
+			log_warn("pid %u: --gpu: GPU records lost: %llu dropped by CUPTI, %llu found "
+				 "the ring full", r->pid, (unsigned long long)r->last.cupti_dropped,
+				 (unsigned long long)ring);
+	}
+}
+
+int gpu_rings__finish(struct gpu_rings *g, int wait_ms, session_record_fn emit, void *ctx)
+{
+	__u64 deadline = mono_ms() + wait_ms;
+	int ret;
+
+	/* closed is read before the last drain, so the records it vouches for are taken */
+	for (;;) {
+		bool closed = all_closed(g);
+
+		ret = gpu_rings__poll(g, emit, ctx);
+		if (ret < 0 || closed || mono_ms() >= deadline)
+			break;
+		usleep(10000);
+	}
+	tell_losses(g);
+	return ret < 0 ? ret : 0;
+}
+
+void gpu_rings__free(struct gpu_rings *g)
+{
+	struct dirent *e;
+	DIR *d;
+
+	if (!g)
+		return;
+	for (int i = 0; i < g->nr_rings; i++)
+		munmap(g->rings[i].h, GPUSHM_FILE_BYTES);
+	free(g->rings);
+	d = opendir(g->dir);
+	while (d && (e = readdir(d)))
+		if (e->d_name[0] != '.')
+			unlinkat(dirfd(d), e->d_name, 0);
+	if (d)
+		closedir(d);
+	rmdir(g->dir);
+	live_dir[0] = live_agent[0] = '\0';
+	free(g->env_cupti);
+	free(g);
+}
+
+void gpu_rings__remove_now(void)
+{
+	if (live_agent[0])
+		unlink(live_agent);
+	if (live_dir[0])
+		rmdir(live_dir);
+}
