@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "cycles.h"
+#include "gputime.h"
 #include "grow.h"
 #include "hmap.h"
 #include "spill.h"
@@ -979,8 +980,56 @@ static void set_span(struct cycle_phase *ph, __u64 start, __u64 end)
 	ph->span_ns = ph->end_ns - ph->start_ns;
 }
 
+static size_t iter_end(const struct thread_ctx *tc, size_t i);
+
+/* --gpu: the executions of a cycle's calls, by phase (docs/gpu-timeline.md). */
+struct gpu_acc {
+	__u64 (*iv[PHASE_NR])[2];
+	size_t nr[PHASE_NR], cap[PHASE_NR];
+	bool missing;		/* a launch without its execution */
+	bool failed;		/* no memory: the cycle's GPU figures are not given */
+};
+
+static bool makes_work(const struct loop_event *e)
+{
+	return is_launch(e) || e->kind == LOOP_COPY;
+}
+
+/* A launch that runs on the host (a host function) has no execution to wait for. */
+static bool runs_on_gpu(const struct loop_event *e)
+{
+	return strcmp(model__call_name(e->name), "cuLaunchHostFunc") != 0;
+}
+
+static void gpu_note(const struct thread_ctx *tc, struct gpu_acc *acc, enum phase p,
+		     const struct loop_event *e)
+{
+	__u64 start, end;
+
+	if (!acc || !makes_work(e))
+		return;
+	if (!gputime__exec_of(tc->v->gpu, tc->t->tgid, tc->t->tid, e->ts, &start, &end)) {
+		acc->missing |= is_launch(e) && runs_on_gpu(e);
+		return;
+	}
+	if (acc->nr[p] == acc->cap[p]) {
+		size_t cap = acc->cap[p] ? acc->cap[p] * 2 : 8;
+		void *grown = realloc(acc->iv[p], cap * sizeof(*acc->iv[p]));
+
+		if (!grown) {
+			acc->failed = true;
+			return;
+		}
+		acc->iv[p] = grown;
+		acc->cap[p] = cap;
+	}
+	acc->iv[p][acc->nr[p]][0] = start;
+	acc->iv[p][acc->nr[p]++][1] = end;
+}
+
 /* Calls of iteration i, each in the phase it was made in. */
-static void attribute(struct thread_ctx *tc, size_t i, size_t first, size_t end, struct cycle *c)
+static void attribute(struct thread_ctx *tc, size_t i, size_t first, size_t end, struct cycle *c,
+		      struct gpu_acc *acc)
 {
 	const struct model_thread *t = tc->t;
 	const struct iter *it = &tc->iters[i];
@@ -1004,9 +1053,66 @@ static void attribute(struct thread_ctx *tc, size_t i, size_t first, size_t end,
 		else
 			p = PHASE_EXTEND;
 		count_event(c, p, e);
+		gpu_note(tc, acc, p, e);
 	}
-	if (it->accept != NONE && it->accept >= end)
+	if (it->accept != NONE && it->accept >= end) {
 		count_event(c, PHASE_ACCEPT, &t->events[it->accept]);
+		gpu_note(tc, acc, PHASE_ACCEPT, &t->events[it->accept]);
+	}
+}
+
+/* The first start of the executions of events [from, to) of the thread; 0: none matched. */
+static __u64 first_gpu_start(const struct thread_ctx *tc, size_t from, size_t to)
+{
+	__u64 first = 0, start, end;
+
+	for (size_t j = from; j < to && j < tc->t->nr_events; j++) {
+		const struct loop_event *e = &tc->t->events[j];
+
+		if (makes_work(e) &&
+		    gputime__exec_of(tc->v->gpu, tc->t->tgid, tc->t->tid, e->ts, &start, &end) &&
+		    (!first || start < first))
+			first = start;
+	}
+	return first;
+}
+
+/* A cycle's GPU figures from its phases' executions; not given unless every launch matched. */
+static void gpu_cycle(const struct thread_ctx *tc, size_t i, struct cycle *c, struct gpu_acc *acc)
+{
+	__u64 first = 0, last = 0;
+
+	c->gpu_tried = true;
+	for (int p = 0; p < PHASE_NR; p++) {
+		struct cycle_phase *ph = &c->phase[p];
+
+		for (size_t k = 0; k < acc->nr[p]; k++) {
+			if (!ph->gpu_start_ns || acc->iv[p][k][0] < ph->gpu_start_ns)
+				ph->gpu_start_ns = acc->iv[p][k][0];
+			if (acc->iv[p][k][1] > ph->gpu_end_ns)
+				ph->gpu_end_ns = acc->iv[p][k][1];
+		}
+		ph->gpu_busy_ns = gputime__union(acc->iv[p], acc->nr[p]);
+		if (ph->gpu_start_ns && (!first || ph->gpu_start_ns < first))
+			first = ph->gpu_start_ns;
+		if (ph->gpu_end_ns > last)
+			last = ph->gpu_end_ns;
+	}
+	c->gpu_start_ns = first;
+	/* to the next cycle's first execution; the last cycle: to its own last end */
+	c->gpu_end_ns = i + 1 < tc->nr_iters
+				? first_gpu_start(tc, draft_or_verify(&tc->iters[i + 1]),
+						  iter_end(tc, i + 1))
+				: last;
+	c->gpu_known = !acc->missing && !acc->failed && first && c->gpu_end_ns >= first;
+	if (!c->gpu_known) {
+		for (int p = 0; p < PHASE_NR; p++)
+			c->phase[p].gpu_start_ns = c->phase[p].gpu_end_ns = c->phase[p].gpu_busy_ns = 0;
+		c->gpu_start_ns = c->gpu_end_ns = 0;
+		return;
+	}
+	c->gpu_idle_ns = c->gpu_end_ns - c->gpu_start_ns -
+			 gputime__busy(tc->v->gpu, tc->t->tgid, c->gpu_start_ns, c->gpu_end_ns);
 }
 
 static bool no_sync_between(const struct model_thread *t, size_t from, size_t to)
@@ -1063,7 +1169,16 @@ static int build_cycle(struct thread_ctx *tc, size_t i, struct cycle *c)
 	c->phase[PHASE_OTHER].start_ns = c->start_ns;
 	c->phase[PHASE_OTHER].end_ns = c->end_ns;
 	c->phase[PHASE_OTHER].span_ns = uncovered(c);
-	attribute(tc, i, first, end_idx, c);
+	if (tc->v->gpu) {
+		struct gpu_acc acc = { 0 };
+
+		attribute(tc, i, first, end_idx, c, &acc);
+		gpu_cycle(tc, i, c, &acc);
+		for (int p = 0; p < PHASE_NR; p++)
+			free(acc.iv[p]);
+	} else {
+		attribute(tc, i, first, end_idx, c, NULL);
+	}
 	c->has_accept_sync = acc != NULL;
 	c->accept_call = acc ? acc->name : 0;
 	c->accept_wait_ns = acc ? blocked_ns(acc) : 0;
@@ -1379,6 +1494,31 @@ int loop__store_cycle(struct loop *lp, const struct cycle *c)
 	return ret;
 }
 
+int loop__add_flagged_gpu(struct loop *lp, size_t index, __u64 idle_ns)
+{
+	struct cycle c;
+	long at = (long)(index * sizeof(c));
+
+	if (index >= lp->nr_cycles)
+		return 0;
+	if (!lp->store) {
+		lp->cycles[index].gpu_idle_flagged_ns += lp->cycles[index].gpu_known ? idle_ns : 0;
+		lp->cycles[index].gpu_flagged_syncs += lp->cycles[index].gpu_known;
+		return 0;
+	}
+	if (fflush(lp->store) || fseek(lp->store, at, SEEK_SET) ||
+	    fread(&c, sizeof(c), 1, lp->store) != 1)
+		return -EIO;
+	if (c.gpu_known) {
+		c.gpu_idle_flagged_ns += idle_ns;
+		c.gpu_flagged_syncs++;
+		if (fseek(lp->store, at, SEEK_SET) || fwrite(&c, sizeof(c), 1, lp->store) != 1)
+			return -EIO;
+	}
+	/* appends go on at the end */
+	return fseek(lp->store, 0, SEEK_END) ? -EIO : 0;
+}
+
 int loop__each_cycle(const struct loop *lp, int (*fn)(void *ctx, const struct cycle *c),
 		     void *ctx)
 {
@@ -1471,6 +1611,7 @@ struct cycles_plan {
 	struct sp_calib_rec calib;
 	bool gap_known;
 	__u64 gap;
+	__u64 hold_ns;		/* --gpu: iterations whose next one ends after it wait; 0: none */
 };
 
 struct cycles_plan *cycles_plan__new(void)
@@ -1728,6 +1869,21 @@ static void owned_range(const struct thread_ctx *tc, const struct plan_thread *p
 		*hi = 0;
 	if (*hi < *lo)
 		*hi = *lo;
+}
+
+/*
+ * --gpu: an iteration's GPU figures need its executions and the next
+ * iteration's first one, all handed over: it waits until the iteration after
+ * the next has begun before the agents' watermark.
+ */
+static size_t held_back(const struct thread_ctx *tc, size_t lo, size_t hi, __u64 hold_ns)
+{
+	size_t i = lo;
+
+	while (i < hi && i + 2 < tc->nr_iters &&
+	       tc->t->events[draft_or_verify(&tc->iters[i + 2])].ts < hold_ns)
+		i++;
+	return i;
 }
 
 /* Where a thread's window must start for the iterations from hi on: context before them. */
@@ -2094,6 +2250,8 @@ static int window_loop(struct cycles_plan *pl, struct thread_ctx *tc, struct pla
 		tc->accept_of[j] = NONE;
 	claim_settled(tc, pt);
 	owned_range(tc, pt, final, &lo, &hi);
+	if (!final && pl->hold_ns && pl->hold_ns != ~0ull)
+		hi = held_back(tc, lo, hi, pl->hold_ns);
 	find_parts(tc, false);
 	if (!pt->run.iterations && !lo && hi)
 		ret = trust_first(pl, tc);
@@ -2206,6 +2364,19 @@ struct loop *cycles_plan__run_loop(struct cycles *run, __u32 tgid, __u32 tid)
 		if (run->loops[i].tgid == tgid && run->loops[i].tid == tid)
 			return &run->loops[i];
 	return NULL;
+}
+
+struct loop *cycles_plan__loop_of(struct cycles_plan *pl, __u32 tgid, __u32 tid)
+{
+	for (size_t i = 0; i < pl->nr_threads; i++)
+		if (pl->threads[i].run.tgid == tgid && pl->threads[i].run.tid == tid)
+			return &pl->threads[i].run;
+	return NULL;
+}
+
+void cycles_plan__hold(struct cycles_plan *pl, __u64 before_ns)
+{
+	pl->hold_ns = before_ns;
 }
 
 bool cycles_plan__loop_thread(const struct cycles_plan *pl, size_t k)

@@ -51,6 +51,7 @@ struct cycle {
 	bool extend_joined;	/* no sync between the extend and the next draft launches */
 	bool verify_pieces;	/* verify was more than one graph launch */
 	/* GPU timeline (--gpu, docs/gpu-timeline.md) */
+	bool gpu_tried;		/* GPU records came: gpu_known tells whether they matched */
 	bool gpu_known;		/* every launch of the cycle was matched to its execution */
 	__u64 gpu_start_ns;	/* its first execution's start */
 	__u64 gpu_end_ns;	/* the next cycle's first execution's start; last: its last end */
@@ -123,6 +124,8 @@ int loop__each_cycle(const struct loop *lp, int (*fn)(void *ctx, const struct cy
 /* Each graph launch of the loop's thread in order (v: where its events are, if not stored). */
 int loop__each_launch(const struct loop *lp, const struct model_view *v,
 		      int (*fn)(void *ctx, const struct loop_event *ev), void *ctx);
+/* --gpu: a flagged sync's GPU idle into counted cycle index, if its GPU is known; 0 or -EIO. */
+int loop__add_flagged_gpu(struct loop *lp, size_t index, __u64 idle_ns);
 /* Append a cycle to the loop's store (made on first use); 0, -ENOMEM or -EIO. */
 int loop__store_cycle(struct loop *lp, const struct cycle *c);
 
@@ -183,12 +186,16 @@ int cycles_plan__window(struct cycles_plan *pl, struct model *m, bool final, str
 			struct plan_loop_window **win);
 /* The last pass: loop threads' graph launches before keep_ns go to their stores; 0 or -EIO. */
 int cycles_plan__launches(struct cycles_plan *pl, const struct model *m, const __u64 *keep_ns);
+/* --gpu: the last pass settles no iteration whose GPU figures need records after it. */
+void cycles_plan__hold(struct cycles_plan *pl, __u64 before_ns);
 /* Will thread k (model thread index) be a loop of the run? */
 bool cycles_plan__loop_thread(const struct cycles_plan *pl, size_t k);
 /* Settled iterations before keep_ns (by thread index) are no longer in any window. */
 void cycles_plan__kept(struct cycles_plan *pl, const struct model *m, const __u64 *keep_ns);
 /* The last pass is over: the run's loops (counts, cycles in their stores), by rank. */
 int cycles_plan__loops(struct cycles_plan *pl, struct model *m, struct cycles *out);
+/* The last pass: thread tgid/tid's loop over the run (cycles in its store), or NULL. */
+struct loop *cycles_plan__loop_of(struct cycles_plan *pl, __u32 tgid, __u32 tid);
 /* The loop of thread tgid/tid in the run's loops made by cycles_plan__loops, or NULL. */
 struct loop *cycles_plan__run_loop(struct cycles *run, __u32 tgid, __u32 tid);
 

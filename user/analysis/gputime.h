@@ -7,6 +7,7 @@
 #ifndef __GPUTIME_H
 #define __GPUTIME_H
 #include <stdbool.h>
+#include <stddef.h>
 #include <linux/types.h>
 #include "specprobe.h"
 
@@ -48,4 +49,59 @@ struct gpu_stats {
 	__u32 nr_agents;
 	const struct gpu_agent *agents;
 };
+
+/*
+ * The matcher: executions (SP_REC_GPU) held until their process's agent said
+ * they were all handed over, then placed on the calls that launched them
+ * (docs/gpu-timeline.md, "Matching executions to calls"); the timeline each
+ * process's executions make, for the analyses.
+ */
+struct gputime;
+
+/* What a launching call asks of an execution: its kind and key. */
+struct gpu_call {
+	__u64 ts;			/* entry */
+	__u32 tgid, tid;
+	__u64 stream;			/* stream key: legacy 0 and 0x1 are one (1) */
+	__u64 exec;			/* graph launches: the CUgraphExec handle */
+	__u64 bytes;			/* copies, memsets: 0 when unknown (any size) */
+	__u8 kind;			/* enum sp_gpu_kind */
+	__u8 copy_kind;			/* copies: CUPTI's memcpy kind, 0 when unknown */
+};
+
+typedef int (*gpu_exec_fn)(void *ctx, const struct gpu_exec *e);
+
+struct gputime *gputime__new(void);
+void gputime__free(struct gputime *g);
+/* SP_REC_GPU, _NAME, _STATE: 1 when rec was one (taken), 0 for other records, -ENOMEM. */
+int gputime__record(struct gputime *g, const void *rec, size_t size);
+/* A call that puts work on the GPU, made outside capture, in entry order; 0 or -ENOMEM. */
+int gputime__call(struct gputime *g, const struct gpu_call *c);
+/* The model's loop event ev of call c (in tgid): a gputime__call when it makes GPU work. */
+struct loop_event;
+struct sp_call;
+int gputime__model_call(struct gputime *g, __u32 tgid, const struct loop_event *ev,
+			const struct sp_call *c);
+/*
+ * Match what can be matched now: the calls handed on reach last_ts; final:
+ * no more records come. Each execution settled goes to fn. 0 or fn's error.
+ */
+int gputime__advance(struct gputime *g, __u64 last_ts, bool final, gpu_exec_fn fn, void *ctx);
+/*
+ * Before it, every execution that can come has come: the lowest watermark of
+ * the agents still on, at most last_ts; ~0 when no GPU record came.
+ */
+__u64 gputime__horizon(const struct gputime *g, __u64 last_ts);
+/* Windowed: forget executions and timeline older than before_ns. */
+void gputime__forget(struct gputime *g, __u64 before_ns);
+/* The execution matched to the call of tid entered at ts; false when none. */
+bool gputime__exec_of(const struct gputime *g, __u32 tgid, __u32 tid, __u64 ts,
+		      __u64 *start_ns, __u64 *end_ns);
+/* Of [from, to), the time some execution of tgid ran. */
+__u64 gputime__busy(const struct gputime *g, __u32 tgid, __u64 from, __u64 to);
+/* The idle gap of tgid's timeline that holds ts (0: busy then); false when not known. */
+bool gputime__gap_at(const struct gputime *g, __u32 tgid, __u64 ts, __u64 *gap_ns);
+/* The union of n intervals (start, end pairs, sorted here in place). */
+__u64 gputime__union(__u64 (*iv)[2], size_t n);
+const struct gpu_stats *gputime__stats(const struct gputime *g);
 #endif /* __GPUTIME_H */

@@ -473,6 +473,19 @@ const char *model__func_name(const struct model *m, __u32 tgid, __u64 func)
 	return hmap__get(&m->names, tgid, func);
 }
 
+const struct loop_event *model__work_event(const struct model *m, const struct sp_call *c)
+{
+	const struct model_thread *t = hmap__get(&m->threads, c->entry.tid, 0);
+	const struct loop_event *e;
+
+	if (!t || !t->nr_events || t->tgid != c->entry.tgid)
+		return NULL;
+	e = &t->events[t->nr_events - 1];
+	if (e->ts != c->entry.ts || e->kind == LOOP_SYNC || e->kind == LOOP_RECORD)
+		return NULL;
+	return e;
+}
+
 const char *model__call_name(__u16 catalog_index)
 {
 	return catalog_index < catalog_len ? catalog[catalog_index].name : "?";

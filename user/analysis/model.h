@@ -249,9 +249,11 @@ struct model_view {
 	__u64 merged_ref_gap_ns;	/* the first source's clock-read gap */
 	bool merged_gap_unknown;	/* some source's gap was not measured */
 	const struct callstacks *stacks;	/* the decoder's, naming syncs' .stack; NULL */
+	const struct gputime *gpu;	/* --gpu: the executions matched to calls; NULL: none came */
 };
 
 struct model;
+struct gputime;
 
 /* Keeps what it needs of hdr (the probe table), not hdr itself. NULL on no memory. */
 struct model *model__new(const struct tf_header *hdr);
@@ -271,6 +273,8 @@ typedef __u64 (*model_keep_fn)(void *ctx, const struct model_thread *t);
 int model__forget(struct model *m, model_keep_fn keep_from, void *ctx);
 /* Roles are decided again by the next cycles__analyse, from the events kept. */
 void model__reset_roles(struct model *m);
+/* The loop event call c (just given to model__call) added for work it queued, or NULL. */
+const struct loop_event *model__work_event(const struct model *m, const struct sp_call *c);
 /* Name of a function or kernel handle, NULL when its lookup was not seen. */
 const char *model__func_name(const struct model *m, __u32 tgid, __u64 func);
 /* Same kernels (function and count) and collectives: one model, another batch size. */

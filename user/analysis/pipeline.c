@@ -12,6 +12,8 @@
 #define REORDER_NS 50000000ull
 /* Windowed analyses run this often in trace time when no tick is asked for. */
 #define WINDOW_STEP_NS 250000000ull
+/* Windowed --gpu: executions and timeline kept this long behind the agents' watermark. */
+#define GPU_KEEP_NS 10000000000ull
 
 struct pipeline {
 	struct tf_header hdr;		/* own copy, kept current with late records */
@@ -21,6 +23,8 @@ struct pipeline {
 	struct results results;
 	struct settle *settle;		/* windowed analyses, else NULL */
 	struct wholerun *whole;		/* a pass of a whole run in windows, else NULL */
+	struct gputime *gpu;		/* --gpu matching; analyses see it once a GPU record came */
+	bool has_gpu;
 	bool finished;
 	bool cut;			/* the file stopped inside a record */
 	struct pipeline_consumer consumers[PIPELINE_MAX_CONSUMERS];
@@ -51,11 +55,48 @@ static int settled_sync(void *ctx, const struct sync_verdict *sv)
 	return ret;
 }
 
+static int settled_gpu(void *ctx, const struct gpu_exec *e)
+{
+	struct pipeline *p = ctx;
+	int ret = 0;
+
+	for (int i = 0; i < p->nr_consumers && !ret; i++)
+		if (p->consumers[i].gpu)
+			ret = p->consumers[i].gpu(p->consumers[i].ctx, e);
+	return ret;
+}
+
+/* Match the executions that can be now; windowed, hold what settles at the watermark. */
+static int gpu_advance(struct pipeline *p, bool final)
+{
+	__u64 hold;
+	int ret;
+
+	if (!p->has_gpu)
+		return 0;
+	ret = gputime__advance(p->gpu, p->last_ts, final, settled_gpu, p);
+	hold = final ? 0 : gputime__horizon(p->gpu, p->last_ts);
+	/* 0 would read as no hold: the watermark is not up yet, nothing may settle */
+	hold = hold ? hold : 1;
+	if (p->settle)
+		settle__hold(p->settle, final ? 0 : hold);
+	if (p->whole)
+		wholerun__hold(p->whole, final ? 0 : hold);
+	return ret;
+}
+
 /* Windowed: what settled reaches the consumers before the tick that follows it. */
 static int settle_window(struct pipeline *p, bool final)
 {
 	const struct settle_sink sink = { settled_cycle, settled_sync, p };
 	struct results scratch;
+	__u64 hold = p->has_gpu ? gputime__horizon(p->gpu, p->last_ts) : 0;
+	int ret = gpu_advance(p, final);
+
+	if (ret)
+		return ret;
+	if (p->has_gpu && !final && hold > GPU_KEEP_NS && hold != ~0ull)
+		gputime__forget(p->gpu, hold - GPU_KEEP_NS);
 
 	/* a whole run's consumers hear of cycles and syncs at the end, as without windows */
 	if (p->whole)
@@ -98,8 +139,11 @@ static int on_call(void *ctx, const struct sp_call *call)
 {
 	struct pipeline *p = ctx;
 	int ret = p->model ? model__call(p->model, call) : 0;
+	const struct loop_event *ev;
 
 	p->last_ts = call->entry.ts;
+	if (!ret && p->gpu && (ev = model__work_event(p->model, call)))
+		ret = gputime__model_call(p->gpu, call->entry.tgid, ev, call);
 	for (int i = 0; i < p->nr_consumers && !ret; i++)
 		if (p->consumers[i].call)
 			ret = p->consumers[i].call(p->consumers[i].ctx, &p->hdr, call);
@@ -125,6 +169,8 @@ struct pipeline *pipeline__new(const struct tf_header *hdr, const struct pipelin
 	}
 	p->tick_ns = opts->tick_ns;
 	if (opts->analyse && !(p->model = model__new(hdr)))
+		goto fail;
+	if (opts->analyse && !(p->gpu = gputime__new()))
 		goto fail;
 	if (opts->analyse && opts->whole) {
 		p->whole = opts->whole;
@@ -186,6 +232,23 @@ int pipeline__feed(struct pipeline *p, const void *rec, size_t size)
 	/* the model hears of forks and exits as they come; calls wait for the decoder */
 	if (p->model)
 		model__record(p->model, rec, size);
+	if (p->gpu) {
+		int taken = gputime__record(p->gpu, rec, size);
+
+		if (taken < 0)
+			return taken;
+		if (taken && !p->has_gpu) {
+			p->has_gpu = true;
+			model__view(p->model)->gpu = p->gpu;
+		}
+		/* a new watermark: what ended before it can be matched */
+		if (taken && ((const struct sp_rec_hdr *)rec)->type == SP_REC_GPU_STATE && !p->settle &&
+		    !p->whole) {
+			taken = gpu_advance(p, false);
+			if (taken)
+				return taken;
+		}
+	}
 	return decoder__feed(p->dec, rec, size);
 }
 
@@ -338,6 +401,8 @@ int pipeline__finish(struct pipeline *p)
 
 	if (p->model) {
 		model__finish(p->model, decoder__stats(p->dec));
+		if (!ret && !p->settle && !p->whole)
+			ret = gpu_advance(p, true);
 		if (!ret && (p->settle || p->whole))
 			ret = settle_window(p, true);
 		else if (!ret)
@@ -363,6 +428,18 @@ struct wholerun *pipeline__wholerun(const struct pipeline *p)
 const struct tf_header *pipeline__header(const struct pipeline *p)
 {
 	return &p->hdr;
+}
+
+const struct gpu_stats *pipeline__gpu_stats(const struct pipeline *p)
+{
+	struct gpu_stats *st;
+
+	if (!p->has_gpu)
+		return NULL;
+	st = (struct gpu_stats *)gputime__stats(p->gpu);
+	st->cycles_unmatched = p->finished && p->model ? p->results.overall.gpu_cycles_unmatched
+						       : 0;
+	return st;
 }
 
 const struct callstacks *pipeline__callstacks(const struct pipeline *p)
@@ -392,6 +469,7 @@ void pipeline__free(struct pipeline *p)
 		return;
 	results__free(&p->results);
 	settle__free(p->settle);
+	gputime__free(p->gpu);
 	decoder__free(p->dec);
 	model__free(p->model);
 	tf_reader__free(p->reader);

@@ -24,6 +24,25 @@ static int summarise_loops(struct results *r)
 	return 0;
 }
 
+/* --gpu: each cycle's flagged syncs' GPU idle, once the syncs are judged. */
+static int flagged_gpu(struct results *r)
+{
+	int ret = 0;
+
+	for (size_t i = 0; i < r->syncs.nr && r->syncs.verdicts && !ret; i++) {
+		const struct sync_verdict *sv = &r->syncs.verdicts[i];
+
+		if (!sv->flagged || !sv->has_gpu_idle || sv->cycle < 0)
+			continue;
+		for (size_t l = 0; l < r->cycles.nr_loops; l++)
+			if (r->cycles.loops[l].tgid == sv->sync->tgid &&
+			    r->cycles.loops[l].tid == sv->sync->tid)
+				ret = loop__add_flagged_gpu(&r->cycles.loops[l], sv->cycle,
+							    sv->gpu_idle_ns);
+	}
+	return ret;
+}
+
 int results__compute(struct results *r, struct model *m)
 {
 	int ret;
@@ -35,7 +54,8 @@ int results__compute(struct results *r, struct model *m)
 		return ret;
 	/* a sync's place in its cycle needs the roles cycles__analyse gave the execs */
 	r->syncs_err = syncs__analyse(m, &r->cycles, &r->syncs);
-	return summarise_loops(r);
+	ret = r->syncs_err ? 0 : flagged_gpu(r);
+	return ret ? ret : summarise_loops(r);
 }
 
 int results__adopt(struct results *r, struct model *m, struct cycles *cy, struct syncs *sy)

@@ -30,7 +30,18 @@ struct settle {
 	size_t nr, cap;
 	__u64 other_done;	/* syncs of threads without a loop, before it, were handed on */
 	__u64 last_ts;
+	__u64 hold_ns;		/* --gpu: what settles waits for the agents' watermark; 0: no */
 };
+
+static bool holding(const struct settle *s)
+{
+	return s->hold_ns && s->hold_ns != ~0ull;
+}
+
+void settle__hold(struct settle *s, __u64 before_ns)
+{
+	s->hold_ns = before_ns;
+}
 
 struct settle *settle__new(void)
 {
@@ -132,6 +143,13 @@ static int settle_loop(struct settle *s, const struct model_view *v, const struc
 	keep_lead(t, lp);
 	if (final)
 		unsettled = lp->nr_iters;
+	/* --gpu: a cycle's figures need its next one's first execution handed over */
+	else if (holding(s))
+		for (size_t i = 0; i < unsettled; i++)
+			if (i + 2 >= lp->nr_iters || iter_ts(t, lp, i + 2) >= s->hold_ns) {
+				unsettled = i;
+				break;
+			}
 	split_loop(sl, t, lp, unsettled, s->last_ts);
 	for (size_t i = 0; i < lp->nr_iters; i++)
 		seen += lp->iters[i].cycle >= 0 && verify_ts(t, lp, i) <= sl->last_verify;
@@ -156,6 +174,8 @@ static __u64 other_horizon(const struct settle *s, bool final)
 
 	if (final)
 		return ~0ull;
+	if (holding(s) && h + OUTSIDE_LAG_NS > s->hold_ns)
+		h = s->hold_ns > OUTSIDE_LAG_NS ? s->hold_ns - OUTSIDE_LAG_NS : 0;
 	return h > s->other_done ? h : s->other_done;
 }
 

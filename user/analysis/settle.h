@@ -37,6 +37,8 @@ struct settle *settle__new(void);
  */
 int settle__step(struct settle *s, struct model *m, __u64 last_ts, bool final,
 		 struct results *res, const struct settle_sink *sink);
+/* --gpu: settle nothing whose GPU figures need executions not handed over before it. */
+void settle__hold(struct settle *s, __u64 before_ns);
 /* Cycles and syncs that entered before it were handed on; 0 before the first step. */
 __u64 settle__horizon(const struct settle *s);
 void settle__free(struct settle *s);

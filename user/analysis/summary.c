@@ -75,6 +75,36 @@ static void count_accept(struct cycle_summary *s, const struct cycle *c)
 	s->accept_count[k]++;
 }
 
+/* GPU figures of the cycles whose every launch was matched; the others counted apart. */
+static void add_gpu(struct cycle_summary *s, const struct cycle *c)
+{
+	if (!c->gpu_known) {
+		s->gpu_cycles_unmatched += c->gpu_tried;
+		return;
+	}
+	s->gpu_cycles++;
+	s->gpu_window_ns += c->gpu_end_ns - c->gpu_start_ns;
+	s->gpu_idle_ns += c->gpu_idle_ns;
+	s->gpu_idle_flagged_ns += c->gpu_idle_flagged_ns;
+	s->gpu_flagged_syncs += c->gpu_flagged_syncs;
+	for (int p = 0; p < PHASE_NR; p++)
+		s->phase[p].gpu_busy_ns += c->phase[p].gpu_busy_ns;
+}
+
+static void divide_gpu(struct cycle_summary *s)
+{
+	double n = s->gpu_cycles;
+
+	if (!s->gpu_cycles)
+		return;
+	s->gpu_window_ns /= n;
+	s->gpu_idle_ns /= n;
+	s->gpu_idle_flagged_ns /= n;
+	s->gpu_flagged_syncs /= n;
+	for (int p = 0; p < PHASE_NR; p++)
+		s->phase[p].gpu_busy_ns /= n;
+}
+
 static void add_cycle(struct cycle_summary *s, const struct cycle *c)
 {
 	for (int p = 0; p < PHASE_NR; p++)
@@ -90,6 +120,7 @@ static void add_cycle(struct cycle_summary *s, const struct cycle *c)
 	s->verify_pieces += c->verify_pieces;
 	s->accept_wait_ns += c->accept_wait_ns;
 	count_accept(s, c);
+	add_gpu(s, c);
 }
 
 /* One loop's cycles into the summary, their durations into the array. */
@@ -150,6 +181,7 @@ int cycle_summary__compute(const struct loop *loops, size_t nr, struct cycle_sum
 		divide(&s->phase[p], n);
 	divide(&s->total, n);
 	s->accept_wait_ns /= n;
+	divide_gpu(s);
 	sort_u64(sm.durations, n);
 	s->min_ns = sm.durations[0];
 	s->max_ns = sm.durations[n - 1];

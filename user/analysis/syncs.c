@@ -9,6 +9,7 @@
 #include <string.h>
 #include "grow.h"
 #include "spill.h"
+#include "gputime.h"
 #include "syncs.h"
 
 /* how many iterations later a deferred accept sync may come (as cycles.c) */
@@ -307,6 +308,8 @@ static int add_site(struct site_table *tab, struct sync_verdict *sv)
 	site->bounded += sv->has_bound;
 	site->bound_ns += sv->bound_ns;
 	site->breaks += sv->breaks_overlap;
+	site->gpu_known += sv->has_gpu_idle;
+	site->gpu_idle_ns += sv->gpu_idle_ns;
 	site->waited_graphs += sy->waited.graphs;
 	site->waited_kernels += sy->waited.kernels;
 	site->waited_copies += sy->waited.copies;
@@ -403,6 +406,9 @@ static int classify_all(struct syncs *out, const struct model_view *v, const str
 		sv->rank = rank_of(v, sy->tgid);
 		owner = place(lp, thread_of(v, sy->tid), sv);
 		judge(sv, out);
+		if (v->gpu && !(sy->flags & SYNC_UNRETURNED))
+			sv->has_gpu_idle = gputime__gap_at(v->gpu, sy->tgid, sy->ts_return,
+							   &sv->gpu_idle_ns);
 		if (sv->flagged)
 			find_flow(lp, thread_of_proc(v, sy->tgid, sy->tid), owner, sv);
 		count_sync(out, sv);

@@ -30,6 +30,7 @@ struct wholerun {
 	struct held_sync *held;	/* a min-heap by seq */
 	size_t nr_held, cap_held;
 	__u64 next_seq;		/* the next sync the store takes */
+	__u64 hold_ns;		/* --gpu: what settles waits for the agents' watermark; 0: no */
 };
 
 struct wholerun *wholerun__new(void)
@@ -62,6 +63,12 @@ void wholerun__free(struct wholerun *w)
 	free(w->held);
 	cycles_plan__free(w->plan);
 	free(w);
+}
+
+void wholerun__hold(struct wholerun *w, __u64 before_ns)
+{
+	w->hold_ns = before_ns;
+	cycles_plan__hold(w->plan, before_ns);
 }
 
 bool wholerun__last_pass(const struct wholerun *w)
@@ -143,6 +150,13 @@ static int hand_sync(struct wholerun *w, const struct model_view *v,
 		     const struct sync_verdict *sv, const struct settle_sink *sink)
 {
 	int ret = syncs__add(&w->syncs, sv, v->stacks);
+
+	/* its cycle went to the store when it settled, before its syncs did */
+	if (!ret && sv->flagged && sv->has_gpu_idle && sv->cycle >= 0) {
+		struct loop *lp = cycles_plan__loop_of(w->plan, sv->sync->tgid, sv->sync->tid);
+
+		ret = lp ? loop__add_flagged_gpu(lp, sv->cycle, sv->gpu_idle_ns) : 0;
+	}
 
 	if (!ret)
 		ret = held_push(w, sv);
@@ -250,6 +264,9 @@ static int find_horizons(struct wholerun *w, const struct model_view *v, const s
 {
 	__u64 others = last_ts > OUTSIDE_LAG_NS ? last_ts - OUTSIDE_LAG_NS : 0;
 
+	/* --gpu: a sync's GPU idle needs the executions around its return */
+	if (w->hold_ns && w->hold_ns != ~0ull && others + OUTSIDE_LAG_NS > w->hold_ns)
+		others = w->hold_ns > OUTSIDE_LAG_NS ? w->hold_ns - OUTSIDE_LAG_NS : 0;
 	for (size_t k = 0; k < v->nr_threads; k++) {
 		const struct model_thread *t = v->threads[k];
 		const struct loop *lp = loop_of(cy, t);

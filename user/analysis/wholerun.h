@@ -22,6 +22,8 @@ struct wholerun *wholerun__new(void);
 void wholerun__free(struct wholerun *w);
 /* Is the pass about to start the last one (cycles and syncs handed on, results made)? */
 bool wholerun__last_pass(const struct wholerun *w);
+/* --gpu: settle nothing whose GPU figures need executions not handed over before it. */
+void wholerun__hold(struct wholerun *w, __u64 before_ns);
 /* A pass starts: what the last pass gathered so far is dropped. */
 void wholerun__begin(struct wholerun *w);
 /*

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /* The report as one JSON document; the schema is docs/report-json.md. */
 #include <string.h>
+#include "gputime.h"
 #include "json.h"
 #include "report_view.h"
 
@@ -186,6 +187,24 @@ static void put_phase_means(FILE *out, const struct cycle_summary *s)
 	fputc('}', out);
 }
 
+/* --gpu: means over the cycles whose every launch was matched (docs/gpu-timeline.md). */
+static void put_summary_gpu(FILE *out, const struct cycle_summary *s)
+{
+	if (!s->gpu_cycles && !s->gpu_cycles_unmatched) {
+		fputs(",\"gpu\":null", out);
+		return;
+	}
+	fprintf(out, ",\"gpu\":{\"cycles\":%zu,\"cycles_unmatched\":%zu,\"window_ns\":%.1f,"
+		     "\"idle_ns\":%.1f,\"idle_after_flagged_ns\":%.1f,\"flagged_syncs\":%.3f,"
+		     "\"phases\":{",
+		s->gpu_cycles, s->gpu_cycles_unmatched, s->gpu_window_ns, s->gpu_idle_ns,
+		s->gpu_idle_flagged_ns, s->gpu_flagged_syncs);
+	for (int p = 0; p < PHASE_NR; p++)
+		fprintf(out, "%s\"%s\":{\"busy_ns\":%.1f}", p ? "," : "", cycles__phase_name(p),
+			s->phase[p].gpu_busy_ns);
+	fputs("}}", out);
+}
+
 static void put_summary_fields(FILE *out, const struct cycle_summary *s)
 {
 	fprintf(out, "\"cycles\":%zu,\"cycles_per_s\":%.3f,", s->cycles, s->cycles_per_s);
@@ -209,6 +228,7 @@ static void put_summary_fields(FILE *out, const struct cycle_summary *s)
 		fprintf(out, "%s\"%s\":%zu", k ? "," : "", model__call_name(s->accept_call[k]),
 			s->accept_count[k]);
 	fprintf(out, "%s\"none\":%zu}", s->nr_accept_kinds ? "," : "", s->no_accept_sync);
+	put_summary_gpu(out, s);
 }
 
 static void put_loop(FILE *out, struct model *m, const struct loop *lp,
@@ -229,6 +249,30 @@ static void put_loop(FILE *out, struct model *m, const struct loop *lp,
 	fprintf(out, "\"lead_from\":\"%s\",", cycles__lead_from_name(lp->lead_from));
 	put_summary_fields(out, s);
 	fputc('}', out);
+}
+
+/* --gpu: null unless every launch of the cycle was matched to its execution. */
+static void put_cycle_gpu(FILE *out, const struct cycle *c)
+{
+	static const enum phase shown[] = { PHASE_DRAFT, PHASE_VERIFY, PHASE_ACCEPT, PHASE_EXTEND };
+
+	if (!c->gpu_known) {
+		fputs("\"gpu\":null", out);
+		return;
+	}
+	fprintf(out, "\"gpu\":{\"start_ns\":%llu,\"end_ns\":%llu,\"idle_ns\":%llu,"
+		     "\"idle_after_flagged_ns\":%llu,\"phases\":{",
+		(unsigned long long)c->gpu_start_ns, (unsigned long long)c->gpu_end_ns,
+		(unsigned long long)c->gpu_idle_ns, (unsigned long long)c->gpu_idle_flagged_ns);
+	for (size_t i = 0; i < sizeof(shown) / sizeof(shown[0]); i++) {
+		const struct cycle_phase *ph = &c->phase[shown[i]];
+
+		fprintf(out, "%s\"%s\":{\"start_ns\":%llu,\"end_ns\":%llu,\"busy_ns\":%llu}",
+			i ? "," : "", cycles__phase_name(shown[i]),
+			(unsigned long long)ph->gpu_start_ns, (unsigned long long)ph->gpu_end_ns,
+			(unsigned long long)ph->gpu_busy_ns);
+	}
+	fputs("}}", out);
 }
 
 static void put_cycle(FILE *out, const struct loop *lp, const struct cycle *c)
@@ -257,10 +301,12 @@ static void put_cycle(FILE *out, const struct loop *lp, const struct cycle *c)
 	else
 		fputs("null", out);
 	fprintf(out, ",\"accept_wait_ns\":%llu,\"accept_deferred\":%s,\"draft_joined\":%s,"
-		     "\"extend_joined\":%s,\"verify_pieces\":%s}",
+		     "\"extend_joined\":%s,\"verify_pieces\":%s,",
 		(unsigned long long)c->accept_wait_ns, c->accept_deferred ? "true" : "false",
 		c->draft_joined ? "true" : "false", c->extend_joined ? "true" : "false",
 		c->verify_pieces ? "true" : "false");
+	put_cycle_gpu(out, c);
+	fputc('}', out);
 }
 
 /* Loops whose lead role came from the shape alone (docs/report-json.md, "Roles"). */
@@ -351,6 +397,8 @@ static void put_sync(FILE *out, const struct sync_verdict *sv, const struct call
 	put_handle(out, "waited_on", sy->waited_on, sy->waited_on);
 	fputs("},", out);
 	put_int_or_null(out, "starvation_bound_ns", sv->bound_ns, sv->has_bound);
+	fputc(',', out);
+	put_int_or_null(out, "gpu_idle_caused_ns", sv->gpu_idle_ns, sv->has_gpu_idle);
 	fprintf(out, ",\"own\":%s,\"breaks_overlap\":%s,\"flagged\":%s,\"verdict\":\"%s\","
 		     "\"is_sync\":%s,",
 		sv->own ? "true" : "false", sv->breaks_overlap ? "true" : "false",
@@ -379,9 +427,15 @@ static void put_sites(FILE *out, const struct site_table *tab, size_t cycles)
 			model__sync_kind_name(site->kind));
 		put_handle(out, "stream", site->stream, site->stream);
 		fprintf(out, ",\"count\":%zu,\"cycles_with\":%zu,\"blocked_ns\":%llu,"
-			     "\"blocked_ns_per_cycle\":%.1f,\"breaks_overlap\":%zu}",
+			     "\"blocked_ns_per_cycle\":%.1f,\"breaks_overlap\":%zu,",
 			site->count, site->cycles_with, (unsigned long long)site->blocked_ns,
 			cycles ? (double)site->blocked_ns / cycles : 0.0, site->breaks);
+		put_int_or_null(out, "gpu_idle_caused_ns", site->gpu_idle_ns, site->gpu_known);
+		if (site->gpu_known)
+			fprintf(out, ",\"gpu_idle_caused_ns_mean\":%.1f}",
+				(double)site->gpu_idle_ns / site->gpu_known);
+		else
+			fputs(",\"gpu_idle_caused_ns_mean\":null}", out);
 	}
 }
 
@@ -545,6 +599,48 @@ static void put_input(FILE *out, const struct decode_stats *in)
 		(unsigned long long)in->ring_gaps, (unsigned long long)in->ring_gap_calls);
 }
 
+static const char *const gpu_status_names[] = {
+	[SP_GPU_ON] = "on",		[SP_GPU_NO_CUPTI] = "no-cupti",
+	[SP_GPU_IN_USE] = "in-use",	[SP_GPU_NO_GRAPH_TRACE] = "no-graph-trace",
+	[SP_GPU_FAILED] = "failed",	[SP_GPU_OFF] = "off",
+};
+
+const char *report__gpu_status_name(__u32 status)
+{
+	return status < sizeof(gpu_status_names) / sizeof(gpu_status_names[0]) &&
+		       gpu_status_names[status]
+		       ? gpu_status_names[status]
+		       : "unknown";
+}
+
+/* --gpu: the agents and the matching; null when no GPU record came. */
+static void put_gpu(FILE *out, const struct gputime *g)
+{
+	const struct gpu_stats *st = g ? gputime__stats(g) : NULL;
+
+	if (!st) {
+		fputs(",\"gpu\":null", out);
+		return;
+	}
+	fputs(",\"gpu\":{\"agents\":[", out);
+	for (__u32 i = 0; i < st->nr_agents; i++) {
+		const struct gpu_agent *a = &st->agents[i];
+
+		fprintf(out, "%s{\"pid\":%u,\"status\":\"%s\",\"detail\":", i ? "," : "", a->tgid,
+			report__gpu_status_name(a->status));
+		json__string(out, a->detail, sizeof(a->detail));
+		fprintf(out, ",\"cupti_version\":%u,\"records\":%llu,\"cupti_dropped\":%llu,"
+			     "\"ring_dropped\":%llu,\"overhead_ns\":%llu}",
+			a->cupti_version, (unsigned long long)a->records,
+			(unsigned long long)a->cupti_dropped, (unsigned long long)a->ring_dropped,
+			(unsigned long long)a->overhead_ns);
+	}
+	fprintf(out, "],\"records\":%llu,\"matched\":%llu,\"unmatched_records\":%llu,"
+		     "\"unmatched_calls\":%llu}",
+		(unsigned long long)st->records, (unsigned long long)st->matched,
+		(unsigned long long)st->unmatched_records, (unsigned long long)st->unmatched_calls);
+}
+
 void report__json(FILE *out, const struct results *res, const struct decode_stats *input)
 {
 	struct model *m = res->model;
@@ -584,5 +680,6 @@ void report__json(FILE *out, const struct results *res, const struct decode_stat
 	put_overhead(out, v);
 	fputc(',', out);
 	put_notes(out, cy, s);
+	put_gpu(out, v->gpu);
 	fputs("}\n", out);
 }

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include "gputime.h"
 #include "report_view.h"
 
 #define FIRST_CYCLES 10
@@ -194,6 +195,61 @@ static void put_notes(FILE *out, const struct cycle_summary *s)
 			s->lead_shape_extend);
 }
 
+/* --gpu: the phase table with each phase's GPU busy time (cycles matched whole only). */
+static void put_gpu_breakdown(FILE *out, const struct cycle_summary *s)
+{
+	fputs("  phase    host span ms  blocked in syncs ms  launches  syncs  GPU busy ms\n", out);
+	for (int p = 0; p < PHASE_NR; p++)
+		fprintf(out, "  %-8s %12.3f  %19.3f  %8.2f  %5.2f  %11.3f\n", cycles__phase_name(p),
+			ms(s->phase[p].span_ns), ms(s->phase[p].blocked_ns), s->phase[p].launches,
+			s->phase[p].syncs, ms(s->phase[p].gpu_busy_ns));
+	fprintf(out, "  %-8s %12.3f  %19.3f  %8.2f  %5.2f  %11.3f\n", "cycle",
+		ms(s->total.span_ns), ms(s->total.blocked_ns), s->total.launches, s->total.syncs,
+		ms(s->gpu_window_ns - s->gpu_idle_ns));
+	fprintf(out, "  (GPU: means over %zu cycles whose every launch was matched; %zu not; GPU "
+		     "idle %.3f ms a cycle)\n",
+		s->gpu_cycles, s->gpu_cycles_unmatched, ms(s->gpu_idle_ns));
+	fputs("  (accept overlaps the next cycle when its sync is deferred; other: no phase)\n",
+	      out);
+	put_accept_kinds(out, s);
+	put_notes(out, s);
+}
+
+/* --gpu: the answer first, in GPU time, and what kept the timeline from being whole. */
+static void put_gpu_lead(FILE *out, const struct model_view *v, const struct cycle_summary *s)
+{
+	const struct gpu_stats *st = v->gpu ? gputime__stats(v->gpu) : NULL;
+	double win = s->gpu_window_ns;
+
+	if (!st)
+		return;
+	if (s->gpu_cycles && win > 0)
+		fprintf(out, "\nGPU: verify %.1f ms GPU (%.0f %%), draft %.1f ms (%.0f %%), GPU idle "
+			     "%.1f ms a cycle, %.1f ms of it after %.1f flagged syncs\n",
+			ms(s->phase[PHASE_VERIFY].gpu_busy_ns),
+			100 * s->phase[PHASE_VERIFY].gpu_busy_ns / win,
+			ms(s->phase[PHASE_DRAFT].gpu_busy_ns),
+			100 * s->phase[PHASE_DRAFT].gpu_busy_ns / win, ms(s->gpu_idle_ns),
+			ms(s->gpu_idle_flagged_ns), s->gpu_flagged_syncs);
+	else
+		fputs("\nGPU: no cycle had every launch matched to its execution\n", out);
+	for (__u32 i = 0; i < st->nr_agents; i++) {
+		const struct gpu_agent *a = &st->agents[i];
+
+		if (a->status != SP_GPU_ON && a->status != SP_GPU_OFF)
+			fprintf(out, "  GPU agent of pid %u: %s: %s\n", a->tgid,
+				report__gpu_status_name(a->status), a->detail);
+		if (a->cupti_dropped || a->ring_dropped)
+			fprintf(out, "  GPU agent of pid %u: %llu records dropped by CUPTI, %llu by "
+				     "the ring\n", a->tgid, (unsigned long long)a->cupti_dropped,
+				(unsigned long long)a->ring_dropped);
+	}
+	if (st->unmatched_records || st->unmatched_calls)
+		fprintf(out, "  GPU matching: %llu executions and %llu calls left unmatched\n",
+			(unsigned long long)st->unmatched_records,
+			(unsigned long long)st->unmatched_calls);
+}
+
 static void put_breakdown(FILE *out, const struct cycles *cy, const struct cycle_summary *s)
 {
 	fprintf(out, "\nPhase breakdown: mean per cycle over %zu cycles of %zu loop(s), "
@@ -201,6 +257,10 @@ static void put_breakdown(FILE *out, const struct cycles *cy, const struct cycle
 		s->cycles, cy->nr_loops, s->cycles_per_s);
 	fprintf(out, "  cycle time p50 %.3f ms, p90 %.3f ms, p99 %.3f ms (min %.3f, max %.3f)\n",
 		ms(s->p50_ns), ms(s->p90_ns), ms(s->p99_ns), ms(s->min_ns), ms(s->max_ns));
+	if (s->gpu_cycles) {
+		put_gpu_breakdown(out, s);
+		return;
+	}
 	fputs("  phase    host span ms  blocked in syncs ms  launches  syncs\n", out);
 	for (int p = 0; p < PHASE_NR; p++)
 		fprintf(out, "  %-8s %12.3f  %19.3f  %8.2f  %5.2f\n", cycles__phase_name(p),
@@ -440,7 +500,10 @@ static void put_evidence(FILE *out, const struct sync_site *site)
 		snprintf(what, sizeof(what), "breaks overlap %zux", site->breaks);
 	else
 		snprintf(what, sizeof(what), "%s", effect_of(site));
-	if (site->bounded)
+	if (site->gpu_known)	/* measured on the GPU: it replaces the bound */
+		snprintf(idle, sizeof(idle), ", GPU idle caused %.3f",
+			 ms((double)site->gpu_idle_ns / site->gpu_known));
+	else if (site->bounded)
 		snprintf(idle, sizeof(idle), ", idle %.3f", ms((double)site->bound_ns /
 							       site->bounded));
 	if (site->kind == SYNC_LEGACY)	/* a launch: it returns at once, the GPU waits */
@@ -599,6 +662,7 @@ void report__text(FILE *out, const struct results *res, const struct report_opts
 	struct model_view *v = model__view(m);
 
 	put_header(out, v);
+	put_gpu_lead(out, v, s);
 	/* what matters first: the syncs that cost the loop */
 	if (!res->syncs_err) {
 		put_syncs(out, &res->syncs);

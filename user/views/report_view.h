@@ -18,6 +18,8 @@ struct report_opts {
 
 void report__text(FILE *out, const struct results *res, const struct report_opts *opts);
 void report__json(FILE *out, const struct results *res, const struct decode_stats *input);
+/* --gpu: an agent's status as the JSON names it ("on", "no-cupti", ...). */
+const char *report__gpu_status_name(__u32 status);
 /* The one the options ask for; 0, or -EIO when the output could not be written. */
 int report__print(FILE *out, const struct results *res, const struct report_opts *opts);
 
