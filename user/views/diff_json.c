@@ -117,7 +117,8 @@ static void put_gpu(FILE *out, const struct diff *d)
 		b->gpu_cycles);
 	for (int p = 0; p < PHASE_NR; p++) {
 		fputs(p ? "," : "", out);
-		put_abc(out, cycles__phase_name(p), a->phase[p].gpu_busy_ns, b->phase[p].gpu_busy_ns);
+		put_abc(out, cycles__phase_name(p), a->phase[p].gpu_busy_ns,
+			b->phase[p].gpu_busy_ns);
 	}
 	fputs("},", out);
 	put_abc(out, "idle_mean_ns", a->gpu_idle_ns, b->gpu_idle_ns);

@@ -77,7 +77,7 @@ static const char *const ann_fixed[AN_FIXED_NR] = {
 	"call_site", "stack",
 };
 
-/* Annotation names of GPU executions, interned after the catalogue's: traces without stay as they were. */
+/* GPU executions' annotation names, interned after the catalogue's: other traces stay as were. */
 enum gpu_ann { GA_CUPTI_STREAM, GA_DEVICE, GA_STREAM, GA_GRAPH_EXEC, GA_GRAPH_ID, GA_BYTES,
 	       GA_CALL_TID, GA_UNMATCHED, GA_NR };
 
@@ -1070,7 +1070,8 @@ struct perfetto_out *perfetto__new(int fd, const struct pipeline *p)
 void perfetto__consumer(struct perfetto_out *o, struct pipeline_consumer *c)
 {
 	*c = (struct pipeline_consumer){ .call = on_call, .tick = on_tick, .gpu = on_gpu,
-					 .cycle = on_cycle, .sync = on_sync, .end = on_end, .ctx = o };
+					 .cycle = on_cycle, .sync = on_sync, .end = on_end,
+					 .ctx = o };
 }
 
 int perfetto__close(struct perfetto_out *o)
