@@ -161,7 +161,10 @@ class Checker:
                 a = msg(a)
                 val = [v for k, vs in a.items() if k not in (1, 10) for v in vs]
                 ann[self.annotation_name(idx, a)] = val[0] if val else None
-            self.events.append((uuid, kind, ts, self.names.get(name_iid),
+            # GPU executions (--gpu) carry their own name, not an interned one
+            name = self.names.get(name_iid) if name_iid is not None else \
+                (one(e, 23) or b'').decode() or None
+            self.events.append((uuid, kind, ts, name,
                                 [self.cats.get(c) for c in cat_iids], ann, e.get(47, [])))
 
     def annotation_name(self, idx, a):
@@ -240,6 +243,13 @@ def main():
         c.err('%d flagged syncs, the report has %d' % (len(flagged), rep['flagged_syncs']))
     launch_flows = {f for e in c.events if kind_of(e[0]) == 2 for f in e[6]}
     linked = sum(1 for e in flagged if e[6] and e[6][0] in launch_flows)
+    # --gpu: executions on GPU stream tracks (kind 0), matched ones flowing from their call
+    gpu = [e for e in c.events if kind_of(e[0]) == 0 and 'gpu' in e[4]]
+    # graph launches always start a flow; a copy made before the first execution came does not
+    gpu_unlinked = sum(1 for e in gpu if e[6] and e[3].startswith('graph 0x') and
+                       e[6][0] not in launch_flows)
+    if gpu_unlinked:
+        c.err('%d graph executions with a flow no launch starts' % gpu_unlinked)
     roles = Counter(e[3] for e in c.events if 'graph' in e[4])
     if rep['cycles'] and not roles.get('cuGraphLaunch verify'):
         c.err('no graph launch named as verify')
@@ -251,6 +261,9 @@ def main():
           'a launch), %d role-named launches' % (packets, sum(calls.values()),
                                                  sum(cycles.values()), len(flagged), linked,
                                                  sum(roles.values())))
+    if gpu:
+        print('%d GPU executions, %d with a flow from their call' %
+              (len(gpu), sum(1 for e in gpu if e[6])))
     return 0
 
 

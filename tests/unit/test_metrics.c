@@ -237,6 +237,40 @@ static void test_render_totals(void **state)
 	free(text);
 }
 
+/* --gpu: GPU phase and idle seconds, summed over the cycles with GPU figures. */
+static void test_render_gpu(void **state)
+{
+	static struct top_totals t;
+	struct metrics_input in = { &t, 0, true, "9.9" };
+	char *text;
+
+	t.nr_loops = 1;
+	t.loops[0] = (struct top_loop_total){ .tgid = 10, .tid = 11, .rank = -1, .cycles = 3 };
+	text = render(&in);
+	assert_null(strstr(text, "specprobe_gpu_"));
+	free(text);
+	t.loops[0].gpu_cycles = 2;
+	t.loops[0].gpu_phase_ns[PHASE_DRAFT] = 5000000;
+	t.loops[0].gpu_phase_ns[PHASE_VERIFY] = 13000000;
+	t.loops[0].gpu_idle_ns = 1500000000;
+	text = render(&in);
+	assert_non_null(strstr(text,
+		"# TYPE specprobe_gpu_phase_seconds_total counter\n"
+		"specprobe_gpu_phase_seconds_total{pid=\"10\",rank=\"\",tid=\"11\","
+		"phase=\"draft\"} 0.005000000\n"
+		"specprobe_gpu_phase_seconds_total{pid=\"10\",rank=\"\",tid=\"11\","
+		"phase=\"verify\"} 0.013000000\n"
+		"specprobe_gpu_phase_seconds_total{pid=\"10\",rank=\"\",tid=\"11\","
+		"phase=\"accept\"} 0.000000000\n"));
+	assert_non_null(strstr(text,
+		"# TYPE specprobe_gpu_idle_seconds_total counter\n"
+		"specprobe_gpu_idle_seconds_total{pid=\"10\",rank=\"\",tid=\"11\"} 1.500000000\n"));
+	assert_non_null(strstr(text,
+		"# TYPE specprobe_gpu_cycles_total counter\n"
+		"specprobe_gpu_cycles_total{pid=\"10\",rank=\"\",tid=\"11\"} 2\n"));
+	free(text);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -246,6 +280,7 @@ int main(void)
 		cmocka_unit_test(test_cap_drops_oldest),
 		cmocka_unit_test(test_slow_request_closed),
 		cmocka_unit_test(test_render_totals),
+		cmocka_unit_test(test_render_gpu),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

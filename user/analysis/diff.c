@@ -338,6 +338,11 @@ int diff__compute(struct diff *d, const struct diff_input *a, const struct diff_
 	return diff__compute_runs(d, in, nr);
 }
 
+bool diff__gpu(const struct diff *d)
+{
+	return d->side[0].sum.gpu_cycles && d->side[1].sum.gpu_cycles;
+}
+
 void diff__free(struct diff *d)
 {
 	if (!d)

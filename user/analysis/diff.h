@@ -89,5 +89,7 @@ int diff__compute(struct diff *d, const struct diff_input *a, const struct diff_
 /* The same with nr[s] recordings of one setting per side (1 to DIFF_MAX_RUNS), or -EINVAL. */
 int diff__compute_runs(struct diff *d, const struct diff_input *const in[2], const size_t nr[2]);
 void diff__free(struct diff *d);
+/* Both A and B have cycles with GPU figures (--gpu): their sums' GPU means compare. */
+bool diff__gpu(const struct diff *d);
 
 #endif /* __DIFF_H */

@@ -106,6 +106,25 @@ static void put_phases(FILE *out, const struct diff *d)
 	fputc('}', out);
 }
 
+/* Only when both sides have GPU figures (--gpu): means over the cycles with them. */
+static void put_gpu(FILE *out, const struct diff *d)
+{
+	const struct cycle_summary *a = &d->side[0].sum, *b = &d->side[1].sum;
+
+	if (!diff__gpu(d))
+		return;
+	fprintf(out, ",\"gpu\":{\"cycles\":{\"a\":%zu,\"b\":%zu},\"busy_mean_ns\":{", a->gpu_cycles,
+		b->gpu_cycles);
+	for (int p = 0; p < PHASE_NR; p++) {
+		fputs(p ? "," : "", out);
+		put_abc(out, cycles__phase_name(p), a->phase[p].gpu_busy_ns,
+			b->phase[p].gpu_busy_ns);
+	}
+	fputs("},", out);
+	put_abc(out, "idle_mean_ns", a->gpu_idle_ns, b->gpu_idle_ns);
+	fputc('}', out);
+}
+
 static void put_role(FILE *out, const struct diff_role *r)
 {
 	fprintf(out, "{\"execs\":%zu,\"launched\":%zu,\"uncaptured_launched\":%zu,\"kernels\":[",
@@ -200,6 +219,7 @@ void diff__json(FILE *out, const struct diff *d)
 	fputc('}', out);
 	put_loops(out, d);
 	put_phases(out, d);
+	put_gpu(out, d);
 	put_setup(out, d);
 	fputs("}\n", out);
 }

@@ -197,6 +197,24 @@ static void put_phases(FILE *out, const struct diff *d)
 			b[p].syncs - a[p].syncs);
 }
 
+/* --gpu on both sides: GPU busy per phase and GPU idle, means over the cycles with them. */
+static void put_gpu(FILE *out, const struct diff *d)
+{
+	const struct cycle_summary *a = &d->side[0].sum, *b = &d->side[1].sum;
+
+	if (!diff__gpu(d))
+		return;
+	fprintf(out, "\nGPU per cycle (ms, means over the cycles with GPU figures: A %zu, B %zu)\n",
+		a->gpu_cycles, b->gpu_cycles);
+	fprintf(out, "  %-8s %8s %8s %8s\n", "busy", "A", "B", "change");
+	for (int p = 0; p < PHASE_NR; p++)
+		fprintf(out, "  %-8s %8.3f %8.3f %+8.3f\n", cycles__phase_name(p),
+			ms(a->phase[p].gpu_busy_ns), ms(b->phase[p].gpu_busy_ns),
+			ms(b->phase[p].gpu_busy_ns - a->phase[p].gpu_busy_ns));
+	fprintf(out, "  %-8s %8.3f %8.3f %+8.3f\n", "idle", ms(a->gpu_idle_ns), ms(b->gpu_idle_ns),
+		ms(b->gpu_idle_ns - a->gpu_idle_ns));
+}
+
 static void put_setup(FILE *out, const struct diff *d)
 {
 	char a[128], b[128], label[32];
@@ -227,5 +245,6 @@ void diff__text(FILE *out, const struct diff *d)
 	put_cycle_time(out, d);
 	put_loops(out, d);
 	put_phases(out, d);
+	put_gpu(out, d);
 	put_setup(out, d);
 }

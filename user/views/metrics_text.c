@@ -82,6 +82,37 @@ static void loops_counters(FILE *out, const struct top_totals *t)
 	}
 }
 
+/* --gpu: only when some cycle had GPU figures, so that host-only output stays as it was. */
+static void gpu_counters(FILE *out, const struct top_totals *t)
+{
+	bool any = false;
+
+	for (size_t i = 0; i < t->nr_loops; i++)
+		any |= t->loops[i].gpu_cycles > 0;
+	if (!any)
+		return;
+	family(out, "specprobe_gpu_cycles_total", "counter",
+	       "Cycles with GPU figures (--gpu): every launch matched to its execution.");
+	for (size_t i = 0; i < t->nr_loops; i++) {
+		put_loop(out, "specprobe_gpu_cycles_total", &t->loops[i]);
+		fprintf(out, "} %llu\n", (unsigned long long)t->loops[i].gpu_cycles);
+	}
+	family(out, "specprobe_gpu_phase_seconds_total", "counter",
+	       "GPU busy time of each phase's executions, over the cycles with GPU figures.");
+	for (size_t i = 0; i < t->nr_loops; i++)
+		for (int p = 0; p < PHASE_NR; p++) {
+			put_loop(out, "specprobe_gpu_phase_seconds_total", &t->loops[i]);
+			put_label(out, "phase", cycles__phase_name(p));
+			fprintf(out, "} %.9f\n", t->loops[i].gpu_phase_ns[p] / NS);
+		}
+	family(out, "specprobe_gpu_idle_seconds_total", "counter",
+	       "Time the process's GPU ran none of its executions within the cycles' GPU windows.");
+	for (size_t i = 0; i < t->nr_loops; i++) {
+		put_loop(out, "specprobe_gpu_idle_seconds_total", &t->loops[i]);
+		fprintf(out, "} %.9f\n", t->loops[i].gpu_idle_ns / NS);
+	}
+}
+
 static void cycle_histogram(FILE *out, const struct top_totals *t)
 {
 	family(out, "specprobe_cycle_seconds", "histogram",
@@ -189,6 +220,7 @@ int metrics__render(FILE *out, const struct metrics_input *in)
 	tracer(out, in);
 	if (in->totals) {
 		loops_counters(out, in->totals);
+		gpu_counters(out, in->totals);
 		cycle_histogram(out, in->totals);
 		flagged_syncs(out, in->totals);
 		calls(out, in->totals);

@@ -22,6 +22,7 @@
 #define FLUSH_AT	(256 * 1024)
 #define CALL_STACK	32	/* open slices per thread; probes keep 8 frames */
 #define FLOW_SCAN	512	/* loop events looked back for the launch a sync waited on */
+#define GPU_LANES	4	/* tracks per GPU stream for executions that overlap (PDL) */
 
 /* TracePacket, TrackEvent and descriptor fields used here. */
 enum {
@@ -30,7 +31,7 @@ enum {
 	TP_INTERNED = 12, TP_SEQ_FLAGS = 13, TP_CLOCK_ID = 58, TP_TRACK_DESC = 60,
 	TP_FIRST_ON_SEQ = 87,
 	TE_CATEGORY_IIDS = 3, TE_ANNOTATION = 4, TE_TYPE = 9, TE_NAME_IID = 10, TE_TRACK = 11,
-	TE_COUNTER_VALUE = 30, TE_FLOW_IDS = 47,
+	TE_NAME = 23, TE_COUNTER_VALUE = 30, TE_FLOW_IDS = 47,
 	DA_NAME_IID = 1, DA_BOOL = 2, DA_UINT = 3, DA_INT = 4, DA_STRING = 6, DA_POINTER = 7,
 	TD_UUID = 1, TD_NAME = 2, TD_PROCESS = 3, TD_THREAD = 4, TD_PARENT = 5, TD_COUNTER = 8,
 	PD_PID = 1, PD_NAME = 6, THD_PID = 1, THD_TID = 2, THD_NAME = 5, CD_UNIT_NAME = 6,
@@ -47,6 +48,8 @@ enum track_kind {
 	TK_NR
 };
 _Static_assert(TK_NR <= 1 << TRACK_KIND_BITS, "track kinds overflow their bits");
+/* Kind 0: the GPU stream tracks (--gpu), numbered from 1 in the order they are met. */
+#define TK_GPU 0
 
 enum { CNT_CALLS, CNT_CYCLES, CNT_DROPS, CNT_NR };
 static const char *const counter_names[CNT_NR] = { "calls/s", "cycles/s", "drops/s" };
@@ -55,7 +58,7 @@ static const char *const counter_names[CNT_NR] = { "calls/s", "cycles/s", "drops
 enum fixed_name { FN_CYCLE, FN_PHASE0, FN_GRAPH0 = FN_PHASE0 + PHASE_OTHER,
 		  FN_UNKNOWN = FN_GRAPH0 + ROLE_NR, FN_NR };
 /* Categories: iid = 1 + class, then these. */
-enum { CAT_CYCLE = SP_CLASS_NR, CAT_PHASE, CAT_GRAPH, CAT_FLAGGED, CAT_NR };
+enum { CAT_CYCLE = SP_CLASS_NR, CAT_PHASE, CAT_GRAPH, CAT_FLAGGED, CAT_GPU, CAT_NR };
 
 /* Annotation names not taken from the catalogue: iid = 1 + one of these. */
 enum ann_name {
@@ -74,6 +77,15 @@ static const char *const ann_fixed[AN_FIXED_NR] = {
 	"call_site", "stack",
 };
 
+/* GPU executions' annotation names, interned after the catalogue's: other traces stay as were. */
+enum gpu_ann { GA_CUPTI_STREAM, GA_DEVICE, GA_STREAM, GA_GRAPH_EXEC, GA_GRAPH_ID, GA_BYTES,
+	       GA_CALL_TID, GA_UNMATCHED, GA_NR };
+
+static const char *const gpu_ann_names[GA_NR] = {
+	"cupti_stream", "device", "stream", "graph_exec", "graph_id", "bytes", "call_tid",
+	"unmatched",
+};
+
 struct arg_spec {
 	char name[24];
 	char fmt;		/* 0: skipped position */
@@ -89,11 +101,29 @@ struct pf_thread {
 	__u64 sync_last;
 };
 
+/* A CUPTI stream of a process: its tracks, one per lane of overlapping executions. */
+struct pf_gpu_stream {
+	__u32 tgid;
+	__u64 stream_id;
+	__u64 handle;		/* the CUstream its executions were launched on */
+	bool has_handle;
+	int lanes;
+	__u32 track[GPU_LANES];		/* track ids (kind TK_GPU) */
+	__u64 lane_end[GPU_LANES];	/* end of the last slice on each */
+};
+
 struct perfetto_out {
 	struct pbw w;
 	const struct pipeline *p;
 	struct arg_spec (*args)[SP_MAX_ARGS];	/* per catalogue entry */
 	bool *is_launch;			/* per catalogue entry: gets a flow id */
+	bool *makes_gpu_work;			/* copies, memsets, collectives: flows with --gpu */
+	__u32 gpu_ann[GA_NR];			/* iids of the GPU annotation names */
+	struct hmap gpu_streams;
+	struct pf_gpu_stream **gpu_list;
+	size_t nr_gpu, cap_gpu;
+	__u32 gpu_tracks;			/* track ids given so far */
+	bool gpu_seen;				/* an execution came */
 	bool *name_sent, cat_sent[CAT_NR];
 	__u32 ev_name;				/* of the event open in the packet */
 	int ev_cat;
@@ -144,7 +174,7 @@ static const char *name_of(const struct perfetto_out *o, __u32 iid)
 
 static const char *category_of(int cat)
 {
-	static const char *const extra[] = { "cycle", "phase", "graph", "flagged-sync" };
+	static const char *const extra[] = { "cycle", "phase", "graph", "flagged-sync", "gpu" };
 
 	return cat < SP_CLASS_NR ? catalog__class_name(cat) : extra[cat - SP_CLASS_NR];
 }
@@ -207,6 +237,20 @@ static void event_open(struct perfetto_out *o, __u64 ts, __u64 track, int type, 
 	pbw__varint(&o->w, TE_CATEGORY_IIDS, cat + 1);
 	pbw__varint(&o->w, TE_TYPE, type);
 	pbw__varint(&o->w, TE_NAME_IID, name_iid);
+	pbw__varint(&o->w, TE_TRACK, track);
+}
+
+/* The same with a name of its own, not interned (GPU executions: kernel names are many). */
+static void event_open_named(struct perfetto_out *o, __u64 ts, __u64 track, int type,
+			     const char *name, int cat)
+{
+	packet_open(o, ts, true);
+	o->ev_name = 0;		/* marked sent: nothing to intern */
+	o->ev_cat = cat;
+	pbw__begin(&o->w, TP_TRACK_EVENT);
+	pbw__varint(&o->w, TE_CATEGORY_IIDS, cat + 1);
+	pbw__varint(&o->w, TE_TYPE, type);
+	pbw__string(&o->w, TE_NAME, name);
 	pbw__varint(&o->w, TE_TRACK, track);
 }
 
@@ -522,7 +566,8 @@ static int on_call(void *ctx, const struct tf_header *hdr, const struct sp_call 
 		event_open(o, ts, track_uuid(TK_THREAD, t->tid), slice ? TYPE_BEGIN : TYPE_INSTANT,
 			   1 + ei, catalog[ei].cls);
 		call_args(o, &catalog[ei], ei, call);
-		if (o->is_launch[ei])
+		/* once GPU executions come, copies and collectives start a flow to theirs too */
+		if (o->is_launch[ei] || (o->makes_gpu_work[ei] && o->gpu_seen))
 			pbw__fixed64(&o->w, TE_FLOW_IDS, flow_id(call->entry.tid, call->entry.ts));
 	}
 	if (event_close(o))
@@ -552,6 +597,176 @@ static int on_tick(void *ctx, __u64 ts_ns)
 	o->window_calls -= calls;
 	o->last_drops = drops;
 	o->last_tick = ts_ns;
+	return o->w.err;
+}
+
+/* ---- GPU executions (--gpu), as the matching settles them ---- */
+
+static void gpu_track_name(const struct pf_gpu_stream *g, char *buf, size_t size)
+{
+	int n = snprintf(buf, size, "GPU stream %llu", (unsigned long long)g->stream_id);
+
+	if (!g->has_handle || n < 0 || (size_t)n >= size)
+		return;
+	/* 0 and 0x1 are the legacy stream, 0x2 the per-thread default one */
+	if (g->handle <= 1)
+		snprintf(buf + n, size - n, " (legacy)");
+	else if (g->handle == 2)
+		snprintf(buf + n, size - n, " (per-thread)");
+	else
+		snprintf(buf + n, size - n, " (0x%llx)", (unsigned long long)g->handle);
+}
+
+/* Lanes share the stream's name: the UI shows them as one track, overlaps on their own rows. */
+static void gpu_describe(struct perfetto_out *o, const struct pf_gpu_stream *g, int lane,
+			 __u64 ts)
+{
+	char name[80];
+
+	gpu_track_name(g, name, sizeof(name));
+	track_custom(o, ts, track_uuid(TK_GPU, g->track[lane]), track_uuid(TK_PROCESS, g->tgid),
+		     name);
+}
+
+static struct pf_gpu_stream *gpu_stream_get(struct perfetto_out *o, const struct gpu_exec *e)
+{
+	struct pf_gpu_stream *g = hmap__get(&o->gpu_streams, e->tgid, e->stream_id), **list;
+
+	if (g)
+		return g;
+	if (o->nr_gpu == o->cap_gpu) {
+		size_t cap = o->cap_gpu ? 2 * o->cap_gpu : 16;
+
+		list = realloc(o->gpu_list, cap * sizeof(*list));
+		if (!list)
+			return NULL;
+		o->gpu_list = list;
+		o->cap_gpu = cap;
+	}
+	g = calloc(1, sizeof(*g));
+	if (!g || hmap__set(&o->gpu_streams, e->tgid, e->stream_id, g)) {
+		free(g);
+		return NULL;
+	}
+	o->gpu_list[o->nr_gpu++] = g;
+	g->tgid = e->tgid;
+	g->stream_id = e->stream_id;
+	if (!hmap__get(&o->procs, e->tgid, 0)) {
+		if (hmap__set(&o->procs, e->tgid, 0, g))
+			return NULL;
+		track_process(o, e->start_ns, e->tgid, -1);
+	}
+	return g;
+}
+
+/* The lane whose last slice ended by start, a new one, or else the one free soonest. */
+static int gpu_lane(struct perfetto_out *o, struct pf_gpu_stream *g, __u64 start)
+{
+	int soonest = 0;
+
+	for (int l = 0; l < g->lanes; l++) {
+		if (g->lane_end[l] <= start)
+			return l;
+		if (g->lane_end[l] < g->lane_end[soonest])
+			soonest = l;
+	}
+	if (g->lanes == GPU_LANES)
+		return soonest;
+	g->track[g->lanes] = ++o->gpu_tracks;
+	gpu_describe(o, g, g->lanes, start);
+	return g->lanes++;
+}
+
+static const char *copy_kind_name(__u8 kind)
+{
+	/* CUpti_ActivityMemcpyKind */
+	static const char *const names[] = { NULL,   "HtoD", "DtoH", "HtoA", "AtoH", "AtoA",
+					     "AtoD", "DtoA", "DtoD", "HtoH", "PtoP" };
+
+	return kind < sizeof(names) / sizeof(names[0]) ? names[kind] : NULL;
+}
+
+/* "graph 0x...", the kernel's name, "memcpy HtoD 4096 B", "memset". */
+static void gpu_exec_name(const struct gpu_exec *e, char *buf, size_t size)
+{
+	const char *dir = copy_kind_name(e->copy_kind);
+
+	switch (e->kind) {
+	case SP_GPU_GRAPH:
+		if (e->call_ts)
+			snprintf(buf, size, "graph 0x%llx", (unsigned long long)e->exec);
+		else
+			snprintf(buf, size, "graph id %u", e->graph);
+		break;
+	case SP_GPU_KERNEL:
+		snprintf(buf, size, "%s", e->name && e->name[0] ? e->name : "kernel");
+		break;
+	case SP_GPU_MEMCPY:
+		snprintf(buf, size, "memcpy%s%s %llu B", dir ? " " : "", dir ? dir : "",
+			 (unsigned long long)e->bytes);
+		break;
+	case SP_GPU_MEMSET:
+		snprintf(buf, size, "memset");
+		break;
+	default:
+		snprintf(buf, size, "GPU work kind %u", e->kind);
+	}
+}
+
+static void gpu_args(struct perfetto_out *o, const struct gpu_exec *e)
+{
+	ann_uint(o, o->gpu_ann[GA_CUPTI_STREAM], e->stream_id);
+	ann_uint(o, o->gpu_ann[GA_DEVICE], e->device);
+	if (e->kind == SP_GPU_GRAPH)
+		ann_uint(o, o->gpu_ann[GA_GRAPH_ID], e->graph);
+	if (e->kind == SP_GPU_MEMCPY || e->kind == SP_GPU_MEMSET)
+		ann_uint(o, o->gpu_ann[GA_BYTES], e->bytes);
+	if (!e->call_ts) {
+		ann_bool(o, o->gpu_ann[GA_UNMATCHED], true);
+		return;
+	}
+	ann_ptr(o, o->gpu_ann[GA_STREAM], e->stream);
+	if (e->kind == SP_GPU_GRAPH)
+		ann_ptr(o, o->gpu_ann[GA_GRAPH_EXEC], e->exec);
+	ann_uint(o, o->gpu_ann[GA_CALL_TID], e->call_tid);
+}
+
+/*
+ * One slice per execution on its stream's track; a matched one carries its
+ * launching call's flow id, so the launch, the execution and a sync that
+ * waited on it are linked in time order.
+ */
+static int on_gpu(void *ctx, const struct gpu_exec *e)
+{
+	struct perfetto_out *o = ctx;
+	struct pf_gpu_stream *g = gpu_stream_get(o, e);
+	__u64 start = e->start_ns, end = e->end_ns, track;
+	char name[SP_GPU_NAME_MAX + 32];
+	int lane;
+
+	if (!g)
+		return -ENOMEM;
+	o->gpu_seen = true;
+	if (e->call_ts && !g->has_handle) {
+		g->has_handle = true;
+		g->handle = e->stream;
+		for (int l = 0; l < g->lanes; l++)
+			gpu_describe(o, g, l, start);
+	}
+	lane = gpu_lane(o, g, start);
+	if (start < g->lane_end[lane])
+		start = g->lane_end[lane];
+	if (end < start)
+		end = start;
+	track = track_uuid(TK_GPU, g->track[lane]);
+	gpu_exec_name(e, name, sizeof(name));
+	event_open_named(o, start, track, TYPE_BEGIN, name, CAT_GPU);
+	gpu_args(o, e);
+	if (e->call_ts)
+		pbw__fixed64(&o->w, TE_FLOW_IDS, flow_id(e->call_tid, e->call_ts));
+	event_close(o);
+	slice_end(o, end, track);
+	g->lane_end[lane] = end;
 	return o->w.err;
 }
 
@@ -786,7 +1001,7 @@ static __u32 ann_intern(struct perfetto_out *o, const char *name)
 /* Fixed names first, so that AN() gives their iids, then the catalogue's. */
 static int setup_ann_names(struct perfetto_out *o)
 {
-	size_t max = AN_FIXED_NR + (size_t)catalog_len * (SP_MAX_ARGS + 1);
+	size_t max = AN_FIXED_NR + (size_t)catalog_len * (SP_MAX_ARGS + 1) + GA_NR;
 
 	o->ann_names = calloc(max, sizeof(*o->ann_names));
 	o->out_iid = calloc(catalog_len, sizeof(*o->out_iid));
@@ -801,6 +1016,8 @@ static int setup_ann_names(struct perfetto_out *o)
 		o->out_iid[e] = catalog[e].out_name ? ann_intern(o, catalog[e].out_name)
 						    : AN(AN_OUT);
 	}
+	for (int n = 0; n < GA_NR; n++)
+		o->gpu_ann[n] = ann_intern(o, gpu_ann_names[n]);
 	o->ann_sent = calloc(o->nr_ann, sizeof(*o->ann_sent));
 	o->ann_new = calloc(o->nr_ann, sizeof(*o->ann_new));
 	return o->ann_sent && o->ann_new ? 0 : -ENOMEM;
@@ -810,9 +1027,11 @@ static int setup_names(struct perfetto_out *o)
 {
 	o->args = calloc(catalog_len, sizeof(*o->args));
 	o->is_launch = calloc(catalog_len, sizeof(*o->is_launch));
+	o->makes_gpu_work = calloc(catalog_len, sizeof(*o->makes_gpu_work));
 	o->name_sent = calloc(1 + catalog_len + FN_NR, sizeof(*o->name_sent));
-	if (!o->args || !o->is_launch || !o->name_sent)
+	if (!o->args || !o->is_launch || !o->makes_gpu_work || !o->name_sent)
 		return -ENOMEM;
+	o->name_sent[0] = true;	/* events named by a string of their own */
 	for (int e = 0; e < catalog_len; e++) {
 		for (int i = 0; i < SP_MAX_ARGS; i++)
 			if (!catalog__arg(&catalog[e], i, o->args[e][i].name,
@@ -820,6 +1039,8 @@ static int setup_names(struct perfetto_out *o)
 				o->args[e][i].fmt = 0;
 		o->is_launch[e] = catalog[e].cls == SP_CLASS_LAUNCH ||
 				  !strcmp(catalog[e].name, "cuGraphLaunch");
+		o->makes_gpu_work[e] = catalog[e].cls == SP_CLASS_COPY ||
+				       catalog[e].cls == SP_CLASS_NCCL;
 	}
 	snprintf(o->fixed[FN_CYCLE], sizeof(o->fixed[0]), "cycle");
 	for (int ph = PHASE_DRAFT; ph < PHASE_OTHER; ph++)
@@ -848,8 +1069,9 @@ struct perfetto_out *perfetto__new(int fd, const struct pipeline *p)
 
 void perfetto__consumer(struct perfetto_out *o, struct pipeline_consumer *c)
 {
-	*c = (struct pipeline_consumer){ .call = on_call, .tick = on_tick, .cycle = on_cycle,
-					 .sync = on_sync, .end = on_end, .ctx = o };
+	*c = (struct pipeline_consumer){ .call = on_call, .tick = on_tick, .gpu = on_gpu,
+					 .cycle = on_cycle, .sync = on_sync, .end = on_end,
+					 .ctx = o };
 }
 
 int perfetto__close(struct perfetto_out *o)
@@ -869,10 +1091,15 @@ void perfetto__free(struct perfetto_out *o)
 	for (size_t i = 0; i < o->nr_threads; i++)
 		free(o->thread_list[i]);
 	free(o->thread_list);
+	for (size_t i = 0; i < o->nr_gpu; i++)
+		free(o->gpu_list[i]);
+	free(o->gpu_list);
+	hmap__free(&o->gpu_streams);
 	hmap__free(&o->threads);
 	hmap__free(&o->procs);
 	free(o->args);
 	free(o->is_launch);
+	free(o->makes_gpu_work);
 	free(o->name_sent);
 	free(o->ann_names);
 	free(o->out_iid);

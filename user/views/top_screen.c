@@ -244,7 +244,12 @@ static const struct tt_col loop_cols[] = {
 	{ "CYCLES/S", 9, 95 }, { "TOK/S", 5, 10 },	  { "P50 ms", 7, 30 },
 	{ "P99 ms", 7, 70 },	 { "TOTAL", 7, 60 },	  { "PHASES d v a e", 42, 50, true, 14 },
 	{ "BLK%", 4, 90 },
+	/* --gpu only, last: without GPU figures the table is as it always was */
+	{ "GPU-D ms", 8, 66 },	 { "GPU-V ms", 8, 72 },	  { "GPU IDLE", 8, 68 },
 };
+
+#define LOOP_GPU_COLS 3
+#define LOOP_GPU_COL 10
 
 static void set_rank(struct top_table *t, int row, int rank)
 {
@@ -279,9 +284,22 @@ static void fill_bars(struct top_table *t, const struct top_frame *f, int col)
 	}
 }
 
+/* The window's GPU means of a loop row; "-" where none of its cycles had GPU figures. */
+static void set_gpu(struct top_table *t, int row, const struct top_loop_row *r)
+{
+	if (!r->gpu_cycles) {
+		for (int c = 0; c < LOOP_GPU_COLS; c++)
+			tt__set(t, row, LOOP_GPU_COL + c, ST_PLAIN, "-");
+		return;
+	}
+	tt__set(t, row, LOOP_GPU_COL, ST_PLAIN, "%.3f", r->gpu_draft_ns / 1e6);
+	tt__set(t, row, LOOP_GPU_COL + 1, ST_PLAIN, "%.3f", r->gpu_verify_ns / 1e6);
+	tt__set(t, row, LOOP_GPU_COL + 2, ST_PLAIN, "%.0f%%", 100 * r->gpu_idle_share);
+}
+
 static void fill_loops(struct top_table *t, const struct top_frame *f)
 {
-	tt__init(t, loop_cols, NR(loop_cols), 1);
+	tt__init(t, loop_cols, NR(loop_cols) - (f->gpu ? 0 : LOOP_GPU_COLS), 1);
 	for (size_t i = 0; i < f->nr_loops; i++) {
 		const struct top_loop_row *r = &f->loops[i];
 		int row = tt__add_row(t);
@@ -302,6 +320,8 @@ static void fill_loops(struct top_table *t, const struct top_frame *f)
 		tt__set(t, row, 7, ST_PLAIN, "%llu", (unsigned long long)r->total);
 		tt__set(t, row, 9, r->share[PHASE_NR] > 0.05 ? ST_BLOCKED : ST_PLAIN, "%.0f%%",
 			100 * r->share[PHASE_NR]);
+		if (f->gpu)
+			set_gpu(t, row, r);
 	}
 }
 

@@ -20,6 +20,9 @@ struct ring_cycle {
 	__u64 start_ns, end_ns;
 	__u64 phase_ns[PHASE_NR];
 	__u64 blocked_ns;
+	/* --gpu, valid when gpu_known: what the GPU columns show */
+	__u64 gpu_draft_ns, gpu_verify_ns, gpu_idle_ns, gpu_window_ns;
+	bool gpu_known;
 };
 
 const double top_cycle_bucket_s[TOP_CYCLE_BUCKETS] = {
@@ -30,6 +33,7 @@ const double top_cycle_bucket_s[TOP_CYCLE_BUCKETS] = {
 struct loop_life {
 	__u64 cycles, bucket[TOP_CYCLE_BUCKETS];
 	__u64 cycle_ns, phase_ns[PHASE_NR], blocked_ns;
+	__u64 gpu_cycles, gpu_phase_ns[PHASE_NR], gpu_idle_ns;
 };
 
 struct loop_agg {
@@ -74,6 +78,7 @@ struct top_state {
 	__u64 since_ns;			/* first call counted (after a reset) */
 	__u64 prev_records, prev_ns;	/* at the last frame: for records/s */
 	double records_per_s;
+	bool gpu_seen;			/* a cycle with GPU figures came: a reset keeps it */
 };
 
 static void series_add(struct series *s, __u64 ts, __u64 v)
@@ -176,6 +181,12 @@ static void life_add(struct loop_life *l, const struct cycle *c)
 	for (int p = 0; p < PHASE_NR; p++)
 		l->phase_ns[p] += c->phase[p].span_ns;
 	l->blocked_ns += c->blocked_ns;
+	if (!c->gpu_known)
+		return;
+	l->gpu_cycles++;
+	for (int p = 0; p < PHASE_NR; p++)
+		l->gpu_phase_ns[p] += c->phase[p].gpu_busy_ns;
+	l->gpu_idle_ns += c->gpu_idle_ns;
 }
 
 static int on_cycle(void *ctx, const struct loop *lp, const struct cycle *c)
@@ -196,6 +207,12 @@ static int on_cycle(void *ctx, const struct loop *lp, const struct cycle *c)
 	for (int p = 0; p < PHASE_NR; p++)
 		rc->phase_ns[p] = c->phase[p].span_ns;
 	rc->blocked_ns = c->blocked_ns;
+	rc->gpu_known = c->gpu_known;
+	rc->gpu_draft_ns = c->phase[PHASE_DRAFT].gpu_busy_ns;
+	rc->gpu_verify_ns = c->phase[PHASE_VERIFY].gpu_busy_ns;
+	rc->gpu_idle_ns = c->gpu_idle_ns;
+	rc->gpu_window_ns = c->gpu_end_ns > c->gpu_start_ns ? c->gpu_end_ns - c->gpu_start_ns : 0;
+	t->gpu_seen |= c->gpu_known;
 	a->total++;
 	life_add(&a->life, c);
 	return 0;
@@ -327,6 +344,7 @@ static void loop_row(const struct loop_agg *a, __u64 now, double window_s, __u64
 {
 	__u64 from = now > window_s * NS ? now - (__u64)(window_s * NS) : 0;
 	__u64 first_start = ~0ull, last_end = 0, total_ns = 0, parts[PHASE_NR + 1] = { 0 };
+	__u64 gpu_draft = 0, gpu_verify = 0, gpu_idle = 0, gpu_window = 0;
 	size_t n = 0;
 
 	*row = (struct top_loop_row){ .tgid = a->tgid, .tid = a->tid, .rank = a->rank,
@@ -343,11 +361,23 @@ static void loop_row(const struct loop_agg *a, __u64 now, double window_s, __u64
 		for (int p = 0; p < PHASE_NR; p++)
 			parts[p] += c->phase_ns[p];
 		parts[PHASE_NR] += c->blocked_ns;
+		if (!c->gpu_known)
+			continue;
+		row->gpu_cycles++;
+		gpu_draft += c->gpu_draft_ns;
+		gpu_verify += c->gpu_verify_ns;
+		gpu_idle += c->gpu_idle_ns;
+		gpu_window += c->gpu_window_ns;
 	}
 	row->cycles = n;
 	row->idle = !n;
 	if (!n)
 		return;
+	if (row->gpu_cycles) {
+		row->gpu_draft_ns = (double)gpu_draft / row->gpu_cycles;
+		row->gpu_verify_ns = (double)gpu_verify / row->gpu_cycles;
+		row->gpu_idle_share = gpu_window ? (double)gpu_idle / gpu_window : 0;
+	}
 	row->cycles_per_s = last_end > first_start ? n * 1e9 / (last_end - first_start) : 0;
 	qsort(scratch, n, sizeof(*scratch), cmp_u64);
 	row->p50_ns = scratch[(n - 1) / 2];
@@ -587,6 +617,7 @@ void top__frame(struct top_state *t, const struct pipeline *p, __u64 now_ns,
 								    : snap.last_ts;
 	out->now_ns = now_ns;
 	out->window_s = opts->window_s;
+	out->gpu = t->gpu_seen;
 	frame_header(t, p, &snap, now_ns, out);
 	frame_loops(t, settled, opts, out);
 	frame_sites(t, pipeline__callstacks(p), settled, opts, out);
@@ -618,6 +649,9 @@ static void totals_loops(struct top_state *t, __u64 settled, double window_s,
 		memcpy(lt->phase_ns, a->life.phase_ns, sizeof(lt->phase_ns));
 		lt->blocked_ns = a->life.blocked_ns;
 		lt->cycles_per_s = row.cycles_per_s;
+		lt->gpu_cycles = a->life.gpu_cycles;
+		memcpy(lt->gpu_phase_ns, a->life.gpu_phase_ns, sizeof(lt->gpu_phase_ns));
+		lt->gpu_idle_ns = a->life.gpu_idle_ns;
 	}
 }
 

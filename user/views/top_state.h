@@ -34,6 +34,10 @@ struct top_loop_row {
 	__u64 p50_ns, p99_ns;
 	double share[PHASE_NR + 1];	/* of the window's cycle time; [PHASE_NR]: blocked */
 	bool idle;		/* no cycle ended in the window */
+	/* GPU timeline (--gpu): over the window's cycles with gpu_known; 0: none */
+	__u64 gpu_cycles;
+	double gpu_draft_ns, gpu_verify_ns;	/* mean GPU busy per cycle */
+	double gpu_idle_share;			/* GPU idle over their GPU windows */
 };
 
 struct top_site_row {
@@ -80,6 +84,7 @@ struct top_frame {
 	size_t nr_hung;
 	struct top_call_row calls_top[TOP_MAX_CALLS];
 	size_t nr_calls;
+	bool gpu;		/* some cycle had GPU figures (--gpu): the GPU columns show */
 };
 
 /*
@@ -93,6 +98,8 @@ struct top_loop_total {
 	__u64 bucket[TOP_CYCLE_BUCKETS];	/* cycles at most that long, cumulative */
 	__u64 cycle_ns, phase_ns[PHASE_NR], blocked_ns;
 	double cycles_per_s;	/* over the window, as the frame's loop row */
+	/* GPU timeline (--gpu): sums over the cycles with gpu_known */
+	__u64 gpu_cycles, gpu_phase_ns[PHASE_NR], gpu_idle_ns;
 };
 
 struct top_site_total {

@@ -41,7 +41,12 @@ static const struct tt_col loop_cols[] = {
 	{ "p99_ms", 7, 70 },	  { "total", 7, 60 },	  { "draft", 6, 45 },
 	{ "verify", 6, 44 },	  { "accept", 6, 46 },	  { "extend", 6, 43 },
 	{ "blocked", 7, 90 },
+	/* --gpu only, last: without GPU figures the table is as it always was */
+	{ "gpu_draft_ms", 12, 56 }, { "gpu_verify_ms", 13, 58 }, { "gpu_idle", 8, 57 },
 };
+
+#define LOOP_GPU_COLS 3
+#define LOOP_GPU_COL 13
 
 static const struct tt_col site_cols[] = {
 	{ "rank", 4, 100 },		{ "pid", 7, 50 },	   { "call", 24, 98, true },
@@ -84,9 +89,22 @@ static void print_table(FILE *out, struct top_table *t, int width, bool header)
 	}
 }
 
+/* The window's GPU means of a loop row; "-" where none of its cycles had GPU figures. */
+static void set_gpu(struct top_table *t, int row, const struct top_loop_row *r)
+{
+	if (!r->gpu_cycles) {
+		for (int c = 0; c < LOOP_GPU_COLS; c++)
+			tt__set(t, row, LOOP_GPU_COL + c, 0, "-");
+		return;
+	}
+	tt__set(t, row, LOOP_GPU_COL, 0, "%.3f", r->gpu_draft_ns / 1e6);
+	tt__set(t, row, LOOP_GPU_COL + 1, 0, "%.3f", r->gpu_verify_ns / 1e6);
+	tt__set(t, row, LOOP_GPU_COL + 2, 0, "%.0f%%", 100 * r->gpu_idle_share);
+}
+
 static void print_loops(FILE *out, struct top_table *t, const struct top_frame *f, int width)
 {
-	tt__init(t, loop_cols, NR(loop_cols), 2);
+	tt__init(t, loop_cols, NR(loop_cols) - (f->gpu ? 0 : LOOP_GPU_COLS), 2);
 	for (size_t i = 0; i < f->nr_loops; i++) {
 		const struct top_loop_row *r = &f->loops[i];
 		int row = tt__add_row(t);
@@ -108,6 +126,8 @@ static void print_loops(FILE *out, struct top_table *t, const struct top_frame *
 		for (int p = PHASE_DRAFT; p <= PHASE_EXTEND; p++)
 			tt__set(t, row, 8 + p, 0, "%.0f%%", 100 * r->share[p]);
 		tt__set(t, row, 12, 0, "%.0f%%", 100 * r->share[PHASE_NR]);
+		if (f->gpu)
+			set_gpu(t, row, r);
 	}
 	fprintf(out, "LOOPS\n");
 	print_table(out, t, width, true);
