@@ -50,7 +50,8 @@ def blocking_stream(torch):
     return torch.cuda.ExternalStream(handle.value)
 
 
-def build_models(torch, args):
+def make_lms(torch, args):
+    """(draft, target): the two eager models, bf16, on the GPU, seeded."""
     nn = torch.nn
 
     class Block(nn.Module):
@@ -83,6 +84,11 @@ def build_models(torch, args):
         torch.manual_seed(0)
         target = LM(args.hidden, args.layers).to(torch.bfloat16).eval()
         draft = LM(args.draft_hidden, args.draft_layers).to(torch.bfloat16).eval()
+    return draft, target
+
+
+def build_models(torch, args):
+    draft, target = make_lms(torch, args)
     return (torch.compile(draft, mode="reduce-overhead", fullgraph=True, dynamic=False),
             torch.compile(target, mode="reduce-overhead", fullgraph=True, dynamic=False))
 
@@ -159,6 +165,17 @@ class Loop:
         return truth
 
 
+def add_model_args(ap):
+    """The draft length and the models' sizes."""
+    ap.add_argument("--k", type=int, default=5)
+    ap.add_argument("--vocab", type=int, default=32000)
+    ap.add_argument("--max-pos", type=int, default=4096)
+    ap.add_argument("--hidden", type=int, default=4096)
+    ap.add_argument("--layers", type=int, default=16)
+    ap.add_argument("--draft-hidden", type=int, default=4096)
+    ap.add_argument("--draft-layers", type=int, default=4)
+
+
 def wait_for(path):
     while not os.path.exists(path):
         time.sleep(0.005)
@@ -170,13 +187,7 @@ def main():
     ap.add_argument("--variants", default="clean")
     ap.add_argument("--cycles", type=int, default=200)
     ap.add_argument("--warmup", type=int, default=20)
-    ap.add_argument("--k", type=int, default=5)
-    ap.add_argument("--vocab", type=int, default=32000)
-    ap.add_argument("--max-pos", type=int, default=4096)
-    ap.add_argument("--hidden", type=int, default=4096)
-    ap.add_argument("--layers", type=int, default=16)
-    ap.add_argument("--draft-hidden", type=int, default=4096)
-    ap.add_argument("--draft-layers", type=int, default=4)
+    add_model_args(ap)
     ap.add_argument("--side-n", type=int, default=4096, help="side-stream matmul size")
     args = ap.parse_args()
     variants = args.variants.split(",")

@@ -1,0 +1,171 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+# On the GPU machine, `--gpu` against tools/gpu/gpu_decoder.py's event-timed truth:
+#  (a) fidelity: the decoder started under `record --gpu` (draft and verify back to back,
+#      then with a stream sync between them), `report --json` and the text report of each
+#      recording, and tools/gpu/check_gpu_timeline.py: GPU draft, verify and extend ms per
+#      cycle within 2 % of the events' cycle time;
+#  (b) bad input: torch.profiler holding CUPTI (started before the program's first CUDA
+#      work, and around the timed cycles only), and `--cupti /nonexistent`: specprobe's
+#      one line, the program unharmed, and a host-only report;
+#  (c) cost: ROUNDS rounds of untraced / `record` / `record --gpu`, each arm a fresh
+#      decoder process started under it, the order rotated from round to round; tokens/s
+#      of the timed cycles after warm-up, paired ratio to the same round's untraced one
+#      with a 95 % bootstrap interval (tools/gpu/ab_stats.py).
+#   tools/gpu/run_gpu.sh OUTDIR        (root; specprobe-static built)
+# Environment: SPECPROBE (default ./specprobe-static), DURATION (seconds the whole run may
+# take, 480 by default: no round starts that would end past it), ROUNDS (20), FID_ARGS
+# (the decoder's options for (a): default sizes, 1000 timed cycles), AB_ARGS (for (b) and
+# (c): a small model so start-up stays short), AB_CYCLES (timed cycles a round, 400),
+# DECODER (default: python3 tools/gpu/gpu_decoder.py; another program that takes its
+# options and writes its truth).
+# The inductor cache is kept in OUTDIR/cache across all runs (removed at the end unless
+# KEEP_CACHE=1), so only the first start compiles. What comes back is OUTDIR/summary.txt,
+# OUTDIR/ab.txt and one archive per part (fidelity.tar.xz, bad.tar.xz, ab.tar.xz).
+set -u
+TOP=$(cd "$(dirname "$0")/../.." && pwd)
+OUT=${1:?usage: run_gpu.sh OUTDIR}
+SP=${SPECPROBE:-$TOP/specprobe-static}
+DURATION=${DURATION:-480}
+ROUNDS=${ROUNDS:-20}
+FID_ARGS=${FID_ARGS:---cycles 1000 --warmup 10}
+AB_ARGS=${AB_ARGS:---hidden 1024 --layers 4 --draft-hidden 1024 --draft-layers 2 --k 4 --warmup 5}
+AB_CYCLES=${AB_CYCLES:-400}
+DEC=${DECODER:-python3 $TOP/tools/gpu/gpu_decoder.py}
+CHECK="python3 $TOP/tools/gpu/check_gpu_timeline.py"
+mkdir -p "$OUT"
+OUT=$(cd "$OUT" && pwd)
+S=$OUT/summary.txt
+export PYTHONUNBUFFERED=1
+own_cache=
+[ -n "${TORCHINDUCTOR_CACHE_DIR:-}" ] || own_cache=$OUT/cache
+export TORCHINDUCTOR_CACHE_DIR=${TORCHINDUCTOR_CACHE_DIR:-$own_cache}
+export TRITON_CACHE_DIR=${TRITON_CACHE_DIR:-$TORCHINDUCTOR_CACHE_DIR/triton}
+unset CUDA_INJECTION64_PATH	# another tool's agent: --gpu would refuse
+started=$SECONDS
+
+say() { echo "$*" | tee -a "$S"; }
+pack() {	# $1 part: its folder becomes one archive, so few files come back
+	if command -v xz >/dev/null; then
+		tar -C "$OUT" -cJf "$OUT/$1.tar.xz" "$1" && rm -rf "${OUT:?}/$1"
+	else
+		tar -C "$OUT" -czf "$OUT/$1.tar.gz" "$1" && rm -rf "${OUT:?}/$1"
+	fi
+}
+
+[ -x "$SP" ] || { echo "run_gpu.sh: no specprobe at $SP (SPECPROBE names it)" >&2; exit 1; }
+: >"$S"
+{ nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
+  python3 -c 'import torch; print("torch", torch.__version__)'; } 2>&1 | tee -a "$S"
+
+# The first start of each configuration compiles; later ones read the cache. Untraced,
+# with inductor's compile workers; every measured run after it compiles nothing and
+# starts no workers.
+W=$OUT/fidelity
+mkdir -p "$W"
+$DEC --out "$W/warm-fid.truth.json" $FID_ARGS --cycles 20 >"$W/warm-fid.out" 2>&1 &
+$DEC --out "$W/warm-ab.truth.json" $AB_ARGS --cycles 20 >"$W/warm-ab.out" 2>&1
+wait
+cat "$W/warm-fid.out" "$W/warm-ab.out" | grep '^gpu_decoder' | sed 's/^/first start: /' | tee -a "$S"
+export TORCHINDUCTOR_COMPILE_THREADS=1
+
+# (a) fidelity
+say "== (a) fidelity: record --gpu -- gpu_decoder.py $FID_ARGS"
+for mode in joined split; do
+	f=$W/$mode
+	"$SP" record --gpu -o "$f.sprb" -- $DEC --out "$f.truth.json" --mode "$mode" $FID_ARGS \
+		>"$f.out" 2>"$f.record.err"
+	echo "record exit $?" >>"$f.record.err"
+	"$SP" report --json "$f.sprb" >"$f.report.json" 2>"$f.report.err"
+	"$SP" report "$f.sprb" >"$f.report.txt" 2>>"$f.report.err"
+	say "-- $mode: $(cat "$f.record.err" "$f.out" | grep '^gpu_decoder' | head -1)"
+	$CHECK "$f.truth.json" "$f.report.json" >"$f.check.txt" 2>&1
+	echo "check exit $?" >>"$f.check.txt"
+	tee -a "$S" <"$f.check.txt"
+	grep -v '^libbpf\|^gpu_decoder' "$f.record.err" | grep -i 'gpu\|cupti' | head -5 |
+		sed 's/^/record: /' | tee -a "$S"
+done
+rm -f "$W"/warm-*.truth.json
+pack fidelity
+
+# (b) bad input: one line from specprobe, the program unharmed, the report host-only
+B=$OUT/bad
+mkdir -p "$B"
+say "== (b) bad input"
+bad() {	# $1 name, $2 host-only or either, $3 record's options, then the decoder's
+	local name=$1 expect=$2 opts=$3
+	shift 3
+	local f=$B/$name
+	"$SP" record --gpu $opts -o "$f.sprb" -- $DEC --out "$f.truth.json" $AB_ARGS \
+		--cycles 100 "$@" >"$f.out" 2>"$f.record.err"
+	local rc=$?
+	"$SP" report --json "$f.sprb" >"$f.report.json" 2>"$f.report.err"
+	"$SP" report "$f.sprb" >"$f.report.txt" 2>>"$f.report.err"
+	say "-- $name: record exit $rc; the decoder $( [ -s "$f.truth.json" ] &&
+		echo "finished and wrote its truth" || echo "wrote NO truth")"
+	grep -v '^libbpf\|^gpu_decoder' "$f.record.err" | grep -i 'gpu\|cupti\|profil' | head -5 |
+		sed 's/^/   stderr: /' | tee -a "$S"
+	local pre="   "
+	[ "$expect" = either ] && pre="   (host-only or not, either may be right) "
+	[ -s "$f.truth.json" ] && $CHECK --host-only "$f.report.json" "$f.truth.json" 2>&1 |
+		sed "s/^/$pre/" | tee -a "$S"
+	if [ -e "$f.table.txt" ]; then	# the profiler's own view: did it see GPU work?
+		say "   torch.profiler's table: $(grep -c 'triton_\|gemm\|Memcpy\|Memset' \
+			"$f.table.txt") rows of GPU work"
+	fi
+}
+bad profiler-early host-only "" --profiler early --profile-table "$B/profiler-early.table.txt"
+bad profiler-late either "" --profiler late --profile-table "$B/profiler-late.table.txt"
+bad no-cupti host-only "--cupti /nonexistent"
+pack bad
+
+# (c) cost: fresh processes, the arms' order rotated from round to round
+A=$OUT/ab
+mkdir -p "$A"
+arms=(untraced record record_gpu)
+say "== (c) cost: $ROUNDS rounds of ${arms[*]}, each a fresh gpu_decoder.py $AB_ARGS --cycles $AB_CYCLES"
+: >"$A/rounds.jsonl"
+ab_start=$SECONDS
+slot=0
+for r in $(seq 0 $((ROUNDS - 1))); do
+	# stop before a round that would end past DURATION, keeping 40 s for the reports
+	if [ "$r" -gt 0 ] && [ $((SECONDS - started + (SECONDS - ab_start) / r + 40)) -gt "$DURATION" ]; then
+		say "DURATION $DURATION s: $r of $ROUNDS rounds"
+		break
+	fi
+	for k in 0 1 2; do
+		arm=${arms[(k + r) % 3]}
+		base=$A/$slot-$arm
+		truth=$base.truth.json
+		case $arm in
+		untraced) $DEC --out "$truth" $AB_ARGS --cycles "$AB_CYCLES" >"$base.out" 2>&1 ;;
+		record) "$SP" record -o "$base.sprb" -- $DEC --out "$truth" $AB_ARGS \
+			--cycles "$AB_CYCLES" >"$base.out" 2>"$base.err" ;;
+		record_gpu) "$SP" record --gpu -o "$base.sprb" -- $DEC --out "$truth" $AB_ARGS \
+			--cycles "$AB_CYCLES" >"$base.out" 2>"$base.err" ;;
+		esac
+		echo "exit $?" >>"$base.out"
+		report=
+		[ "$arm" != untraced ] && report=$base.report.json
+		printf '{"round":%d,"slot":%d,"arm":"%s","truth":"%s","report":"%s"}\n' \
+			"$r" "$slot" "$arm" "$truth" "$report" >>"$A/rounds.jsonl"
+		slot=$((slot + 1))
+	done
+	echo "round $((r + 1)) of $ROUNDS done at $((SECONDS - started)) s"
+	python3 "$TOP/tools/gpu/ab_stats.py" "$A" >"$OUT/ab.txt" 2>&1	# a run cut short keeps these
+done
+n=0
+for rec in "$A"/*.sprb; do	# after the rounds, eight at a time; the reports keep what counts
+	[ -e "$rec" ] || continue
+	base=${rec%.sprb}
+	{ "$SP" report --json "$rec" >"$base.report.json" 2>>"$base.err"; rm -f "$rec"; } &
+	n=$((n + 1))
+	[ $((n % 8)) -eq 0 ] && wait
+done
+wait
+python3 "$TOP/tools/gpu/ab_stats.py" "$A" >"$OUT/ab.txt" 2>&1
+tee -a "$S" <"$OUT/ab.txt"
+cp "$OUT/ab.txt" "$A/"
+pack ab
+[ -n "$own_cache" ] && [ -z "${KEEP_CACHE:-}" ] && rm -rf "$own_cache"
+say "run_gpu.sh: $((SECONDS - started)) s"
