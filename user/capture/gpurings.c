@@ -105,7 +105,7 @@ static int set_env(struct gpu_rings *g, const char *cupti)
 		char *abs = realpath(cupti, NULL);
 
 		if (!abs) {
-			log_error("--cupti %s: %s", cupti, strerror(errno));
+			log_error("--cupti %s: %s\n", cupti, strerror(errno));
 			return -1;
 		}
 		if (asprintf(&g->env_cupti, GPUSHM_ENV_CUPTI "=%s", abs) < 0)
@@ -126,17 +126,17 @@ struct gpu_rings *gpu_rings__create(const char *cupti, const char *user)
 
 	if (getenv("CUDA_INJECTION64_PATH")) {
 		log_error("--gpu: CUDA_INJECTION64_PATH is set already (another tool's agent): "
-			  "unset it, or trace without --gpu");
+			  "unset it, or trace without --gpu\n");
 		return NULL;
 	}
 	g = calloc(1, sizeof(*g));
 	if (!g) {
-		log_error("--gpu: out of memory");
+		log_error("--gpu: out of memory\n");
 		return NULL;
 	}
 	snprintf(g->dir, sizeof(g->dir), DIR_TEMPLATE);
 	if (!mkdtemp(g->dir)) {
-		log_error("--gpu: making a folder in /dev/shm: %s", strerror(errno));
+		log_error("--gpu: making a folder in /dev/shm: %s\n", strerror(errno));
 		free(g);
 		return NULL;
 	}
@@ -144,9 +144,9 @@ struct gpu_rings *gpu_rings__create(const char *cupti, const char *user)
 	snprintf(live_agent, sizeof(live_agent), "%s/" GPUSHM_AGENT_FILE, g->dir);
 	ret = write_agent(live_agent);
 	if (ret)
-		log_error("--gpu: writing the agent into %s: %s", g->dir, strerror(-ret));
+		log_error("--gpu: writing the agent into %s: %s\n", g->dir, strerror(-ret));
 	else if ((ret = give_to(g, user)))
-		log_error("--gpu: giving %s to %s: %s", g->dir, user, strerror(-ret));
+		log_error("--gpu: giving %s to %s: %s\n", g->dir, user, strerror(-ret));
 	if (ret || set_env(g, cupti)) {
 		gpu_rings__free(g);
 		return NULL;
@@ -221,7 +221,7 @@ static void find_rings(struct gpu_rings *g)
 		if (ret)
 			unlink(path);
 		if (ret < 0)
-			log_warn("--gpu: %s is no ring an agent made: ignored", path);
+			log_warn("--gpu: %s is no ring an agent made: ignored\n", path);
 	}
 	if (d)
 		closedir(d);
@@ -255,27 +255,27 @@ static void tell_state(struct gpu_ring *r, const struct sp_gpu_state_rec *s)
 	r->told[st] = true;
 	switch (st) {
 	case SP_GPU_ON:
-		log_debug("pid %u: --gpu: CUPTI %u from %s", r->pid, s->cupti_version, s->detail);
+		log_debug("pid %u: --gpu: CUPTI %u from %s\n", r->pid, s->cupti_version, s->detail);
 		break;
 	case SP_GPU_NO_CUPTI:
 		log_warn("pid %u: --gpu: no libcupti found (%s; --cupti PATH names one); tracing "
-			 "host-only", r->pid, s->detail);
+			 "host-only\n", r->pid, s->detail);
 		break;
 	case SP_GPU_IN_USE:
 		log_warn("pid %u: --gpu: another CUPTI client (torch.profiler, Nsight) holds the "
-			 "process; tracing host-only", r->pid);
+			 "process; tracing host-only\n", r->pid);
 		break;
 	case SP_GPU_NO_GRAPH_TRACE:
 		log_warn("pid %u: --gpu: CUPTI %u has no graph-level records (%s; CUDA 11.7 on "
-			 "has them); tracing host-only", r->pid, s->cupti_version, s->detail);
+			 "has them); tracing host-only\n", r->pid, s->cupti_version, s->detail);
 		break;
 	case SP_GPU_OFF:
 		/* leaving with its process says nothing; leaving without a heartbeat does */
 		if (r->told[SP_GPU_ON] && !strstr(s->detail, "exits"))
-			log_warn("pid %u: --gpu: the agent turned off: %s", r->pid, s->detail);
+			log_warn("pid %u: --gpu: the agent turned off: %s\n", r->pid, s->detail);
 		break;
 	default:
-		log_warn("pid %u: --gpu: %s; tracing host-only", r->pid, s->detail);
+		log_warn("pid %u: --gpu: %s; tracing host-only\n", r->pid, s->detail);
 		break;
 	}
 }
@@ -298,7 +298,7 @@ static int drain(struct gpu_ring *r, session_record_fn emit, void *ctx)
 		if (size < 0 || !record_ok(&u, size)) {
 			r->broken = true;
 			log_warn("pid %u: --gpu: its ring holds a record that makes no sense: "
-				 "no more of its GPU records are read", r->pid);
+				 "no more of its GPU records are read\n", r->pid);
 			break;
 		}
 		/* a process speaks for itself only */
@@ -362,7 +362,7 @@ static void tell_losses(const struct gpu_rings *g)
 
 		if (r->last.cupti_dropped || ring)
 			log_warn("pid %u: --gpu: GPU records lost: %llu dropped by CUPTI, %llu found "
-				 "the ring full", r->pid, (unsigned long long)r->last.cupti_dropped,
+				 "the ring full\n", r->pid, (unsigned long long)r->last.cupti_dropped,
 				 (unsigned long long)ring);
 	}
 }

@@ -401,6 +401,11 @@ int decoder__feed(struct decoder *d, const void *rec, size_t size)
 	case SP_REC_PYCODE:
 	case SP_REC_OBJMAP:
 		return callstacks__feed(d->stacks, rec, size);
+	case SP_REC_GPU:
+	case SP_REC_GPU_NAME:
+	case SP_REC_GPU_STATE:
+		/* the GPU timeline's (gputime.h): no call in them, and they come late */
+		return 0;
 	case SP_REC_END:
 		d->stats.ended = true;
 		/* fall through */

@@ -1000,6 +1000,13 @@ static bool rec_size_ok(__u16 type, __u16 size)
 		return size >= sizeof(struct sp_pycode_rec) && size % 8 == 0;
 	case SP_REC_OBJMAP:
 		return size > sizeof(struct sp_objmap_rec) && size % 8 == 0;
+	case SP_REC_GPU:
+		return size == sizeof(struct sp_gpu_rec);
+	case SP_REC_GPU_NAME:
+		return size > sizeof(struct sp_gpu_name_rec) && size % 8 == 0 &&
+		       size <= sizeof(struct sp_gpu_name_rec) + SP_GPU_NAME_MAX + 8;
+	case SP_REC_GPU_STATE:
+		return size == sizeof(struct sp_gpu_state_rec);
 	default:
 		return false;
 	}
