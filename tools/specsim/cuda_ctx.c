@@ -25,10 +25,15 @@ static bool event_ok(CUevent ev)
 
 SIM_EXPORT CUresult cuInit(unsigned int flags)
 {
+	CUresult err;
+
 	SIM_FRAME();
 	if (flags)
 		return CUDA_ERROR_INVALID_VALUE;
-	return sim_init();
+	err = sim_init();
+	if (err == CUDA_SUCCESS)
+		sim_inject();
+	return err;
 }
 
 static CUresult device_check(const void *out, int dev)

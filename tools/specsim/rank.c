@@ -65,9 +65,12 @@ static int teardown_staged(struct rank_state *st)
 static void on_span(const struct specsim_gpu_span *s, void *ctx)
 {
 	truth__line("\"gpu\":\"%s\",\"stream\":%llu,\"start\":%llu,\"end\":%llu,\"exec\":%llu,"
-		    "\"kernel\":\"%s\"",
+		    "\"kernel\":\"%s\",\"tid\":%d,\"queued\":%llu,\"stream_id\":%u,"
+		    "\"correlation\":%u,\"graph_id\":%u,\"copy_kind\":%d,\"bytes\":%llu",
 		    s->kind, (unsigned long long)(uintptr_t)s->stream, s->start_ns, s->end_ns,
-		    (unsigned long long)(uintptr_t)s->exec, s->name ? s->name : "");
+		    (unsigned long long)(uintptr_t)s->exec, s->name ? s->name : "", s->tid,
+		    s->queued_ns, s->stream_id, s->correlation_id, s->graph_id, s->copy_kind,
+		    s->bytes);
 }
 
 static void int_list(char *out, size_t size, const int *v, int n)

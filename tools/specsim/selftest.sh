@@ -32,6 +32,25 @@ else
 	fail "specsim-simtest"
 fi
 
+echo "== libcupti look-alike"
+AGENT=$OUT/specsim/specsim-cupti-agent.so
+for mode in "" busy nograph drop no-timestamp; do
+	what=${mode:-records}
+	if [ "$mode" = no-timestamp ]; then
+		env CLIENT_NO_TIMESTAMP=1 CUDA_INJECTION64_PATH="$AGENT" \
+			"$OUT/specsim/specsim-cupti-client" >"$SCRATCH/cupti.out" 2>&1
+	else
+		env SPECSIM_CUPTI="$mode" CUDA_INJECTION64_PATH="$AGENT" \
+			"$OUT/specsim/specsim-cupti-client" >"$SCRATCH/cupti.out" 2>&1
+	fi && rc=0 || rc=$?
+	if [ "$rc" -eq 0 ]; then
+		pass "cupti $what: $(tail -1 "$SCRATCH/cupti.out")"
+	else
+		fail "cupti $what"
+		sed 's/^/    /' "$SCRATCH/cupti.out"
+	fi
+done
+
 # check TRUTH_PREFIX RANKS CYCLES DRAFT_GRAPHS EXTRA_LAUNCHES [PLANTED] [FREES]
 check() {
 	python3 - "$@" <<'EOF'

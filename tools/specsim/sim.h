@@ -113,6 +113,7 @@ struct specsim_exec {
 	struct sim_node *nodes;
 	size_t nr_nodes;
 	unsigned int refs;	/* the handle plus queued launches */
+	unsigned int graph_id;	/* activity id, from instantiate */
 	bool destroyed;
 };
 
@@ -126,6 +127,9 @@ struct sim_item {
 	u64 seq;
 	u64 enq_ns;
 	u64 start_ns, end_ns;		/* set by the worker */
+	unsigned int corr;		/* activity correlation id, 0 for none */
+	int tid, device;		/* who queued it, on which device */
+	int copy_kind;			/* CUPTI's memcpy kind of a copy */
 	struct sim_node node;
 	struct specsim_exec *exec;	/* a graph launch runs these nodes */
 	struct sim_node *exec_nodes;	/* snapshot: an update never races a replay */
@@ -181,6 +185,9 @@ struct sim_dev {
 	int nr_streams;
 	long long default_kernel_ns;
 	u64 next_capture_id;
+	unsigned int next_corr, next_graph_id;
+	specsim_activity_fn observe;	/* read by workers without the lock */
+	unsigned int observe_kinds;
 	struct specsim_stream *streams;
 	struct specsim_stream *legacy;
 	struct sim_copy_model copy;
@@ -217,6 +224,18 @@ void sim_run_item(struct specsim_stream *s, struct sim_item *it, bool waited);
 void sim_exec_put(struct specsim_exec *exec);
 void sim_log_span_locked(struct specsim_stream *s, const struct sim_item *it);
 long long sim_copy_ns(size_t bytes, long long gbps);
+
+/* sim_activity.c */
+static inline unsigned int sim_stream_activity_id(const struct specsim_stream *s)
+{
+	return s->legacy ? 7 : 12 + s->index;
+}
+void sim_activity_classify(struct sim_item *it);
+void sim_activity_tag_locked(struct sim_item *it);
+void sim_activity_fill_span(struct specsim_gpu_span *span, const struct specsim_stream *s,
+			    const struct sim_item *it);
+void sim_activity_emit(const struct specsim_stream *s, const struct sim_item *it);
+void sim_inject(void);
 
 /* sim_graph.c */
 int sim_graph_append(struct specsim_graph *g, const struct sim_node *nodes, size_t n);

@@ -137,6 +137,7 @@ void sim_log_span_locked(struct specsim_stream *s, const struct sim_item *it)
 		.start_ns = it->start_ns,
 		.end_ns = it->end_ns,
 	};
+	sim_activity_fill_span(span, s, it);
 }
 
 SIM_EXPORT void specsimGpuLogEnable(int on)

@@ -145,6 +145,7 @@ int sim_instantiate(CUgraphExec *out, struct specsim_graph *g)
 	}
 	x->magic = SIM_MAGIC_EXEC;
 	x->refs = 1;
+	x->graph_id = __atomic_add_fetch(&sim_dev.next_graph_id, 1, __ATOMIC_RELAXED);
 	*out = x;
 	return 0;
 }

@@ -153,6 +153,7 @@ static void *worker_main(void *arg)
 		waited = wait_deps_locked(it);
 		pthread_mutex_unlock(&sim_dev.lock);
 		sim_run_item(s, it, waited);
+		sim_activity_emit(s, it);
 		pthread_mutex_lock(&sim_dev.lock);
 		finish_locked(s, it);
 		free(it->deps);
@@ -260,6 +261,7 @@ static int enqueue_locked(struct specsim_stream *s, struct sim_item *it)
 		return err;
 	it->seq = ++s->enq_seq;
 	it->enq_ns = sim_now_ns();
+	sim_activity_tag_locked(it);
 	if (s->tail)
 		s->tail->next = it;
 	else
@@ -287,6 +289,7 @@ int sim_stream_submit(struct specsim_stream *s, const struct sim_node *node, u64
 	if (!it)
 		return CUDA_ERROR_OUT_OF_MEMORY;
 	it->node = *node;
+	sim_activity_classify(it);
 	pthread_mutex_lock(&sim_dev.lock);
 	if (s->cap) {
 		err = capture_append_locked(s->cap, node, 1);

@@ -268,10 +268,40 @@ struct specsim_gpu_span {
 	const char *name;	/* kernel name, or NULL */
 	CUgraphExec exec;	/* for kind "graph" */
 	unsigned long long start_ns, end_ns;
+	unsigned long long queued_ns;	/* when the launching call queued it */
+	int tid;			/* the launching thread */
+	unsigned int stream_id;		/* the stream's activity id (specsimActivityObserve) */
+	unsigned int correlation_id;	/* per launching call; 0 for host, free, wait */
+	unsigned int graph_id;		/* the exec's, for kind "graph" */
+	int copy_kind;			/* CUPTI's memcpy kind, for kind "copy" */
+	unsigned long long bytes;	/* for kinds "copy" and "memset" */
 };
 void specsimGpuLogEnable(int on);
 typedef void (*specsim_span_fn)(const struct specsim_gpu_span *span, void *ctx);
 size_t specsimGpuLogDrain(specsim_span_fn fn, void *ctx);
+
+/*
+ * Activity records for a CUPTI look-alike: fn gets every executed work item of
+ * the kinds in the mask when it ends, on the stream's worker, before the item
+ * counts as done (so a sync that returns has seen its items handed over).
+ * Stream ids are 7 for the legacy stream, then 13, 14, ... in creation order.
+ */
+enum specsim_activity_kind {
+	SPECSIM_ACT_KERNEL = 1 << 0,	/* eager kernels, NCCL's included */
+	SPECSIM_ACT_GRAPH = 1 << 1,	/* one per graph launch */
+	SPECSIM_ACT_COPY = 1 << 2,
+	SPECSIM_ACT_MEMSET = 1 << 3,
+};
+struct specsim_activity {
+	enum specsim_activity_kind kind;
+	const char *name;		/* kernels only */
+	unsigned int stream_id, context_id, device_id, correlation_id, graph_id;
+	int copy_kind;
+	unsigned long long bytes;
+	unsigned long long start_ns, end_ns;	/* CLOCK_MONOTONIC */
+};
+typedef void (*specsim_activity_fn)(const struct specsim_activity *act);
+void specsimActivityObserve(specsim_activity_fn fn, unsigned int kinds);
 
 /* ---- NCCL types ---- */
 typedef int ncclResult_t;
