@@ -167,13 +167,14 @@ static void put_accept_kinds(FILE *out, const struct cycle_summary *s)
 
 static void put_notes(FILE *out, const struct cycle_summary *s)
 {
-	if (s->draft_joined)
+	/* with GPU records the split is the GPU's own: the host-only caveat does not hold */
+	if (s->draft_joined && !s->gpu_cycles)
 		fprintf(out,
 			"  note: no sync between draft and verify launches in %zu of %zu cycles:\n"
 			"        the host sees their GPU work only together, in the accept sync;\n"
 			"        draft and verify spans are launch-call times: no GPU split\n",
 			s->draft_joined, s->cycles);
-	if (s->extend_joined)
+	if (s->extend_joined && !s->gpu_cycles)
 		fprintf(out,
 			"  note: no sync between extend and the next draft in %zu of %zu cycles:\n"
 			"        their GPU work, too, is seen only together\n",
@@ -215,6 +216,12 @@ static void put_gpu_breakdown(FILE *out, const struct cycle_summary *s)
 	put_notes(out, s);
 }
 
+/* Figures of tens of ms read with one decimal; a fast loop's need more. */
+static int gpu_ms_digits(double ns)
+{
+	return ns >= 10e6 ? 1 : ns >= 1e6 ? 2 : 3;
+}
+
 /* --gpu: the answer first, in GPU time, and what kept the timeline from being whole. */
 static void put_gpu_lead(FILE *out, const struct model_view *v, const struct cycle_summary *s)
 {
@@ -223,14 +230,23 @@ static void put_gpu_lead(FILE *out, const struct model_view *v, const struct cyc
 
 	if (!st)
 		return;
-	if (s->gpu_cycles && win > 0)
-		fprintf(out, "\nGPU: verify %.1f ms GPU (%.0f %%), draft %.1f ms (%.0f %%), GPU idle "
-			     "%.1f ms a cycle, %.1f ms of it after %.1f flagged syncs\n",
+	if (s->gpu_cycles && win > 0) {
+		fprintf(out, "\nGPU: verify %.*f ms GPU (%.0f %%), draft %.*f ms (%.0f %%), GPU idle "
+			     "%.*f ms a cycle",
+			gpu_ms_digits(s->phase[PHASE_VERIFY].gpu_busy_ns),
 			ms(s->phase[PHASE_VERIFY].gpu_busy_ns),
 			100 * s->phase[PHASE_VERIFY].gpu_busy_ns / win,
+			gpu_ms_digits(s->phase[PHASE_DRAFT].gpu_busy_ns),
 			ms(s->phase[PHASE_DRAFT].gpu_busy_ns),
-			100 * s->phase[PHASE_DRAFT].gpu_busy_ns / win, ms(s->gpu_idle_ns),
-			ms(s->gpu_idle_flagged_ns), s->gpu_flagged_syncs);
+			100 * s->phase[PHASE_DRAFT].gpu_busy_ns / win, gpu_ms_digits(s->gpu_idle_ns),
+			ms(s->gpu_idle_ns));
+		if (s->gpu_flagged_syncs > 0)
+			fprintf(out, ", %.*f ms of it after %.*f flagged sync%s",
+				gpu_ms_digits(s->gpu_idle_flagged_ns), ms(s->gpu_idle_flagged_ns),
+				s->gpu_flagged_syncs == (long)s->gpu_flagged_syncs ? 0 : 1,
+				s->gpu_flagged_syncs, s->gpu_flagged_syncs == 1 ? "" : "s");
+		fputc('\n', out);
+	}
 	else
 		fputs("\nGPU: no cycle had every launch matched to its execution\n", out);
 	for (__u32 i = 0; i < st->nr_agents; i++) {
