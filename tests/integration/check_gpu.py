@@ -82,6 +82,46 @@ def truth_files(paths):
     return files
 
 
+LAUNCHES = ("cuLaunchKernel", "cuLaunchKernelEx", "cuGraphLaunch")
+
+
+def ref_of(call):
+    return {"name": call["name"], "edge": "entry", "before": call["before"],
+            "after": call["after"]}
+
+
+def torch_starts(bounds, by_tid):
+    """--torch: a cycle starts at its first draft step's position kernel, made after the
+    last sync of the iteration before (torch.c), not at the step's graph launch."""
+    for i, b in enumerate(bounds):
+        calls = [c for c in by_tid.get(b["tid"], []) if c.get("depth", 0) == 0]
+        before = [c for c in calls if c["before"] < b["start"]["before"]]
+        syncs = [c for c in before if "Synchronize" in c["name"]]
+        after = syncs[-1]["after"] if syncs else 0
+        first = next((c for c in before if c["before"] >= after and c["name"] in LAUNCHES),
+                     None)
+        if first is None:
+            continue
+        old, new = b["start"]["before"], ref_of(first)
+        b["start"] = b["phases"]["draft"]["start"] = new
+        if i:
+            prev = bounds[i - 1]
+            if prev["end"]["before"] == old:
+                prev["end"] = new
+            for ph in prev["phases"].values():
+                if ph.get("end") and ph["end"]["before"] == old:
+                    ph["end"] = new
+    # with no extend launch the report ends the last cycle at its accept sync's return
+    if bounds:
+        last = bounds[-1]
+        verify = last["phases"]["verify"]["start"]["before"]
+        calls = [c for c in by_tid.get(last["tid"], []) if c.get("depth", 0) == 0]
+        accept = next((c for c in calls if c["before"] > verify and "Synchronize" in c["name"]),
+                      None)
+        if accept:
+            last["end"] = dict(ref_of(accept), edge="return")
+
+
 def load_rank(lines):
     calls = [l for l in lines if "before" in l and "name" in l]
     summary = next((l for l in lines if l.get("summary")), None)
@@ -92,6 +132,8 @@ def load_rank(lines):
     by_tid = {}
     for c in calls:
         by_tid.setdefault(c["tid"], []).append(c)
+    if summary.get("torch"):
+        torch_starts(bounds, by_tid)
     for x in execs:
         brackets = [c for c in by_tid.get(x["tid"], []) if c["before"] <= x["queued"] <= c["after"]]
         top = [c for c in brackets if c.get("depth", 0) == 0]
