@@ -1,18 +1,22 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
-"""Paired tokens/s ratios of gpu_ab.sh's arms, with 95 % bootstrap intervals.
+"""Paired tokens/s ratios of gpu_ab.sh's (or run_gpu.sh's) arms, with 95 % bootstrap intervals.
 
-  ab_stats.py DIR        reads DIR/rounds.jsonl, writes the summary to stdout
+  ab_stats.py DIR [DIR...]   reads each DIR/rounds.jsonl, writes the summary to stdout
+                             (and DIR/ab.json of the first DIR)
 
-rounds.jsonl has one line per slot: {"round", "arm", "truth", "report"} (paths; report
-only for traced arms). Within a round every arm ran once, in an order rotated from
-round to round; the ratio arm / untraced is taken per round, so slow phases of the
-machine cancel, and the rounds are resampled (10 000 times) for the interval.
+rounds.jsonl has one line per slot: {"round", "arm", "truth", "report"} (paths, relative
+ones to DIR; report only for traced arms). The rounds of several DIRs (runs of the same
+arms, e.g. on one machine in two calls) are pooled, each run's rounds kept apart.
+Within a round every arm ran once, in an order rotated from round to round; the ratio
+arm / untraced is taken per round, so slow phases of the machine cancel, and the rounds
+are resampled (10 000 times) for the interval.
 Where the truth has each cycle's time (cycle_ns), the same ratios are also taken of
 each round's median cycle rate, which a few stalled cycles do not move, with the share
 of cycles that took over twice the round's median (stalls) per arm.
 """
 import json
+import os
 import random
 import statistics
 import sys
@@ -67,9 +71,27 @@ def print_median_ratios(arms, rounds, med):
               f"{statistics.stdev(ratios):.4f} | {share} |")
 
 
+def read_slots(dirs):
+    """Every slot of the runs in dirs, a round named (run, round)."""
+    slots = []
+    for run, d in enumerate(dirs):
+        with open(f"{d}/rounds.jsonl") as f:
+            for line in f:
+                s = json.loads(line)
+                s["round"] = (run, s["round"])
+                for key in ("truth", "report", "flips"):
+                    if s.get(key):
+                        s[key] = os.path.join(d, s[key])
+                slots.append(s)
+    return slots
+
+
 def main():
+    if len(sys.argv) < 2:
+        print("usage: ab_stats.py DIR [DIR...]", file=sys.stderr)
+        return 2
     d = sys.argv[1]
-    slots = [json.loads(l) for l in open(f"{d}/rounds.jsonl")]
+    slots = read_slots(sys.argv[1:])
     tps, cost, med = {}, {}, {}
     for s in slots:
         try:

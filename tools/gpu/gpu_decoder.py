@@ -14,17 +14,23 @@ One cycle, as specprobe's phases read it:
   extend   one replay that runs the draft model's blocks over the verified tokens to
            refresh a running draft state and hands the next draft its token and position
            (after the copies of verify's result that the next cycle's graphs read)
-Nothing blocks between draft and verify (--mode split puts a stream sync there), nor
-between extend and the next draft.
+Nothing blocks between draft and verify, nor between extend and the next draft.
+--mode split puts a stream sync between draft and verify, then a spin kernel
+(--spin-cycles, about 0.2 ms) that keeps the stream busy while the host launches verify;
+the spin is eager work after the last draft step, so it counts in the draft, for the
+events and for specprobe alike.
 
 Truth: CUDA events (enable_timing) recorded on the current stream right before and after
 draft, verify and extend in every cycle, never waited on inside the loop; all are read
 after the last cycle. An event's time is when the stream reached it, so each phase's
-figure runs from its first work's start to its last work's end, the GPU span. TRUTH.json
-holds per timed cycle: draft, verify and extend ms and the cycle's ms from the events
-(one draft start to the next), the host's wall time of the cycle, where it began and
-where its accept returned (CLOCK_MONOTONIC, to line cycles up with a recording), and
-tokens/s over the timed cycles after the warm-up ones.
+figure runs from its first work's start to its last work's end, the GPU span, where the
+stream was busy when the host recorded the first event; where it was idle (extend starts
+after the accept sync), the span gains the launch of the first work (the copies of
+verify's result, some 0.02 ms). TRUTH.json holds per timed cycle: draft, verify and
+extend ms and the cycle's ms from the events (one draft start to the next), the host's
+wall time of the cycle, where it began and where its accept returned (CLOCK_MONOTONIC, to
+line cycles up with a recording), and tokens/s over the timed cycles after the warm-up
+ones.
 --profiler early starts torch.profiler (CUPTI) before the program's first CUDA work, late
 around the timed cycles; --profile-table FILE writes its per-call counts.
 """
@@ -89,9 +95,11 @@ class Decoder:
         for _ in range(k):
             tok, pos = self.draft(tok, pos)
             toks.append(tok)
-        ev[1].record()
         if self.args.mode == "split":
             torch.cuda.current_stream().synchronize()
+            if self.args.spin_cycles and hasattr(torch.cuda, "_sleep"):
+                torch.cuda._sleep(self.args.spin_cycles)
+        ev[1].record()
         res = self.verify(self.pos, *toks)
         ev[2].record()
         n = int(res[k + 1].item())  # the accept sync
@@ -163,6 +171,8 @@ def run(torch, args, prof):
     timed = range(args.warmup, total)
     truth = {
         "program": "gpu_decoder", "pid": os.getpid(), "mode": args.mode, "k": args.k,
+        "spin_cycles": args.spin_cycles if args.mode == "split" and
+        hasattr(torch.cuda, "_sleep") else 0,
         "sizes": {"hidden": args.hidden, "layers": args.layers, "vocab": args.vocab,
                   "draft_hidden": args.draft_hidden, "draft_layers": args.draft_layers},
         "warmup": args.warmup, "cycles": args.cycles, "tokens": tokens,
@@ -195,6 +205,8 @@ def main():
     ap.add_argument("--warmup", type=int, default=10, help="cycles before the timed ones")
     ap.add_argument("--mode", choices=("joined", "split"), default="joined",
                     help="split: a stream sync between draft and verify")
+    ap.add_argument("--spin-cycles", type=int, default=400000,
+                    help="split: GPU clock cycles of the spin after the sync (0: none)")
     ap.add_argument("--profiler", choices=("off", "early", "late"), default="off")
     ap.add_argument("--profile-table", help="the profiler's per-call counts, to this file")
     add_model_args(ap)

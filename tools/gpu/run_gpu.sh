@@ -13,8 +13,9 @@
 #      of the timed cycles after warm-up, paired ratio to the same round's untraced one
 #      with a 95 % bootstrap interval (tools/gpu/ab_stats.py).
 #   tools/gpu/run_gpu.sh OUTDIR        (root; specprobe-static built)
-# Environment: SPECPROBE (default ./specprobe-static), DURATION (seconds the whole run may
-# take, 480 by default: no round starts that would end past it), ROUNDS (20), FID_ARGS
+# Environment: SPECPROBE (default ./specprobe-static), PARTS (which of fidelity, bad, ab to
+# run; all by default), DURATION (seconds the whole run may take, 480 by default: no
+# round starts that would end past it), ROUNDS (20), FID_ARGS
 # (the decoder's options for (a): default sizes, 1000 timed cycles), AB_ARGS (for (b) and
 # (c): a small model so start-up stays short), AB_CYCLES (timed cycles a round, 400),
 # DECODER (default: python3 tools/gpu/gpu_decoder.py; another program that takes its
@@ -22,6 +23,9 @@
 # The inductor cache is kept in OUTDIR/cache across all runs (removed at the end unless
 # KEEP_CACHE=1), so only the first start compiles. What comes back is OUTDIR/summary.txt,
 # OUTDIR/ab.txt and one archive per part (fidelity.tar.xz, bad.tar.xz, ab.tar.xz).
+# A round costs three process start-ups (about 10 s each to the first timed cycle, warm
+# cache, H100), so 20 rounds take some 11 minutes: run the A/B alone (PARTS=ab) in two
+# calls and pool them, `tools/gpu/ab_stats.py ab-1 ab-2` over the unpacked ab folders.
 set -u
 TOP=$(cd "$(dirname "$0")/../.." && pwd)
 OUT=${1:?usage: run_gpu.sh OUTDIR}
@@ -31,6 +35,8 @@ ROUNDS=${ROUNDS:-20}
 FID_ARGS=${FID_ARGS:---cycles 1000 --warmup 10}
 AB_ARGS=${AB_ARGS:---hidden 1024 --layers 4 --draft-hidden 1024 --draft-layers 2 --k 4 --warmup 5}
 AB_CYCLES=${AB_CYCLES:-400}
+PARTS=${PARTS:-fidelity,bad,ab}
+part() { [[ ",$PARTS," == *",$1,"* ]]; }
 DEC=${DECODER:-python3 $TOP/tools/gpu/gpu_decoder.py}
 CHECK="python3 $TOP/tools/gpu/check_gpu_timeline.py"
 mkdir -p "$OUT"
@@ -61,17 +67,19 @@ pack() {	# $1 part: its folder becomes one archive, so few files come back
 # The first start of each configuration compiles; later ones read the cache. Untraced,
 # with inductor's compile workers; every measured run after it compiles nothing and
 # starts no workers.
-W=$OUT/fidelity
-mkdir -p "$W"
-$DEC --out "$W/warm-fid.truth.json" $FID_ARGS --cycles 20 >"$W/warm-fid.out" 2>&1 &
-$DEC --out "$W/warm-ab.truth.json" $AB_ARGS --cycles 20 >"$W/warm-ab.out" 2>&1
+C=$(mktemp -d /tmp/run_gpu.XXXXXX)
+part fidelity && $DEC --out "$C/fid.json" $FID_ARGS --cycles 20 >"$C/fid.out" 2>&1 &
+$DEC --out "$C/ab.json" $AB_ARGS --cycles 20 >"$C/ab.out" 2>&1
 wait
-cat "$W/warm-fid.out" "$W/warm-ab.out" | grep '^gpu_decoder' | sed 's/^/first start: /' | tee -a "$S"
+cat "$C"/*.out | grep '^gpu_decoder' | sed 's/^/first start: /' | tee -a "$S"
+rm -rf "$C"
 export TORCHINDUCTOR_COMPILE_THREADS=1
 
 # (a) fidelity
-say "== (a) fidelity: record --gpu -- gpu_decoder.py $FID_ARGS"
+W=$OUT/fidelity
+part fidelity && mkdir -p "$W" && say "== (a) fidelity: record --gpu -- gpu_decoder.py $FID_ARGS"
 for mode in joined split; do
+	part fidelity || break
 	f=$W/$mode
 	"$SP" record --gpu -o "$f.sprb" -- $DEC --out "$f.truth.json" --mode "$mode" $FID_ARGS \
 		>"$f.out" 2>"$f.record.err"
@@ -85,13 +93,11 @@ for mode in joined split; do
 	grep -v '^libbpf\|^gpu_decoder' "$f.record.err" | grep -i 'gpu\|cupti' | head -5 |
 		sed 's/^/record: /' | tee -a "$S"
 done
-rm -f "$W"/warm-*.truth.json
-pack fidelity
+part fidelity && pack fidelity
 
 # (b) bad input: one line from specprobe, the program unharmed, the report host-only
 B=$OUT/bad
-mkdir -p "$B"
-say "== (b) bad input"
+part bad && mkdir -p "$B" && say "== (b) bad input"
 bad() {	# $1 name, $2 host-only or either, $3 record's options, then the decoder's
 	local name=$1 expect=$2 opts=$3
 	shift 3
@@ -114,22 +120,26 @@ bad() {	# $1 name, $2 host-only or either, $3 record's options, then the decoder
 			"$f.table.txt") rows of GPU work"
 	fi
 }
-bad profiler-early host-only "" --profiler early --profile-table "$B/profiler-early.table.txt"
-bad profiler-late either "" --profiler late --profile-table "$B/profiler-late.table.txt"
-bad no-cupti host-only "--cupti /nonexistent"
-pack bad
+if part bad; then
+	bad profiler-early host-only "" --profiler early --profile-table "$B/profiler-early.table.txt"
+	bad profiler-late either "" --profiler late --profile-table "$B/profiler-late.table.txt"
+	bad no-cupti host-only "--cupti /nonexistent"
+	pack bad
+fi
+part ab || { say "run_gpu.sh: $((SECONDS - started)) s"; exit 0; }
 
 # (c) cost: fresh processes, the arms' order rotated from round to round
 A=$OUT/ab
 mkdir -p "$A"
 arms=(untraced record record_gpu)
-say "== (c) cost: $ROUNDS rounds of ${arms[*]}, each a fresh gpu_decoder.py $AB_ARGS --cycles $AB_CYCLES"
+say "== (c) cost: $ROUNDS rounds of ${arms[*]}, each a fresh decoder: $AB_ARGS --cycles $AB_CYCLES"
 : >"$A/rounds.jsonl"
 ab_start=$SECONDS
 slot=0
 for r in $(seq 0 $((ROUNDS - 1))); do
 	# stop before a round that would end past DURATION, keeping 40 s for the reports
-	if [ "$r" -gt 0 ] && [ $((SECONDS - started + (SECONDS - ab_start) / r + 40)) -gt "$DURATION" ]; then
+	if [ "$r" -gt 0 ] &&
+	   [ $((SECONDS - started + (SECONDS - ab_start) / r + 40)) -gt "$DURATION" ]; then
 		say "DURATION $DURATION s: $r of $ROUNDS rounds"
 		break
 	fi
@@ -148,11 +158,12 @@ for r in $(seq 0 $((ROUNDS - 1))); do
 		report=
 		[ "$arm" != untraced ] && report=$base.report.json
 		printf '{"round":%d,"slot":%d,"arm":"%s","truth":"%s","report":"%s"}\n' \
-			"$r" "$slot" "$arm" "$truth" "$report" >>"$A/rounds.jsonl"
+			"$r" "$slot" "$arm" "${truth#"$A"/}" "${report#"$A"/}" >>"$A/rounds.jsonl"
 		slot=$((slot + 1))
 	done
 	echo "round $((r + 1)) of $ROUNDS done at $((SECONDS - started)) s"
-	python3 "$TOP/tools/gpu/ab_stats.py" "$A" >"$OUT/ab.txt" 2>&1	# a run cut short keeps these
+	# a run cut short keeps these
+	python3 "$TOP/tools/gpu/ab_stats.py" "$A" >"$OUT/ab.txt" 2>&1
 done
 n=0
 for rec in "$A"/*.sprb; do	# after the rounds, eight at a time; the reports keep what counts
