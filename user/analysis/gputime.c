@@ -543,10 +543,10 @@ int gputime__advance(struct gputime *g, __u64 last_ts, bool final, gpu_exec_fn f
 
 	for (size_t i = 0; i < g->nr_procs && !ret; i++) {
 		struct gpu_proc *p = g->procs[i];
-		bool gpu = p->has_agent || p->nr_segs || p->nr_held;
+		bool gpu = (p->has_agent && p->agent.records) || p->nr_segs || p->nr_held;
 
 		ret = advance_proc(g, p, last_ts, final, fn, ctx);
-		/* calls of a process no agent speaks for are no unmatched calls */
+		/* calls of a process no agent reported for are no unmatched calls */
 		if (!gpu)
 			g->stats.unmatched_calls = before;
 		before = g->stats.unmatched_calls;

@@ -247,8 +247,10 @@ static void put_gpu_lead(FILE *out, const struct model_view *v, const struct cyc
 				s->gpu_flagged_syncs, s->gpu_flagged_syncs == 1 ? "" : "s");
 		fputc('\n', out);
 	}
-	else
+	else if (st->records)
 		fputs("\nGPU: no cycle had every launch matched to its execution\n", out);
+	else
+		fputs("\nGPU: no GPU records: host-only\n", out);
 	for (__u32 i = 0; i < st->nr_agents; i++) {
 		const struct gpu_agent *a = &st->agents[i];
 

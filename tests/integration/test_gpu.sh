@@ -1,0 +1,166 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+# --gpu on the simulated server (docs/gpu-timeline.md): the activity agent goes in through
+# CUDA_INJECTION64_PATH, specsim's look-alike libcupti reports the simulator's own GPU
+# timeline, and every GPU figure of the report (phase start, end and busy per cycle, GPU
+# idle per cycle, GPU idle caused per flagged sync, executions matched) equals the truth to
+# the nanosecond: graph and eager drafts, --torch, planted syncs, 2 ranks, recorded and
+# live. The agent adds no call: the same run traced with and without --gpu makes the same
+# calls. Bad input: one line each, a host-only report, the target unharmed.
+source "$(dirname "$0")/lib.sh"
+CHECK=$TOP/tests/integration/check_gpu.py
+
+if [ ! -e "$TOP/.output/specsim/libcupti.so" ]; then
+	echo "test_gpu: specsim has no look-alike libcupti"
+	finish
+	exit
+fi
+
+# calls per process and syncs of a report, the same for the same run with or without --gpu
+call_counts() {
+	python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+print(sorted(p["calls"] for p in d["processes"]), d["sync_calls"], d["flagged_syncs"])' "$1"
+}
+
+# exact NAME ARGS...: record --gpu a whole run, check every GPU figure against the truth
+exact() {
+	local name=$1 dir="$SCRATCH/$1"
+	shift
+	mkdir -p "$dir"
+	if ! "$SPECPROBE" record --gpu -o "$dir/rec.sprb" -- "$SERVER" -q --ground-truth \
+		"$dir/gt" "$@" >"$dir/out" 2>"$dir/rec.err"; then
+		fail "$name: record --gpu failed: $(grep -v '^libbpf' "$dir/rec.err" | head -1)"
+		return
+	fi
+	"$SPECPROBE" report --json "$dir/rec.sprb" >"$dir/report.json" 2>"$dir/report.err"
+	if python3 "$CHECK" "$dir"/gt.rank* "$dir/report.json" >"$dir/check.out" 2>&1; then
+		pass "$name: GPU figures equal the truth ($(tail -1 "$dir/check.out" | sed 's/^ *//'))"
+	else
+		head -20 "$dir/check.out"
+		fail "$name: GPU figures differ from the truth ($dir)"
+		trap - EXIT
+	fi
+}
+
+exact graphs --cycles 60 --plant ctx@draft-verify/5 --plant pageable-copy@accept/3
+exact eager-drafts --cycles 60 --draft-mode eager --plant ctx@draft-verify/4
+exact torch --cycles 60 --torch -k 5 --plant side-stream/2 --plant pageable-copy/3
+exact ranks --cycles 60 --ranks 2 --verify-pieces 2
+
+# the text report leads with the answer, in GPU time
+dir=$SCRATCH/graphs
+"$SPECPROBE" report "$dir/rec.sprb" >"$dir/report.txt" 2>&1
+lead=$(sed -n '/^GPU: /{p;q}' "$dir/report.txt")
+if [[ "$lead" =~ ^GPU:\ verify\ [0-9.]+\ ms\ GPU\ \([0-9]+\ %\),\ draft\ .*GPU\ idle\ .*after ]] &&
+	[ "$(grep -n '^GPU: ' "$dir/report.txt" | cut -d: -f1)" -lt "$(grep -n '^Flagged syncs' \
+		"$dir/report.txt" | cut -d: -f1)" ]; then
+	pass "text report leads with the GPU answer: $lead"
+else
+	fail "text report: no GPU lead line before the flagged syncs ($lead)"
+fi
+
+# live: report --gpu -- CMD reads the agents' rings through the same pipeline
+dir=$SCRATCH/live
+mkdir -p "$dir"
+"$SPECPROBE" report --gpu --json -- "$SERVER" -q --ground-truth "$dir/gt" --cycles 60 \
+	--plant ctx@draft-verify/5 >"$dir/report.json" 2>"$dir/report.err"
+if python3 "$CHECK" "$dir"/gt.rank* "$dir/report.json" >"$dir/check.out" 2>&1; then
+	pass "live report --gpu: GPU figures equal the truth ($(tail -1 "$dir/check.out" |
+		sed 's/^ *//'))"
+else
+	head -20 "$dir/check.out"
+	fail "live report --gpu: GPU figures differ from the truth"
+fi
+
+# no call added: the same run recorded without --gpu makes the same calls and syncs
+dir=$SCRATCH/plain
+mkdir -p "$dir"
+"$SPECPROBE" record -o "$dir/rec.sprb" -- "$SERVER" -q --cycles 60 --plant ctx@draft-verify/5 \
+	--plant pageable-copy@accept/3 >/dev/null 2>&1
+"$SPECPROBE" report --json "$dir/rec.sprb" >"$dir/report.json" 2>/dev/null
+with=$(call_counts "$SCRATCH/graphs/report.json")
+without=$(call_counts "$dir/report.json")
+if [ -n "$with" ] && [ "$with" = "$without" ]; then
+	pass "--gpu adds no call: calls, syncs and flagged syncs $with with and without it"
+else
+	fail "--gpu changed the calls: $with with it, $without without"
+fi
+if python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); sys.exit(d["gpu"] is not None or
+	d["summary"]["gpu"] is not None or any(c["gpu"] is not None for c in d["cycles"]))' \
+	"$dir/report.json" && ! "$SPECPROBE" report "$dir/rec.sprb" 2>&1 | grep -q '^GPU'; then
+	pass "without --gpu: no GPU figures, no GPU line"
+else
+	fail "without --gpu: GPU figures or a GPU line appeared"
+fi
+
+# bad_input NAME WANT_LINE ENV... -- SPECPROBE_OPTS...: one line, a host-only report, exit 0
+bad_input() {
+	local name=$1 want=$2 dir="$SCRATCH/bad-$1" envs=() opts=()
+	shift 2
+	while [ $# -gt 0 ] && [ "$1" != -- ]; do envs+=("$1"); shift; done
+	shift
+	opts=("$@")
+	mkdir -p "$dir"
+	env "${envs[@]}" "$SPECPROBE" record --gpu "${opts[@]}" -o "$dir/rec.sprb" -- "$SERVER" -q \
+		--ground-truth "$dir/gt" --cycles 30 >/dev/null 2>"$dir/rec.err"
+	local rc=$? lines
+	lines=$(grep -c -- "$want" "$dir/rec.err")
+	"$SPECPROBE" report --json "$dir/rec.sprb" >"$dir/report.json" 2>/dev/null
+	if [ $rc -eq 0 ] && [ "$lines" -eq 1 ] && python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+cycles = [c for c in d["cycles"] if c["pid"]]
+sys.exit(len(cycles) != 30 or any(c["gpu"] is not None for c in cycles))' "$dir/report.json" &&
+		grep -q '"summary"' "$dir/gt.rank0"; then
+		pass "$name: one line ($(grep -- "$want" "$dir/rec.err" | head -1 | cut -c1-90)...),"\
+" 30 host-only cycles, the target ran to its end"
+	else
+		fail "$name: exit $rc, $lines line(s) with '$want', or the report or target differ:"\
+" $(grep -v '^libbpf' "$dir/rec.err" | tail -2)"
+	fi
+}
+
+bad_input in-use "another CUPTI client" SPECSIM_CUPTI=busy --
+bad_input no-graph-trace "no graph-level records" SPECSIM_CUPTI=nograph --
+# (no libcupti anywhere: tests/unit/test_gpuagent.c; here a library that is none)
+bad_input not-cupti "no cuptiGetVersion in" -- --cupti /lib/x86_64-linux-gnu/libz.so.1
+
+# CUPTI's drops are counted and shown; no cycle is given wrong GPU figures for them
+dir=$SCRATCH/drop
+mkdir -p "$dir"
+SPECSIM_CUPTI=drop "$SPECPROBE" record --gpu -o "$dir/rec.sprb" -- "$SERVER" -q --ground-truth \
+	"$dir/gt" --cycles 30 >/dev/null 2>"$dir/rec.err"
+"$SPECPROBE" report --json "$dir/rec.sprb" >"$dir/report.json" 2>/dev/null
+dropped=$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1]))
+print(sum(a["cupti_dropped"] for a in d["gpu"]["agents"]))' "$dir/report.json" 2>/dev/null)
+if [ "${dropped:-0}" -gt 0 ] && grep -q "GPU records lost: $dropped dropped by CUPTI" \
+	"$dir/rec.err" && python3 "$CHECK" --allow-null "$dir"/gt.rank* "$dir/report.json" \
+	>"$dir/check.out" 2>&1; then
+	pass "CUPTI drops: $dropped counted in the report and the recorder's line, no wrong figure"
+else
+	fail "CUPTI drops: ${dropped:-none} counted, line: $(grep -c 'GPU records lost' \
+		"$dir/rec.err"), check: $(tail -1 "$dir/check.out")"
+fi
+
+# another tool's agent in the environment: --gpu refused, the command not run
+dir=$SCRATCH/injected
+mkdir -p "$dir"
+CUDA_INJECTION64_PATH=/nonexistent/agent.so "$SPECPROBE" record --gpu -o "$dir/rec.sprb" -- \
+	touch "$dir/ran" 2>"$dir/rec.err"
+rc=$?
+if [ $rc -ne 0 ] && [ ! -e "$dir/ran" ] && [ "$(grep -c 'CUDA_INJECTION64_PATH' \
+	"$dir/rec.err")" -eq 1 ]; then
+	pass "CUDA_INJECTION64_PATH set already: refused in one line, exit $rc"
+else
+	fail "CUDA_INJECTION64_PATH set already: exit $rc, $(head -1 "$dir/rec.err")"
+fi
+
+# nothing left in /dev/shm
+if ! ls -d /dev/shm/specprobe-gpu.* >/dev/null 2>&1; then
+	pass "no agent folder left in /dev/shm"
+else
+	fail "agent folders left: $(ls -d /dev/shm/specprobe-gpu.*)"
+fi
+finish
