@@ -163,4 +163,26 @@ if ! ls -d /dev/shm/specprobe-gpu.* >/dev/null 2>&1; then
 else
 	fail "agent folders left: $(ls -d /dev/shm/specprobe-gpu.*)"
 fi
+# the tracer killed mid-run: the agent's process runs on to its end, unharmed
+dir=$SCRATCH/killed
+mkdir -p "$dir"
+ls -d /dev/shm/specprobe-gpu.* >"$dir/shm.before" 2>/dev/null
+"$SPECPROBE" record --gpu -o "$dir/rec.sprb" -- "$SERVER" -q --ground-truth "$dir/gt" \
+	--ready-file "$dir/ready" --cycles 1500 >"$dir/server.out" 2>"$dir/rec.err" &
+rec=$!
+wait_file "$dir/ready"
+sleep 0.5
+kill -KILL $rec
+server=$(head -1 "$dir/ready")
+while kill -0 "$server" 2>/dev/null; do sleep 0.1; done
+if grep -q '"summary"' "$dir/gt.rank0" 2>/dev/null && grep -q '"cycles_run":1500' "$dir/gt.rank0"; then
+	pass "tracer killed mid-run: the server ran its 1500 cycles to the end"
+else
+	fail "tracer killed mid-run: the server did not finish ($(tail -1 "$dir/server.out"))"
+fi
+# a killed tracer cannot remove its folder: that one alone is left
+ls -d /dev/shm/specprobe-gpu.* 2>/dev/null | grep -vxF -f "$dir/shm.before" >"$dir/shm.left"
+[ "$(wc -l <"$dir/shm.left")" -le 1 ] || fail "killed tracer: $(wc -l <"$dir/shm.left") folders left"
+xargs -r rm -rf <"$dir/shm.left"
+
 finish
