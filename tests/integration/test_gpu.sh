@@ -16,6 +16,9 @@ if [ ! -e "$TOP/.output/specsim/libcupti.so" ]; then
 	exit
 fi
 
+# agent folders that were there before: another run's, not ours
+ls -d /dev/shm/specprobe-gpu.* >"$SCRATCH/shm.start" 2>/dev/null
+
 # calls per process and syncs of a report, the same for the same run with or without --gpu
 call_counts() {
 	python3 -c '
@@ -59,6 +62,19 @@ if [[ "$lead" =~ ^GPU:\ verify\ [0-9.]+\ ms\ GPU\ \([0-9]+\ %\),\ draft\ .*GPU\ 
 	pass "text report leads with the GPU answer: $lead"
 else
 	fail "text report: no GPU lead line before the flagged syncs ($lead)"
+fi
+
+# export: one GPU slice per execution, each graph's flow from its launch call
+"$SPECPROBE" export "$dir/rec.sprb" -o "$dir/trace.pftrace" >/dev/null 2>&1
+python3 "$TOP/tests/integration/check_perfetto.py" --counts "$dir/trace.pftrace" >"$dir/counts"
+decoded=$?
+slices=$(awk '/^track kind 0 slice/ { n += $NF } END { print n + 0 }' "$dir/counts")
+records=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["gpu"]["records"])' \
+	"$dir/report.json")
+if [ "$decoded" = 0 ] && [ "$slices" -gt 0 ] && [ "$slices" = "$records" ]; then
+	pass "export: $slices GPU slices, one per execution, flows to their launches"
+else
+	fail "export: $slices GPU slices for $records executions"
 fi
 
 # live: report --gpu -- CMD reads the agents' rings through the same pipeline
@@ -158,10 +174,11 @@ else
 fi
 
 # nothing left in /dev/shm
-if ! ls -d /dev/shm/specprobe-gpu.* >/dev/null 2>&1; then
+left=$(ls -d /dev/shm/specprobe-gpu.* 2>/dev/null | grep -vxF -f "$SCRATCH/shm.start")
+if [ -z "$left" ]; then
 	pass "no agent folder left in /dev/shm"
 else
-	fail "agent folders left: $(ls -d /dev/shm/specprobe-gpu.*)"
+	fail "agent folders left: $left"
 fi
 # the tracer killed mid-run: the agent's process runs on to its end, unharmed
 dir=$SCRATCH/killed
