@@ -189,7 +189,7 @@ ls -d /dev/shm/specprobe-gpu.* >"$dir/shm.before" 2>/dev/null
 rec=$!
 wait_file "$dir/ready"
 sleep 0.5
-kill -KILL $rec
+{ kill -KILL $rec && wait $rec; } 2>/dev/null
 server=$(head -1 "$dir/ready")
 while kill -0 "$server" 2>/dev/null; do sleep 0.1; done
 if grep -q '"summary"' "$dir/gt.rank0" 2>/dev/null && grep -q '"cycles_run":1500' "$dir/gt.rank0"; then
