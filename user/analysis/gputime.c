@@ -13,6 +13,8 @@
 
 /* A call whose execution has not come this long after the watermark never will. */
 #define GIVEUP_NS 5000000000ull
+/* calls kept per stream of a process no agent has spoken for: far more than 100 ms of launches */
+#define NO_AGENT_KEEP 8192
 
 struct call_queue {
 	__u64 handle;		/* stream key */
@@ -252,6 +254,13 @@ int gputime__call(struct gputime *g, const struct gpu_call *c)
 
 	if (!q)
 		return -ENOMEM;
+	/*
+	 * No agent has spoken for the process yet. Its agent starts at cuInit and
+	 * speaks within a flush period, so only the latest calls can still be asked
+	 * for; a host-only run must not keep every launch.
+	 */
+	if (!p->has_agent && !p->nr_segs && !p->nr_held && q->nr - q->head >= NO_AGENT_KEEP)
+		q->head = q->nr - NO_AGENT_KEEP + 1;
 	if (q->head && q->head * 2 >= q->nr) {
 		memmove(q->calls, q->calls + q->head, (q->nr - q->head) * sizeof(*q->calls));
 		q->nr -= q->head;
