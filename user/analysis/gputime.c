@@ -574,6 +574,20 @@ __u64 gputime__horizon(const struct gputime *g, __u64 last_ts)
 		any |= p->has_agent || p->nr_segs || p->nr_held;
 		if (proc_hold(p) < h)
 			h = proc_hold(p);
+		/*
+		 * CUPTI hands over a buffer only once every record in it is complete,
+		 * so an execution can come after a watermark past its end: a call
+		 * still waiting for its execution holds its cycle until it is matched
+		 * or given up.
+		 */
+		if (proc_hold(p) == ~0ull)
+			continue;
+		for (size_t j = 0; j < p->nr_queues; j++) {
+			const struct call_queue *q = p->queues[j];
+
+			if (q->head < q->nr && q->calls[q->head].ts < h)
+				h = q->calls[q->head].ts;
+		}
 	}
 	return any ? h : ~0ull;
 }

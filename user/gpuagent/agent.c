@@ -31,8 +31,12 @@
 #include "cuptiload.h"
 
 #define FLUSH_PERIOD_NS 100000000ull
-#define BUFFER_BYTES (2u << 20)	/* CUPTI's activity buffers: a small pool */
-#define MAX_BUFFERS 32
+/*
+ * CUPTI's activity buffers, a small pool: small, because CUPTI hands a buffer
+ * over only once all its records are complete, and a big one waits longer.
+ */
+#define BUFFER_BYTES (256u << 10)
+#define MAX_BUFFERS 64
 #define MAX_RING_NAMES 16	/* ring.PID, then ring.PID.1 .. after an exec kept the pid */
 
 struct kernel_name {
