@@ -1874,14 +1874,14 @@ static void owned_range(const struct thread_ctx *tc, const struct plan_thread *p
 /*
  * --gpu: an iteration's GPU figures need its executions and the next
  * iteration's first one, all handed over: it waits until the iteration after
- * the next has begun before the agents' watermark.
+ * the next has reached its verify before the agents' watermark. (Its verify:
+ * the draft parts are not found yet when this is asked.)
  */
 static size_t held_back(const struct thread_ctx *tc, size_t lo, size_t hi, __u64 hold_ns)
 {
 	size_t i = lo;
 
-	while (i < hi && i + 2 < tc->nr_iters &&
-	       tc->t->events[draft_or_verify(&tc->iters[i + 2])].ts < hold_ns)
+	while (i < hi && i + 2 < tc->nr_iters && tc->t->events[tc->iters[i + 2].vs].ts < hold_ns)
 		i++;
 	return i;
 }
