@@ -51,6 +51,9 @@ exact graphs --cycles 60 --plant ctx@draft-verify/5 --plant pageable-copy@accept
 exact eager-drafts --cycles 60 --draft-mode eager --plant ctx@draft-verify/4
 exact torch --cycles 60 --torch -k 5 --plant side-stream/2 --plant pageable-copy/3
 exact ranks --cycles 60 --ranks 2 --verify-pieces 2
+# CUPTI hands a buffer over late (only once all its records are complete, as with work
+# always in flight): records come after watermarks past their end, and cycles wait
+SPECSIM_CUPTI=late exact late-buffers --cycles 300 --plant ctx@draft-verify/5
 
 # the text report leads with the answer, in GPU time
 dir=$SCRATCH/graphs

@@ -8,7 +8,10 @@
  * SPECSIM_CUPTI=busy: another client holds CUPTI (cuptiSubscribe fails with 39);
  * nograph: a CUPTI that knows no graph-level records (enabling GRAPH_TRACE fails
  * with 21, as for any kind an older CUPTI does not know); drop: only the first
- * DROP_QUOTA records are written, later ones are dropped and counted.
+ * DROP_QUOTA records are written, later ones are dropped and counted; late: as a
+ * real CUPTI with work always in flight, a buffer is handed over only once it is
+ * LATE_NS old (or full, or flushed with CUPTI_ACTIVITY_FLAG_FLUSH_FORCED), so records
+ * come after flushes made after their work ended.
  */
 #include <pthread.h>
 #include <stdbool.h>
@@ -27,12 +30,15 @@
 #define OWN_CLOCK_OFFSET_NS (1ull << 60)
 #define FLUSH_PERIOD_NS 50000000ull
 #define DROP_QUOTA 4
+#define LATE_NS 400000000ull
+#define FLUSH_FORCED 1u
 
-enum mode { MODE_NORMAL, MODE_BUSY, MODE_NOGRAPH, MODE_DROP };
+enum mode { MODE_NORMAL, MODE_BUSY, MODE_NOGRAPH, MODE_DROP, MODE_LATE };
 
 struct buffer {
 	uint8_t *data;
 	size_t size, used, max_records, records;
+	uint64_t first_ns;		/* when its first record was written */
 	bool activity;			/* holds more than overhead records */
 	struct buffer *next;
 };
@@ -73,6 +79,8 @@ __attribute__((constructor)) static void read_mode(void)
 		cu.mode = MODE_NOGRAPH;
 	else if (!strcmp(m, "drop"))
 		cu.mode = MODE_DROP;
+	else if (!strcmp(m, "late"))
+		cu.mode = MODE_LATE;
 }
 
 static uint64_t mono_ns(void)
@@ -147,7 +155,8 @@ static void write_record(const void *rec, size_t len, bool activity)
 		if (cu.cur && fits(cu.cur, len)) {
 			memcpy(cu.cur->data + cu.cur->used, rec, len);
 			cu.cur->used += len;
-			cu.cur->records++;
+			if (!cu.cur->records++)
+				cu.cur->first_ns = mono_ns();
 			cu.cur->activity |= activity;
 			cu.written++;
 			pthread_mutex_unlock(&cu.lock);
@@ -221,6 +230,15 @@ static void deliver_locked(void)
 	}
 }
 
+/* Whether a flush hands over the buffer being filled; called with the lock. */
+static bool open_buffer_goes_locked(uint32_t flag)
+{
+	if (!cu.cur || !cu.cur->records)
+		return false;
+	return cu.mode != MODE_LATE || (flag & FLUSH_FORCED) ||
+	       mono_ns() - cu.cur->first_ns >= LATE_NS;
+}
+
 static void *flush_thread(void *arg)
 {
 	uint64_t next = mono_ns() + FLUSH_PERIOD_NS;
@@ -235,7 +253,7 @@ static void *flush_thread(void *arg)
 			pthread_cond_timedwait(&cu.wake, &cu.lock, &ts);
 		if (mono_ns() >= next) {
 			next = mono_ns() + FLUSH_PERIOD_NS;
-			if (cu.cur && cu.cur->records) {
+			if (open_buffer_goes_locked(0)) {
 				retire_locked(cu.cur);
 				cu.cur = NULL;
 			}
@@ -570,7 +588,7 @@ API cuptiActivityFlushAll(uint32_t flag)
 
 	SIM_FRAME();
 	pthread_mutex_lock(&cu.lock);
-	if (cu.cur && cu.cur->records) {
+	if (open_buffer_goes_locked(flag)) {
 		retire_locked(cu.cur);
 		cu.cur = NULL;
 	}
