@@ -12,7 +12,12 @@ CUDA_INJECTION64_PATH). From them alone, by docs/gpu-timeline.md ("What is repor
 - that call lies in a cycle and phase by the cycle_bounds lines: a boundary at a
   call's entry puts the call itself after it, one at its return before it; where
   deferred accept overlaps extend, extend wins (docs/report-json.md);
-- per phase: first start, last end, busy = the union of its executions;
+- per phase: last end, busy = the union of its executions, start = when the GPU could
+  start it: the later of the return of the thread's call before the phase's first
+  launch (among the calls the model keeps: launches, copies, syncs, frees, event
+  records, collectives) and the end of the work queued before on that launch's
+  stream, not after its first execution's start. Where that return decides, the
+  truth knows it only within the call's before/after bracket, and checks the range;
 - cycle window [first execution's start, next cycle's first start), the last cycle
   to its last end; idle = the window less the union of all the process's executions;
 - a flagged sync's gpu_idle_caused_ns: the gap of that union holding its return_ns,
@@ -63,11 +68,46 @@ def gap_at(merged, t):
     return merged[i + 1][0] - merged[i][1]
 
 
-def phase_figures(execs):
+# calls the model keeps as loop events (user/analysis/model.c), by base name
+MODEL_PREFIXES = ("cuLaunchKernel", "cuLaunchCooperativeKernel", "cuLaunchHostFunc",
+                  "cuGraphLaunch", "cuMemcpy", "cuMemset", "cuCtxSynchronize",
+                  "cuStreamSynchronize", "cuEventSynchronize", "cuMemFree", "cuEventRecord",
+                  "nccl")
+NOT_MODEL = ("cuMemFreeHost", "ncclComm", "ncclGet", "ncclGroup")
+
+
+def model_call(c):
+    base = c.get("base", c["name"])
+    return (c.get("depth", 0) == 0 and base.startswith(MODEL_PREFIXES)
+            and not base.startswith(NOT_MODEL))
+
+
+def ready_range(r, execs, first_start):
+    """[lo, hi] for a phase's start: when the GPU could start it (see the top)."""
+    x0 = min((x for x in execs if x["call"]), key=lambda x: x["call"]["before"], default=None)
+    if x0 is None:
+        return first_start, first_start
+    call = x0["call"]
+    calls = r["model_calls"].get(call["tid"], [])
+    i = bisect.bisect_left([c["before"] for c in calls], call["before"])
+    lo, hi = call["before"], call["after"]    # no call before: its own entry
+    if i > 0:
+        lo, hi = calls[i - 1]["before"], calls[i - 1]["after"]
+    earlier = [x for x in r["execs"] if x["call"] and x.get("stream") == x0.get("stream")
+               and x["call"]["tid"] == call["tid"] and x["call"]["before"] < call["before"]]
+    if earlier:
+        last = max(earlier, key=lambda x: x["call"]["before"])
+        end = max(x["end"] for x in earlier if x["call"] is last["call"])
+        lo, hi = max(lo, end), max(hi, end)
+    return min(lo, first_start), min(hi, first_start)
+
+
+def phase_figures(r, execs):
     if not execs:
-        return {"start_ns": 0, "end_ns": 0, "busy_ns": 0}
+        return {"start_ns": 0, "end_ns": 0, "busy_ns": 0, "start_range": (0, 0)}
     merged = union((x["start"], x["end"]) for x in execs)
-    return {"start_ns": min(x["start"] for x in execs), "end_ns": max(x["end"] for x in execs),
+    first = min(x["start"] for x in execs)
+    return {"start_range": ready_range(r, execs, first), "end_ns": max(x["end"] for x in execs),
             "busy_ns": sum(e - s for s, e in merged)}
 
 
@@ -138,7 +178,14 @@ def load_rank(lines):
         brackets = [c for c in by_tid.get(x["tid"], []) if c["before"] <= x["queued"] <= c["after"]]
         top = [c for c in brackets if c.get("depth", 0) == 0]
         x["call"] = (top or brackets or [None])[0]
+    model_calls = {}
+    for c in calls:
+        if model_call(c):
+            model_calls.setdefault(c["tid"], []).append(c)
+    for v in model_calls.values():
+        v.sort(key=lambda c: c["before"])
     return {"pid": summary["pid"], "rank": summary.get("rank", 0), "calls": calls,
+            "model_calls": model_calls,
             "execs": execs, "bounds": bounds,
             "timeline": union((x["start"], x["end"]) for x in execs)}
 
@@ -178,7 +225,8 @@ def expected_cycles(r):
                     by_phase[p].append(x)
                     break
         cycles.append({"index": b["cycle_bounds"], "start": b["start"], "tid": b["tid"],
-                       "execs": mine, "phases": {p: phase_figures(by_phase[p]) for p in PHASES}})
+                       "execs": mine,
+                       "phases": {p: phase_figures(r, by_phase[p]) for p in PHASES}})
     for i, cy in enumerate(cycles):
         if not cy["execs"]:
             cy["window"] = None
@@ -199,6 +247,15 @@ class Checker:
         self.compared += 1
         if got != want:
             self.failures.append(f"{what}: {got} != {want}")
+
+    def within(self, got, lohi, what):
+        lo, hi = lohi
+        if lo == hi:
+            self.same(got, lo, what)
+            return
+        self.compared += 1
+        if got is None or not lo <= got <= hi:
+            self.failures.append(f"{what}: {got} not in [{lo}, {hi}]")
 
 
 def inside(ts, ref):
@@ -247,8 +304,10 @@ def check_cycles(ck, rep, r, allow_null):
         ck.same(gpu["idle_after_flagged_ns"], caused.get((c["tid"], c["index"]), 0),
                 f"{where}: gpu.idle_after_flagged_ns")
         for p in PHASES:
-            for k in ("start_ns", "end_ns", "busy_ns"):
+            for k in ("end_ns", "busy_ns"):
                 ck.same(gpu["phases"][p][k], cy["phases"][p][k], f"{where}: gpu.{p}.{k}")
+            ck.within(gpu["phases"][p]["start_ns"], cy["phases"][p]["start_range"],
+                      f"{where}: gpu.{p}.start_ns")
 
 
 def check_totals(ck, rep, ranks, allow_null=False):
@@ -337,11 +396,11 @@ def _report():
     cyc = [{"pid": 100, "tid": 10, "index": 0, "start_ns": 1004,
             "gpu": {"start_ns": 1005, "end_ns": 3005, "idle_ns": 710, "idle_after_flagged_ns": 205,
                     "phases": {"draft": ph(1005, 1400, 395), "verify": ph(1400, 1800, 400),
-                               "accept": ph(0, 0, 0), "extend": ph(2005, 2500, 495)}}},
+                               "accept": ph(0, 0, 0), "extend": ph(1850, 2500, 495)}}},
            {"pid": 100, "tid": 10, "index": 1, "start_ns": 3002,
             "gpu": {"start_ns": 3005, "end_ns": 4000, "idle_ns": 205, "idle_after_flagged_ns": 205,
-                    "phases": {"draft": ph(3005, 3300, 295), "verify": ph(3300, 3700, 400),
-                               "accept": ph(0, 0, 0), "extend": ph(3905, 4000, 95)}}}]
+                    "phases": {"draft": ph(2500, 3300, 295), "verify": ph(3300, 3700, 400),
+                               "accept": ph(0, 0, 0), "extend": ph(3750, 4000, 95)}}}]
     syncs = [{"pid": 100, "tid": 10, "cycle": 0, "call": "cuStreamSynchronize", "ts": 1201,
               "return_ns": 1850, "flagged": True, "gpu_idle_caused_ns": 205},
              {"pid": 100, "tid": 10, "cycle": 1, "call": "cuStreamSynchronize", "ts": 3201,
@@ -362,11 +421,12 @@ def self_test():
     bad["cycles"][0]["gpu"]["phases"]["verify"]["busy_ns"] += 1
     bad["syncs"][1]["gpu_idle_caused_ns"] = 0
     bad["gpu"]["matched"] = 5
+    bad["cycles"][1]["gpu"]["phases"]["extend"]["start_ns"] = 3801   # after the sync's return
     caught = check(ranks, bad).failures
-    ok = ok and len(caught) == 3   # busy, the sync, matched
+    ok = ok and len(caught) == 4   # busy, the sync, matched, extend's start
     assert gap_at(ranks[0]["timeline"], 1500) == 0 and gap_at(ranks[0]["timeline"], 1800) == 205
     print(f"check_gpu self-test: {good.compared} comparisons, {len(caught)} "
-          f"errors found (3 planted): {'ok' if ok else 'FAIL'}")
+          f"errors found (4 planted): {'ok' if ok else 'FAIL'}")
     return 0 if ok else 1
 
 

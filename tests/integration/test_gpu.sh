@@ -50,6 +50,7 @@ exact() {
 exact graphs --cycles 60 --plant ctx@draft-verify/5 --plant pageable-copy@accept/3
 exact eager-drafts --cycles 60 --draft-mode eager --plant ctx@draft-verify/4
 exact torch --cycles 60 --torch -k 5 --plant side-stream/2 --plant pageable-copy/3
+exact torch-run-order --cycles 60 --torch -k 5 --capture-order run
 exact ranks --cycles 60 --ranks 2 --verify-pieces 2
 # CUPTI hands a buffer over late (only once all its records are complete, as with work
 # always in flight): records come after watermarks past their end, and cycles wait
@@ -83,7 +84,8 @@ fi
 # live: report --gpu -- CMD reads the agents' rings through the same pipeline
 dir=$SCRATCH/live
 mkdir -p "$dir"
-"$SPECPROBE" report --gpu --json -- "$SERVER" -q --ground-truth "$dir/gt" --cycles 60 \
+"$SPECPROBE" report --gpu --json -o "$dir/live.sprb" -- "$SERVER" -q --ground-truth "$dir/gt" \
+	--cycles 60 \
 	--plant ctx@draft-verify/5 >"$dir/report.json" 2>"$dir/report.err"
 if python3 "$CHECK" "$dir"/gt.rank* "$dir/report.json" >"$dir/check.out" 2>&1; then
 	pass "live report --gpu: GPU figures equal the truth ($(tail -1 "$dir/check.out" |

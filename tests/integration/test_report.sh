@@ -124,6 +124,9 @@ from_init planted-deferred --cycles 100 --plant-sync 3 --pageable-copies --free-
 	--accept-mode deferred --draft-mode one-graph
 from_init four-ranks --cycles 100 --ranks 4 --accept-mode event
 from_init batch-sizes-k5 --cycles 100 --draft-k 5 --batch-sizes 2,4 --batch 4 --eager 0
+# captured in the order of a cycle, as cudagraph trees record: the last draft step is
+# captured and launched right before verify, yet it is no verify piece
+from_init run-order --cycles 100 --draft-k 4 --capture-order run
 from_gate gate-one-graph-event --cycles 100 --draft-mode one-graph --accept-mode event
 mid_run mid-run-per-step --cycles 1500
 mid_run mid-run-two-ranks-deferred --cycles 1500 --ranks 2 --accept-mode deferred

@@ -190,11 +190,17 @@ int graphs__capture_all(struct rank_state *st)
 	st->nr_draft_graphs = draft_graphs_per_batch();
 	/* torch.cuda.synchronize() around capture, as frameworks do */
 	CU(cuCtxSynchronize_v2, (st->ctx), A("ctx", st->ctx));
-	for (int b = 0; b < env.nr_batch_sizes; b++)
+	for (int b = 0; b < env.nr_batch_sizes; b++) {
+		bool run_order = env.capture_order == CAPTURE_RUN;
+
+		/* eager drafts launch their kernels each step: nothing to capture */
+		if (run_order && env.draft_mode != DRAFT_EAGER && capture_draft(st, b))
+			return -1;
 		if (capture_verify(st, b))
 			return -1;
-	/* eager drafts launch their kernels each step: nothing to capture */
-	for (int b = 0; b < env.nr_batch_sizes && env.draft_mode != DRAFT_EAGER; b++)
+	}
+	for (int b = 0; b < env.nr_batch_sizes && env.draft_mode != DRAFT_EAGER &&
+			env.capture_order == CAPTURE_VERIFY_FIRST; b++)
 		if (capture_draft(st, b))
 			return -1;
 	/* PyTorch's loop has no draft-extend graph */

@@ -39,7 +39,7 @@ enum {
 	OPT_EXERCISE, OPT_READY, OPT_GO, OPT_WAIT_SIGNAL, OPT_DELAY, OPT_WAIT_AT, OPT_RATE,
 	OPT_RATE_CALL, OPT_RATE_TRUTH, OPT_WORKER, OPT_READY_FD, OPT_GO_FD, OPT_UID_FILE,
 	OPT_EXTRA_DRAFT, OPT_VERIFY_PIECES, OPT_BATCH_SCHEDULE, OPT_PLANT, OPT_CLEAN_SYNCS, OPT_HANG,
-	OPT_TORCH, OPT_RANK_HINT,
+	OPT_TORCH, OPT_RANK_HINT, OPT_CAPTURE_ORDER,
 };
 
 static const char doc[] =
@@ -90,6 +90,10 @@ static const struct argp_option opts[] = {
 	  "PyTorch's loop (torch.compile reduce-overhead): everything on the legacy stream, "
 	  "one graph per draft step, graph-input copies, a CPU scalar copied in and synced, "
 	  "nonzero() and item() in accept", 1 },
+	{ "capture-order", OPT_CAPTURE_ORDER, "ORDER", 0,
+	  "verify-first (every verify graph, then the drafts, as SGLang captures) or run "
+	  "(each batch size's draft steps and then its verify, in the order of a cycle, "
+	  "as torch.compile's cudagraph trees record them) (default verify-first)", 1 },
 	{ NULL, 0, NULL, 0, "Planted problems:", 2 },
 	{ "plant-sync", OPT_PLANT_SYNC, "N", 0,
 	  "cuStreamSynchronize between draft and verify every N cycles", 2 },
@@ -192,6 +196,7 @@ static int pick(struct argp_state *state, const char *arg, const char *const *na
 }
 
 static const char *const draft_modes[] = { "per-step", "one-graph", "eager" };
+static const char *const capture_orders[] = { "verify-first", "run" };
 static const char *const accept_modes[] = { "sync", "event", "deferred" };
 static const char *const wait_ats[] = { "loop", "init" };
 static const char *const rank_hints[] = { "none", "title", "environ" };
@@ -389,6 +394,7 @@ static const struct opt_arg args[] = {
 	INT_ARG('k', draft_k, 1, MAX_DRAFT_K),
 	INT_ARG('r', ranks, 1, 64),
 	PICK_ARG(OPT_DRAFT_MODE, draft_mode, draft_modes, "--draft-mode"),
+	PICK_ARG(OPT_CAPTURE_ORDER, capture_order, capture_orders, "--capture-order"),
 	INT_ARG(OPT_BATCH, batch, 1, 4096),
 	INT_ARG(OPT_LAYERS, layers, 1, 1024),
 	INT_ARG(OPT_DRAFT_KERNELS, draft_kernels, 1, 1024),
@@ -428,6 +434,7 @@ static const struct opt_arg args[] = {
 
 /* the enums are stored through an int */
 _Static_assert(sizeof(enum draft_mode) == sizeof(int), "enum size");
+_Static_assert(sizeof(enum capture_order) == sizeof(int), "enum size");
 
 static void store(struct argp_state *state, const struct opt_arg *a, char *arg)
 {

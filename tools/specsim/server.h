@@ -14,6 +14,7 @@
 #define MAX_PLANTS 32
 
 enum draft_mode { DRAFT_PER_STEP, DRAFT_ONE_GRAPH, DRAFT_EAGER };
+enum capture_order { CAPTURE_VERIFY_FIRST, CAPTURE_RUN };
 enum accept_mode { ACCEPT_SYNC, ACCEPT_EVENT, ACCEPT_DEFERRED };
 enum wait_at { WAIT_AT_LOOP, WAIT_AT_INIT };
 /* what a rank process shows of its rank, as serving frameworks do */
@@ -50,6 +51,7 @@ struct env {
 	int cycles;
 	int draft_k;
 	enum draft_mode draft_mode;
+	enum capture_order capture_order;
 	long long draft_ns, verify_ns, accept_ns, extend_ns, allreduce_ns;
 	long long host_ns;	/* host work before each graph launch */
 	int ranks;

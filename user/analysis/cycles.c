@@ -27,6 +27,7 @@ struct exec_stats {
 	__u32 handed;		/* a copy to the host */
 	__u64 wait_ns;		/* time blocked in those syncs */
 	__u32 adjacent;		/* launches next to a verify piece (capture order +-1) */
+	__u32 repeats;		/* launches next to another exec of the same kernels: a step */
 	__u32 extend_votes, draft_votes;
 	__u32 lead;		/* launches as the lead of a cycle (first graph after accept) */
 	__u32 follow;		/* launches as the graph right after a lead */
@@ -107,6 +108,24 @@ static bool is_d2h(const struct loop_event *e)
 	return e->kind == LOOP_COPY && (e->flags & LOOP_D2H);
 }
 
+/*
+ * Two execs of the same kernels launched back to back are steps of one
+ * repeated model (cudagraph trees record a graph per draft position): a
+ * verify piece is never one of them, however it was captured.
+ */
+static bool same_step(const struct model_exec *a, const struct model_exec *b)
+{
+	return a && b && a != b && a->tgid == b->tgid && a->capture && b->capture &&
+	       model__same_kernels(a->capture, b->capture);
+}
+
+static bool repeated_step(const struct exec_stats *st)
+{
+	return st->repeats * 2 > st->launches;
+}
+
+static size_t graph_neighbour(const struct model_thread *t, size_t j, int dir);
+
 static void collect_stats(struct thread_ctx *tc)
 {
 	const struct model_thread *t = tc->t;
@@ -115,12 +134,18 @@ static void collect_stats(struct thread_ctx *tc)
 		const struct loop_event *e = &t->events[j];
 		struct exec_stats *st;
 		bool synced = false, handed = false;
+		size_t prev;
 
 		tc->copies_d2h |= is_d2h(e);
 		if (e->kind != LOOP_GRAPH)
 			continue;
 		st = &tc->stats[e->handle];
 		st->launches++;
+		prev = graph_neighbour(t, j, -1);
+		if (prev != NONE && same_step(exec_of(tc, &t->events[prev]), exec_of(tc, e))) {
+			tc->stats[t->events[prev].handle].repeats++;
+			st->repeats++;
+		}
 		/* up to the next graph launch: a copy to the host, and the first sync */
 		for (size_t k = j + 1; k < t->nr_events && t->events[k].kind != LOOP_GRAPH; k++) {
 			if (!handed && is_d2h(&t->events[k])) {
@@ -250,7 +275,7 @@ static bool add_pieces(struct thread_ctx *tc)
 	for (size_t id = 0; id < tc->v->nr_execs; id++) {
 		const struct exec_stats *st = &tc->stats[id];
 
-		if (st->launches && st->adjacent * 2 > st->launches &&
+		if (st->launches && st->adjacent * 2 > st->launches && !repeated_step(st) &&
 		    tc->v->execs[id]->role != ROLE_VERIFY) {
 			mark_family(tc, tc->v->execs[id], ROLE_FROM_PIECES);
 			grown = true;
@@ -986,6 +1011,7 @@ static size_t iter_end(const struct thread_ctx *tc, size_t i);
 struct gpu_acc {
 	__u64 (*iv[PHASE_NR])[2];
 	size_t nr[PHASE_NR], cap[PHASE_NR];
+	size_t first[PHASE_NR];	/* 1 + the event index of its first execution's call; 0: none */
 	bool missing;		/* a launch without its execution */
 	bool failed;		/* no memory: the cycle's GPU figures are not given */
 };
@@ -1025,6 +1051,8 @@ static void gpu_note(const struct thread_ctx *tc, struct gpu_acc *acc, enum phas
 	}
 	acc->iv[p][acc->nr[p]][0] = start;
 	acc->iv[p][acc->nr[p]++][1] = end;
+	if (!acc->first[p] || (size_t)(e - tc->t->events) + 1 < acc->first[p])
+		acc->first[p] = (size_t)(e - tc->t->events) + 1;
 }
 
 /* Calls of iteration i, each in the phase it was made in. */
@@ -1048,7 +1076,8 @@ static void attribute(struct thread_ctx *tc, size_t i, size_t first, size_t end,
 		else if (j == it->accept ||
 			 (j < accept_end && e->ts < c->phase[PHASE_ACCEPT].end_ns))
 			p = PHASE_ACCEPT;
-		else if (j < accept_end)
+		else if (j < accept_end && (it->x1 == NONE ||
+					    e->ts < c->phase[PHASE_EXTEND].start_ns))
 			p = PHASE_OTHER;
 		else
 			p = PHASE_EXTEND;
@@ -1077,6 +1106,33 @@ static __u64 first_gpu_start(const struct thread_ctx *tc, size_t from, size_t to
 	return first;
 }
 
+/* How far back a phase's start looks for the work queued before it on its stream. */
+#define READY_LOOKBACK 512
+
+/*
+ * When the GPU could start phase work whose first call is event f: the later
+ * of the return of the thread's call before it and the end of the work queued
+ * before it on its stream; what a CUDA event recorded between the two calls
+ * reads. Not after first_start, the phase's first execution's start.
+ */
+static __u64 phase_ready(const struct thread_ctx *tc, size_t f, __u64 first_start)
+{
+	const struct loop_event *ev = tc->t->events;
+	__u64 ready = ev[f].ts, start, end;
+
+	if (f)
+		ready = ev[f - 1].ts_return ? ev[f - 1].ts_return : ev[f - 1].ts;
+	for (size_t j = f; j-- > 0 && f - j <= READY_LOOKBACK;) {
+		if (!makes_work(&ev[j]) || ev[j].stream != ev[f].stream ||
+		    !gputime__exec_of(tc->v->gpu, tc->t->tgid, tc->t->tid, ev[j].ts, &start, &end))
+			continue;
+		if (end > ready)
+			ready = end;
+		break;
+	}
+	return ready < first_start ? ready : first_start;
+}
+
 /* A cycle's GPU figures from its phases' executions; not given unless every launch matched. */
 static void gpu_cycle(const struct thread_ctx *tc, size_t i, struct cycle *c, struct gpu_acc *acc)
 {
@@ -1095,6 +1151,8 @@ static void gpu_cycle(const struct thread_ctx *tc, size_t i, struct cycle *c, st
 		ph->gpu_busy_ns = gputime__union(acc->iv[p], acc->nr[p]);
 		if (ph->gpu_start_ns && (!first || ph->gpu_start_ns < first))
 			first = ph->gpu_start_ns;
+		if (acc->first[p])
+			ph->gpu_start_ns = phase_ready(tc, acc->first[p] - 1, ph->gpu_start_ns);
 		if (ph->gpu_end_ns > last)
 			last = ph->gpu_end_ns;
 	}
@@ -1774,6 +1832,10 @@ static void count_adjacent(struct thread_ctx *tc, const struct plan_thread *pt)
 
 		piece_pair(tc->stats, b, a, -1, pr->count);
 		piece_pair(tc->stats, a, b, 1, pr->count);
+		if (same_step(a, b)) {
+			tc->stats[a->id].repeats += pr->count;
+			tc->stats[b->id].repeats += pr->count;
+		}
 	}
 }
 
@@ -1957,14 +2019,14 @@ static bool pieces_round(struct thread_ctx *tc)
 	for (size_t id = 0; id < tc->v->nr_execs; id++) {
 		const struct exec_stats *st = &tc->stats[id];
 
-		if (st->launches && st->adjacent * 2 > st->launches &&
+		if (st->launches && st->adjacent * 2 > st->launches && !repeated_step(st) &&
 		    tc->v->execs[id]->role != ROLE_VERIFY) {
 			mark_family(tc, tc->v->execs[id], ROLE_FROM_PIECES);
 			grown = true;
 		}
 	}
 	for (size_t id = 0; id < tc->v->nr_execs; id++)
-		tc->stats[id].adjacent = 0;
+		tc->stats[id].adjacent = tc->stats[id].repeats = 0;
 	return grown;
 }
 

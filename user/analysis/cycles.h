@@ -31,7 +31,12 @@ struct cycle_phase {
 	__u32 launches;		/* graph launches, eager kernels, eager collectives */
 	__u32 syncs;		/* blocking calls */
 	/* GPU timeline (--gpu), valid when the cycle's gpu_known: its executions */
-	__u64 gpu_start_ns, gpu_end_ns;	/* first start, last end; 0: none in this phase */
+	/*
+	 * start: when the GPU could begin the phase, as a CUDA event recorded
+	 * before its first call reads (docs/gpu-timeline.md); end: its last
+	 * execution's end; 0: no execution in this phase
+	 */
+	__u64 gpu_start_ns, gpu_end_ns;
 	__u64 gpu_busy_ns;		/* union of their GPU intervals */
 };
 

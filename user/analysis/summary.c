@@ -87,8 +87,10 @@ static void add_gpu(struct cycle_summary *s, const struct cycle *c)
 	s->gpu_idle_ns += c->gpu_idle_ns;
 	s->gpu_idle_flagged_ns += c->gpu_idle_flagged_ns;
 	s->gpu_flagged_syncs += c->gpu_flagged_syncs;
-	for (int p = 0; p < PHASE_NR; p++)
+	for (int p = 0; p < PHASE_NR; p++) {
 		s->phase[p].gpu_busy_ns += c->phase[p].gpu_busy_ns;
+		s->phase[p].gpu_span_ns += c->phase[p].gpu_end_ns - c->phase[p].gpu_start_ns;
+	}
 }
 
 static void divide_gpu(struct cycle_summary *s)
@@ -101,8 +103,10 @@ static void divide_gpu(struct cycle_summary *s)
 	s->gpu_idle_ns /= n;
 	s->gpu_idle_flagged_ns /= n;
 	s->gpu_flagged_syncs /= n;
-	for (int p = 0; p < PHASE_NR; p++)
+	for (int p = 0; p < PHASE_NR; p++) {
 		s->phase[p].gpu_busy_ns /= n;
+		s->phase[p].gpu_span_ns /= n;
+	}
 }
 
 static void add_cycle(struct cycle_summary *s, const struct cycle *c)

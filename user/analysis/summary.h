@@ -11,6 +11,7 @@
 struct phase_mean {
 	double span_ns, blocked_ns, launches, syncs;
 	double gpu_busy_ns;		/* over the cycles with gpu_known */
+	double gpu_span_ns;		/* gpu_end_ns - gpu_start_ns, the same cycles */
 };
 
 #define SUMMARY_MAX_ACCEPT_KINDS 8

@@ -200,8 +200,8 @@ static void put_summary_gpu(FILE *out, const struct cycle_summary *s)
 		s->gpu_cycles, s->gpu_cycles_unmatched, s->gpu_window_ns, s->gpu_idle_ns,
 		s->gpu_idle_flagged_ns, s->gpu_flagged_syncs);
 	for (int p = 0; p < PHASE_NR; p++)
-		fprintf(out, "%s\"%s\":{\"busy_ns\":%.1f}", p ? "," : "", cycles__phase_name(p),
-			s->phase[p].gpu_busy_ns);
+		fprintf(out, "%s\"%s\":{\"busy_ns\":%.1f,\"span_ns\":%.1f}", p ? "," : "",
+			cycles__phase_name(p), s->phase[p].gpu_busy_ns, s->phase[p].gpu_span_ns);
 	fputs("}}", out);
 }
 
