@@ -165,6 +165,32 @@ else
 		"$dir/rec.err"), check: $(tail -1 "$dir/check.out")"
 fi
 
+# a later CUPTI client takes CUPTI's buffers (torch.profiler started after the agent): the
+# report says the records stopped; the cycles before keep exact figures, none after gets any
+dir=$SCRATCH/taken
+mkdir -p "$dir"
+SPECSIM_CUPTI=taken "$SPECPROBE" record --gpu -o "$dir/rec.sprb" -- "$SERVER" -q --ground-truth \
+	"$dir/gt" --cycles 120 >/dev/null 2>"$dir/rec.err"
+rc=$?
+"$SPECPROBE" report --json "$dir/rec.sprb" >"$dir/report.json" 2>/dev/null
+"$SPECPROBE" report "$dir/rec.sprb" >"$dir/report.txt" 2>/dev/null
+taken=$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1]))
+a = d["gpu"]["agents"][0]
+with_gpu = [c["index"] for c in d["cycles"] if c["gpu"]]
+# figures stop for good: no cycle with figures after the first without
+first_null = next((c["index"] for c in d["cycles"] if not c["gpu"]), None)
+assert a["records_stopped"] and with_gpu and first_null is not None
+assert all(i < first_null for i in with_gpu), "figures after the stop"
+print(len(with_gpu), len(d["cycles"]), a["unmatched_after_last_match"])' "$dir/report.json" 2>&1)
+if [ $rc -eq 0 ] && grep -q "CUPTI's records stopped" "$dir/report.txt" &&
+	python3 "$CHECK" --allow-null "$dir"/gt.rank* "$dir/report.json" >"$dir/check.out" 2>&1 &&
+	[ "$(echo "$taken" | wc -w)" -eq 3 ]; then
+	set -- $taken
+	pass "CUPTI taken by a later client: records stopped said, $1 of $2 cycles with exact figures, $3 launches after"
+else
+	fail "CUPTI taken by a later client: rc $rc, $taken, $(tail -1 "$dir/check.out")"
+fi
+
 # another tool's agent in the environment: --gpu refused, the command not run
 dir=$SCRATCH/injected
 mkdir -p "$dir"

@@ -11,7 +11,9 @@
  * DROP_QUOTA records are written, later ones are dropped and counted; late: as a
  * real CUPTI with work always in flight, a buffer is handed over only once it is
  * LATE_NS old (or full, or flushed with CUPTI_ACTIVITY_FLAG_FLUSH_FORCED), so records
- * come after flushes made after their work ended.
+ * come after flushes made after their work ended; taken: after TAKEN_AFTER records
+ * another client (torch.profiler started later) registers its own buffer callbacks:
+ * every later buffer, the one being filled included, goes to it, none to the agent.
  */
 #include <pthread.h>
 #include <stdbool.h>
@@ -32,8 +34,11 @@
 #define DROP_QUOTA 4
 #define LATE_NS 400000000ull
 #define FLUSH_FORCED 1u
+#define TAKEN_AFTER 400
+#define OTHER_BUFFER_BYTES 65536
+#define OTHER_BUFFERS 64
 
-enum mode { MODE_NORMAL, MODE_BUSY, MODE_NOGRAPH, MODE_DROP, MODE_LATE };
+enum mode { MODE_NORMAL, MODE_BUSY, MODE_NOGRAPH, MODE_DROP, MODE_LATE, MODE_TAKEN };
 
 struct buffer {
 	uint8_t *data;
@@ -81,6 +86,52 @@ __attribute__((constructor)) static void read_mode(void)
 		cu.mode = MODE_DROP;
 	else if (!strcmp(m, "late"))
 		cu.mode = MODE_LATE;
+	else if (!strcmp(m, "taken"))
+		cu.mode = MODE_TAKEN;
+}
+
+/* The later client of MODE_TAKEN: it frees the buffers it gave, and drops others unread. */
+static struct {
+	pthread_mutex_t lock;		/* requests come on any thread, completions on ours */
+	void *owned[OTHER_BUFFERS];
+	unsigned long long unknown;	/* buffers of the client before it, as Kineto logs */
+} other = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+static void other_request(uint8_t **buffer, size_t *size, size_t *max_records)
+{
+	void *b = NULL;
+
+	*buffer = NULL;
+	*size = *max_records = 0;
+	pthread_mutex_lock(&other.lock);
+	for (int i = 0; i < OTHER_BUFFERS; i++) {
+		if (other.owned[i])
+			continue;
+		if (!posix_memalign(&b, CUPTI_REC_ALIGN, OTHER_BUFFER_BYTES)) {
+			other.owned[i] = b;
+			*buffer = b;
+			*size = OTHER_BUFFER_BYTES;
+		}
+		break;
+	}
+	pthread_mutex_unlock(&other.lock);
+}
+
+static void other_complete(void *ctx, uint32_t stream, uint8_t *buffer, size_t size,
+			   size_t valid)
+{
+	(void)ctx, (void)stream, (void)size, (void)valid;
+	pthread_mutex_lock(&other.lock);
+	for (int i = 0; i < OTHER_BUFFERS; i++) {
+		if (other.owned[i] == buffer) {
+			other.owned[i] = NULL;
+			free(buffer);
+			buffer = NULL;
+			break;
+		}
+	}
+	other.unknown += buffer != NULL;
+	pthread_mutex_unlock(&other.lock);
 }
 
 static uint64_t mono_ns(void)
@@ -149,6 +200,10 @@ static void write_record(const void *rec, size_t len, bool activity)
 	cupti_request_fn request;
 
 	pthread_mutex_lock(&cu.lock);
+	if (cu.mode == MODE_TAKEN && cu.written >= TAKEN_AFTER && cu.request != other_request) {
+		cu.request = other_request;
+		cu.complete = other_complete;
+	}
 	for (;;) {
 		if (cu.mode == MODE_DROP && cu.written >= DROP_QUOTA)
 			break;

@@ -186,13 +186,15 @@ static int refresh_agents(struct gputime *g)
 static int take_state(struct gputime *g, struct gpu_proc *p, const struct sp_gpu_state_rec *r)
 {
 	struct gpu_agent *a = &p->agent;
-	__u64 had = p->agent.flushed_ns;
+	__u64 had = p->agent.flushed_ns, unmatched_after = a->unmatched_after;
+	bool was_on = a->was_on || r->status == SP_GPU_ON;
 
 	p->has_agent = true;
 	*a = (struct gpu_agent){ .tgid = r->tgid, .status = r->status,
 				 .cupti_version = r->cupti_version, .records = r->records,
 				 .cupti_dropped = r->cupti_dropped, .ring_dropped = r->ring_dropped,
-				 .overhead_ns = r->overhead_ns };
+				 .overhead_ns = r->overhead_ns, .was_on = was_on,
+				 .unmatched_after = unmatched_after };
 	/* a watermark never goes back */
 	a->flushed_ns = r->flushed_ns > had ? r->flushed_ns : had;
 	memcpy(a->detail, r->detail, sizeof(a->detail));
@@ -456,9 +458,10 @@ static int remember(struct gputime *g, const struct gpu_call *c, const struct sp
 	return 0;
 }
 
-static void give_up(struct gputime *g, struct call_queue *q, size_t upto)
+static void give_up(struct gputime *g, struct gpu_proc *p, struct call_queue *q, size_t upto)
 {
 	g->stats.unmatched_calls += upto - q->head;
+	p->agent.unmatched_after += upto - q->head;
 	q->head = upto;
 }
 
@@ -493,8 +496,9 @@ static int settle_exec(struct gputime *g, struct gpu_proc *p, const struct sp_gp
 		e.stream = c->stream;
 		e.exec = c->exec;
 		/* the stream runs in launch order: what was launched before on it never ran */
-		give_up(g, q, k);
+		give_up(g, p, q, k);
 		q->head++;
+		p->agent.unmatched_after = 0;
 	}
 	return fn ? fn(ctx, &e) : 0;
 }
@@ -540,7 +544,7 @@ static int advance_proc(struct gputime *g, struct gpu_proc *p, __u64 last_ts, bo
 
 		while (upto < q->nr && (final || q->calls[upto].ts + GIVEUP_NS < old))
 			upto++;
-		give_up(g, q, upto);
+		give_up(g, p, q, upto);
 	}
 	return ret;
 }
@@ -548,19 +552,23 @@ static int advance_proc(struct gputime *g, struct gpu_proc *p, __u64 last_ts, bo
 int gputime__advance(struct gputime *g, __u64 last_ts, bool final, gpu_exec_fn fn, void *ctx)
 {
 	__u64 before = g->stats.unmatched_calls;
+	bool agents_moved = false;
 	int ret = 0;
 
 	for (size_t i = 0; i < g->nr_procs && !ret; i++) {
 		struct gpu_proc *p = g->procs[i];
 		bool gpu = (p->has_agent && p->agent.records) || p->nr_segs || p->nr_held;
+		__u64 after = p->agent.unmatched_after;
 
 		ret = advance_proc(g, p, last_ts, final, fn, ctx);
 		/* calls of a process no agent reported for are no unmatched calls */
 		if (!gpu)
 			g->stats.unmatched_calls = before;
 		before = g->stats.unmatched_calls;
+		agents_moved |= p->has_agent && p->agent.unmatched_after != after;
 	}
-	return ret;
+	/* the agents' copies carry the matching's side too */
+	return ret ?: agents_moved ? refresh_agents(g) : 0;
 }
 
 __u64 gputime__horizon(const struct gputime *g, __u64 last_ts)

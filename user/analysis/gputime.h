@@ -37,7 +37,25 @@ struct gpu_agent {
 	char detail[SP_GPU_DETAIL];
 	__u64 flushed_ns;
 	__u64 records, cupti_dropped, ring_dropped, overhead_ns;
+	/*
+	 * The matching's side: launching calls given up since the last one
+	 * matched, while the agent had been on. Many mean CUPTI's records stopped
+	 * coming: another client (torch.profiler, Nsight) took its activity
+	 * buffers after the agent started (gpu_agent__stopped).
+	 */
+	bool was_on;
+	__u64 unmatched_after;
 };
+
+/* Calls given up in a row, the agent on, that tell records stopped rather than a few lost. */
+#define GPU_STOPPED_CALLS 64
+
+static inline bool gpu_agent__stopped(const struct gpu_agent *a)
+{
+	/* drops explain missing records by themselves */
+	return a->was_on && a->unmatched_after >= GPU_STOPPED_CALLS && !a->cupti_dropped &&
+	       !a->ring_dropped;
+}
 
 /* What the matching did, over the whole input. */
 struct gpu_stats {

@@ -630,10 +630,12 @@ static void put_gpu(FILE *out, const struct gputime *g)
 			report__gpu_status_name(a->status));
 		json__string(out, a->detail, sizeof(a->detail));
 		fprintf(out, ",\"cupti_version\":%u,\"records\":%llu,\"cupti_dropped\":%llu,"
-			     "\"ring_dropped\":%llu,\"overhead_ns\":%llu}",
+			     "\"ring_dropped\":%llu,\"overhead_ns\":%llu,\"records_stopped\":%s,"
+			     "\"unmatched_after_last_match\":%llu}",
 			a->cupti_version, (unsigned long long)a->records,
 			(unsigned long long)a->cupti_dropped, (unsigned long long)a->ring_dropped,
-			(unsigned long long)a->overhead_ns);
+			(unsigned long long)a->overhead_ns, gpu_agent__stopped(a) ? "true" : "false",
+			(unsigned long long)a->unmatched_after);
 	}
 	fprintf(out, "],\"records\":%llu,\"matched\":%llu,\"unmatched_records\":%llu,"
 		     "\"unmatched_calls\":%llu}",

@@ -260,6 +260,11 @@ static void put_gpu_lead(FILE *out, const struct model_view *v, const struct cyc
 		if (a->status != SP_GPU_ON && a->status != SP_GPU_OFF)
 			fprintf(out, "  GPU agent of pid %u: %s: %s\n", a->tgid,
 				report__gpu_status_name(a->status), a->detail);
+		if (gpu_agent__stopped(a))
+			fprintf(out, "  GPU agent of pid %u: CUPTI's records stopped, its last %llu "
+				     "launches have none:\n    another CUPTI client (torch.profiler, "
+				     "Nsight) took CUPTI's buffers after the agent began\n",
+				a->tgid, (unsigned long long)a->unmatched_after);
 		if (a->cupti_dropped || a->ring_dropped)
 			fprintf(out, "  GPU agent of pid %u: %llu records dropped by CUPTI, %llu by "
 				     "the ring\n", a->tgid, (unsigned long long)a->cupti_dropped,
