@@ -33,11 +33,17 @@ line cycles up with a recording), and tokens/s over the timed cycles after the w
 ones.
 --profiler early starts torch.profiler (CUPTI) before the program's first CUDA work, late
 around the timed cycles; --profile-table FILE writes its per-call counts.
+--turns DIR --arm NAME --rounds R: an A/B arm that takes turns with others in one folder.
+After its warm-up it creates DIR/NAME.ready; then for each round r it waits for
+DIR/go.r.NAME, runs --cycles timed cycles, writes their tokens/s and cycle times to
+DIR/NAME.r.json and creates DIR/done.r.NAME. So arms run one at a time, interleaved,
+each compiled and warmed once.
 """
 import argparse
 import gc
 import json
 import os
+import statistics
 import sys
 import time
 
@@ -156,6 +162,8 @@ def run(torch, args, prof):
         dec.cycle(events[i])
     torch.cuda.synchronize()
     warmup_s = time.monotonic() - warmup_start
+    if args.turns:
+        return take_turns(dec, args, events), None
     profiler = start_profiler(torch) if prof == "late" else None
     gc.collect()
     ready_s = since_exec()
@@ -191,6 +199,40 @@ def run(torch, args, prof):
     return truth, profiler
 
 
+def wait_for(path, limit_s=600):
+    deadline = time.monotonic() + limit_s
+    while not os.path.exists(path):
+        if time.monotonic() > deadline:
+            sys.exit(f"gpu_decoder: {path} never came")
+        time.sleep(0.001)
+
+
+def take_turns(dec, args, events):
+    """--turns: a round of timed cycles each time this arm is called (see the top)."""
+    base = os.path.join(args.turns, args.arm)
+    open(base + ".ready", "w").close()
+    rates = []
+    for r in range(args.rounds):
+        wait_for(os.path.join(args.turns, f"go.{r}.{args.arm}"))
+        gc.collect()
+        tokens, starts = 0, []
+        t0 = time.monotonic_ns()
+        for i in range(args.warmup, args.warmup + args.cycles):
+            starts.append(time.monotonic_ns())
+            tokens += dec.cycle(events[i])
+        t1 = time.monotonic_ns()
+        rnd = {"round": r, "arm": args.arm, "pid": os.getpid(), "tokens": tokens,
+               "tokens_per_s": tokens / ((t1 - t0) / 1e9),
+               "cycle_ns": [b - a for a, b in zip(starts, starts[1:] + [t1])]}
+        with open(f"{base}.{r}.json", "w") as f:
+            json.dump(rnd, f)
+        rates.append(rnd["tokens_per_s"])
+        open(os.path.join(args.turns, f"done.{r}.{args.arm}"), "w").close()
+    return {"program": "gpu_decoder", "pid": os.getpid(), "arm": args.arm,
+            "rounds": args.rounds, "tokens_per_s_rounds": rates,
+            "tokens_per_s": statistics.fmean(rates), "cudagraph_skips": cudagraph_skips()}
+
+
 def start_profiler(torch):
     from torch.profiler import ProfilerActivity, profile
     profiler = profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA])
@@ -209,6 +251,9 @@ def main():
                     help="split: GPU clock cycles of the spin after the sync (0: none)")
     ap.add_argument("--profiler", choices=("off", "early", "late"), default="off")
     ap.add_argument("--profile-table", help="the profiler's per-call counts, to this file")
+    ap.add_argument("--turns", help="an A/B arm taking turns in this folder (see the top)")
+    ap.add_argument("--arm", default="arm", help="--turns: this arm's name")
+    ap.add_argument("--rounds", type=int, default=20, help="--turns: rounds to run")
     add_model_args(ap)
     args = ap.parse_args()
     if args.cycles < 1 or args.warmup < 3 or args.k < 1:
@@ -231,6 +276,11 @@ def main():
             f.write(text)
     else:
         print(text)
+    if args.turns:
+        print(f"gpu_decoder: arm {args.arm}, {args.rounds} rounds of {args.cycles} cycles, "
+              f"{truth['tokens_per_s']:.1f} tokens/s on average; cudagraph skips "
+              f"{truth['cudagraph_skips']}", file=sys.stderr, flush=True)
+        return 0
     m = truth["mean_gpu_ms"]
     print(f"gpu_decoder: {args.cycles} cycles after {args.warmup}, "
           f"{truth['tokens_per_s']:.1f} tokens/s; GPU ms a cycle (events): draft "

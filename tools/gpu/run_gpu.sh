@@ -8,14 +8,14 @@
 #  (b) bad input: torch.profiler holding CUPTI (started before the program's first CUDA
 #      work, and around the timed cycles only), and `--cupti /nonexistent`: specprobe's
 #      one line, the program unharmed, and a host-only report;
-#  (c) cost: ROUNDS rounds of untraced / `record` / `record --gpu`, each arm a fresh
-#      decoder process started under it, the order rotated from round to round; tokens/s
-#      of the timed cycles after warm-up, paired ratio to the same round's untraced one
+#  (c) cost: ROUNDS rounds of untraced / `record` / `record --gpu`: one decoder per arm,
+#      started under it and warmed once, the arms taking turns (gpu_decoder.py --turns),
+#      one round of AB_CYCLES timed cycles at a time, the order rotated from round to
+#      round; paired ratio of each round's tokens/s to the same round's untraced one
 #      with a 95 % bootstrap interval (tools/gpu/ab_stats.py).
 #   tools/gpu/run_gpu.sh OUTDIR        (root; specprobe-static built)
 # Environment: SPECPROBE (default ./specprobe-static), PARTS (which of fidelity, bad, ab to
-# run; all by default), DURATION (seconds the whole run may take, 480 by default: no
-# round starts that would end past it), ROUNDS (20), FID_ARGS
+# run; all by default), ROUNDS (20), FID_ARGS
 # (the decoder's options for (a): default sizes, 1000 timed cycles), AB_ARGS (for (b) and
 # (c): a small model so start-up stays short), AB_CYCLES (timed cycles a round, 400),
 # DECODER (default: python3 tools/gpu/gpu_decoder.py; another program that takes its
@@ -23,9 +23,8 @@
 # The inductor cache is kept in OUTDIR/cache across all runs (removed at the end unless
 # KEEP_CACHE=1), so only the first start compiles. What comes back is OUTDIR/summary.txt,
 # OUTDIR/ab.txt and one archive per part (fidelity.tar.xz, bad.tar.xz, ab.tar.xz).
-# A round costs three process start-ups (about 10 s each to the first timed cycle, warm
-# cache, H100), so 20 rounds take some 11 minutes: run the A/B alone (PARTS=ab) in two
-# calls and pool them, `tools/gpu/ab_stats.py ab-1 ab-2` over the unpacked ab folders.
+# Runs of the A/B on one machine pool: `tools/gpu/ab_stats.py ab-1 ab-2` over the unpacked
+# ab folders.
 set -u
 TOP=$(cd "$(dirname "$0")/../.." && pwd)
 OUT=${1:?usage: run_gpu.sh OUTDIR}
@@ -128,52 +127,48 @@ if part bad; then
 fi
 part ab || { say "run_gpu.sh: $((SECONDS - started)) s"; exit 0; }
 
-# (c) cost: fresh processes, the arms' order rotated from round to round
+# (c) cost: one decoder per arm, started under it and warmed once; the arms then take
+# turns, one round at a time, the order rotated from round to round
 A=$OUT/ab
 mkdir -p "$A"
 arms=(untraced record record_gpu)
-say "== (c) cost: $ROUNDS rounds of ${arms[*]}, each a fresh decoder: $AB_ARGS --cycles $AB_CYCLES"
+say "== (c) cost: $ROUNDS rounds of ${arms[*]} taking turns: $AB_ARGS --cycles $AB_CYCLES"
 : >"$A/rounds.jsonl"
-ab_start=$SECONDS
-slot=0
+turn_args="--turns $A --rounds $ROUNDS $AB_ARGS --cycles $AB_CYCLES"
+$DEC --arm untraced --out "$A/untraced.json" $turn_args >"$A/untraced.out" 2>&1 &
+"$SP" record -o "$A/record.sprb" -- $DEC --arm record --out "$A/record.json" $turn_args \
+	>"$A/record.out" 2>"$A/record.err" &
+"$SP" record --gpu -o "$A/record_gpu.sprb" -- $DEC --arm record_gpu --out \
+	"$A/record_gpu.json" $turn_args >"$A/record_gpu.out" 2>"$A/record_gpu.err" &
+waited=0
+while [ "$(ls "$A"/*.ready 2>/dev/null | wc -l)" -lt 3 ] && [ $waited -lt 3000 ]; do
+	sleep 0.1
+	waited=$((waited + 1))
+done
+say "arms ready after $((waited / 10)) s"
 for r in $(seq 0 $((ROUNDS - 1))); do
-	# stop before a round that would end past DURATION, keeping 40 s for the reports
-	if [ "$r" -gt 0 ] &&
-	   [ $((SECONDS - started + (SECONDS - ab_start) / r + 40)) -gt "$DURATION" ]; then
-		say "DURATION $DURATION s: $r of $ROUNDS rounds"
-		break
-	fi
 	for k in 0 1 2; do
 		arm=${arms[(k + r) % 3]}
-		base=$A/$slot-$arm
-		truth=$base.truth.json
-		case $arm in
-		untraced) $DEC --out "$truth" $AB_ARGS --cycles "$AB_CYCLES" >"$base.out" 2>&1 ;;
-		record) "$SP" record -o "$base.sprb" -- $DEC --out "$truth" $AB_ARGS \
-			--cycles "$AB_CYCLES" >"$base.out" 2>"$base.err" ;;
-		record_gpu) "$SP" record --gpu -o "$base.sprb" -- $DEC --out "$truth" $AB_ARGS \
-			--cycles "$AB_CYCLES" >"$base.out" 2>"$base.err" ;;
-		esac
-		echo "exit $?" >>"$base.out"
+		touch "$A/go.$r.$arm"
+		n=0
+		while [ ! -e "$A/done.$r.$arm" ] && [ $n -lt 6000 ]; do
+			sleep 0.01
+			n=$((n + 1))
+		done
 		report=
-		[ "$arm" != untraced ] && report=$base.report.json
-		printf '{"round":%d,"slot":%d,"arm":"%s","truth":"%s","report":"%s"}\n' \
-			"$r" "$slot" "$arm" "${truth#"$A"/}" "${report#"$A"/}" >>"$A/rounds.jsonl"
-		slot=$((slot + 1))
+		[ "$arm" != untraced ] && report=$arm.report.json
+		printf '{"round":%d,"arm":"%s","truth":"%s","report":"%s"}\n' "$r" "$arm" \
+			"$arm.$r.json" "$report" >>"$A/rounds.jsonl"
 	done
-	echo "round $((r + 1)) of $ROUNDS done at $((SECONDS - started)) s"
-	# a run cut short keeps these
-	python3 "$TOP/tools/gpu/ab_stats.py" "$A" >"$OUT/ab.txt" 2>&1
-done
-n=0
-for rec in "$A"/*.sprb; do	# after the rounds, eight at a time; the reports keep what counts
-	[ -e "$rec" ] || continue
-	base=${rec%.sprb}
-	{ "$SP" report --json "$rec" >"$base.report.json" 2>>"$base.err"; rm -f "$rec"; } &
-	n=$((n + 1))
-	[ $((n % 8)) -eq 0 ] && wait
 done
 wait
+for arm in record record_gpu; do
+	"$SP" report --json "$A/$arm.sprb" >"$A/$arm.report.json" 2>>"$A/$arm.err"
+	"$SP" report "$A/$arm.sprb" >"$A/$arm.report.txt" 2>>"$A/$arm.err"
+	rm -f "$A/$arm.sprb"
+done
+rm -f "$A"/go.* "$A"/done.* "$A"/*.ready
+cat "$A"/*.out "$A"/*.err 2>/dev/null | grep "^gpu_decoder" | tee -a "$S"
 python3 "$TOP/tools/gpu/ab_stats.py" "$A" >"$OUT/ab.txt" 2>&1
 tee -a "$S" <"$OUT/ab.txt"
 cp "$OUT/ab.txt" "$A/"
