@@ -110,6 +110,7 @@ bad() {	# $1 name, $2 host-only or either, $3 record's options, then the decoder
 		echo "finished and wrote its truth" || echo "wrote NO truth")"
 	grep -v '^libbpf\|^gpu_decoder' "$f.record.err" | grep -i 'gpu\|cupti\|profil' | head -5 |
 		sed 's/^/   stderr: /' | tee -a "$S"
+	sed -n '/^GPU/,/^$/p' "$f.report.txt" | head -5 | sed 's/^/   report: /' | tee -a "$S"
 	local pre="   "
 	[ "$expect" = either ] && pre="   (host-only or not, either may be right) "
 	[ -s "$f.truth.json" ] && $CHECK --host-only "$f.report.json" "$f.truth.json" 2>&1 |
