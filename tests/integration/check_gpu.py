@@ -91,13 +91,12 @@ def ready_range(r, execs, first_start):
     calls = r["model_calls"].get(call["tid"], [])
     i = bisect.bisect_left([c["before"] for c in calls], call["before"])
     lo, hi = call["before"], call["after"]    # no call before: its own entry
-    if i > 0:
+    if i > 0 and calls[i - 1]["before"] >= r.get("attach", 0):   # one the recording has
         lo, hi = calls[i - 1]["before"], calls[i - 1]["after"]
-    earlier = [x for x in r["execs"] if x["call"] and x.get("stream") == x0.get("stream")
-               and x["call"]["tid"] == call["tid"] and x["call"]["before"] < call["before"]]
-    if earlier:
-        last = max(earlier, key=lambda x: x["call"]["before"])
-        end = max(x["end"] for x in earlier if x["call"] is last["call"])
+    queue = r["by_stream"].get((call["tid"], x0.get("stream")), ([], []))
+    j = bisect.bisect_left(queue[0], call["before"])
+    if j > 0:   # the work queued last before it on its stream: its call's executions
+        end = queue[1][j - 1]
         lo, hi = max(lo, end), max(hi, end)
     return min(lo, first_start), min(hi, first_start)
 
@@ -184,8 +183,19 @@ def load_rank(lines):
             model_calls.setdefault(c["tid"], []).append(c)
     for v in model_calls.values():
         v.sort(key=lambda c: c["before"])
+    # per thread and stream: each launching call's entry and its executions' last end
+    ends = {}
+    for x in execs:
+        if x["call"]:
+            key = (x["call"]["tid"], x.get("stream"), x["call"]["before"])
+            ends[key] = max(ends.get(key, 0), x["end"])
+    by_stream = {}
+    for (tid, stream, before), end in sorted(ends.items(), key=lambda kv: kv[0][2]):
+        q = by_stream.setdefault((tid, stream), ([], []))
+        q[0].append(before)
+        q[1].append(end)
     return {"pid": summary["pid"], "rank": summary.get("rank", 0), "calls": calls,
-            "model_calls": model_calls,
+            "model_calls": model_calls, "by_stream": by_stream,
             "execs": execs, "bounds": bounds,
             "timeline": union((x["start"], x["end"]) for x in execs)}
 
@@ -280,6 +290,7 @@ def check_syncs(ck, rep, r):
 
 
 def check_cycles(ck, rep, r, allow_null):
+    r["attach"] = rep.get("recording", {}).get("attach_done_ns") or 0
     caused = check_syncs(ck, rep, r)
     truth = expected_cycles(r)
     for c in sorted((c for c in rep.get("cycles", []) if c["pid"] == r["pid"]),

@@ -164,6 +164,9 @@ def run(torch, args, prof):
     warmup_s = time.monotonic() - warmup_start
     if args.turns:
         return take_turns(dec, args, events), None
+    if args.ready_file:  # warmed up, graphs captured: a tracer may attach now
+        open(args.ready_file, "w").close()
+        time.sleep(args.ready_wait)
     profiler = start_profiler(torch) if prof == "late" else None
     gc.collect()
     ready_s = since_exec()
@@ -254,6 +257,9 @@ def main():
     ap.add_argument("--turns", help="an A/B arm taking turns in this folder (see the top)")
     ap.add_argument("--arm", default="arm", help="--turns: this arm's name")
     ap.add_argument("--rounds", type=int, default=20, help="--turns: rounds to run")
+    ap.add_argument("--ready-file", help="created after the warm-up, before the timed cycles")
+    ap.add_argument("--ready-wait", type=float, default=0.0,
+                    help="seconds to wait after --ready-file before the timed cycles")
     add_model_args(ap)
     args = ap.parse_args()
     if args.cycles < 1 or args.warmup < 3 or args.k < 1:

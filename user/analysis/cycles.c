@@ -1113,7 +1113,8 @@ static __u64 first_gpu_start(const struct thread_ctx *tc, size_t from, size_t to
  * When the GPU could start phase work whose first call is event f: the later
  * of the return of the thread's call before it and the end of the work queued
  * before it on its stream; what a CUDA event recorded between the two calls
- * reads. Not after first_start, the phase's first execution's start.
+ * reads. Not after first_start, the phase's first execution's start. 0 when
+ * that work ran unseen (launched before an agent came in).
  */
 static __u64 phase_ready(const struct thread_ctx *tc, size_t f, __u64 first_start)
 {
@@ -1123,9 +1124,10 @@ static __u64 phase_ready(const struct thread_ctx *tc, size_t f, __u64 first_star
 	if (f)
 		ready = ev[f - 1].ts_return ? ev[f - 1].ts_return : ev[f - 1].ts;
 	for (size_t j = f; j-- > 0 && f - j <= READY_LOOKBACK;) {
-		if (!makes_work(&ev[j]) || ev[j].stream != ev[f].stream ||
-		    !gputime__exec_of(tc->v->gpu, tc->t->tgid, tc->t->tid, ev[j].ts, &start, &end))
+		if (!makes_work(&ev[j]) || ev[j].stream != ev[f].stream || !runs_on_gpu(&ev[j]))
 			continue;
+		if (!gputime__exec_of(tc->v->gpu, tc->t->tgid, tc->t->tid, ev[j].ts, &start, &end))
+			return 0;
 		if (end > ready)
 			ready = end;
 		break;
@@ -1151,8 +1153,10 @@ static void gpu_cycle(const struct thread_ctx *tc, size_t i, struct cycle *c, st
 		ph->gpu_busy_ns = gputime__union(acc->iv[p], acc->nr[p]);
 		if (ph->gpu_start_ns && (!first || ph->gpu_start_ns < first))
 			first = ph->gpu_start_ns;
-		if (acc->first[p])
+		if (acc->first[p]) {
 			ph->gpu_start_ns = phase_ready(tc, acc->first[p] - 1, ph->gpu_start_ns);
+			acc->missing |= !ph->gpu_start_ns;
+		}
 		if (ph->gpu_end_ns > last)
 			last = ph->gpu_end_ns;
 	}

@@ -40,6 +40,7 @@ struct match {
 struct gpu_proc {
 	__u32 tgid;
 	bool has_agent;
+	__u64 on_ns;		/* its agent's first ON state: calls before had no records made */
 	struct gpu_agent agent;
 	struct call_queue **queues;
 	size_t nr_queues;
@@ -190,6 +191,8 @@ static int take_state(struct gputime *g, struct gpu_proc *p, const struct sp_gpu
 	bool was_on = a->was_on || r->status == SP_GPU_ON;
 
 	p->has_agent = true;
+	if (r->status == SP_GPU_ON && !p->on_ns)
+		p->on_ns = r->ts;
 	*a = (struct gpu_agent){ .tgid = r->tgid, .status = r->status,
 				 .cupti_version = r->cupti_version, .records = r->records,
 				 .cupti_dropped = r->cupti_dropped, .ring_dropped = r->ring_dropped,
@@ -478,6 +481,17 @@ static int settle_exec(struct gputime *g, struct gpu_proc *p, const struct sp_gp
 
 	if (!q)
 		q = bind_queue(p, cupti, r);
+	/*
+	 * An agent brought in while the process runs (-p): CUPTI records only
+	 * what was launched after its kinds were on, so no earlier call ran here.
+	 */
+	if (q && p->on_ns) {
+		size_t upto = q->head;
+
+		while (upto < q->nr && q->calls[upto].ts < p->on_ns)
+			upto++;
+		give_up(g, p, q, upto);
+	}
 	k = q ? first_fit(q, r) : -1;
 	if (r->name && r->name <= p->nr_names)
 		e.name = p->names[r->name - 1];

@@ -20,6 +20,7 @@
 #include "gpu_agent.h"
 #include "gpurings.h"
 #include "gpushm.h"
+#include "inject.h"
 #include "launch.h"
 #include "log.h"
 #include "specprobe.h"
@@ -31,6 +32,7 @@ struct gpu_ring {
 	const void *data;
 	__u32 pid;
 	bool broken;		/* a record made no sense: not read further */
+	bool injected;		/* -p: its agent lets it go when told (detach) */
 	bool told[SP_GPU_OFF + 1];	/* statuses already said */
 	struct sp_gpu_state_rec last;	/* its newest state; status 0: none yet */
 };
@@ -44,7 +46,20 @@ struct gpu_rings {
 	char *env[4];
 	struct gpu_ring *rings;
 	int nr_rings;
+	const char *cupti;	/* --cupti, for the injected agents */
+	bool running;		/* -p */
+	struct inject_try *tries;	/* -p: each process asked */
+	int nr_tries;
 };
+
+/* -p: where bringing the agent into a process stands. */
+struct inject_try {
+	__u32 pid;
+	bool done;		/* in, or refused for good */
+	int busy;		/* tries that found no thread at rest */
+};
+
+#define INJECT_BUSY_TRIES 10	/* a second apart: then it is said and left */
 
 /* For gpu_rings__remove_now: paths ready, no allocation needed. */
 static char live_dir[sizeof(DIR_TEMPLATE)];
@@ -105,7 +120,7 @@ static int set_env(struct gpu_rings *g, const char *cupti)
 		char *abs = realpath(cupti, NULL);
 
 		if (!abs) {
-			log_error("--cupti %s: %s\n", cupti, strerror(errno));
+			log_error("--cupti %s: %s", cupti, strerror(errno));
 			return -1;
 		}
 		if (asprintf(&g->env_cupti, GPUSHM_ENV_CUPTI "=%s", abs) < 0)
@@ -119,24 +134,24 @@ static int set_env(struct gpu_rings *g, const char *cupti)
 	return 0;
 }
 
-struct gpu_rings *gpu_rings__create(const char *cupti, const char *user)
+struct gpu_rings *gpu_rings__create(const char *cupti, const char *user, bool running)
 {
 	struct gpu_rings *g;
 	int ret;
 
-	if (getenv("CUDA_INJECTION64_PATH")) {
+	if (!running && getenv("CUDA_INJECTION64_PATH")) {
 		log_error("--gpu: CUDA_INJECTION64_PATH is set already (another tool's agent): "
-			  "unset it, or trace without --gpu\n");
+			  "unset it, or trace without --gpu");
 		return NULL;
 	}
 	g = calloc(1, sizeof(*g));
 	if (!g) {
-		log_error("--gpu: out of memory\n");
+		log_error("--gpu: out of memory");
 		return NULL;
 	}
 	snprintf(g->dir, sizeof(g->dir), DIR_TEMPLATE);
 	if (!mkdtemp(g->dir)) {
-		log_error("--gpu: making a folder in /dev/shm: %s\n", strerror(errno));
+		log_error("--gpu: making a folder in /dev/shm: %s", strerror(errno));
 		free(g);
 		return NULL;
 	}
@@ -144,14 +159,96 @@ struct gpu_rings *gpu_rings__create(const char *cupti, const char *user)
 	snprintf(live_agent, sizeof(live_agent), "%s/" GPUSHM_AGENT_FILE, g->dir);
 	ret = write_agent(live_agent);
 	if (ret)
-		log_error("--gpu: writing the agent into %s: %s\n", g->dir, strerror(-ret));
+		log_error("--gpu: writing the agent into %s: %s", g->dir, strerror(-ret));
 	else if ((ret = give_to(g, user)))
-		log_error("--gpu: giving %s to %s: %s\n", g->dir, user, strerror(-ret));
+		log_error("--gpu: giving %s to %s: %s", g->dir, user, strerror(-ret));
 	if (ret || set_env(g, cupti)) {
 		gpu_rings__free(g);
 		return NULL;
 	}
+	g->cupti = cupti;
+	g->running = running;
 	return g;
+}
+
+static struct inject_try *try_of(struct gpu_rings *g, __u32 pid)
+{
+	struct inject_try *grown;
+
+	for (int i = 0; i < g->nr_tries; i++)
+		if (g->tries[i].pid == pid)
+			return &g->tries[i];
+	grown = realloc(g->tries, (g->nr_tries + 1) * sizeof(*grown));
+	if (!grown)
+		return NULL;
+	g->tries = grown;
+	g->tries[g->nr_tries] = (struct inject_try){ .pid = pid };
+	return &g->tries[g->nr_tries++];
+}
+
+/* The agent's ring in the process, through its mapping there: any mount namespace. */
+static int map_injected(struct gpu_rings *g, __u32 pid, __u64 addr)
+{
+	char path[96];
+	struct gpu_ring *grown;
+	struct gpushm_header *h;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%u/map_files/%llx-%llx", pid,
+		 (unsigned long long)addr, (unsigned long long)addr + GPUSHM_FILE_BYTES);
+	fd = open(path, O_RDWR | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	h = mmap(NULL, GPUSHM_FILE_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	close(fd);
+	if (h == MAP_FAILED)
+		return -ENOMEM;
+	if (__atomic_load_n(&h->magic, __ATOMIC_ACQUIRE) != GPUSHM_MAGIC ||
+	    h->version != GPUSHM_VERSION || h->header_bytes != GPUSHM_HEADER_BYTES ||
+	    h->data_bytes != GPUSHM_DATA_BYTES) {
+		munmap(h, GPUSHM_FILE_BYTES);
+		return -EPROTO;
+	}
+	grown = realloc(g->rings, (g->nr_rings + 1) * sizeof(*g->rings));
+	if (!grown) {
+		munmap(h, GPUSHM_FILE_BYTES);
+		return -ENOMEM;
+	}
+	g->rings = grown;
+	g->rings[g->nr_rings++] = (struct gpu_ring){
+		.h = h, .data = (const char *)h + GPUSHM_HEADER_BYTES, .pid = pid, .injected = true,
+	};
+	return 0;
+}
+
+void gpu_rings__inject(struct gpu_rings *g, const __u32 *tgids, int nr)
+{
+	for (int i = 0; i < nr; i++) {
+		struct inject_try *t = try_of(g, tgids[i]);
+		struct inject_result res;
+		char why[256];
+		int ret;
+
+		if (!t || t->done)
+			continue;
+		ret = inject__agent(tgids[i], g->cupti, &res, why, sizeof(why));
+		if (ret == -EAGAIN && !strstr(why, "CUDA") && ++t->busy >= INJECT_BUSY_TRIES) {
+			log_warn("pid %u: --gpu: %s; tracing it host-only", t->pid, why);
+			t->done = true;
+			continue;
+		}
+		if (ret == -EAGAIN)
+			continue;	/* no CUDA yet, or busy: next time */
+		t->done = true;
+		if (!ret && (ret = map_injected(g, t->pid, res.ring_addr)))
+			snprintf(why, sizeof(why), "its ring cannot be mapped: %s", strerror(-ret));
+		if (ret) {
+			log_warn("pid %u: --gpu: %s; tracing it host-only", t->pid, why);
+			continue;
+		}
+		log_info("pid %u: GPU agent %s after a %.2f ms stop of thread %u",
+			 t->pid, res.reused ? "woken" : "in", res.stop_ns / 1e6, res.tid);
+	}
 }
 
 char *const *gpu_rings__env(const struct gpu_rings *g)
@@ -221,7 +318,7 @@ static void find_rings(struct gpu_rings *g)
 		if (ret)
 			unlink(path);
 		if (ret < 0)
-			log_warn("--gpu: %s is no ring an agent made: ignored\n", path);
+			log_warn("--gpu: %s is no ring an agent made: ignored", path);
 	}
 	if (d)
 		closedir(d);
@@ -255,7 +352,7 @@ static void tell_state(struct gpu_ring *r, const struct sp_gpu_state_rec *s)
 	r->told[st] = true;
 	switch (st) {
 	case SP_GPU_ON:
-		log_debug("pid %u: --gpu: CUPTI %u from %s\n", r->pid, s->cupti_version, s->detail);
+		log_debug("pid %u: --gpu: CUPTI %u from %s", r->pid, s->cupti_version, s->detail);
 		break;
 	case SP_GPU_NO_CUPTI:
 		log_warn("pid %u: --gpu: no libcupti found (%s; --cupti PATH names one); tracing "
@@ -271,11 +368,12 @@ static void tell_state(struct gpu_ring *r, const struct sp_gpu_state_rec *s)
 		break;
 	case SP_GPU_OFF:
 		/* leaving with its process says nothing; leaving without a heartbeat does */
-		if (r->told[SP_GPU_ON] && !strstr(s->detail, "exits"))
-			log_warn("pid %u: --gpu: the agent turned off: %s\n", r->pid, s->detail);
+		if (r->told[SP_GPU_ON] && !strstr(s->detail, "exits") &&
+		    !strstr(s->detail, "detached"))
+			log_warn("pid %u: --gpu: the agent turned off: %s", r->pid, s->detail);
 		break;
 	default:
-		log_warn("pid %u: --gpu: %s; tracing host-only\n", r->pid, s->detail);
+		log_warn("pid %u: --gpu: %s; tracing host-only", r->pid, s->detail);
 		break;
 	}
 }
@@ -298,7 +396,7 @@ static int drain(struct gpu_ring *r, session_record_fn emit, void *ctx)
 		if (size < 0 || !record_ok(&u, size)) {
 			r->broken = true;
 			log_warn("pid %u: --gpu: its ring holds a record that makes no sense: "
-				 "no more of its GPU records are read\n", r->pid);
+				 "no more of its GPU records are read", r->pid);
 			break;
 		}
 		/* a process speaks for itself only */
@@ -362,7 +460,7 @@ static void tell_losses(const struct gpu_rings *g)
 
 		if (r->last.cupti_dropped || ring)
 			log_warn("pid %u: --gpu: GPU records lost: %llu dropped by CUPTI, %llu found "
-				 "the ring full\n", r->pid, (unsigned long long)r->last.cupti_dropped,
+				 "the ring full", r->pid, (unsigned long long)r->last.cupti_dropped,
 				 (unsigned long long)ring);
 	}
 }
@@ -371,6 +469,11 @@ int gpu_rings__finish(struct gpu_rings *g, int wait_ms, session_record_fn emit, 
 {
 	__u64 deadline = mono_ms() + wait_ms;
 	int ret;
+
+	/* injected agents turn off, flush and let their rings go */
+	for (int i = 0; i < g->nr_rings; i++)
+		if (g->rings[i].injected)
+			__atomic_store_n(&g->rings[i].h->detach, 1, __ATOMIC_RELEASE);
 
 	/* closed is read before the last drain, so the records it vouches for are taken */
 	for (;;) {
@@ -395,6 +498,7 @@ void gpu_rings__free(struct gpu_rings *g)
 	for (int i = 0; i < g->nr_rings; i++)
 		munmap(g->rings[i].h, GPUSHM_FILE_BYTES);
 	free(g->rings);
+	free(g->tries);
 	d = opendir(g->dir);
 	while (d && (e = readdir(d)))
 		if (e->d_name[0] != '.')

@@ -7,17 +7,26 @@
 #ifndef __GPURINGS_H
 #define __GPURINGS_H
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <linux/types.h>
 #include "session.h"
 
 struct gpu_rings;
 
 /*
  * Make the folder and write the agent into it, owned by user's uid when set.
- * cupti: --cupti PATH or NULL. NULL after one line on stderr saying why
- * (CUDA_INJECTION64_PATH already set: another tool's agent).
+ * cupti: --cupti PATH or NULL; running: the targets run already (-p), the
+ * agent goes in by gpu_rings__inject. NULL after one line on stderr saying why
+ * (-- CMD with CUDA_INJECTION64_PATH already set: another tool's agent).
  */
-struct gpu_rings *gpu_rings__create(const char *cupti, const char *user);
+struct gpu_rings *gpu_rings__create(const char *cupti, const char *user, bool running);
+/*
+ * -p: bring the agent into each of these processes not yet served that has
+ * CUDA (inject.h), and map its ring; a line for each, and one for each
+ * refusal. Processes without CUDA yet are asked again at the next call.
+ */
+void gpu_rings__inject(struct gpu_rings *g, const __u32 *tgids, int nr);
 /* What the command's environment gains: NAME=VALUE strings, NULL-terminated. */
 char *const *gpu_rings__env(const struct gpu_rings *g);
 /*

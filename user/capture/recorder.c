@@ -24,7 +24,7 @@
 #define DEFAULT_MAX_BYTES (64ull << 20)	/* --dump-on without --max-size */
 #define DUMP_AFTER_NS 1000000000ull	/* a dump keeps this much after its trigger */
 #define MAX_DUMPS 16
-#define GPU_FINAL_WAIT_MS 300	/* for the agents' last records after their processes exit */
+#define GPU_FINAL_WAIT_MS 600	/* for the agents' last records after their processes exit */
 
 static volatile sig_atomic_t exiting;
 
@@ -253,6 +253,7 @@ static int record_loop(struct recorder *r)
 {
 	__u64 start = tracer__now_ns(), last_stats = start, last_cpu = start;
 	__u64 deadline = r->req->rec->duration_ns ? start + r->req->rec->duration_ns : 0;
+	__u64 last_inject = 0;
 	int ret = 0;
 
 	while (!exiting && !r->write_err) {
@@ -267,10 +268,16 @@ static int record_loop(struct recorder *r)
 			log_error("reading the ring buffer: %s", strerror(-ret));
 			break;
 		}
+		now = tracer__now_ns();
+		/* -p: the agent into each traced process with CUDA, new ones each second */
+		if (r->gpu && !r->req->targets->cmd && now - last_inject >= 1000000000ull) {
+			gpu_rings__inject(r->gpu, r->tracer.targets.tgids,
+					  r->tracer.targets.nr_tgids);
+			last_inject = now;
+		}
 		/* the agents' records go the same way as the probes' */
 		if (r->gpu)
 			gpu_rings__poll(r->gpu, on_record, r);
-		now = tracer__now_ns();
 		if (deadline && now >= deadline)
 			break;
 		if (now - last_stats >= 1000000000ull) {
@@ -487,15 +494,12 @@ int recorder__run(const struct record_request *req)
 		log_error("out of memory");
 		return 1;
 	}
-	if (req->rec->gpu && !req->targets->cmd) {
-		log_error("--gpu needs -- CMD");
-		return 1;
-	}
 	if ((req->rec->output && check_output(req->rec->output, req->rec->force)) ||
 	    host__check_bpf())
 		return 1;
 	if (req->rec->gpu &&
-	    !(r.gpu = gpu_rings__create(req->rec->cupti, req->targets->user))) {
+	    !(r.gpu = gpu_rings__create(req->rec->cupti, req->targets->user,
+					!req->targets->cmd))) {
 		free(r.hung);
 		return 1;
 	}

@@ -51,8 +51,9 @@ static const struct argp_option recording_options[] = {
 	  "Call sites (native and Python stacks) of: syncs (blocking and implicitly "
 	  "synchronising calls, the default), all, none", 0 },
 	{ "gpu", OPT_GPU, NULL, 0,
-	  "With -- CMD: the GPU's own start and end of every graph, kernel and copy, from "
-	  "CUPTI in the target (docs/gpu-timeline.md)", 0 },
+	  "The GPU's own start and end of every graph, kernel and copy, from CUPTI in the "
+	  "target: brought in at its start (-- CMD) or into it running (-p) "
+	  "(docs/gpu-timeline.md)", 0 },
 	{ "cupti", OPT_CUPTI, "PATH", 0, "--gpu: the libcupti.so the target loads (default: "
 	  "its own, found beside its CUDA libraries)", 0 },
 	{},

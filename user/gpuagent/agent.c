@@ -9,6 +9,13 @@
  * recorder's heartbeat stops. Whatever fails, it says why in one state record
  * and steps back: the process runs on untouched.
  *
+ * Injected into a running process (specprobe --gpu -p), specprobe_agent_attach
+ * is called instead, on a thread of the process stopped for it: it makes the
+ * ring in a memfd and starts the agent's thread, which does the rest. When
+ * the recorder asks (detach) or its heartbeat stops, the thread disables the
+ * activity kinds and lets the ring go; the library stays loaded, quiet, for a
+ * later attach.
+ *
  * Fork: a child of a process that initialised CUDA cannot use CUDA, and it has
  * no flush thread, so the agent is off in it (it never writes the parent's
  * ring). A child that execs loads a fresh agent at its own cuInit and makes
@@ -70,6 +77,11 @@ static struct agent {
 	int nr_free, nr_buffers;
 	pthread_t thread;
 	bool thread_started;
+	bool injected;		/* came in through specprobe_agent_attach */
+	bool serving;		/* injected: a recorder reads its ring (atomic) */
+	bool cupti_ready;	/* loaded, bound, callbacks registered: kinds may be enabled */
+	bool exit_hooks;	/* atexit and pthread_atfork done */
+	char attach_cupti[SP_GPU_DETAIL];	/* --cupti PATH of the attach, "" for none */
 	pthread_mutex_t stop_lock;
 	pthread_cond_t stop_cond;
 	bool stop;
@@ -92,6 +104,8 @@ static uint64_t CUPTIAPI timestamp(void)
 {
 	return now_ns();
 }
+
+static void ring_init(void *map);
 
 static int ring_open(const char *dir)
 {
@@ -121,6 +135,32 @@ static int ring_open(const char *dir)
 		unlink(path);
 		return -ENOMEM;
 	}
+	ring_init(map);
+	return 0;
+}
+
+/* Injected: the ring in a memfd; specprobe maps it through /proc/PID/map_files. */
+static int ring_open_memfd(void)
+{
+	int fd = memfd_create(GPUSHM_RING_MEMFD, MFD_CLOEXEC);
+	void *map;
+
+	if (fd < 0)
+		return -errno;
+	if (ftruncate(fd, GPUSHM_FILE_BYTES)) {
+		close(fd);
+		return -errno;
+	}
+	map = mmap(NULL, GPUSHM_FILE_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	close(fd);
+	if (map == MAP_FAILED)
+		return -ENOMEM;
+	ring_init(map);
+	return 0;
+}
+
+static void ring_init(void *map)
+{
 	ag.ring = map;
 	ag.data = (char *)map + GPUSHM_HEADER_BYTES;
 	ag.ring->version = GPUSHM_VERSION;
@@ -128,7 +168,6 @@ static int ring_open(const char *dir)
 	ag.ring->pid = ag.pid;
 	ag.ring->data_bytes = GPUSHM_DATA_BYTES;
 	__atomic_store_n(&ag.ring->magic, GPUSHM_MAGIC, __ATOMIC_RELEASE);
-	return 0;
 }
 
 /* Under ag.lock. */
@@ -142,6 +181,10 @@ static void write_state(__u32 status, const char *detail, __u64 flushed_ns)
 	struct sp_gpu_state_rec s = { .type = SP_REC_GPU_STATE, .size = sizeof(s) };
 
 	pthread_mutex_lock(&ag.lock);
+	if (!ag.ring) {		/* let go: nobody reads */
+		pthread_mutex_unlock(&ag.lock);
+		return;
+	}
 	s.tgid = ag.pid;
 	s.ts = now_ns();
 	s.flushed_ns = flushed_ns;
@@ -345,7 +388,7 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *b
 	/* a forked child's copy of a parent's buffer is not this process's to hand over */
 	if (ag.pid && ag.pid == getpid()) {
 		pthread_mutex_lock(&ag.lock);
-		while (valid && ag.api.next_record(buffer, valid, &rec) == CUPTI_SUCCESS)
+		while (ag.ring && valid && ag.api.next_record(buffer, valid, &rec) == CUPTI_SUCCESS)
 			take_record(rec);
 		if (ag.api.dropped(ctx, stream, &dropped) == CUPTI_SUCCESS)
 			ag.cupti_dropped += dropped;
@@ -395,6 +438,25 @@ static bool wait_tick(void)
 	return stop;
 }
 
+/* Injected: no more records, the last ones and a last state in, then the ring let go. */
+static void let_go(const char *why)
+{
+	if (ag.on) {
+		disable_kinds(NR_KINDS);
+		ag.on = false;
+		flush(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED, SP_GPU_OFF, why);
+	}
+	pthread_mutex_lock(&ag.lock);
+	if (ag.ring) {
+		__atomic_store_n(&ag.ring->closed, 1, __ATOMIC_RELEASE);
+		munmap(ag.ring, GPUSHM_FILE_BYTES);
+	}
+	ag.ring = NULL;
+	ag.data = NULL;
+	pthread_mutex_unlock(&ag.lock);
+	__atomic_store_n(&ag.serving, false, __ATOMIC_RELEASE);
+}
+
 /*
  * Ticks, not clock time, measure the heartbeat's silence: a process stopped
  * (SIGSTOP, a debugger) does not find its tracer gone when it goes on.
@@ -408,10 +470,18 @@ static void *flusher(void *arg)
 	while (!wait_tick()) {
 		__u64 beat = __atomic_load_n(&ag.ring->heartbeat, __ATOMIC_ACQUIRE);
 
+		if (ag.injected && __atomic_load_n(&ag.ring->detach, __ATOMIC_ACQUIRE)) {
+			let_go("specprobe detached");
+			break;
+		}
 		if (beat != last_beat) {
 			last_beat = beat;
 			quiet = 0;
 		} else if (++quiet >= GPUSHM_HEARTBEAT_TICKS) {
+			if (ag.injected) {
+				let_go("no heartbeat from specprobe for 2 s");
+				break;
+			}
 			disable_kinds(NR_KINDS);
 			ag.on = false;
 			write_state(SP_GPU_OFF, "no heartbeat from specprobe for 2 s", 0);
@@ -452,6 +522,7 @@ static void after_fork_child(void)
 	ag.pid = 0;
 	ag.on = false;
 	ag.thread_started = false;
+	__atomic_store_n(&ag.serving, false, __ATOMIC_RELAXED);
 	pthread_mutex_init(&ag.lock, NULL);
 	pthread_mutex_init(&ag.pool_lock, NULL);
 	pthread_mutex_init(&ag.stop_lock, NULL);
@@ -461,8 +532,8 @@ static void after_fork_child(void)
 	ag.data = NULL;
 }
 
-/* The flush thread takes none of the application's signals. */
-static int start_thread(void)
+/* The agent's thread (fn) takes none of the application's signals. */
+static int start_thread(void *(*fn)(void *))
 {
 	pthread_condattr_t attr;
 	sigset_t all, old;
@@ -474,7 +545,7 @@ static int start_thread(void)
 	pthread_condattr_destroy(&attr);
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
-	ret = pthread_create(&ag.thread, NULL, flusher, NULL);
+	ret = pthread_create(&ag.thread, NULL, fn, NULL);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	ag.thread_started = !ret;
 	return -ret;
@@ -524,14 +595,15 @@ static int enable_kinds(void)
 	return 0;
 }
 
-static void start(void)
+/* CUPTI loaded, bound and told where buffers go; 0, or -1 with the state written. */
+static int cupti_setup(const char *explicit)
 {
 	char detail[SP_GPU_DETAIL], missing[64];
 	CUptiResult res;
 
-	if (cupti__load(getenv(GPUSHM_ENV_CUPTI), &ag.api, detail, sizeof(detail))) {
+	if (cupti__load(explicit, &ag.api, detail, sizeof(detail))) {
 		write_state(SP_GPU_NO_CUPTI, detail, 0);
-		return;
+		return -1;
 	}
 	snprintf(ag.cupti_path, sizeof(ag.cupti_path), "%s", detail);
 	if (cupti__bind(&ag.api, missing, sizeof(missing))) {
@@ -539,29 +611,46 @@ static void start(void)
 		if (snprintf(detail, sizeof(detail), "no %s in %s", missing, ag.cupti_path) < 0)
 			detail[0] = '\0';
 		write_state(SP_GPU_FAILED, detail, 0);
-		return;
+		return -1;
 	}
 	ag.api.get_version(&ag.cupti_version);
 	if (check_alone())
-		return;
+		return -1;
 	/* before any kind is enabled, as CUPTI asks */
 	res = ag.api.register_timestamp(timestamp);
 	if (res != CUPTI_SUCCESS) {
 		failed(SP_GPU_FAILED, "cuptiActivityRegisterTimestampCallback", res);
-		return;
+		return -1;
 	}
 	res = ag.api.register_callbacks(buffer_requested, buffer_completed);
 	if (res != CUPTI_SUCCESS) {
 		failed(SP_GPU_FAILED, "cuptiActivityRegisterCallbacks", res);
-		return;
+		return -1;
 	}
+	ag.cupti_ready = true;
+	return 0;
+}
+
+/* Kinds on and the ON state written; 0, or -1 with the state written. */
+static int turn_on(void)
+{
 	if (enable_kinds())
-		return;
+		return -1;
 	ag.on = true;
 	write_state(SP_GPU_ON, ag.cupti_path, 0);
-	atexit(at_exit);
-	pthread_atfork(NULL, NULL, after_fork_child);
-	if (start_thread()) {
+	if (!ag.exit_hooks) {
+		atexit(at_exit);
+		pthread_atfork(NULL, NULL, after_fork_child);
+		ag.exit_hooks = true;
+	}
+	return 0;
+}
+
+static void start(void)
+{
+	if (cupti_setup(getenv(GPUSHM_ENV_CUPTI)) || turn_on())
+		return;
+	if (start_thread(flusher)) {
 		disable_kinds(NR_KINDS);
 		ag.on = false;
 		write_state(SP_GPU_FAILED, "no thread to flush from", 0);
@@ -582,4 +671,69 @@ __attribute__((visibility("default"))) int InitializeInjection(void)
 	}
 	start();
 	return 1;
+}
+
+/* Injected and refused: the ring kept until the recorder has read why (detach), or is gone. */
+static void wait_release(void)
+{
+	__u64 last_beat = __atomic_load_n(&ag.ring->heartbeat, __ATOMIC_ACQUIRE);
+	int quiet = 0;
+
+	while (!wait_tick() && !__atomic_load_n(&ag.ring->detach, __ATOMIC_ACQUIRE)) {
+		__u64 beat = __atomic_load_n(&ag.ring->heartbeat, __ATOMIC_ACQUIRE);
+
+		quiet = beat != last_beat ? 0 : quiet + 1;
+		last_beat = beat;
+		if (quiet >= GPUSHM_HEARTBEAT_TICKS)
+			break;
+	}
+	let_go("");
+}
+
+/* Injected: the agent's thread sets CUPTI up, off the stopped application thread. */
+static void *attached(void *arg)
+{
+	/* a later client may have come since a first attach: ask again */
+	if ((ag.cupti_ready ? check_alone()
+			    : cupti_setup(ag.attach_cupti[0] ? ag.attach_cupti : NULL)) ||
+	    turn_on()) {
+		wait_release();
+		return NULL;
+	}
+	return flusher(arg);
+}
+
+/*
+ * Called by specprobe on a thread of the process it stopped for this: quick,
+ * it takes no lock the process may hold but malloc's and the loader's. The
+ * ring's address, or -errno: -EBUSY while another specprobe is served (or
+ * the agent came in at cuInit).
+ */
+__attribute__((visibility("default"))) long specprobe_agent_attach(const char *cupti)
+{
+	int ret;
+
+	if (__atomic_load_n(&ag.serving, __ATOMIC_ACQUIRE) || (ag.pid == getpid() && ag.on))
+		return -EBUSY;
+	if (ag.thread_started && ag.pid == getpid()) {
+		pthread_join(ag.thread, NULL);	/* the last attach's, done */
+		ag.thread_started = false;
+	}
+	ag.pid = getpid();
+	ag.injected = true;
+	ag.stop = false;
+	snprintf(ag.attach_cupti, sizeof(ag.attach_cupti), "%s", cupti ? cupti : "");
+	ret = ring_open_memfd();
+	if (ret)
+		return ret;
+	__atomic_store_n(&ag.serving, true, __ATOMIC_RELEASE);
+	ret = start_thread(attached);
+	if (ret) {
+		munmap(ag.ring, GPUSHM_FILE_BYTES);
+		ag.ring = NULL;
+		ag.data = NULL;
+		__atomic_store_n(&ag.serving, false, __ATOMIC_RELEASE);
+		return ret;
+	}
+	return (long)(uintptr_t)ag.ring;
 }

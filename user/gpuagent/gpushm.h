@@ -19,6 +19,10 @@
 #define GPUSHM_ENV_CUPTI	"SPECPROBE_CUPTI"	/* --cupti PATH */
 #define GPUSHM_RING_PREFIX	"ring."			/* ring.PID, ring.PID.N after an exec */
 #define GPUSHM_AGENT_FILE	"libspecprobe-gpu.so"
+/* Injected into a running process (-p): the memfds' names, as /proc/PID/maps shows them */
+#define GPUSHM_AGENT_MEMFD	"specprobe-gpu-agent"
+#define GPUSHM_RING_MEMFD	"specprobe-gpu-ring"
+#define GPUSHM_ATTACH_FN	"specprobe_agent_attach"
 #define GPUSHM_MAGIC		0x4d485047u	/* "GPHM" */
 #define GPUSHM_VERSION		1
 #define GPUSHM_HEADER_BYTES	4096u
@@ -42,6 +46,7 @@ struct gpushm_header {
 	/* written by the recorder */
 	__u64 consumed __attribute__((aligned(64)));	/* bytes read so far (release) */
 	__u64 heartbeat;	/* bumped at each poll */
+	__u32 detach;		/* 1: an injected agent turns off and lets the ring go */
 };
 
 _Static_assert(sizeof(struct gpushm_header) <= GPUSHM_HEADER_BYTES, "header page too small");
