@@ -74,6 +74,8 @@ struct env {
 	int nr_plants;
 	bool clean_syncs;
 	bool torch;		/* PyTorch's patterns: the legacy stream, cudagraph trees */
+	bool eager_loop;	/* no graph: eager draft tokens, eager verify, KV trim */
+	bool eager_same;	/* ... drafting with the target's kernels */
 	enum accept_mode accept_mode;
 	const char *truth_path;
 	bool gpu_log;
