@@ -554,6 +554,7 @@ static const char *const role_sources[ROLE_FROM_NR] = {
 	[ROLE_FROM_NONE] = "none",	   [ROLE_FROM_KERNELS] = "captured-kernels",
 	[ROLE_FROM_WAIT] = "sync-wait",	   [ROLE_FROM_PIECES] = "capture-pieces",
 	[ROLE_FROM_POSITION] = "position", [ROLE_FROM_FAMILY] = "same-kernels",
+	[ROLE_FROM_EAGER] = "eager-launches", [ROLE_FROM_EAGER_STEPS] = "eager-steps",
 };
 
 static const char *const sync_kind_names[SYNC_KIND_NR] = {
