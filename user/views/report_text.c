@@ -599,6 +599,9 @@ static void put_syncs(FILE *out, const struct syncs *sy)
 		     "in flight on what it\n  waited for; ms/cycle: blocked time per counted cycle\n",
 		sy->verdicts_of[VERDICT_ACCEPT], sy->verdicts_of[VERDICT_NO_WAIT],
 		sy->trap_ns / 1e3, sy->verdicts_of[VERDICT_OUTSIDE], sy->unknown);
+	if (sy->verdicts_of[VERDICT_STEP])
+		fprintf(out, "  also not flagged: %zu eager draft steps' reads of their token, the "
+			     "loop's own\n", sy->verdicts_of[VERDICT_STEP]);
 	if (sy->unknown_sites.nr) {
 		fputs("\nUnknown: cannot be told from outside (made before attach), not flagged\n",
 		      out);
