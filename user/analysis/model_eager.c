@@ -70,6 +70,8 @@ static struct model_exec *eager_exec(struct model *m, const struct model_thread 
 	x = p ? graphs__exec_new(m, p, handle) : NULL;
 	if (!x)
 		return NULL;
+	/* a process's count is of its graphs */
+	p->nr_execs--;
 	x->eager = true;
 	x->created_ns = t->burst_start_ts;
 	x->eager_kernels = t->burst_kernels;
