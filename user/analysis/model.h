@@ -181,7 +181,8 @@ struct model_exec {
 	enum role_source role_from;
 	/*
 	 * An eager forward: no CUDA graph, the bursts of eager launches with this
-	 * sequence of functions and grid/block sizes (handle: its hash, top bit set)
+	 * sequence of functions and the grid/block sizes of the first and last
+	 * (handle: their hash, top bit set)
 	 */
 	bool eager;
 	__u32 eager_kernels;	/* launches in one burst */
@@ -243,7 +244,8 @@ struct model_thread {
 	bool in_burst;
 	__u32 burst_kernels;
 	__u64 burst_start_ts;	/* entry of the open burst's first launch */
-	__u64 burst_sig, burst_funcs, burst_first;
+	__u64 burst_funcs, burst_first;	/* hash of its functions; its first one */
+	__u64 burst_first_dims, burst_last_dims;	/* grid/block hashes of its ends */
 };
 
 /* Everything the analyses read, in creation order. */

@@ -3,7 +3,7 @@
  * Eager forwards. A thread that launches no graph runs its models as bursts
  * of eager launches between syncs, copies and event records. Each burst's
  * first launch becomes a LOOP_GRAPH event of an eager exec, one per sequence
- * of functions and grid/block sizes, so the cycle analysis reads draft steps,
+ * of functions and sizes (burst_handle), so the cycle analysis reads draft steps,
  * verify and the trim as it reads graphs. The burst's other launches stay
  * kernel events. A thread that launches a graph gets its bursts back as plain
  * kernels: its loop is read from its graphs.
@@ -50,17 +50,30 @@ void eager__launch(struct model_thread *t, const struct sp_call *c, const struct
 		t->in_burst = true;
 		t->burst_kernels = 0;
 		t->burst_start_ts = c->entry.ts;
-		t->burst_sig = t->burst_funcs = 0;
+		t->burst_funcs = 0;
 		t->burst_first = func;
 	}
 	t->burst_kernels++;
 	t->burst_funcs = mix(t->burst_funcs, func);
-	t->burst_sig = mix(mix(t->burst_sig, func), launch_dims(c, pi));
+	t->burst_last_dims = launch_dims(c, pi);
+	if (t->burst_kernels == 1)
+		t->burst_first_dims = t->burst_last_dims;
+}
+
+/*
+ * A forward's exec: its functions, and the grid and block of its first and
+ * last launch, which grow with the tokens it runs over (embedding, LM head).
+ * Launches between may grow with a KV cache that grows every step: not read.
+ */
+static __u64 burst_handle(const struct model_thread *t)
+{
+	return mix(mix(t->burst_funcs, t->burst_first_dims), t->burst_last_dims) |
+	       EAGER_HANDLE_BIT;
 }
 
 static struct model_exec *eager_exec(struct model *m, const struct model_thread *t)
 {
-	__u64 handle = t->burst_sig | EAGER_HANDLE_BIT;
+	__u64 handle = burst_handle(t);
 	struct model_exec *x = hmap__get(&m->execs, t->tgid, handle);
 	struct model_proc *p;
 
