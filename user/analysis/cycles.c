@@ -34,6 +34,7 @@ struct exec_stats {
 	/* a whole run in windows: the votes of either lead reading, until one is decided */
 	__u32 voted, voted_lead;	/* launches between an accept and the next verify; leads */
 	__u32 self_next;	/* launches next to one of its own (graphs between: none) */
+	__u32 after_run;	/* launches right after a run of another exec's launches */
 };
 
 /* One verify launch group and what surrounds it. */
@@ -180,6 +181,7 @@ static void collect_stats(struct thread_ctx *tc)
 		tc->eager |= e->flags & LOOP_EAGER;
 		st = &tc->stats[e->handle];
 		st->launches++;
+		st->after_run += last != NONE && last != e->handle && last_counted;
 		last_counted = count_self_next(tc->stats, last, last_counted, e->handle);
 		last = e->handle;
 		prev = graph_neighbour(t, j, -1);
@@ -223,18 +225,34 @@ static bool hands_result(const struct thread_ctx *tc, const struct exec_stats *s
  * graphs if none does): the most captured kernels, else the longest wait in
  * the sync that follows it.
  */
+static bool after_steps(const struct exec_stats *st)
+{
+	return st->after_run * 2 > st->launches;
+}
+
 /*
  * An eager loop's verify: of the forwards that hand a result to the host, the
  * one of most launches that does not repeat itself (the draft repeats, a sync
- * per token between); with as many launches as a repeating one (the draft is
- * the target), only that structure told them apart. Ties: the longest wait.
+ * per token between), and, where one comes right after the draft's steps,
+ * one that does (what opens a draft, the cache trim with it, comes after the
+ * accept); with as many launches as a repeating one (the draft is the
+ * target), only that structure told them apart. Ties: the longest wait.
  */
 static struct model_exec *pick_eager_anchor(struct thread_ctx *tc, bool any_hands,
 					    enum role_source *from)
 {
 	struct model_exec *best = NULL;
 	__u32 repeating = 0;
+	bool steps_seen = false;
 
+	for (size_t id = 0; id < tc->v->nr_execs; id++) {
+		const struct exec_stats *st = &tc->stats[id];
+		const struct model_exec *x = tc->v->execs[id];
+
+		if (x->eager && st->launches >= 2 && (!any_hands || hands_result(tc, st)) &&
+		    !repeats_itself(st))
+			steps_seen |= after_steps(st);
+	}
 	for (size_t id = 0; id < tc->v->nr_execs; id++) {
 		const struct exec_stats *st = &tc->stats[id];
 		struct model_exec *x = tc->v->execs[id];
@@ -245,6 +263,8 @@ static struct model_exec *pick_eager_anchor(struct thread_ctx *tc, bool any_hand
 			repeating = x->eager_kernels > repeating ? x->eager_kernels : repeating;
 			continue;
 		}
+		if (steps_seen && !after_steps(st))
+			continue;
 		if (!best || x->eager_kernels > best->eager_kernels ||
 		    (x->eager_kernels == best->eager_kernels &&
 		     mean_wait(st) > mean_wait(&tc->stats[best->id])))
@@ -1893,6 +1913,8 @@ static int stats_event(struct plan_thread *pt, const struct loop_event *e)
 		pt->neighbour = e->handle;
 		pt->graphs = true;
 		pt->eager |= e->flags & LOOP_EAGER;
+		pt->stats[e->handle].after_run += pt->last_graph != NONE &&
+						  pt->last_graph != e->handle && pt->last_counted;
 		pt->last_counted = count_self_next(pt->stats, pt->last_graph, pt->last_counted,
 						   e->handle);
 		pt->last_graph = e->handle;
