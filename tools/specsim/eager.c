@@ -8,7 +8,8 @@
  *     stopping criteria read it)
  *   the target's forward over k + 1 tokens, the result copied to the host and
  *     cuStreamSynchronize (the accept)
- *   the KV-cache trim: two small kernels and a memset
+ *   the KV-cache trim: two small kernels and a memset (--eager-trim-joined: no
+ *     memset, so the trim's kernels run on into the next draft's first forward)
  *
  * k follows the dynamic heuristic: +2 after a cycle whose tokens were all
  * accepted, -1 after a rejection, within [1, --draft-k]. --eager-same drafts
@@ -175,8 +176,10 @@ int eager__extend(struct rank_state *st, int cycle)
 			return -1;
 		bounds__extend_launch(st, cycle);
 	}
-	CU(cuMemsetD32Async, (st->kv, 0, drop, st->main), A("dst", st->kv), A("value", 0),
-	   A("count", drop), A("stream", st->main));
+	/* joined: the trim runs straight into the next draft's first forward */
+	if (!env.eager_trim_joined)
+		CU(cuMemsetD32Async, (st->kv, 0, drop, st->main), A("dst", st->kv),
+		   A("value", 0), A("count", drop), A("stream", st->main));
 	tokens_k = n == k ? k + 2 : k - 1;
 	tokens_k = tokens_k < 1 ? 1 : tokens_k > env.draft_k ? env.draft_k : tokens_k;
 	return plants__at(st, POS_EXTEND, cycle) || plants__at(st, POS_OUTSIDE, cycle) ? -1 : 0;

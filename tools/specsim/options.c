@@ -39,7 +39,7 @@ enum {
 	OPT_EXERCISE, OPT_READY, OPT_GO, OPT_WAIT_SIGNAL, OPT_DELAY, OPT_WAIT_AT, OPT_RATE,
 	OPT_RATE_CALL, OPT_RATE_TRUTH, OPT_WORKER, OPT_READY_FD, OPT_GO_FD, OPT_UID_FILE,
 	OPT_EXTRA_DRAFT, OPT_VERIFY_PIECES, OPT_BATCH_SCHEDULE, OPT_PLANT, OPT_CLEAN_SYNCS, OPT_HANG,
-	OPT_TORCH, OPT_RANK_HINT, OPT_CAPTURE_ORDER, OPT_EAGER_LOOP, OPT_EAGER_SAME,
+	OPT_TORCH, OPT_RANK_HINT, OPT_CAPTURE_ORDER, OPT_EAGER_LOOP, OPT_EAGER_SAME, OPT_EAGER_TRIM_JOINED,
 };
 
 static const char doc[] =
@@ -98,6 +98,8 @@ static const struct argp_option opts[] = {
 	  "after full acceptance, -1 after a rejection", 1 },
 	{ "eager-same", OPT_EAGER_SAME, NULL, 0,
 	  "--eager-loop drafting with the target's kernels (draft = target)", 1 },
+	{ "eager-trim-joined", OPT_EAGER_TRIM_JOINED, NULL, 0,
+	  "--eager-loop with a trim of kernels alone, run straight into the next draft", 1 },
 	{ "capture-order", OPT_CAPTURE_ORDER, "ORDER", 0,
 	  "verify-first (every verify graph, then the drafts, as SGLang captures) or run "
 	  "(each batch size's draft steps and then its verify, in the order of a cycle, "
@@ -355,8 +357,8 @@ static void check_torch(struct argp_state *state)
 
 static void check_eager(struct argp_state *state)
 {
-	if (env.eager_same && !env.eager_loop)
-		argp_error(state, "--eager-same needs --eager-loop");
+	if ((env.eager_same || env.eager_trim_joined) && !env.eager_loop)
+		argp_error(state, "--eager-same and --eager-trim-joined need --eager-loop");
 	if (!env.eager_loop)
 		return;
 	if (env.torch || env.draft_mode != DRAFT_PER_STEP || env.accept_mode != ACCEPT_SYNC ||
@@ -441,6 +443,7 @@ static const struct opt_arg args[] = {
 	SET_ARG(OPT_TORCH, torch),
 	SET_ARG(OPT_EAGER_LOOP, eager_loop),
 	SET_ARG(OPT_EAGER_SAME, eager_same),
+	SET_ARG(OPT_EAGER_TRIM_JOINED, eager_trim_joined),
 	INT_ARG(OPT_FREE, free_every, 0, 100000000),
 	STR_ARG('g', truth_path),
 	SET_ARG(OPT_GPU_LOG, gpu_log),

@@ -509,6 +509,8 @@ void model__free(struct model *m)
 	}
 	for (size_t i = 0; i < m->view.nr_threads; i++) {
 		free(m->view.threads[i]->events);
+		free(m->view.threads[i]->burst);
+		free(m->view.threads[i]->eager_ids);
 		free(m->view.threads[i]);
 	}
 	for (size_t i = 0; i < m->view.nr_captures; i++) {

@@ -241,11 +241,19 @@ struct model_thread {
 	bool kept_lead_extends;
 	/* eager bursts (LOOP_EAGER): none once the thread launches a graph */
 	bool graphs_seen;
-	bool in_burst;
-	__u32 burst_kernels;
 	__u64 burst_start_ts;	/* entry of the open burst's first launch */
-	__u64 burst_funcs, burst_first;	/* hash of its functions; its first one */
-	__u64 burst_first_dims, burst_last_dims;	/* grid/block hashes of its ends */
+	__u64 burst_stream;	/* the stream of its kernels */
+	struct burst_launch *burst;	/* the open burst's launches */
+	__u32 nr_burst, cap_burst;
+	__u32 *eager_ids;	/* the eager execs it launched */
+	__u32 nr_eager_ids, cap_eager_ids;
+};
+
+/* One launch of an open eager burst. */
+struct burst_launch {
+	__u64 func;
+	__u64 dims;	/* hash of its grid and block */
+	__u64 prefix;	/* the burst's function hash up to and with this launch */
 };
 
 /* Everything the analyses read, in creation order. */

@@ -46,9 +46,10 @@ int graphs__loop_event(struct model *m, struct model_thread *t, const struct sp_
 		ev.ts_return = c->ts_return;
 	else
 		ev.flags |= LOOP_UNRETURNED;
-	if (kind == LOOP_KERNEL || kind == LOOP_COLLECTIVE)
-		eager__launch(t, c, pi, handle);
-	else if (kind == LOOP_GRAPH)
+	if (kind == LOOP_KERNEL || kind == LOOP_COLLECTIVE) {
+		if (eager__launch(m, t, c, pi, handle, kind == LOOP_KERNEL ? stream : 0))
+			return -ENOMEM;
+	} else if (kind == LOOP_GRAPH)
 		eager__graph_seen(m, t);
 	else if (eager__close(m, t))
 		return -ENOMEM;

@@ -238,8 +238,8 @@ int graphs__loop_event(struct model *m, struct model_thread *t, const struct sp_
 		       __u64 stream, __u8 flags);
 struct model_exec *graphs__exec_new(struct model *m, struct model_proc *p, __u64 handle);
 /* model_eager.c: bursts of eager launches read as forwards (LOOP_EAGER) */
-void eager__launch(struct model_thread *t, const struct sp_call *c, const struct probe_info *pi,
-		   __u64 func);
+int eager__launch(struct model *m, struct model_thread *t, const struct sp_call *c,
+		  const struct probe_info *pi, __u64 func, __u64 stream);
 int eager__close(struct model *m, struct model_thread *t);
 void eager__graph_seen(struct model *m, struct model_thread *t);
 int graphs__launch(struct model *m, struct model_proc *p, struct model_thread *t,
