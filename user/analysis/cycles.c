@@ -2120,12 +2120,18 @@ int cycles_plan__step(struct cycles_plan *pl, struct model *m, bool final, __u64
 		struct model_thread *t = v->threads[k];
 		struct plan_thread *pt = plan_thread(pl, v, t);
 		struct thread_ctx tc;
+		size_t upto;
 
 		if (!pt)
 			return -ENOMEM;
-		/* events counted one at a time need none kept */
+		/* events counted one at a time need none kept, but an open eager burst's */
 		keep_ns[k] = ~0ull;
-		for (size_t j = 0; j < t->nr_events && pl->stage == PLAN_STATS && !ret; j++)
+		upto = t->nr_events;
+		if (t->nr_burst && t->nr_burst <= t->nr_events) {
+			keep_ns[k] = t->burst_start_ts;
+			upto -= t->nr_burst;
+		}
+		for (size_t j = 0; j < upto && pl->stage == PLAN_STATS && !ret; j++)
 			ret = stats_event(pt, &t->events[j]);
 		if (pl->stage == PLAN_STATS || !pt->anchored)
 			continue;
