@@ -30,7 +30,7 @@ for variant in small-draft same-model; do
 		sleep 0.1
 	done
 	rec="$OUT/eager/$variant.sprb"
-	"$SP" record -o "$rec" -p "$pid" 2>"$OUT/eager/$variant.record.err" &
+	"$SP" record --force -o "$rec" -p "$pid" 2>"$OUT/eager/$variant.record.err" &
 	tracer=$!
 	for _ in $(seq 300); do
 		grep -q "tracing" "$OUT/eager/$variant.record.err" 2>/dev/null && break
