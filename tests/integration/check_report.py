@@ -187,8 +187,27 @@ def capture_kernel_names(r):
     return per_exec
 
 
+def check_eager(ck, rep, r):
+    """A loop with no graph (--eager-loop): its forwards are eager, with a draft and a
+    verify among them; the loop's verify is one of them."""
+    eager = [g for g in rep["graphs"] if g["pid"] == r["pid"] and g.get("eager")]
+    roles = {g["role"] for g in eager if g["launches"]}
+    ck.expect({"draft", "verify"} <= roles, f"rank {r['rank']}: eager forwards with roles "
+                                            f"{sorted(roles)}, want draft and verify")
+    graphs = [g for g in rep["graphs"] if g["pid"] == r["pid"] and not g.get("eager")]
+    ck.expect(not graphs, f"rank {r['rank']}: {len(graphs)} graphs in a loop without any")
+    for lp in rep["loops"]:
+        if lp["pid"] == r["pid"]:
+            ck.expect(lp["verify_from"].startswith("eager-"),
+                      f"rank {r['rank']}: verify_from {lp['verify_from']}")
+
+
 def check_graphs(ck, rep, r, inventory):
-    tool = {int(g["exec"], 16): g for g in rep["graphs"] if g["pid"] == r["pid"]}
+    if r["summary"].get("eager_loop"):
+        check_eager(ck, rep, r)
+        return
+    tool = {int(g["exec"], 16): g for g in rep["graphs"]
+            if g["pid"] == r["pid"] and not g.get("eager")}
     truth = {g["exec"]: g for g in r["graphs"]}
     if inventory == "launched":
         for h, g in tool.items():

@@ -52,7 +52,7 @@ import sys
 LAUNCHES = {"cuGraphLaunch", "cuLaunchKernel", "cuLaunchKernelEx", "cuLaunchHostFunc",
             "ncclAllReduce", "ncclAllGather", "ncclReduceScatter", "ncclBroadcast",
             "ncclReduce", "ncclSend", "ncclRecv"}
-VERDICTS = {"flagged", "accept", "no-wait", "unknown", "outside", "clean"}
+VERDICTS = {"flagged", "accept", "no-wait", "unknown", "outside", "clean", "step"}
 WAITS_NS = 50000        # a copy of unknown memory that blocked this long is pageable
 NEAR_DONE_NS = 20000    # a wait this short, probes included, may have found its work done
 QUIET = {"clean", "no-wait"}
@@ -306,6 +306,24 @@ def check_accepts(ck, rk):
                         f"{s.get('verdict')}, flagged {s['flagged']}")
 
 
+def check_steps(ck, rk):
+    """An eager draft's read of each step's token (the truth's draft-token syncs) has
+    verdict step, inside the counted cycles; no other sync has it."""
+    steps = 0
+    for call in rk.recorded:
+        is_step = call.get("tag") == "draft-token" and call["base"] == "cuStreamSynchronize"
+        for s in rk.syncs_of(call):
+            if not is_step and s.get("verdict") == "step":
+                ck.fail(f"pid {rk.pid} {call['name']} {call.get('tag')} cycle "
+                        f"{call['cycle']}: verdict step")
+            elif is_step and s["cycle"] is not None:
+                steps += 1
+                if s.get("verdict") != "step":
+                    ck.fail(f"pid {rk.pid} cycle {call['cycle']} draft step read: "
+                            f"verdict {s.get('verdict')}")
+    return steps
+
+
 def host_of(call):
     args = call.get("args", {})
     return args.get("dst_host", args.get("src_host"))
@@ -357,6 +375,7 @@ def check_rank(ck, rep, calls, summary, bounds):
     check_flags(ck, rk, planted_ts)
     check_clean(ck, rk)
     check_accepts(ck, rk)
+    ck.steps = getattr(ck, "steps", 0) + check_steps(ck, rk)
     check_bounds(ck, rk)
     return rk
 
@@ -558,7 +577,8 @@ def main():
     precision = 100.0 * ck.true_flags / ck.flagged if ck.flagged else 100.0
     print(f"  {ck.planted} planted ({ck.quiet} not to flag), {ck.found} found (recall "
           f"{recall:.1f} %), {ck.flagged} flagged, {ck.true_flags} planted (precision "
-          f"{precision:.1f} %), {len(ck.failures)} mismatches")
+          f"{precision:.1f} %), {len(ck.failures)} mismatches"
+          + (f", {ck.steps} draft step reads" if getattr(ck, "steps", 0) else ""))
     if said:
         print(f"  {said}")
     return 1 if ck.failures else 0

@@ -149,6 +149,19 @@ if "$SERVER" --help | grep -q -- --verify-pieces; then
 	mid_run mid-run-schedule-deferred --cycles 1500 --batch-schedule 1,2,4 \
 		--accept-mode deferred --extra-draft-every 4
 fi
+# no graph at all: eager draft tokens with a sync each, an eager verify, the KV trim
+if "$SERVER" --help | grep -q -- --eager-loop; then
+	from_init eager-loop --cycles 100 --eager-loop --draft-k 6
+	# draft = target: the same kernels, only the loop's structure tells them apart
+	from_init eager-same --cycles 100 --eager-loop --eager-same --draft-k 6
+	# the trim's kernels run on into the next draft's first forward: split from it
+	from_init eager-same-joined --cycles 100 --eager-loop --eager-same --draft-k 6 \
+		--eager-trim-joined
+	from_init eager-two-ranks --cycles 60 --eager-loop --ranks 2 --draft-k 4 --eager-trim-joined
+	from_gate gate-eager-plants --cycles 100 --eager-loop --draft-k 5 \
+		--plant ctx@after-verify/3 --plant stream@accept/4 --plant free@extend/5
+	mid_run mid-run-eager-loop --cycles 1500 --eager-loop --eager-same
+fi
 no_cycles
 good="$SCRATCH/per-step-sync/rec.sprb"
 # of two cuts one byte apart, at least one falls inside a record

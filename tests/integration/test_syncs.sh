@@ -84,6 +84,12 @@ traced init two-ranks --cycles 150 --ranks 2 --plant ctx@draft-verify/4 \
 	--clean-syncs
 traced init eager-draft --cycles 150 --draft-mode eager --plant event@draft-verify/2 \
 	--plant sync-copy@extend/3 --clean-syncs
+# no graph: each draft token's sync is the loop's own (verdict step), the plants are flagged
+traced init eager-loop --cycles 150 --eager-loop --draft-k 6 --plant ctx@after-verify/3 \
+	--plant stream@accept/4 --plant free@extend/5 --plant event@draft-verify/2 \
+	--plant sync-copy@after-verify/7 --clean-syncs
+traced gate eager-same-ranks --cycles 100 --eager-loop --eager-same --ranks 2 \
+	--plant legacy@after-verify/2 --plant pageable-copy@accept/3 --plant poll@extend/4
 # PyTorch's loop (--torch): the legacy stream only, pinned buffers and a malloc'd scalar made
 # before the gate. Under the tracer a call can outlast a 50 us copy, so the scalar's staged H2D
 # and .item()'s kernels last longer here: their syncs then still find work (the truth's

@@ -789,6 +789,74 @@ static void test_nothing_tells(void **state)
 	done(&bt);
 }
 
+/* One eager forward: n launches of func, nothing between. */
+static __u64 eager_forward(struct call_seq *s, __u64 func, int n, __u64 *last)
+{
+	__u64 first = kernel(s, func, MAIN_STREAM);
+
+	*last = first;
+	for (int j = 1; j < n; j++)
+		*last = kernel(s, func, MAIN_STREAM);
+	return first;
+}
+
+/*
+ * No graph: per draft token 4 draft launches, its copy and a sync; 8 verify
+ * launches, the accept copy and sync; a trim of 2 launches run straight into
+ * the next draft. k moves as assisted generation's: 3, 5, 4, 3, 5, 4...
+ */
+static void build_eager(struct built *bt, int cycles)
+{
+	struct call_seq *s = &bt->s;
+	__u64 last;
+
+	memset(bt, 0, sizeof(*bt));
+	seq_init(s, 0);
+	bt->n = cycles;
+	stream_sync(s, 1000);
+	s->now += 10000000;
+	for (int i = 0; i < cycles; i++) {
+		struct expect *w = &bt->want[i];
+		int k = 3 + (i % 3 == 1) * 2 + (i % 3 == 2);
+
+		for (int j = 0; j < k; j++) {
+			__u64 d = eager_forward(s, DRAFT_FUNC, 4, &last);
+
+			w->d = j ? w->d : d;
+			copy_d2h(s);
+			stream_sync(s, 20000);
+		}
+		w->launches[PHASE_DRAFT] = 4 * k;
+		w->v = eager_forward(s, VERIFY_FUNC, 8, &w->ve);
+		w->launches[PHASE_VERIFY] = 8;
+		copy_d2h(s);
+		stream_sync(s, 2000000);
+		w->a = w->e = s->now - GAP_NS;
+		eager_forward(s, EXTEND_FUNC, 2, &w->x);
+		w->launches[PHASE_EXTEND] = 2;
+	}
+	for (int i = 0; i + 1 < cycles; i++)
+		bt->want[i].end = bt->want[i + 1].d;
+	bt->want[cycles - 1].end = bt->want[cycles - 1].x;
+	stream_sync(s, 10000);
+}
+
+static void test_eager_loop(void **state)
+{
+	struct built bt;
+	const struct loop *lp;
+
+	build_eager(&bt, 12);
+	assert_int_equal(cycles__analyse(bt.s.m, &bt.cy), 0);
+	expect_windows_agree(&bt, 3);
+	expect_windows_agree(&bt, 17);
+	expect_cycles(&bt, 0, 0);
+	lp = &bt.cy.loops[0];
+	assert_int_equal(lp->verify_from, ROLE_FROM_EAGER);
+	assert_true(lp->lead_extends);
+	done(&bt);
+}
+
 static void test_no_loop(void **state)
 {
 	struct call_seq s;
@@ -810,6 +878,7 @@ int main(void)
 		cmocka_unit_test(test_per_step),
 		cmocka_unit_test(test_one_graph_event),
 		cmocka_unit_test(test_eager_draft),
+		cmocka_unit_test(test_eager_loop),
 		cmocka_unit_test(test_deferred),
 		cmocka_unit_test(test_deferred_cut_before_last_sync),
 		cmocka_unit_test(test_piecewise_verify),

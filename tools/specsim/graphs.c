@@ -190,6 +190,14 @@ int graphs__capture_all(struct rank_state *st)
 	st->nr_draft_graphs = draft_graphs_per_batch();
 	/* torch.cuda.synchronize() around capture, as frameworks do */
 	CU(cuCtxSynchronize_v2, (st->ctx), A("ctx", st->ctx));
+	/* an eager loop captures nothing but what a plant captures */
+	if (env.eager_loop) {
+		st->nr_draft_graphs = 0;
+		if (eager__setup(st) || plants__capture(st))
+			return -1;
+		CU(cuCtxSynchronize_v2, (st->ctx), A("ctx", st->ctx));
+		return 0;
+	}
 	for (int b = 0; b < env.nr_batch_sizes; b++) {
 		bool run_order = env.capture_order == CAPTURE_RUN;
 

@@ -208,6 +208,16 @@ static int (*const phases[])(struct rank_state *st, int cycle) = {
 static int (*const torch_phases[])(struct rank_state *st, int cycle) = {
 	torch__draft, torch__verify, torch__accept, no_extend,
 };
+static int (*const eager_phases[])(struct rank_state *st, int cycle) = {
+	eager__draft, eager__verify, eager__accept, eager__extend,
+};
+
+static int run_phase(struct rank_state *st, int p, int cycle)
+{
+	if (env.torch)
+		return torch_phases[p](st, cycle);
+	return (env.eager_loop ? eager_phases : phases)[p](st, cycle);
+}
 
 /* *mark: where this cycle starts; set to where it ended, so cycles tile too. */
 static int one_cycle(struct rank_state *st, int cycle, unsigned long long *mark)
@@ -219,7 +229,7 @@ static int one_cycle(struct rank_state *st, int cycle, unsigned long long *mark)
 	bounds__begin(st, cycle);
 	for (int p = 0; p < 4; p++) {
 		truth__set_phase(PH_DRAFT + p, cycle);
-		if ((env.torch ? torch_phases : phases)[p](st, cycle))
+		if (run_phase(st, p, cycle))
 			return -1;
 		t[p + 1] = gt_now();
 	}

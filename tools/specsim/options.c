@@ -39,7 +39,7 @@ enum {
 	OPT_EXERCISE, OPT_READY, OPT_GO, OPT_WAIT_SIGNAL, OPT_DELAY, OPT_WAIT_AT, OPT_RATE,
 	OPT_RATE_CALL, OPT_RATE_TRUTH, OPT_WORKER, OPT_READY_FD, OPT_GO_FD, OPT_UID_FILE,
 	OPT_EXTRA_DRAFT, OPT_VERIFY_PIECES, OPT_BATCH_SCHEDULE, OPT_PLANT, OPT_CLEAN_SYNCS, OPT_HANG,
-	OPT_TORCH, OPT_RANK_HINT, OPT_CAPTURE_ORDER,
+	OPT_TORCH, OPT_RANK_HINT, OPT_CAPTURE_ORDER, OPT_EAGER_LOOP, OPT_EAGER_SAME, OPT_EAGER_TRIM_JOINED,
 };
 
 static const char doc[] =
@@ -54,6 +54,7 @@ static const char doc[] =
 	"  specsim-server --draft-mode eager --verify-pieces 2 --batch-schedule 1,4,4\n"
 	"  specsim-server --plant ctx@draft-verify/5 --plant pageable-copy@accept --clean-syncs\n"
 	"  specsim-server --torch -k 5 --plant side-stream/2 --plant pageable-copy/3\n"
+	"  specsim-server --eager-loop -k 6 --plant stream@draft-verify/4\n"
 	"  specsim-server --cycles 0 --rate-test 1000000\n";
 
 static const struct argp_option opts[] = {
@@ -90,6 +91,15 @@ static const struct argp_option opts[] = {
 	  "PyTorch's loop (torch.compile reduce-overhead): everything on the legacy stream, "
 	  "one graph per draft step, graph-input copies, a CPU scalar copied in and synced, "
 	  "nonzero() and item() in accept", 1 },
+	{ "eager-loop", OPT_EAGER_LOOP, NULL, 0,
+	  "no CUDA graph (assisted generation, a server without graphs): per draft token the "
+	  "draft's kernels, a copy to the host and a sync; the target's kernels over k + 1 "
+	  "tokens and the accept sync; a KV-cache trim. k moves within [1, --draft-k]: +2 "
+	  "after full acceptance, -1 after a rejection", 1 },
+	{ "eager-same", OPT_EAGER_SAME, NULL, 0,
+	  "--eager-loop drafting with the target's kernels (draft = target)", 1 },
+	{ "eager-trim-joined", OPT_EAGER_TRIM_JOINED, NULL, 0,
+	  "--eager-loop with a trim of kernels alone, run straight into the next draft", 1 },
 	{ "capture-order", OPT_CAPTURE_ORDER, "ORDER", 0,
 	  "verify-first (every verify graph, then the drafts, as SGLang captures) or run "
 	  "(each batch size's draft steps and then its verify, in the order of a cycle, "
@@ -345,6 +355,24 @@ static void check_torch(struct argp_state *state)
 	check_plants_torch(state);
 }
 
+static void check_eager(struct argp_state *state)
+{
+	if ((env.eager_same || env.eager_trim_joined) && !env.eager_loop)
+		argp_error(state, "--eager-same and --eager-trim-joined need --eager-loop");
+	if (!env.eager_loop)
+		return;
+	if (env.torch || env.draft_mode != DRAFT_PER_STEP || env.accept_mode != ACCEPT_SYNC ||
+	    env.extra_draft_every || env.verify_pieces != 1 || env.pageable || env.free_every ||
+	    env.nr_batch_schedule)
+		argp_error(state, "--eager-loop launches no graph and syncs in accept: no --torch, "
+				  "--draft-mode, --accept-mode, --extra-draft-every, "
+				  "--verify-pieces, --pageable-copies, --free-in-loop or "
+				  "--batch-schedule");
+	for (int i = 0; i < env.nr_plants; i++)
+		if (env.plants[i].kind == PLANT_CAPTURE_SYNC)
+			argp_error(state, "--eager-loop captures nothing: no --plant capture-sync");
+}
+
 static void check_all(struct argp_state *state)
 {
 	if (env.batch && env.nr_batch_schedule)
@@ -363,6 +391,7 @@ static void check_all(struct argp_state *state)
 	if (env.ranks > 1 && !env.worker && env.wait_signal && env.go_file)
 		argp_error(state, "use one of --wait-signal and --go-file");
 	check_torch(state);
+	check_eager(state);
 }
 
 /* How an option's argument lands in env. */
@@ -412,6 +441,9 @@ static const struct opt_arg args[] = {
 	SET_ARG(OPT_PAGEABLE, pageable),
 	SET_ARG(OPT_CLEAN_SYNCS, clean_syncs),
 	SET_ARG(OPT_TORCH, torch),
+	SET_ARG(OPT_EAGER_LOOP, eager_loop),
+	SET_ARG(OPT_EAGER_SAME, eager_same),
+	SET_ARG(OPT_EAGER_TRIM_JOINED, eager_trim_joined),
 	INT_ARG(OPT_FREE, free_every, 0, 100000000),
 	STR_ARG('g', truth_path),
 	SET_ARG(OPT_GPU_LOG, gpu_log),

@@ -133,6 +133,13 @@ int torch__verify(struct rank_state *st, int cycle);
 int torch__accept(struct rank_state *st, int cycle);
 void torch__teardown(struct rank_state *st);
 
+/* eager.c: --eager-loop */
+int eager__setup(struct rank_state *st);
+int eager__draft(struct rank_state *st, int cycle);
+int eager__verify(struct rank_state *st, int cycle);
+int eager__accept(struct rank_state *st, int cycle);
+int eager__extend(struct rank_state *st, int cycle);
+
 /* loop.c */
 int loop__run(struct rank_state *st);
 void loop__host_prepare(void);

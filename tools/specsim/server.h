@@ -74,6 +74,9 @@ struct env {
 	int nr_plants;
 	bool clean_syncs;
 	bool torch;		/* PyTorch's patterns: the legacy stream, cudagraph trees */
+	bool eager_loop;	/* no graph: eager draft tokens, eager verify, KV trim */
+	bool eager_same;	/* ... drafting with the target's kernels */
+	bool eager_trim_joined;	/* ... its trim not ended by a memset */
 	enum accept_mode accept_mode;
 	const char *truth_path;
 	bool gpu_log;

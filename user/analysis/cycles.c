@@ -33,6 +33,8 @@ struct exec_stats {
 	__u32 follow;		/* launches as the graph right after a lead */
 	/* a whole run in windows: the votes of either lead reading, until one is decided */
 	__u32 voted, voted_lead;	/* launches between an accept and the next verify; leads */
+	__u32 self_next;	/* launches next to one of its own (graphs between: none) */
+	__u32 after_run;	/* launches right after a run of another exec's launches */
 };
 
 /* One verify launch group and what surrounds it. */
@@ -60,6 +62,7 @@ struct thread_ctx {
 	bool copies_d2h;		/* the thread copies results to the host */
 	bool has_extend;		/* some exec launched here is an extend graph */
 	bool graph_drafts;		/* some exec launched here is a draft graph */
+	bool eager;			/* its forwards are eager bursts (LOOP_EAGER) */
 	enum lead_from lead_from;
 	bool lead_extends;
 };
@@ -79,9 +82,23 @@ static struct model_exec *exec_of(const struct thread_ctx *tc, const struct loop
 	return e->kind == LOOP_GRAPH ? tc->v->execs[e->handle] : NULL;
 }
 
+/* A later launch of an eager burst: the burst's first launch, if the thread still holds it. */
+static const struct loop_event *burst_head(const struct thread_ctx *tc, const struct loop_event *e)
+{
+	const struct model_thread *t = tc->t;
+
+	if (!(e->flags & LOOP_IN_BURST) || e < t->events || e >= t->events + t->nr_events ||
+	    (size_t)(e - t->events) < e->serial)
+		return NULL;
+	e -= e->serial;
+	return e->flags & LOOP_EAGER ? e : NULL;
+}
+
+/* An eager burst's launches all have the role of its forward. */
 static enum graph_role role_of(const struct thread_ctx *tc, const struct loop_event *e)
 {
-	struct model_exec *x = exec_of(tc, e);
+	const struct loop_event *head = burst_head(tc, e);
+	struct model_exec *x = exec_of(tc, head ? head : e);
 
 	return x ? x->role : ROLE_UNKNOWN;
 }
@@ -126,9 +143,31 @@ static bool repeated_step(const struct exec_stats *st)
 
 static size_t graph_neighbour(const struct model_thread *t, size_t j, int dir);
 
+/*
+ * An exec launched right after itself (other calls between, no other graph)
+ * counts both launches once: the steps of an eager draft, a sync per token.
+ * Returns whether the launch of cur was counted.
+ */
+static bool count_self_next(struct exec_stats *stats, size_t last, bool last_counted, size_t cur)
+{
+	if (last != cur)
+		return false;
+	if (!last_counted)
+		stats[last].self_next++;
+	stats[cur].self_next++;
+	return true;
+}
+
+static bool repeats_itself(const struct exec_stats *st)
+{
+	return st->self_next * 2 > st->launches;
+}
+
 static void collect_stats(struct thread_ctx *tc)
 {
 	const struct model_thread *t = tc->t;
+	size_t last = NONE;
+	bool last_counted = false;
 
 	for (size_t j = 0; j < t->nr_events; j++) {
 		const struct loop_event *e = &t->events[j];
@@ -139,8 +178,12 @@ static void collect_stats(struct thread_ctx *tc)
 		tc->copies_d2h |= is_d2h(e);
 		if (e->kind != LOOP_GRAPH)
 			continue;
+		tc->eager |= e->flags & LOOP_EAGER;
 		st = &tc->stats[e->handle];
 		st->launches++;
+		st->after_run += last != NONE && last != e->handle && last_counted;
+		last_counted = count_self_next(tc->stats, last, last_counted, e->handle);
+		last = e->handle;
 		prev = graph_neighbour(t, j, -1);
 		if (prev != NONE && same_step(exec_of(tc, &t->events[prev]), exec_of(tc, e))) {
 			tc->stats[t->events[prev].handle].repeats++;
@@ -182,12 +225,64 @@ static bool hands_result(const struct thread_ctx *tc, const struct exec_stats *s
  * graphs if none does): the most captured kernels, else the longest wait in
  * the sync that follows it.
  */
+static bool after_steps(const struct exec_stats *st)
+{
+	return st->after_run * 2 > st->launches;
+}
+
+/*
+ * An eager loop's verify: of the forwards that hand a result to the host, the
+ * one of most launches that does not repeat itself (the draft repeats, a sync
+ * per token between), and, where one comes right after the draft's steps,
+ * one that does (what opens a draft, the cache trim with it, comes after the
+ * accept); with as many launches as a repeating one (the draft is the
+ * target), only that structure told them apart. Ties: the longest wait.
+ */
+static struct model_exec *pick_eager_anchor(struct thread_ctx *tc, bool any_hands,
+					    enum role_source *from)
+{
+	struct model_exec *best = NULL;
+	__u32 repeating = 0;
+	bool steps_seen = false;
+
+	for (size_t id = 0; id < tc->v->nr_execs; id++) {
+		const struct exec_stats *st = &tc->stats[id];
+		const struct model_exec *x = tc->v->execs[id];
+
+		if (x->eager && st->launches >= 2 && (!any_hands || hands_result(tc, st)) &&
+		    !repeats_itself(st))
+			steps_seen |= after_steps(st);
+	}
+	for (size_t id = 0; id < tc->v->nr_execs; id++) {
+		const struct exec_stats *st = &tc->stats[id];
+		struct model_exec *x = tc->v->execs[id];
+
+		if (!x->eager || st->launches < 2 || (any_hands && !hands_result(tc, st)))
+			continue;
+		if (repeats_itself(st)) {
+			repeating = x->eager_kernels > repeating ? x->eager_kernels : repeating;
+			continue;
+		}
+		if (steps_seen && !after_steps(st))
+			continue;
+		if (!best || x->eager_kernels > best->eager_kernels ||
+		    (x->eager_kernels == best->eager_kernels &&
+		     mean_wait(st) > mean_wait(&tc->stats[best->id])))
+			best = x;
+	}
+	if (best)
+		*from = best->eager_kernels > repeating ? ROLE_FROM_EAGER : ROLE_FROM_EAGER_STEPS;
+	return best;
+}
+
 static struct model_exec *pick_anchor(struct thread_ctx *tc, enum role_source *from)
 {
 	bool any_hands = false;
 
 	for (size_t id = 0; id < tc->v->nr_execs && !any_hands; id++)
 		any_hands = hands_result(tc, &tc->stats[id]);
+	if (tc->eager)
+		return pick_eager_anchor(tc, any_hands, from);
 	for (int pass = 0; pass < 2; pass++) {
 		struct model_exec *best = NULL;
 		__u32 best_kernels = 0;
@@ -284,10 +379,30 @@ static bool add_pieces(struct thread_ctx *tc)
 	return grown;
 }
 
+/* The verify forward at its other sizes: the same functions, as many launches, no repeats. */
+static void mark_eager_verify(struct thread_ctx *tc, struct model_exec *anchor,
+			      enum role_source from)
+{
+	set_role(anchor, ROLE_VERIFY, from);
+	for (size_t id = 0; id < tc->v->nr_execs; id++) {
+		struct model_exec *x = tc->v->execs[id];
+
+		if (x == anchor || !x->eager || x->tgid != anchor->tgid ||
+		    x->role != ROLE_UNKNOWN || x->eager_funcs != anchor->eager_funcs ||
+		    x->eager_kernels != anchor->eager_kernels || repeats_itself(&tc->stats[id]))
+			continue;
+		set_role(x, ROLE_VERIFY, ROLE_FROM_FAMILY);
+	}
+}
+
 static void mark_verify(struct thread_ctx *tc, struct model_exec *anchor, enum role_source from)
 {
 	const struct exec_stats *ast = &tc->stats[anchor->id];
 
+	if (anchor->eager) {
+		mark_eager_verify(tc, anchor, from);
+		return;
+	}
 	if (from == ROLE_FROM_KERNELS) {
 		mark_family(tc, anchor, from);
 		while (add_pieces(tc))
@@ -357,7 +472,7 @@ static bool on_stream_of(const struct loop_event *e, const struct loop_event *ve
 static bool is_draft_launch(const struct thread_ctx *tc, const struct loop_event *e,
 			    const struct loop_event *verify)
 {
-	if (e->kind == LOOP_GRAPH)
+	if (e->kind == LOOP_GRAPH || burst_head(tc, e))
 		return role_of(tc, e) == ROLE_DRAFT;
 	return is_launch(e) && on_stream_of(e, verify);
 }
@@ -757,9 +872,12 @@ static void find_draft(struct thread_ctx *tc, size_t i)
 			it->draft = j;
 			continue;
 		}
-		/* before the first draft launch is found, only a graph launch ends the walk */
+		/*
+		 * before the first draft launch is found, only a graph launch ends the
+		 * walk; an eager draft syncs after each step, so only a launch ends it
+		 */
 		if (e->kind == LOOP_GRAPH ||
-		    (it->draft != NONE && (is_launch(e) || is_blocking(e)))) {
+		    (it->draft != NONE && (is_launch(e) || (is_blocking(e) && !tc->eager)))) {
 			it->draft_seen = true;
 			return;
 		}
@@ -1633,6 +1751,8 @@ struct plan_thread {
 	bool copies_d2h;
 	size_t last_graph;		/* exec of its last graph launch (stats), else NONE */
 	bool last_synced, last_handed;
+	bool last_counted;		/* the last graph launch counted in self_next */
+	bool eager;			/* eager bursts read as forwards */
 	size_t neighbour;		/* exec of its last graph launch since a sync */
 	struct exec_pair *pairs;	/* graph launches one after the other, no sync between */
 	size_t nr_pairs, cap_pairs;
@@ -1755,7 +1875,7 @@ static struct thread_ctx plan_ctx(struct model *m, struct model_thread *t, struc
 	return (struct thread_ctx){
 		.m = m, .v = model__view(m), .t = t, .stats = pt->stats,
 		.copies_d2h = pt->copies_d2h, .has_extend = pt->has_extend,
-		.graph_drafts = pt->graph_drafts, .lead_from = pt->lead_from,
+		.graph_drafts = pt->graph_drafts, .eager = pt->eager, .lead_from = pt->lead_from,
 		.lead_extends = pt->lead_extends,
 	};
 }
@@ -1796,6 +1916,11 @@ static int stats_event(struct plan_thread *pt, const struct loop_event *e)
 			ret = note_pair(pt, pt->neighbour, e->handle);
 		pt->neighbour = e->handle;
 		pt->graphs = true;
+		pt->eager |= e->flags & LOOP_EAGER;
+		pt->stats[e->handle].after_run += pt->last_graph != NONE &&
+						  pt->last_graph != e->handle && pt->last_counted;
+		pt->last_counted = count_self_next(pt->stats, pt->last_graph, pt->last_counted,
+						   e->handle);
 		pt->last_graph = e->handle;
 		pt->last_synced = pt->last_handed = false;
 		pt->stats[e->handle].launches++;
@@ -1999,12 +2124,18 @@ int cycles_plan__step(struct cycles_plan *pl, struct model *m, bool final, __u64
 		struct model_thread *t = v->threads[k];
 		struct plan_thread *pt = plan_thread(pl, v, t);
 		struct thread_ctx tc;
+		size_t upto;
 
 		if (!pt)
 			return -ENOMEM;
-		/* events counted one at a time need none kept */
+		/* events counted one at a time need none kept, but an open eager burst's */
 		keep_ns[k] = ~0ull;
-		for (size_t j = 0; j < t->nr_events && pl->stage == PLAN_STATS && !ret; j++)
+		upto = t->nr_events;
+		if (t->nr_burst && t->nr_burst <= t->nr_events) {
+			keep_ns[k] = t->burst_start_ts;
+			upto -= t->nr_burst;
+		}
+		for (size_t j = 0; j < upto && pl->stage == PLAN_STATS && !ret; j++)
 			ret = stats_event(pt, &t->events[j]);
 		if (pl->stage == PLAN_STATS || !pt->anchored)
 			continue;

@@ -509,6 +509,8 @@ void model__free(struct model *m)
 	}
 	for (size_t i = 0; i < m->view.nr_threads; i++) {
 		free(m->view.threads[i]->events);
+		free(m->view.threads[i]->burst);
+		free(m->view.threads[i]->eager_ids);
 		free(m->view.threads[i]);
 	}
 	for (size_t i = 0; i < m->view.nr_captures; i++) {
@@ -554,6 +556,7 @@ static const char *const role_sources[ROLE_FROM_NR] = {
 	[ROLE_FROM_NONE] = "none",	   [ROLE_FROM_KERNELS] = "captured-kernels",
 	[ROLE_FROM_WAIT] = "sync-wait",	   [ROLE_FROM_PIECES] = "capture-pieces",
 	[ROLE_FROM_POSITION] = "position", [ROLE_FROM_FAMILY] = "same-kernels",
+	[ROLE_FROM_EAGER] = "eager-launches", [ROLE_FROM_EAGER_STEPS] = "eager-steps",
 };
 
 static const char *const sync_kind_names[SYNC_KIND_NR] = {

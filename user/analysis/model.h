@@ -30,6 +30,15 @@ enum loop_flags {
 	LOOP_D2H = 1 << 1,		/* copy into host memory */
 	LOOP_UNRETURNED = 1 << 2,	/* its return never came */
 	LOOP_CTX_WIDE = 1 << 3,		/* waits for every stream (context sync, drain) */
+	/*
+	 * LOOP_GRAPH of an eager forward: the first launch of a burst (eager
+	 * launches with no sync, copy or record between) on a thread that launches
+	 * no graph; handle: the burst's exec (model_exec.eager), serial: the
+	 * burst's events, this one included
+	 */
+	LOOP_EAGER = 1 << 4,
+	/* a later launch of such a burst; serial: how many events back its first one is */
+	LOOP_IN_BURST = 1 << 5,
 };
 
 /* What makes a call wait for the device, or others wait for it (DESIGN.md, "Analyses"). */
@@ -120,6 +129,8 @@ enum role_source {
 	ROLE_FROM_PIECES,	/* verify: a piece launched next to it in capture order */
 	ROLE_FROM_POSITION,	/* draft or extend: where it is launched in the cycle */
 	ROLE_FROM_FAMILY,	/* not launched: same kernels as a graph whose role is known */
+	ROLE_FROM_EAGER,	/* eager verify: the forward of most launches, never a repeated step */
+	ROLE_FROM_EAGER_STEPS,	/* eager verify: as many launches as the draft's, which repeats */
 	ROLE_FROM_NR,
 };
 
@@ -168,6 +179,15 @@ struct model_exec {
 	__u32 launch_tid;	/* first thread that launched it */
 	enum graph_role role;
 	enum role_source role_from;
+	/*
+	 * An eager forward: no CUDA graph, the bursts of eager launches with this
+	 * sequence of functions and the grid/block sizes of the first and last
+	 * (handle: their hash, top bit set)
+	 */
+	bool eager;
+	__u32 eager_kernels;	/* launches in one burst */
+	__u64 eager_funcs;	/* hash of the functions alone: one model at other sizes */
+	__u64 eager_first;	/* function of its first launch */
 };
 
 /* How a process's rank was learned, most trusted first (NCCL init seen wins). */
@@ -219,6 +239,21 @@ struct model_thread {
 	 */
 	__u8 kept_lead_from;
 	bool kept_lead_extends;
+	/* eager bursts (LOOP_EAGER): none once the thread launches a graph */
+	bool graphs_seen;
+	__u64 burst_start_ts;	/* entry of the open burst's first launch */
+	__u64 burst_stream;	/* the stream of its kernels */
+	struct burst_launch *burst;	/* the open burst's launches */
+	__u32 nr_burst, cap_burst;
+	__u32 *eager_ids;	/* the eager execs it launched */
+	__u32 nr_eager_ids, cap_eager_ids;
+};
+
+/* One launch of an open eager burst. */
+struct burst_launch {
+	__u64 func;
+	__u64 dims;	/* hash of its grid and block */
+	__u64 prefix;	/* the burst's function hash up to and with this launch */
 };
 
 /* Everything the analyses read, in creation order. */

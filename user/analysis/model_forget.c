@@ -15,6 +15,9 @@ static size_t forget_events(struct model_thread *t, __u64 keep_ns)
 {
 	size_t n = 0;
 
+	/* an open eager burst becomes a forward once it ends: its launches stay till then */
+	if (t->nr_burst && keep_ns > t->burst_start_ts)
+		keep_ns = t->burst_start_ts;
 	while (n < t->nr_events && t->events[n].ts < keep_ns)
 		n++;
 	if (!n)

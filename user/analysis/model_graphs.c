@@ -31,8 +31,9 @@ static int add_loop_event(struct model_thread *t, const struct loop_event *ev)
 	return 0;
 }
 
-int graphs__loop_event(struct model_thread *t, const struct sp_call *c, const struct probe_info *pi,
-		       enum loop_kind kind, __u64 handle, __u64 stream, __u8 flags)
+int graphs__loop_event(struct model *m, struct model_thread *t, const struct sp_call *c,
+		       const struct probe_info *pi, enum loop_kind kind, __u64 handle,
+		       __u64 stream, __u8 flags)
 {
 	struct loop_event ev = {
 		.ts = c->entry.ts, .handle = handle, .stream = stream,
@@ -45,6 +46,13 @@ int graphs__loop_event(struct model_thread *t, const struct sp_call *c, const st
 		ev.ts_return = c->ts_return;
 	else
 		ev.flags |= LOOP_UNRETURNED;
+	if (kind == LOOP_KERNEL || kind == LOOP_COLLECTIVE) {
+		if (eager__launch(m, t, c, pi, handle, kind == LOOP_KERNEL ? stream : 0))
+			return -ENOMEM;
+	} else if (kind == LOOP_GRAPH)
+		eager__graph_seen(m, t);
+	else if (eager__close(m, t))
+		return -ENOMEM;
 	return add_loop_event(t, &ev);
 }
 
@@ -95,7 +103,7 @@ int graphs__launch(struct model *m, struct model_proc *p, struct model_thread *t
 	inflight__launched(m, p, c, stream, WORK_KERNEL);
 	if (legacy__stream_order(m, p, t, c, pi, stream))
 		return -ENOMEM;
-	return graphs__loop_event(t, c, pi, LOOP_KERNEL, func, stream_key(c, stream), 0);
+	return graphs__loop_event(m, t, c, pi, LOOP_KERNEL, func, stream_key(c, stream), 0);
 }
 
 int graphs__host_func(struct model *m, struct model_proc *p, struct model_thread *t,
@@ -111,7 +119,7 @@ int graphs__host_func(struct model *m, struct model_proc *p, struct model_thread
 	inflight__launched(m, p, c, stream, WORK_KERNEL);
 	if (legacy__stream_order(m, p, t, c, pi, stream))
 		return -ENOMEM;
-	return graphs__loop_event(t, c, pi, LOOP_KERNEL, arg_or0(c, 1), stream_key(c, stream), 0);
+	return graphs__loop_event(m, t, c, pi, LOOP_KERNEL, arg_or0(c, 1), stream_key(c, stream), 0);
 }
 
 int graphs__begin_capture(struct model *m, struct model_proc *p, const struct sp_call *c,
@@ -154,7 +162,7 @@ int graphs__end_capture(struct model *m, const struct sp_call *c, const struct p
 	return hmap__set(&m->graphs, c->entry.tgid, graph, cap);
 }
 
-static struct model_exec *exec_new(struct model *m, struct model_proc *p, __u64 handle)
+struct model_exec *graphs__exec_new(struct model *m, struct model_proc *p, __u64 handle)
 {
 	struct model_exec *x = calloc(1, sizeof(*x));
 
@@ -178,7 +186,7 @@ int graphs__instantiate(struct model *m, struct model_proc *p, const struct sp_c
 
 	if (!out_value(c, &handle))
 		return 0;
-	x = exec_new(m, p, handle);
+	x = graphs__exec_new(m, p, handle);
 	if (!x)
 		return -ENOMEM;
 	x->graph = graph;
@@ -209,7 +217,7 @@ int graphs__graph_launch(struct model *m, struct model_proc *p, struct model_thr
 
 	if (!x || x->destroyed) {
 		/* captured before attach: its role comes from behaviour */
-		x = exec_new(m, p, handle);
+		x = graphs__exec_new(m, p, handle);
 		if (!x)
 			return -ENOMEM;
 		x->created_ns = c->entry.ts;
@@ -223,5 +231,5 @@ int graphs__graph_launch(struct model *m, struct model_proc *p, struct model_thr
 	inflight__launched(m, p, c, stream, WORK_GRAPH);
 	if (legacy__stream_order(m, p, t, c, pi, stream))
 		return -ENOMEM;
-	return graphs__loop_event(t, c, pi, LOOP_GRAPH, x->id, stream_key(c, stream), 0);
+	return graphs__loop_event(m, t, c, pi, LOOP_GRAPH, x->id, stream_key(c, stream), 0);
 }

@@ -233,8 +233,15 @@ int legacy__stream_order(struct model *m, struct model_proc *p, struct model_thr
 
 /* model_graphs.c */
 struct model_capture *graphs__capturing(struct model *m, const struct sp_call *c, __u64 stream);
-int graphs__loop_event(struct model_thread *t, const struct sp_call *c, const struct probe_info *pi,
-		       enum loop_kind kind, __u64 handle, __u64 stream, __u8 flags);
+int graphs__loop_event(struct model *m, struct model_thread *t, const struct sp_call *c,
+		       const struct probe_info *pi, enum loop_kind kind, __u64 handle,
+		       __u64 stream, __u8 flags);
+struct model_exec *graphs__exec_new(struct model *m, struct model_proc *p, __u64 handle);
+/* model_eager.c: bursts of eager launches read as forwards (LOOP_EAGER) */
+int eager__launch(struct model *m, struct model_thread *t, const struct sp_call *c,
+		  const struct probe_info *pi, __u64 func, __u64 stream);
+int eager__close(struct model *m, struct model_thread *t);
+void eager__graph_seen(struct model *m, struct model_thread *t);
 int graphs__launch(struct model *m, struct model_proc *p, struct model_thread *t,
 		   const struct sp_call *c, const struct probe_info *pi);
 int graphs__host_func(struct model *m, struct model_proc *p, struct model_thread *t,

@@ -20,7 +20,7 @@ int nccl__collective(struct model *m, struct model_proc *p, struct model_thread 
 	cap = graphs__capturing(m, c, stream);
 	if (!cap) {
 		inflight__launched(m, p, c, stream, WORK_KERNEL);
-		return graphs__loop_event(t, c, pi, LOOP_COLLECTIVE, 0, stream_key(c, stream), 0);
+		return graphs__loop_event(m, t, c, pi, LOOP_COLLECTIVE, 0, stream_key(c, stream), 0);
 	}
 	for (__u32 i = 0; i < cap->nr_colls; i++)
 		if (cap->colls[i].name == pi->catalog)

@@ -112,7 +112,7 @@ int waits__copy(struct model *m, struct model_proc *p, struct model_thread *t,
 	}
 	if (classify_copy(m, p, t, c, pi, stream, &blocking))
 		return -ENOMEM;
-	return graphs__loop_event(t, c, pi, LOOP_COPY, 0, stream_key(c, stream),
+	return graphs__loop_event(m, t, c, pi, LOOP_COPY, 0, stream_key(c, stream),
 				  (pi->d2h ? LOOP_D2H : 0) | (blocking ? LOOP_BLOCKING : 0));
 }
 
@@ -195,7 +195,7 @@ int waits__sync_call(struct model *m, struct model_proc *p, struct model_thread 
 		flags |= LOOP_CTX_WIDE;
 		break;
 	}
-	ret = graphs__loop_event(t, c, pi, LOOP_SYNC, handle, 0, flags);
+	ret = graphs__loop_event(m, t, c, pi, LOOP_SYNC, handle, 0, flags);
 	if (!ret && pi->op == OP_EVENT_SYNC) {
 		struct model_event *e = hmap__get(&m->events, c->entry.tgid, handle);
 
@@ -225,7 +225,7 @@ int waits__event_record(struct model *m, struct model_thread *t, const struct sp
 	if (!e->stream)
 		return -ENOMEM;
 	e->at = e->stream->queued;
-	ret = graphs__loop_event(t, c, pi, LOOP_RECORD, handle, stream_key(c, stream), 0);
+	ret = graphs__loop_event(m, t, c, pi, LOOP_RECORD, handle, stream_key(c, stream), 0);
 	if (!ret)
 		t->events[t->nr_events - 1].serial = e->serial;
 	return ret;

@@ -104,8 +104,31 @@ static long accept_owner(const struct loop *lp, long i, size_t h)
 	return -1;
 }
 
+/*
+ * An eager draft reads each step's token: its first sync after the step's
+ * launches, copies alone between. Event k is the sync, or lies after it.
+ */
+static bool step_read(const struct model_view *v, const struct model_thread *t, size_t h)
+{
+	size_t j = h / 2;
+
+	while (j-- > 0) {
+		const struct loop_event *e = &t->events[j];
+		const struct loop_event *head = e;
+
+		if (e->kind == LOOP_COPY && !(e->flags & LOOP_BLOCKING))
+			continue;
+		if (e->flags & LOOP_IN_BURST && e->serial <= j)
+			head = e - e->serial;
+		return head->flags & LOOP_EAGER && head->handle < v->nr_execs &&
+		       v->execs[head->handle]->role == ROLE_DRAFT;
+	}
+	return false;
+}
+
 /* The iteration of sv's cycle; -1: none. */
-static long place(const struct loop *lp, const struct model_thread *t, struct sync_verdict *sv)
+static long place(const struct loop *lp, const struct model_view *v, const struct model_thread *t,
+		  struct sync_verdict *sv)
 {
 	size_t h = half_step(t, sv->sync);
 	long i = lp ? iter_at(lp, h) : -1, owner;
@@ -113,6 +136,7 @@ static long place(const struct loop *lp, const struct model_thread *t, struct sy
 
 	sv->pos = SPOS_OUTSIDE;
 	sv->cycle = -1;
+	sv->step = false;
 	if (i < 0)
 		return -1;
 	owner = accept_owner(lp, i, h);
@@ -128,6 +152,8 @@ static long place(const struct loop *lp, const struct model_thread *t, struct sy
 	sv->cycle = it->cycle;
 	sv->pos = pos_in(it, h);
 	sv->own = it->copy != LOOP_NONE && h == 2 * it->copy + 1;
+	sv->step = sv->pos == SPOS_DRAFT_VERIFY && t && h / 2 <= t->nr_events &&
+		   step_read(v, t, h);
 	return i;
 }
 
@@ -205,6 +231,8 @@ static enum verdict verdict_of(const struct sync_verdict *sv, const struct syncs
 		return VERDICT_FLAGGED;	/* it fails, and spoils the capture */
 	if (sv->own)
 		return VERDICT_ACCEPT;
+	if (sv->step)
+		return VERDICT_STEP;
 	if (sv->pos == SPOS_OUTSIDE)
 		return VERDICT_OUTSIDE;
 	if (sy->kind == SYNC_UNKNOWN_HOST)
@@ -404,7 +432,7 @@ static int classify_all(struct syncs *out, const struct model_view *v, const str
 
 		sv->sync = sy;
 		sv->rank = rank_of(v, sy->tgid);
-		owner = place(lp, thread_of(v, sy->tid), sv);
+		owner = place(lp, v, thread_of(v, sy->tid), sv);
 		judge(sv, out);
 		if (v->gpu && !(sy->flags & SYNC_UNRETURNED))
 			sv->has_gpu_idle = gputime__gap_at(v->gpu, sy->tgid, sy->ts_return,
@@ -685,6 +713,7 @@ const char *syncs__pos_name(enum sync_pos pos)
 
 static const char *const verdict_names[VERDICT_NR] = {
 	[VERDICT_FLAGGED] = "flagged", [VERDICT_ACCEPT] = "accept",   [VERDICT_NO_WAIT] = "no-wait",
+	[VERDICT_STEP] = "step",
 	[VERDICT_UNKNOWN] = "unknown", [VERDICT_OUTSIDE] = "outside",
 };
 

@@ -34,6 +34,7 @@ enum verdict {
 	VERDICT_NO_WAIT,	/* nothing to wait for, or returned faster than a probe hit costs */
 	VERDICT_UNKNOWN,	/* cannot be told: memory or stream flags from before attach */
 	VERDICT_OUTSIDE,	/* not in the decode loop */
+	VERDICT_STEP,		/* an eager draft step's read of its token: the loop's own */
 	VERDICT_NR,
 };
 
@@ -45,6 +46,7 @@ struct sync_verdict {
 	enum verdict verdict;
 	size_t site;		/* flagged or unknown: index in its site table */
 	bool own;		/* the cycle's accept sync, or the copy of its result */
+	bool step;		/* the sync that reads an eager draft step's token */
 	bool flagged;
 	bool is_sync;		/* counted in sync_calls (below) */
 	bool breaks_overlap;	/* waited on graph work in the cycle and the GPU then starved */

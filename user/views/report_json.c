@@ -171,8 +171,11 @@ static void put_graph(FILE *out, struct model *m, const struct model_exec *x)
 	put_capture(out, m, x->capture);
 	fprintf(out, ",\"launches\":%llu,", (unsigned long long)x->launches);
 	put_int_or_null(out, "launch_tid", x->launch_tid, x->launches);
-	fprintf(out, ",\"role\":\"%s\",\"role_from\":\"%s\"}", model__role_name(x->role),
-		model__role_source_name(x->role_from));
+	fprintf(out, ",\"role\":\"%s\",\"role_from\":\"%s\",\"eager\":%s,",
+		model__role_name(x->role), model__role_source_name(x->role_from),
+		x->eager ? "true" : "false");
+	put_int_or_null(out, "eager_launches", x->eager_kernels, x->eager);
+	fputc('}', out);
 }
 
 static void put_phase_means(FILE *out, const struct cycle_summary *s)

@@ -434,15 +434,19 @@ static int by_process(const void *a, const void *b)
 static void put_graphs(FILE *out, struct model *m, const struct model_view *v)
 {
 	const struct model_capture *named = NULL;
-	size_t captured = 0, launched = 0;
+	size_t captured = 0, launched = 0, eager = 0;
 	struct model_exec **order;
 
 	for (size_t i = 0; i < v->nr_execs; i++) {
 		captured += v->execs[i]->capture != NULL;
 		launched += v->execs[i]->launches != 0;
+		eager += v->execs[i]->eager;
 	}
-	fprintf(out, "\nGraphs: %zu execs, %zu captured while traced, %zu launched\n", v->nr_execs,
-		captured, launched);
+	fprintf(out, "\nGraphs: %zu execs, %zu captured while traced, %zu launched\n",
+		v->nr_execs - eager, captured, launched - eager);
+	if (eager)
+		fprintf(out, "  and %zu eager forwards (bursts of eager launches, no graph: "
+			     "kernels per burst)\n", eager);
 	if (!v->nr_execs)
 		return;
 	order = malloc(v->nr_execs * sizeof(*order));
@@ -461,14 +465,21 @@ static void put_graphs(FILE *out, struct model *m, const struct model_view *v)
 
 		for (__u32 k = 0; cap && k < cap->nr_colls; k++)
 			colls += cap->colls[k].count;
-		fprintf(out, "  0x%-13llx %-8u ", (unsigned long long)x->handle, x->tgid);
-		if (cap)
+		if (x->eager)
+			fprintf(out, "  eager-%-9u %-8u ", x->id, x->tgid);
+		else
+			fprintf(out, "  0x%-13llx %-8u ", (unsigned long long)x->handle, x->tgid);
+		if (x->eager)
+			fprintf(out, "%-15s ", "eager");
+		else if (cap)
 			fprintf(out, "%-6u %-8u ", cap->order, cap->tid);
 		else
 			fprintf(out, "%-15s ", "uncaptured");
 		fprintf(out, "%-8s %-17s ", model__role_name(x->role),
 			model__role_source_name(x->role_from));
-		if (cap)
+		if (x->eager)
+			fprintf(out, "%-8u %-5s %-5s ", x->eager_kernels, "-", "-");
+		else if (cap)
 			fprintf(out, "%-8u %-5u %-5u ", cap->kernel_count, cap->side_kernel_count,
 				colls);
 		else
@@ -599,6 +610,9 @@ static void put_syncs(FILE *out, const struct syncs *sy)
 		     "in flight on what it\n  waited for; ms/cycle: blocked time per counted cycle\n",
 		sy->verdicts_of[VERDICT_ACCEPT], sy->verdicts_of[VERDICT_NO_WAIT],
 		sy->trap_ns / 1e3, sy->verdicts_of[VERDICT_OUTSIDE], sy->unknown);
+	if (sy->verdicts_of[VERDICT_STEP])
+		fprintf(out, "  also not flagged: %zu eager draft steps' reads of their token, the "
+			     "loop's own\n", sy->verdicts_of[VERDICT_STEP]);
 	if (sy->unknown_sites.nr) {
 		fputs("\nUnknown: cannot be told from outside (made before attach), not flagged\n",
 		      out);

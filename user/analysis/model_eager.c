@@ -1,0 +1,224 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/*
+ * Eager forwards. A thread that launches no graph runs its models as bursts
+ * of eager launches between syncs, copies and event records. Each burst's
+ * first launch becomes a LOOP_GRAPH event of an eager exec, one per sequence
+ * of functions and sizes (forward_handle), so the cycle analysis reads draft
+ * steps, verify and the trim as it reads graphs. The burst's other launches
+ * stay kernel events, and so does a burst of one launch. A burst that ends with the functions of a forward seen
+ * before, after other launches (a cache trim run straight into the next
+ * draft step), is two: those launches, then the forward. A thread that
+ * launches a graph gets its bursts back as plain kernels: its loop is read
+ * from its graphs.
+ */
+#include <errno.h>
+#include <string.h>
+#include "model_int.h"
+
+#define EAGER_HANDLE_BIT (1ull << 63)
+/* launches of the shortest forward: a model runs more than one kernel */
+#define MIN_FORWARD 2
+/* the base of the functions' polynomial hash: a suffix's hash follows from two prefixes */
+#define FUNCS_BASE 0x100000001b3ull
+
+static __u64 mix(__u64 h, __u64 v)
+{
+	/* splitmix64's finaliser over the running hash and the value */
+	h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+	h = (h ^ (h >> 30)) * 0xbf58476d1ce4e5b9ull;
+	h = (h ^ (h >> 27)) * 0x94d049bb133111ebull;
+	return h ^ (h >> 31);
+}
+
+static __u64 power(__u64 base, size_t n)
+{
+	__u64 p = 1;
+
+	while (n--)
+		p *= base;
+	return p;
+}
+
+/* Grid and block of a launch: CUlaunchConfig's first six words, or arguments 1..6. */
+static __u64 launch_dims(const struct sp_call *c, const struct probe_info *pi)
+{
+	__u32 dims[6] = { 0 };
+	__u64 h = 0;
+
+	if (pi->op == OP_LAUNCH_EX) {
+		if (c->data_len >= sizeof(dims) && !(c->entry.faults & (1 << SP_FAULT_DATA)))
+			memcpy(dims, c->data, sizeof(dims));
+	} else if (pi->op == OP_LAUNCH && pi->func == 0) {
+		for (int i = 0; i < 6; i++)
+			dims[i] = (__u32)c->entry.args[i + 1];
+	}
+	for (int i = 0; i < 6; i++)
+		h = mix(h, dims[i]);
+	return h;
+}
+
+/*
+ * A launch of the open burst; a kernel on another stream ends it and opens
+ * the next (collectives, stream 0 here, join any). 0 or -ENOMEM.
+ */
+int eager__launch(struct model *m, struct model_thread *t, const struct sp_call *c,
+		  const struct probe_info *pi, __u64 func, __u64 stream)
+{
+	struct burst_launch *b;
+	__u64 prefix;
+
+	if (t->graphs_seen)
+		return 0;
+	if (t->nr_burst && stream && t->burst_stream && stream != t->burst_stream &&
+	    eager__close(m, t))
+		return -ENOMEM;
+	if (!t->nr_burst) {
+		t->burst_start_ts = c->entry.ts;
+		t->burst_stream = 0;
+	}
+	if (stream && !t->burst_stream)
+		t->burst_stream = stream;
+	if (!store__grow_array((void **)&t->burst, &t->cap_burst, t->nr_burst + 1,
+			       sizeof(*t->burst)))
+		return -ENOMEM;
+	prefix = t->nr_burst ? t->burst[t->nr_burst - 1].prefix : 0;
+	b = &t->burst[t->nr_burst++];
+	b->func = func;
+	b->dims = launch_dims(c, pi);
+	b->prefix = prefix * FUNCS_BASE + mix(0, func);
+	return 0;
+}
+
+/* Functions hash of launches [from, to) of the open burst. */
+static __u64 funcs_of(const struct model_thread *t, size_t from, size_t to)
+{
+	__u64 before = from ? t->burst[from - 1].prefix : 0;
+
+	return t->burst[to - 1].prefix - before * power(FUNCS_BASE, to - from);
+}
+
+/*
+ * A forward's exec: its functions, and the grid and block of its first and
+ * last launch, which grow with the tokens it runs over (embedding, LM head).
+ * Launches between may grow with a KV cache that grows every step: not read.
+ */
+static __u64 forward_handle(const struct model_thread *t, size_t from, size_t to)
+{
+	return mix(mix(funcs_of(t, from, to), t->burst[from].dims), t->burst[to - 1].dims) |
+	       EAGER_HANDLE_BIT;
+}
+
+static struct model_exec *eager_exec(struct model *m, struct model_thread *t, size_t from,
+				     size_t to)
+{
+	__u64 handle = forward_handle(t, from, to);
+	struct model_exec *x = hmap__get(&m->execs, t->tgid, handle);
+	struct model_proc *p;
+
+	if (x)
+		return x->eager ? x : NULL;
+	p = store__proc_get(m, t->tgid);
+	x = p ? graphs__exec_new(m, p, handle) : NULL;
+	if (!x || !store__grow_array((void **)&t->eager_ids, &t->cap_eager_ids,
+				     t->nr_eager_ids + 1, sizeof(*t->eager_ids)))
+		return NULL;
+	/* a process's count is of its graphs */
+	p->nr_execs--;
+	t->eager_ids[t->nr_eager_ids++] = x->id;
+	x->eager = true;
+	x->eager_kernels = to - from;
+	x->eager_funcs = funcs_of(t, from, to);
+	x->eager_first = t->burst[from].func;
+	x->launch_tid = t->tid;
+	return x;
+}
+
+/* Launches [from, to) of the open burst, events head.. of the thread, as one forward. */
+static int mark_forward(struct model *m, struct model_thread *t, size_t head, size_t from,
+			size_t to)
+{
+	struct model_exec *x = eager_exec(m, t, from, to);
+
+	if (!x)
+		return -ENOMEM;
+	if (!x->launches++)
+		x->created_ns = t->events[head].ts;
+	t->events[head].kind = LOOP_GRAPH;
+	t->events[head].flags |= LOOP_EAGER;
+	t->events[head].handle = x->id;
+	t->events[head].serial = to - from;
+	for (size_t j = 1; j < to - from; j++) {
+		t->events[head + j].flags |= LOOP_IN_BURST;
+		t->events[head + j].serial = j;
+	}
+	return 0;
+}
+
+/* Where the burst's longest forward seen before starts, after other launches; 0: none. */
+static size_t known_tail(const struct model_thread *t, const struct model_view *v)
+{
+	size_t n = t->nr_burst, tail = 0;
+
+	for (size_t i = 0; i < t->nr_eager_ids; i++) {
+		const struct model_exec *x = v->execs[t->eager_ids[i]];
+		size_t m = x->eager_kernels;
+
+		if (m < n && m > tail && funcs_of(t, n - m, n) == x->eager_funcs)
+			tail = m;
+	}
+	return tail ? n - tail : 0;
+}
+
+/* The open burst ends: its first launch becomes its exec's launch. 0 or -ENOMEM. */
+int eager__close(struct model *m, struct model_thread *t)
+{
+	size_t n = t->nr_burst, head = t->nr_events, split;
+
+	if (!n)
+		return 0;
+	t->nr_burst = 0;
+	while (head > 0 && (t->events[head - 1].kind == LOOP_KERNEL ||
+			    t->events[head - 1].kind == LOOP_COLLECTIVE) &&
+	       t->events[head - 1].ts >= t->burst_start_ts)
+		head--;
+	/* the burst's start left with a forgotten window, or is not where it was: as it is */
+	if (t->nr_events - head != n || t->events[head].ts != t->burst_start_ts ||
+	    !store__proc_get(m, t->tgid))
+		return 0;
+	t->nr_burst = n;
+	split = known_tail(t, &m->view);
+	/* one launch alone is no forward: a stray kernel stays one */
+	if ((split >= MIN_FORWARD && mark_forward(m, t, head, 0, split)) ||
+	    (n - split >= MIN_FORWARD && mark_forward(m, t, head + split, split, n))) {
+		t->nr_burst = 0;
+		return -ENOMEM;
+	}
+	t->nr_burst = 0;
+	return 0;
+}
+
+/* The thread launched a graph: its bursts are plain kernels again. */
+void eager__graph_seen(struct model *m, struct model_thread *t)
+{
+	if (t->graphs_seen)
+		return;
+	t->graphs_seen = true;
+	t->nr_burst = 0;
+	for (size_t j = 0; j < t->nr_events; j++) {
+		struct loop_event *e = &t->events[j];
+		struct model_exec *x;
+
+		if (e->flags & LOOP_IN_BURST) {
+			e->flags &= ~LOOP_IN_BURST;
+			e->serial = 0;
+		}
+		if (!(e->flags & LOOP_EAGER))
+			continue;
+		x = m->view.execs[e->handle];
+		x->launches--;
+		e->kind = LOOP_KERNEL;
+		e->flags &= ~LOOP_EAGER;
+		e->handle = x->eager_first;
+		e->serial = 0;
+	}
+}
