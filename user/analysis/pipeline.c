@@ -427,6 +427,7 @@ static int server_figures(struct pipeline *p)
 		ret = loop__each_cycle(&cy->loops[l], srv_cycle, &n);
 	}
 	srvstats__compute(p->srv, &p->srv_fig);
+	p->results.server = &p->srv_fig;
 	return ret;
 }
 
