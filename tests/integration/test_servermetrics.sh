@@ -78,6 +78,16 @@ else
 	fail "reset: no line about the restart"
 fi
 
+# top --replay fills TOK/S and ACC from the recording's samples; without them they stay -
+rows=$("$SPECPROBE" top --replay "$SCRATCH/vllm/rec.sprb" --batch --speed 100 2>/dev/null |
+	awk '/^LOOPS/ { getline; getline; last = $0 } END { print last }')
+tok=$(echo "$rows" | awk '{ print $5 }') acc=$(echo "$rows" | awk '{ print $NF }')
+if [[ "$tok" =~ ^[0-9]+\.[0-9]$ ]] && [[ "$acc" =~ ^[0-9]\.[0-9][0-9]$ ]]; then
+	pass "top --replay: tok/s $tok, acc $acc"
+else
+	fail "top --replay: no tok/s or acc in '$rows'"
+fi
+
 # bad NAME MESSAGE FORMAT HOST [SPECSIM_ARGS]: one line saying MESSAGE, cycles still found
 bad() {
 	local name=$1 msg=$2 dir="$SCRATCH/$1"
@@ -101,6 +111,13 @@ bad slow "no whole answer within the timeout" vllm 127.0.0.1 --serve-metrics-fau
 bad html "not the Prometheus text format" sglang 127.0.0.1 --serve-metrics-fault html
 # a whole second to read it in: the cap, not the timeout, is what stops it
 INTERVAL=1 bad huge "the answer is over 8 MiB" vllm 127.0.0.1 --serve-metrics-fault huge
+rows=$("$SPECPROBE" top --replay "$SCRATCH/down/rec.sprb" --batch --speed 100 2>/dev/null |
+	awk '/^LOOPS/ { getline; getline; last = $0 } END { print last }')
+if [ "$(echo "$rows" | awk '{ print $5, $NF }')" = "- -" ]; then
+	pass "down: top's tok/s and acc stay -"
+else
+	fail "down: top shows server figures it cannot have: $rows"
+fi
 for name in down slow html huge; do
 	have=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["server"]["have"])' \
 		"$SCRATCH/$name/report.json" 2>/dev/null)

@@ -618,6 +618,7 @@ void top__frame(struct top_state *t, const struct pipeline *p, __u64 now_ns,
 	out->now_ns = now_ns;
 	out->window_s = opts->window_s;
 	out->gpu = t->gpu_seen;
+	out->server = pipeline__server_recent(p, &out->server_tok_s, &out->server_accept);
 	frame_header(t, p, &snap, now_ns, out);
 	frame_loops(t, settled, opts, out);
 	frame_sites(t, pipeline__callstacks(p), settled, opts, out);

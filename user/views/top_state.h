@@ -85,6 +85,10 @@ struct top_frame {
 	struct top_call_row calls_top[TOP_MAX_CALLS];
 	size_t nr_calls;
 	bool gpu;		/* some cycle had GPU figures (--gpu): the GPU columns show */
+	/* --server-metrics, between the last two good scrapes: every rank decodes them all */
+	bool server;
+	double server_tok_s;	/* < 0: the server counts no generated tokens */
+	double server_accept;	/* mean accept length; 0: not known */
 };
 
 /*
