@@ -78,6 +78,19 @@ else
 	fail "reset: no line about the restart"
 fi
 
+# export: counter tracks of the server's figures between each two scrapes, equal to the samples
+for name in vllm sglang reset; do
+	dir="$SCRATCH/$name"
+	if "$SPECPROBE" export "$dir/rec.sprb" -o "$dir/t.pftrace" 2>"$dir/export.err" &&
+		python3 "$TOP/tests/integration/check_perfetto.py" "$dir/t.pftrace" \
+			--server "$dir/rec.sprb" >"$dir/perfetto.out" 2>&1; then
+		pass "export $name: $(tail -1 "$dir/perfetto.out")"
+	else
+		cat "$dir/export.err" "$dir/perfetto.out"
+		fail "export $name: the server's counter tracks differ from the samples"
+	fi
+done
+
 # top --replay fills TOK/S and ACC from the recording's samples; without them they stay -
 rows=$("$SPECPROBE" top --replay "$SCRATCH/vllm/rec.sprb" --batch --speed 100 2>/dev/null |
 	awk '/^LOOPS/ { getline; getline; last = $0 } END { print last }')

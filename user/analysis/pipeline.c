@@ -485,6 +485,11 @@ const struct srv_figures *pipeline__server(const struct pipeline *p)
 	return p->finished && srvstats__any(p->srv) ? &p->srv_fig : NULL;
 }
 
+const struct srvstats *pipeline__server_samples(const struct pipeline *p)
+{
+	return srvstats__any(p->srv) ? p->srv : NULL;
+}
+
 bool pipeline__server_recent(const struct pipeline *p, double *tokens_per_s,
 			     double *accept_length)
 {

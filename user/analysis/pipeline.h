@@ -121,6 +121,8 @@ const struct decode_stats *pipeline__stats(const struct pipeline *p);
 const struct gpu_stats *pipeline__gpu_stats(const struct pipeline *p);
 /* --server-metrics: the figures over the cycles, after a finish; NULL when no sample came. */
 const struct srv_figures *pipeline__server(const struct pipeline *p);
+/* Any time: the server-metrics samples so far (srvstats__each_interval); NULL: none came. */
+const struct srvstats *pipeline__server_samples(const struct pipeline *p);
 /* Any time: tokens/s and accept length between the last two good scrapes; false: none. */
 bool pipeline__server_recent(const struct pipeline *p, double *tokens_per_s,
 			     double *accept_length);

@@ -285,6 +285,21 @@ bool srvstats__recent(const struct srvstats *s, double *tokens_per_s, double *ac
 	return true;
 }
 
+int srvstats__each_interval(const struct srvstats *s,
+			    int (*fn)(void *ctx, const struct srv_figures *f), void *ctx)
+{
+	for (size_t i = 1; s && i < s->nr_scrapes; i++) {
+		struct srvstats pair = { .scrapes = s->scrapes + i - 1, .nr_scrapes = 2 };
+		struct srv_figures f;
+		int ret;
+
+		srvstats__compute(&pair, &f);
+		if (f.have && (ret = fn(ctx, &f)))
+			return ret;
+	}
+	return 0;
+}
+
 void srvstats__free(struct srvstats *s)
 {
 	if (!s)

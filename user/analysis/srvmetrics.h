@@ -49,6 +49,13 @@ int srvstats__cycle(struct srvstats *s, const struct loop *lp, const struct cycl
 void srvstats__compute(const struct srvstats *s, struct srv_figures *out);
 /* Live views: tokens/s and accept length between the last two good scrapes; false: none. */
 bool srvstats__recent(const struct srvstats *s, double *tokens_per_s, double *accept_length);
+/*
+ * Each span between two good scrapes that follow each other, in order, as
+ * srvstats__compute makes it (no cycles: those fields stay 0); stops at fn's
+ * non-zero return and gives it.
+ */
+int srvstats__each_interval(const struct srvstats *s,
+			    int (*fn)(void *ctx, const struct srv_figures *f), void *ctx);
 void srvstats__free(struct srvstats *s);
 
 #endif /* __SRVMETRICS_H */
