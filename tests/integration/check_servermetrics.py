@@ -5,10 +5,17 @@ served counters held after the cycles done (each cycle's accepted tokens are in 
 and the report's figures are those samples' deltas over its span (a drop counted from 0).
 
 check_servermetrics.py vllm|sglang TRUTH REC REPORT_JSON [--reset] [--few-drafts]
+check_servermetrics.py metrics HOST:PORT REC
+    once specprobe's own --metrics endpoint says the trace ended: its specprobe_server_*
+    series equal the recording's samples (counters: the increase since the first good
+    scrape, a drop counted from 0; gauges: the last two good scrapes), under the pid the
+    samples were kept under.
 """
 import json
+import re
 import struct
 import sys
+import time
 
 sys.path.insert(0, __file__.rsplit("/", 1)[0])
 import recfile  # noqa: E402
@@ -33,7 +40,86 @@ def samples(path):
     return out
 
 
+def increase(vals):
+    """A counter's increase over its values in order, a drop read as a restart from 0."""
+    total = 0.0
+    for prev, v in zip(vals, vals[1:]):
+        total += v if v < prev else v - prev
+    return total
+
+
+def want_exposition(rec):
+    """{series name: value} that specprobe's endpoint must serve, and the samples' pid."""
+    data = open(rec, "rb").read()
+    tgid, failed, scrapes = 0, set(), {}
+    for off, kind, size in recfile.records(data):
+        if kind != SRVMETRIC:
+            continue
+        _, _, pid, ts, value, scrape, _, fam, _, status, _ = \
+            struct.unpack_from("<HHIQdIiHBBI", data, off)
+        tgid = pid or tgid
+        if status:
+            failed.add(scrape)
+        elif fam:
+            scrapes.setdefault((scrape, ts), {})[fam] = value
+    good = [f for _, f in sorted(scrapes.items(), key=lambda x: x[0][1])]
+    ts = [t for (_, t) in sorted(scrapes, key=lambda x: x[1])]
+    want = {"specprobe_server_scrapes_total": len(good),
+            "specprobe_server_scrape_failures_total": len(failed)}
+    names = {GENERATED: "generated_tokens", DRAFTS: "drafts", DRAFT_TOKENS: "draft_tokens",
+             ACCEPTED: "accepted_tokens"}
+    for fam, name in names.items():
+        # counted from the first good scrape that holds it, up to the last
+        idx = [i for i, f in enumerate(good) if fam in f]
+        if len(good) >= 2 and ts[-1] > ts[0] and idx and idx[0] < len(good) - 1:
+            want[f"specprobe_server_{name}_total"] = increase([good[i][fam] for i in idx])
+    if len(good) >= 2 and ts[-1] > ts[-2]:
+        a, b = good[-2], good[-1]
+        secs = (ts[-1] - ts[-2]) / 1e9
+        if GENERATED in a and GENERATED in b:
+            want["specprobe_server_tokens_per_second"] = increase([a[GENERATED],
+                                                                   b[GENERATED]]) / secs
+        length = 0
+        if DRAFTS in a and ACCEPTED in a and increase([a[DRAFTS], b[DRAFTS]]) > 0:
+            length = 1 + increase([a[ACCEPTED], b[ACCEPTED]]) / increase([a[DRAFTS], b[DRAFTS]])
+        elif ACC_LEN in b:
+            length = b[ACC_LEN]
+        if length > 0:
+            want["specprobe_server_accept_length"] = length
+    return want, tgid
+
+
+def metrics_main(addr, rec):
+    sys.path.insert(0, __file__.rsplit("/", 1)[0])
+    import check_metrics
+    host, port = addr.rsplit(":", 1)
+    for _ in range(600):
+        got = check_metrics.scrape(host, int(port))
+        if got and "\nspecprobe_tracing 0\n" in got[2]:
+            break
+        time.sleep(0.1)
+    else:
+        raise AssertionError("the endpoint never said the trace ended")
+    text = got[2]
+    problems = check_metrics.parse_exposition(text)
+    assert not problems, f"exposition: {problems[:3]}"
+    want, tgid = want_exposition(rec)
+    have = {}
+    for m in re.finditer(r'^(specprobe_server_\w+)\{([^}]*)\} (\S+)$', text, re.M):
+        labels = dict(re.findall(r'(\w+)="([^"]*)"', m.group(2)))
+        assert labels.get("pid") == str(tgid) and "rank" in labels, \
+            f"{m.group(1)}: labels {labels}, the samples' pid {tgid}"
+        have[m.group(1)] = float(m.group(3))
+    assert have == want, f"served {have}, the recording gives {want}"
+    assert f'specprobe_cycles_total{{pid="{tgid}",' in text, f"no cycles of pid {tgid} beside"
+    print(f"{len(have)} specprobe_server_ series equal the recording's samples "
+          f"({want.get('specprobe_server_generated_tokens_total', 0):.0f} tokens, "
+          f"{want.get('specprobe_server_tokens_per_second', 0):.1f} tok/s last)")
+
+
 def main():
+    if sys.argv[1] == "metrics":
+        return metrics_main(*sys.argv[2:4])
     fmt, truth, rec, rep = sys.argv[1:5]
     reset, few = "--reset" in sys.argv, "--few-drafts" in sys.argv
     acc, k = {}, 0

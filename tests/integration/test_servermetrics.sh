@@ -91,6 +91,27 @@ for name in vllm sglang reset; do
 	fi
 done
 
+# record --metrics: the server's figures served beside ours, under the server's pid
+for format in vllm sglang; do
+	dir="$SCRATCH/metrics-$format"
+	mkdir -p "$dir"
+	PORT=$((PORT + 2))
+	"$SPECPROBE" record -o "$dir/rec.sprb" --server-metrics "http://127.0.0.1:$PORT/metrics" \
+		--server-metrics-interval 100ms --metrics "127.0.0.1:$((PORT + 1))" \
+		--metrics-linger 60 -- "$SERVER" -q --cycles 1200 --serve-metrics "$format" "$PORT" \
+		>/dev/null 2>"$dir/rec.err" &
+	rec=$!
+	if python3 "$CHECK" metrics "127.0.0.1:$((PORT + 1))" "$dir/rec.sprb" >"$dir/check.out" 2>&1
+	then
+		pass "--metrics $format: $(tail -1 "$dir/check.out")"
+	else
+		cat "$dir/check.out"
+		fail "--metrics $format: the server's series differ from the recording ($dir)"
+	fi
+	kill -TERM $rec 2>/dev/null
+	wait $rec
+done
+
 # top --replay fills TOK/S and ACC from the recording's samples; without them they stay -
 rows=$("$SPECPROBE" top --replay "$SCRATCH/vllm/rec.sprb" --batch --speed 100 2>/dev/null |
 	awk '/^LOOPS/ { getline; getline; last = $0 } END { print last }')

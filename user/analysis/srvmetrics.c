@@ -63,7 +63,9 @@ int srvstats__record(struct srvstats *s, const void *rec, size_t size)
 	if (size < sizeof(*m) || m->type != SP_REC_SRVMETRIC)
 		return 0;
 	s->any = true;
-	s->tgid = m->tgid;
+	/* a scrape after the server exited has no process: keep the one it had */
+	if (m->tgid)
+		s->tgid = m->tgid;
 	if (m->status != SP_SRV_OK || !m->family || m->family >= SP_SRV_FAMILY_NR) {
 		if (m->status != SP_SRV_OK && m->scrape != s->last_failed) {
 			s->failed++;
@@ -267,6 +269,19 @@ void srvstats__compute(const struct srvstats *s, struct srv_figures *out)
 	    (out->delta[SP_SRV_DRAFTS] + 2 < (double)out->cycles ||
 	     (s->nr_cycles && !out->cycles && out->delta[SP_SRV_DRAFTS] > 2)))
 		out->disagree = true;
+}
+
+void srvstats__whole(const struct srvstats *s, struct srv_figures *out)
+{
+	struct srvstats all;
+
+	if (!s) {
+		srvstats__compute(NULL, out);
+		return;
+	}
+	all = *s;
+	all.nr_cycles = 0;
+	srvstats__compute(&all, out);
 }
 
 bool srvstats__recent(const struct srvstats *s, double *tokens_per_s, double *accept_length)

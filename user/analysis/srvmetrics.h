@@ -47,6 +47,8 @@ bool srvstats__any(const struct srvstats *s);
 int srvstats__cycle(struct srvstats *s, const struct loop *lp, const struct cycle *c);
 /* The figures over the cycles given so far (and the samples). */
 void srvstats__compute(const struct srvstats *s, struct srv_figures *out);
+/* The same over every good scrape, whatever the cycles: what the server counted since the first. */
+void srvstats__whole(const struct srvstats *s, struct srv_figures *out);
 /* Live views: tokens/s and accept length between the last two good scrapes; false: none. */
 bool srvstats__recent(const struct srvstats *s, double *tokens_per_s, double *accept_length);
 /*
