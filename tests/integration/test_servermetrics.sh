@@ -112,6 +112,29 @@ for format in vllm sglang; do
 	wait $rec
 done
 
+# diff: the server's tokens/s, accept length and tokens per cycle of k = 3 against k = 5, each
+# its report's (those equal the truth above)
+"$SPECPROBE" diff --json "$SCRATCH/vllm/rec.sprb" "$SCRATCH/vllm-k5/rec.sprb" \
+	>"$SCRATCH/diff.json" 2>"$SCRATCH/diff.err"
+"$SPECPROBE" diff "$SCRATCH/vllm/rec.sprb" "$SCRATCH/vllm-k5/rec.sprb" >"$SCRATCH/diff.txt" 2>&1
+if out=$(python3 - "$SCRATCH/diff.json" "$SCRATCH/vllm/report.json" \
+	"$SCRATCH/vllm-k5/report.json" 2>&1 <<'EOF'
+import json, sys
+d = json.load(open(sys.argv[1]))["server"]
+a, b = (json.load(open(p))["server"] for p in sys.argv[2:4])
+for key in ("tokens_per_s", "accept_length", "tokens_per_cycle"):
+    assert d[key]["a"] == a[key] and d[key]["b"] == b[key], f"{key}: {d[key]}, {a[key]} {b[key]}"
+    assert d[key]["change"] == b[key] - a[key], f"{key} change"
+print(f"tok/s {a['tokens_per_s']:.1f} -> {b['tokens_per_s']:.1f}, accept length "
+      f"{a['accept_length']:.3f} -> {b['accept_length']:.3f}")
+EOF
+) && grep -q '^  tokens/s  ' "$SCRATCH/diff.txt" &&
+	grep -q '^  accept length  ' "$SCRATCH/diff.txt"; then
+	pass "diff k=3 against k=5, each side its report's: $out"
+else
+	fail "diff: server rows differ from the reports: $out $(cat "$SCRATCH/diff.err")"
+fi
+
 # top --replay fills TOK/S and ACC from the recording's samples; without them they stay -
 rows=$("$SPECPROBE" top --replay "$SCRATCH/vllm/rec.sprb" --batch --speed 100 2>/dev/null |
 	awk '/^LOOPS/ { getline; getline; last = $0 } END { print last }')
@@ -151,6 +174,16 @@ if [ "$(echo "$rows" | awk '{ print $5, $NF }')" = "- -" ]; then
 	pass "down: top's tok/s and acc stay -"
 else
 	fail "down: top shows server figures it cannot have: $rows"
+fi
+"$SPECPROBE" diff --json "$SCRATCH/vllm/rec.sprb" "$SCRATCH/down/rec.sprb" \
+	>"$SCRATCH/diff-down.json" 2>/dev/null
+"$SPECPROBE" diff "$SCRATCH/vllm/rec.sprb" "$SCRATCH/down/rec.sprb" >"$SCRATCH/diff-down.txt" 2>&1
+if python3 -c 'import json,sys; sys.exit("server" in json.load(open(sys.argv[1])))' \
+	"$SCRATCH/diff-down.json" && grep -q '^Setup' "$SCRATCH/diff-down.txt" &&
+	! grep -q '^Server' "$SCRATCH/diff-down.txt"; then
+	pass "diff: no server rows when one side has no figures"
+else
+	fail "diff: server rows, or no diff, with one side down"
 fi
 for name in down slow html huge; do
 	have=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["server"]["have"])' \
