@@ -135,6 +135,51 @@ else
 	fail "diff: server rows differ from the reports: $out $(cat "$SCRATCH/diff.err")"
 fi
 
+# dump: every sample once, a line each and a JSON object each, with the recorded values; the
+# calls are as many as without them
+dump_check() {
+	local dir="$SCRATCH/$1"
+	"$SPECPROBE" dump --json "$dir/rec.sprb" >"$dir/dump.jsonl" 2>/dev/null
+	"$SPECPROBE" dump "$dir/rec.sprb" >"$dir/dump.txt" 2>"$dir/dump.err"
+	PYTHONPATH=$TOP/tests/integration python3 - "$dir/rec.sprb" "$dir/dump.jsonl" \
+		"$dir/dump.txt" "$dir/dump.err" <<'EOF'
+import json, re, struct, sys
+import recfile
+data = open(sys.argv[1], "rb").read()
+fams = [None, "drafts", "draft_tokens", "accepted_tokens", "generated_tokens", "accept_length",
+        "accept_rate"]
+stats = ["ok", "down", "slow", "not_text", "too_big", "http", "no_family"]
+want = []
+for off, kind, size in recfile.records(data):
+    if kind == 68:
+        _, _, pid, ts, value, scrape, rank, fam, _, status, series = \
+            struct.unpack_from("<HHIQdIiHBBI", data, off)
+        ok = status == 0 and fam
+        want.append((pid, ts, scrape, stats[status], fams[fam] if ok else None,
+                     value if ok else None))
+lines = [json.loads(l) for l in open(sys.argv[2])]
+got = [(j["pid"], j["ts"], j["scrape"], j["status"], j["family"], j["value"])
+       for j in lines if j.get("record") == "server_metric"]
+assert got == want, f"{len(got)} samples in dump --json, {len(want)} recorded"
+for j, nxt in zip(lines, lines[1:]):
+    assert j.get("record") != "server_metric" or nxt.get("ts", nxt.get("ts_entry")) >= j["ts"], \
+        f"sample of scrape {j['scrape']} after a call entered after it"
+calls = len(lines) - len(got)
+text = open(sys.argv[3]).read().splitlines()
+assert sum("server-metrics scrape" in l for l in text) == len(want), "text lines"
+total = int(re.search(r"specprobe: (\d+) calls", open(sys.argv[4]).read()).group(1))
+assert calls == total == len(text) - len(want), f"{calls} calls, {total} counted"
+print(f"{len(want)} samples and {calls} calls")
+EOF
+}
+for name in vllm sglang; do
+	if out=$(dump_check $name 2>&1); then
+		pass "dump $name: $out, each sample once, before the calls after it"
+	else
+		fail "dump $name: $out"
+	fi
+done
+
 # top --replay fills TOK/S and ACC from the recording's samples; without them they stay -
 rows=$("$SPECPROBE" top --replay "$SCRATCH/vllm/rec.sprb" --batch --speed 100 2>/dev/null |
 	awk '/^LOOPS/ { getline; getline; last = $0 } END { print last }')

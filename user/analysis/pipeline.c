@@ -241,6 +241,9 @@ int pipeline__feed(struct pipeline *p, const void *rec, size_t size)
 	if (((const struct sp_rec_hdr *)rec)->type == SP_REC_SRVMETRIC) {
 		int taken = srvstats__record(p->srv, rec, size);
 
+		for (int i = 0; i < p->nr_consumers && taken > 0; i++)
+			if (p->consumers[i].srvmetric)
+				taken = p->consumers[i].srvmetric(p->consumers[i].ctx, rec) ?: 1;
 		if (taken < 0)
 			return taken;
 	}

@@ -45,6 +45,8 @@ struct pipeline_consumer {
 	 * is given up as unmatched (call_ts 0); in the order they were settled.
 	 */
 	int (*gpu)(void *ctx, const struct gpu_exec *e);
+	/* --server-metrics: each sample or failed scrape as fed (calls come later, in order). */
+	int (*srvmetric)(void *ctx, const struct sp_srvmetric_rec *m);
 	/* At the end, after the analyses: each cycle of each loop, in order. */
 	int (*cycle)(void *ctx, const struct loop *lp, const struct cycle *c);
 	/* At the end: each sync of the model with its verdict, in entry order. */
