@@ -47,6 +47,8 @@ enum sp_rec_type {
 	SP_REC_GPU = 65,	/* one execution on the GPU: a graph, kernel, copy or memset */
 	SP_REC_GPU_NAME = 66,	/* a kernel name that later SP_REC_GPU records name by number */
 	SP_REC_GPU_STATE = 67,	/* a process's agent: on or off and why, its counters so far */
+	/* --server-metrics: written by specprobe from the server's own Prometheus endpoint */
+	SP_REC_SRVMETRIC = 68,	/* one known family's value at one scrape, or a failed scrape */
 };
 
 #define SP_MAX_PROBES	4096	/* size of the spec map: probes of all libraries, late ones too */
@@ -566,6 +568,54 @@ struct sp_gpu_state_rec {
 	__u32 status;		/* enum sp_gpu_status */
 	__u32 cupti_version;	/* cuptiGetVersion; 0: not loaded */
 	char detail[SP_GPU_DETAIL];	/* the libcupti path, or what failed */
+};
+
+/* The server's families specprobe keeps (docs/server-metrics.md); others are ignored. */
+enum sp_srv_family {
+	SP_SRV_NONE = 0,		/* no value: a scrape that failed (status says why) */
+	SP_SRV_DRAFTS = 1,		/* counter: drafts verified (vLLM: one per request and step) */
+	SP_SRV_DRAFT_TOKENS = 2,	/* counter: draft tokens proposed */
+	SP_SRV_ACCEPTED = 3,		/* counter: draft tokens accepted, bonus token not counted */
+	SP_SRV_GENERATED = 4,		/* counter: tokens generated */
+	SP_SRV_ACCEPT_LENGTH = 5,	/* gauge: mean accept length, bonus token counted */
+	SP_SRV_ACCEPT_RATE = 6,		/* gauge: accepted / draft tokens */
+	SP_SRV_FAMILY_NR,
+};
+
+enum sp_srv_server {
+	SP_SRV_UNKNOWN = 0,
+	SP_SRV_VLLM = 1,		/* vllm: prefix */
+	SP_SRV_SGLANG = 2,		/* sglang: prefix */
+};
+
+enum sp_srv_status {
+	SP_SRV_OK = 0,
+	SP_SRV_DOWN = 1,		/* no connection */
+	SP_SRV_SLOW = 2,		/* no whole answer within the timeout */
+	SP_SRV_NOT_TEXT = 3,		/* an answer that is not the text format (HTML) */
+	SP_SRV_TOO_BIG = 4,		/* a body over the size cap */
+	SP_SRV_HTTP = 5,		/* an HTTP status other than 200 (value holds it) */
+	SP_SRV_NO_FAMILY = 6,		/* text format, but none of the known families */
+	SP_SRV_STATUS_NR,
+};
+
+/*
+ * One scrape of --server-metrics: a record per known family found (value
+ * summed over its label sets; gauges averaged), or one with family
+ * SP_SRV_NONE and the status of a scrape that failed.
+ */
+struct sp_srvmetric_rec {
+	__u16 type;
+	__u16 size;
+	__u32 tgid;		/* the traced process taken for the server; 0: not known */
+	__u64 ts;		/* CLOCK_MONOTONIC ns when the answer was whole */
+	double value;
+	__u32 scrape;		/* numbered from 1: the records of one scrape share it */
+	__s32 rank;		/* -1: the whole server */
+	__u16 family;		/* enum sp_srv_family */
+	__u8 server;		/* enum sp_srv_server */
+	__u8 status;		/* enum sp_srv_status */
+	__u32 series;		/* label sets summed into value */
 };
 
 #endif /* __SPECPROBE_H */

@@ -5,16 +5,20 @@
   check_perfetto.py TRACE --dump DUMP.jsonl --report REPORT.json
   check_perfetto.py TRACE --counts     (slices and instants per track kind and name)
   check_perfetto.py TRACE --call-sites (calls per name and call_site annotation)
+  check_perfetto.py TRACE --server REC (the server's counter tracks against REC's samples)
 
 Parses the protobuf wire format itself (no packages) and checks: the first packet is a
 clock snapshot; every track event has the sequence id; interned ids (event names,
 categories, annotation names) are defined before use on a cleared sequence; every track
 is described; slices nest and timestamps do not go back on each track; every call of the
 dump is on its thread's track exactly once; cycles per loop and flagged syncs equal the
-report's; flows and graph roles are there.
+report's; flows and graph roles are there. With --server: the tracks "server tokens/s" and
+"server accept length" hold, at each good scrape but the last, exactly the figures of the
+recorded samples from it to the next (counter deltas, a drop counted from 0; else the gauge).
 """
 import argparse
 import json
+import struct
 import sys
 from collections import Counter, defaultdict
 
@@ -80,6 +84,7 @@ class Checker:
         self.stack = defaultdict(list)
         self.last_ts = {}
         self.events = []            # (uuid, type, ts, name, cats, annotations, flows)
+        self.counters = defaultdict(list)   # uuid -> [(ts, value)]
 
     def err(self, text):
         if len(self.errors) < 20:
@@ -153,6 +158,12 @@ class Checker:
                 self.stack[uuid].pop()
         elif kind == 4 and not self.tracks.get(uuid, {}).get('counter'):
             self.err('packet %d: counter value on a slice track' % idx)
+        if kind == 4:
+            if 44 in e:     # double_counter_value, fixed64 bits
+                value = struct.unpack('<d', one(e, 44).to_bytes(8, 'little'))[0]
+            else:
+                value = signed(one(e, 30, 0))
+            self.counters[uuid].append((ts, value))
         if e.get(4) and not flags & 2:
             self.err('packet %d: interned annotation names without SEQ_NEEDS' % idx)
         if kind in (1, 3):
@@ -191,6 +202,70 @@ class Checker:
         return n
 
 
+SRVMETRIC = 68
+DRAFTS, DRAFT_TOKENS, ACCEPTED, GENERATED, ACC_LEN = 1, 2, 3, 4, 5
+
+
+def server_samples(path):
+    """[(ts, {family: value})] of the recording's good scrapes, in order."""
+    sys.path.insert(0, __file__.rsplit('/', 1)[0])
+    import recfile
+    data = open(path, 'rb').read()
+    scrapes = {}
+    for off, kind, size in recfile.records(data):
+        if kind != SRVMETRIC:
+            continue
+        _, _, _, ts, value, scrape, _, fam, _, status, _ = \
+            struct.unpack_from('<HHIQdIiHBBI', data, off)
+        if status == 0 and fam:
+            scrapes.setdefault((scrape, ts), {})[fam] = value
+    return sorted(((ts, f) for (_, ts), f in scrapes.items()), key=lambda x: x[0])
+
+
+def server_want(good):
+    """{track name: [(ts, value)]}: each span between two good scrapes, at its start."""
+    want = {'server tokens/s': [], 'server accept length': []}
+
+    def delta(a, b, fam):
+        return b[fam] if b[fam] < a[fam] else b[fam] - a[fam]
+
+    for (ta, a), (tb, b) in zip(good, good[1:]):
+        if tb <= ta:
+            continue
+        both = [f for f in a if f in b]
+        if GENERATED in both:
+            want['server tokens/s'].append((ta, delta(a, b, GENERATED) / ((tb - ta) / 1e9)))
+        length = 0
+        if DRAFTS in both and ACCEPTED in both and delta(a, b, DRAFTS) > 0:
+            length = 1 + delta(a, b, ACCEPTED) / delta(a, b, DRAFTS)
+        elif ACC_LEN in b:
+            length = b[ACC_LEN]
+        if length > 0:
+            want['server accept length'].append((ta, length))
+    return want
+
+
+def check_server(c, rec):
+    good = server_samples(rec)
+    want = server_want(good)
+    got = {c.tracks[u]['name']: vals for u, vals in c.counters.items()
+           if c.tracks.get(u, {}).get('name', '').startswith('server ')}
+    for name, vals in want.items():
+        if got.get(name) != vals:
+            have = got.get(name, [])
+            diff = next((i for i, (x, y) in enumerate(zip(have, vals)) if x != y),
+                        min(len(have), len(vals)))
+            c.err('%s: %d values, the samples give %d; first difference at %d: %s against %s' %
+                  (name, len(have), len(vals), diff, have[diff:diff + 1], vals[diff:diff + 1]))
+    for text in c.errors:
+        print(text)
+    if c.errors:
+        return 1
+    print('%d scrapes: %d tokens/s and %d accept-length values equal the samples' %
+          (len(good), len(want['server tokens/s']), len(want['server accept length'])))
+    return 0
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument('trace')
@@ -198,9 +273,11 @@ def main():
     ap.add_argument('--report')
     ap.add_argument('--counts', action='store_true')
     ap.add_argument('--call-sites', action='store_true')
+    ap.add_argument('--server', metavar='REC')
     args = ap.parse_args()
-    if not args.counts and not args.call_sites and not (args.dump and args.report):
-        ap.error('--dump and --report, --counts or --call-sites')
+    if not args.counts and not args.call_sites and not args.server and \
+            not (args.dump and args.report):
+        ap.error('--dump and --report, --counts, --call-sites or --server')
     c = Checker()
     try:
         packets = c.run(open(args.trace, 'rb').read())
@@ -208,6 +285,8 @@ def main():
         print('trace does not parse: %s' % e)
         return 1
     kind_of = lambda uuid: uuid & 7     # track uuids are id << 3 | kind
+    if args.server:
+        return check_server(c, args.server)
     if args.call_sites:
         sites = Counter((e[3], e[5]['call_site'].decode()) for e in c.events
                         if isinstance(e[5].get('call_site'), bytes) and e[5].get('stack'))

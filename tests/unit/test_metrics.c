@@ -271,6 +271,50 @@ static void test_render_gpu(void **state)
 	free(text);
 }
 
+/* --server-metrics: the server's series only when samples came, beside ours under its pid. */
+static void test_render_server(void **state)
+{
+	static struct top_totals t;
+	struct metrics_input in = { &t, 0, true, "9.9" };
+	char *text;
+
+	text = render(&in);
+	assert_null(strstr(text, "specprobe_server_"));
+	free(text);
+	t.server = (struct top_server_total){ .any = true, .tgid = 10, .rank = 1,
+					      .server = SP_SRV_VLLM, .scrapes = 5, .failed = 1 };
+	text = render(&in);
+	assert_non_null(strstr(text, "specprobe_server_scrapes_total{pid=\"10\",rank=\"1\","
+				     "server=\"vllm\"} 5\n"));
+	assert_non_null(strstr(text, "specprobe_server_scrape_failures_total{pid=\"10\","
+				     "rank=\"1\",server=\"vllm\"} 1\n"));
+	/* counters and gauges only once the scrapes gave them */
+	assert_null(strstr(text, "specprobe_server_generated_tokens_total"));
+	assert_null(strstr(text, "specprobe_server_tokens_per_second"));
+	free(text);
+	t.server.has[SP_SRV_GENERATED] = t.server.has[SP_SRV_DRAFTS] = true;
+	t.server.total[SP_SRV_GENERATED] = 3011;
+	t.server.total[SP_SRV_DRAFTS] = 1162;
+	t.server.recent = true;
+	t.server.tokens_per_s = 971.25;
+	t.server.accept_length = 2.5;
+	text = render(&in);
+	assert_non_null(strstr(text,
+		"# TYPE specprobe_server_generated_tokens_total counter\n"
+		"specprobe_server_generated_tokens_total{pid=\"10\",rank=\"1\",server=\"vllm\"} "
+		"3011\n"));
+	assert_non_null(strstr(text, "specprobe_server_drafts_total{pid=\"10\",rank=\"1\","
+				     "server=\"vllm\"} 1162\n"));
+	assert_null(strstr(text, "specprobe_server_accepted_tokens_total"));
+	assert_non_null(strstr(text,
+		"# TYPE specprobe_server_tokens_per_second gauge\n"
+		"specprobe_server_tokens_per_second{pid=\"10\",rank=\"1\",server=\"vllm\"} "
+		"971.25\n"));
+	assert_non_null(strstr(text, "specprobe_server_accept_length{pid=\"10\",rank=\"1\","
+				     "server=\"vllm\"} 2.5\n"));
+	free(text);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -281,6 +325,7 @@ int main(void)
 		cmocka_unit_test(test_slow_request_closed),
 		cmocka_unit_test(test_render_totals),
 		cmocka_unit_test(test_render_gpu),
+		cmocka_unit_test(test_render_server),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -203,10 +203,10 @@ static void test_gpu_columns(void **state)
 	assert_true(f.loops[0].gpu_idle_share == 0.15);
 	batch_loops(&f, &o, head, row, sizeof(head));
 	assert_string_equal(head, "  rank     pid     tid  cycles/s  tok/s  p50_ms  p99_ms   total "
-				  " draft verify accept extend blocked gpu_draft_ms gpu_verify_ms "
+				  " draft verify accept extend blocked   acc gpu_draft_ms gpu_verify_ms "
 				  "gpu_idle");
 	assert_string_equal(row, "     0      10      11     100.0      -  10.000  10.000       3 "
-				 "   20%    10%     0%     0%      0%        2.500         6.500 "
+				 "   20%    10%     0%     0%      0%     -        2.500         6.500 "
 				 "     15%");
 
 	top__totals(t, p, 5, &tot);
@@ -238,7 +238,7 @@ static void test_gpu_dashes(void **state)
 	fclose(out);
 	assert_non_null(strstr(text,
 		"     1      12      13      idle      -       -       -       0 "
-		"    0%     0%     0%     0%      0%            -             - "
+		"    0%     0%     0%     0%      0%     -            -             - "
 		"       -\n"));
 	free(text);
 }

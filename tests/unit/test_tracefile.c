@@ -746,6 +746,40 @@ static void test_rank_records(void **state)
 	free(grown);
 }
 
+/* A server-metrics sample is a known kind in either version; one of another size is corrupt. */
+static void test_srvmetric_records(void **state)
+{
+	struct sp_srvmetric_rec m = { .type = SP_REC_SRVMETRIC, .size = sizeof(m), .tgid = 7,
+				      .ts = 11, .value = 123.5, .scrape = 1, .rank = -1,
+				      .family = SP_SRV_ACCEPTED, .server = SP_SRV_VLLM,
+				      .series = 2 };
+	char path[PATH_LEN];
+	struct tf_header h;
+	unsigned char *data, *grown;
+	size_t len;
+	__u64 ts;
+	int n;
+
+	in_dir(state, "srvmetric.sprb", path);
+	sample_header(&h);
+	write_recording(path, &h, 3);
+	data = get_bytes(path, &len);
+	grown = realloc(data, len + sizeof(m));
+	assert_non_null(grown);
+	memcpy(grown + len, &m, sizeof(m));
+	put_bytes(path, grown, len + sizeof(m));
+	assert_int_equal(count_records(path, &n), 0);
+	assert_int_equal(n, 4);
+	assert_true(tf_record_ts(&m, sizeof(m), &ts));
+	assert_int_equal(ts, 11);
+	m.size -= 8;
+	memcpy(grown + len, &m, sizeof(m));
+	put_bytes(path, grown, len + sizeof(m) - 8);
+	assert_int_equal(count_records(path, &n), -EBADMSG);
+	assert_int_equal(n, 3);
+	free(grown);
+}
+
 static void expect_header_rejected(void **state, const struct raw *file)
 {
 	char path[PATH_LEN];
@@ -1248,6 +1282,7 @@ int main(void)
 		TMP_TEST(test_calibration_sizes),
 		cmocka_unit_test(test_record_times),
 		TMP_TEST(test_rank_records),
+		TMP_TEST(test_srvmetric_records),
 		cmocka_unit_test(test_free_accepts_null),
 	};
 

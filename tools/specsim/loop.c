@@ -235,6 +235,8 @@ static int one_cycle(struct rank_state *st, int cycle, unsigned long long *mark)
 	}
 	for (int p = 0; p < 4; p++)
 		truth__phase_span(cycle, PH_DRAFT + p, t[p], t[p + 1]);
+	/* the host knows the cycle's acceptance once its accept sync returned */
+	metrics_serve__cycle(cycle);
 	*mark = t[4];
 	return 0;
 }

@@ -35,6 +35,7 @@ struct env env = {
 enum {
 	OPT_DRAFT_MODE = 256, OPT_DRAFT_US, OPT_VERIFY_US, OPT_ACCEPT_US, OPT_EXTEND_US,
 	OPT_ALLREDUCE_US, OPT_HOST_US, OPT_BATCH_SIZES, OPT_BATCH, OPT_LAYERS, OPT_DRAFT_KERNELS,
+	OPT_SERVE_METRICS, OPT_SERVE_FAULT,
 	OPT_EAGER, OPT_PLANT_SYNC, OPT_PAGEABLE, OPT_FREE, OPT_ACCEPT_MODE, OPT_GPU_LOG,
 	OPT_EXERCISE, OPT_READY, OPT_GO, OPT_WAIT_SIGNAL, OPT_DELAY, OPT_WAIT_AT, OPT_RATE,
 	OPT_RATE_CALL, OPT_RATE_TRUTH, OPT_WORKER, OPT_READY_FD, OPT_GO_FD, OPT_UID_FILE,
@@ -140,6 +141,14 @@ static const struct argp_option opts[] = {
 	  "sglang::scheduler_TPn in its cmdline and comm) or environ (RANK, LOCAL_RANK, "
 	  "WORLD_SIZE; --ranks 2 and more)", 3 },
 	{ "quiet", 'q', NULL, 0, "no summary on stdout", 3 },
+	{ "serve-metrics", OPT_SERVE_METRICS, "vllm|sglang PORT", 0,
+	  "rank 0 answers GET /metrics on PORT (all addresses) in that server's Prometheus "
+	  "format: drafts, draft and accepted tokens (vllm), accept length and rate gauges "
+	  "(sglang), generated tokens; one request decoded, each cycle's accepted tokens drawn "
+	  "from 0..k and written to the truth ({\"accept_cycle\":N,\"accepted\":A})", 3 },
+	{ "serve-metrics-fault", OPT_SERVE_FAULT, "KIND", 0,
+	  "html (an HTML page), huge (a 9 MiB body), slow (answers after 2 s), reset (counters "
+	  "back to 0 half way, a restart), few-drafts (counts every other draft)", 3 },
 	{ NULL, 0, NULL, 0, "Throughput:", 4 },
 	{ "rate-test", OPT_RATE, "N", 0, "after the loop, N cheap async calls back to back", 4 },
 	{ "rate-call", OPT_RATE_CALL, "CALL", 0, "launch, record, query or graph (default launch)",
@@ -208,6 +217,13 @@ static int pick(struct argp_state *state, const char *arg, const char *const *na
 static const char *const draft_modes[] = { "per-step", "one-graph", "eager" };
 static const char *const capture_orders[] = { "verify-first", "run" };
 static const char *const accept_modes[] = { "sync", "event", "deferred" };
+static const char *const serve_formats[] = { "vllm", "sglang" };
+static const char *const serve_faults[] = { "html", "huge", "slow", "reset", "few-drafts" };
+
+const char *serve_fault_name(enum serve_fault f)
+{
+	return f ? serve_faults[f - 1] : "none";
+}
 static const char *const wait_ats[] = { "loop", "init" };
 static const char *const rank_hints[] = { "none", "title", "environ" };
 static const char *const rate_calls[] = { "launch", "record", "query", "graph" };
@@ -513,6 +529,18 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 	case OPT_WORKER:
 		env.worker = true;
 		break;
+	case OPT_SERVE_METRICS:
+		/* FORMAT PORT: the port is the next word */
+		env.serve_format = pick(state, arg, serve_formats, ARRAY_SIZE(serve_formats),
+					"--serve-metrics") + 1;
+		if (state->next >= state->argc)
+			argp_error(state, "--serve-metrics takes vllm|sglang PORT");
+		env.serve_port = parse_ll(state, state->argv[state->next++], 1, 65535);
+		return 0;
+	case OPT_SERVE_FAULT:
+		env.serve_fault = pick(state, arg, serve_faults, ARRAY_SIZE(serve_faults),
+				       "--serve-metrics-fault") + 1;
+		return 0;
 	case ARGP_KEY_ARG:
 		argp_usage(state);
 		return 0;

@@ -160,6 +160,8 @@ int rank__run(void)
 		return -1;
 	st->rank = env.rank;
 	truth__init(env.rank, env.ranks);
+	if (metrics_serve__start())
+		goto out;
 	if (env.wait_at == WAIT_AT_INIT && gate())
 		goto out;
 	if (staged("init", PH_INIT, init_all, st) || staged("capture", PH_CAPTURE,
@@ -179,6 +181,8 @@ out:
 	if (env.gpu_log)
 		specsimGpuLogDrain(on_span, NULL);
 	summary_line(st);
+	/* the truth names every cycle served: nothing is served after it is written */
+	metrics_serve__stop();
 	if (env.truth_path) {
 		truth_path(path, sizeof(path), st->rank);
 		if (truth__write(path))

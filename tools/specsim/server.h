@@ -20,6 +20,9 @@ enum wait_at { WAIT_AT_LOOP, WAIT_AT_INIT };
 /* what a rank process shows of its rank, as serving frameworks do */
 enum rank_hint { RANK_HINT_NONE, RANK_HINT_TITLE, RANK_HINT_ENVIRON };
 enum rate_call { RATE_LAUNCH, RATE_RECORD, RATE_QUERY, RATE_GRAPH };
+/* --serve-metrics: whose /metrics format; --serve-metrics-fault: how it misbehaves */
+enum serve_format { SERVE_NONE, SERVE_VLLM, SERVE_SGLANG };
+enum serve_fault { FAULT_NONE, FAULT_HTML, FAULT_HUGE, FAULT_SLOW, FAULT_RESET, FAULT_FEW_DRAFTS };
 
 /* --plant KIND[@POSITION][/EVERY]: a call the sync classification must find */
 enum plant_kind {
@@ -95,6 +98,9 @@ struct env {
 	bool worker;
 	int ready_fd, go_fd;
 	const char *uid_file;
+	enum serve_format serve_format;
+	int serve_port;
+	enum serve_fault serve_fault;
 };
 
 extern struct env env;
@@ -116,6 +122,13 @@ int launcher__run(int argc, char **argv);
 int start_gate__single(void);
 int start_gate__rank(void);
 void stop_signals__install(void);
+
+/* metrics_serve.c: rank 0 answers GET /metrics with counters that follow the truth */
+int metrics_serve__start(void);
+/* A cycle's acceptance is known (after its accept sync): draw it, count it, note it. */
+void metrics_serve__cycle(int cycle);
+void metrics_serve__stop(void);
+const char *serve_fault_name(enum serve_fault f);
 
 /* rank.c */
 int rank__run(void);

@@ -322,6 +322,7 @@ int diff__compute_runs(struct diff *d, const struct diff_input *const in[2], con
 		if (ret)
 			return ret;
 		read_setup(in[s], &side->setup);
+		side->server = in[s]->server && in[s]->server->have ? in[s]->server : NULL;
 		spread = bootstrap__run_spread(d->runs[s].p50, d->runs[s].nr);
 		if (spread > d->between_runs)
 			d->between_runs = spread;
@@ -336,6 +337,11 @@ int diff__compute(struct diff *d, const struct diff_input *a, const struct diff_
 	const size_t nr[2] = { 1, 1 };
 
 	return diff__compute_runs(d, in, nr);
+}
+
+bool diff__server(const struct diff *d)
+{
+	return d->side[0].server && d->side[1].server;
 }
 
 bool diff__gpu(const struct diff *d)

@@ -11,6 +11,7 @@
 #include "stats.h"
 #include "cycles.h"
 #include "model.h"
+#include "srvmetrics.h"
 #include "summary.h"
 
 #define DIFF_MAX_COUNTS 8	/* distinct kernel counts shown per role */
@@ -21,6 +22,7 @@ struct diff_input {
 	const char *path;
 	struct model *model;
 	const struct cycles *cycles;
+	const struct srv_figures *server;	/* --server-metrics; NULL: none */
 };
 
 /* What can be seen of a recording's setup. */
@@ -48,6 +50,7 @@ struct diff_side {
 	struct cycle_summary sum;
 	struct diff_phase phase[PHASE_NR + 1];	/* the phases, then the whole cycle */
 	struct diff_setup setup;
+	const struct srv_figures *server;	/* of in[]: NULL unless it has figures */
 };
 
 /* A comparison of cycle times: overall, or of one loop of A with one loop of B. */
@@ -89,6 +92,8 @@ int diff__compute(struct diff *d, const struct diff_input *a, const struct diff_
 /* The same with nr[s] recordings of one setting per side (1 to DIFF_MAX_RUNS), or -EINVAL. */
 int diff__compute_runs(struct diff *d, const struct diff_input *const in[2], const size_t nr[2]);
 void diff__free(struct diff *d);
+/* Both A and B have the server's own figures (--server-metrics): tokens/s and more compare. */
+bool diff__server(const struct diff *d);
 /* Both A and B have cycles with GPU figures (--gpu): their sums' GPU means compare. */
 bool diff__gpu(const struct diff *d);
 

@@ -24,6 +24,8 @@ struct pipeline {
 	struct settle *settle;		/* windowed analyses, else NULL */
 	struct wholerun *whole;		/* a pass of a whole run in windows, else NULL */
 	struct gputime *gpu;		/* --gpu matching; analyses see it once a GPU record came */
+	struct srvstats *srv;		/* --server-metrics samples and the cycles they span */
+	struct srv_figures srv_fig;	/* computed at the end */
 	bool has_gpu;
 	bool finished;
 	bool cut;			/* the file stopped inside a record */
@@ -38,6 +40,8 @@ static int settled_cycle(void *ctx, const struct loop *lp, const struct cycle *c
 	struct pipeline *p = ctx;
 	int ret = 0;
 
+	if (srvstats__any(p->srv))
+		ret = srvstats__cycle(p->srv, lp, c);
 	for (int i = 0; i < p->nr_consumers && !ret; i++)
 		if (p->consumers[i].cycle)
 			ret = p->consumers[i].cycle(p->consumers[i].ctx, lp, c);
@@ -172,6 +176,8 @@ struct pipeline *pipeline__new(const struct tf_header *hdr, const struct pipelin
 		goto fail;
 	if (opts->analyse && !(p->gpu = gputime__new()))
 		goto fail;
+	if (!(p->srv = srvstats__new()))
+		goto fail;
 	if (opts->analyse && opts->whole) {
 		p->whole = opts->whole;
 		wholerun__begin(p->whole);
@@ -232,6 +238,15 @@ int pipeline__feed(struct pipeline *p, const void *rec, size_t size)
 	/* the model hears of forks and exits as they come; calls wait for the decoder */
 	if (p->model)
 		model__record(p->model, rec, size);
+	if (((const struct sp_rec_hdr *)rec)->type == SP_REC_SRVMETRIC) {
+		int taken = srvstats__record(p->srv, rec, size);
+
+		for (int i = 0; i < p->nr_consumers && taken > 0; i++)
+			if (p->consumers[i].srvmetric)
+				taken = p->consumers[i].srvmetric(p->consumers[i].ctx, rec) ?: 1;
+		if (taken < 0)
+			return taken;
+	}
 	if (p->gpu) {
 		int taken = gputime__record(p->gpu, rec, size);
 
@@ -395,6 +410,30 @@ static int notify_end(struct pipeline *p)
 	return ret;
 }
 
+static int srv_cycle(void *ctx, const struct cycle *c)
+{
+	struct cycle_notice *n = ctx;
+
+	return srvstats__cycle(n->c->ctx, n->lp, c);
+}
+
+/* The server's figures over the cycles (windowed: they were handed over as they settled). */
+static int server_figures(struct pipeline *p)
+{
+	const struct cycles *cy = &p->results.cycles;
+	const struct pipeline_consumer sink = { .ctx = p->srv };
+	struct cycle_notice n = { .c = &sink };
+	int ret = 0;
+
+	for (size_t l = 0; l < cy->nr_loops && !ret && !p->settle; l++) {
+		n.lp = &cy->loops[l];
+		ret = loop__each_cycle(&cy->loops[l], srv_cycle, &n);
+	}
+	srvstats__compute(p->srv, &p->srv_fig);
+	p->results.server = &p->srv_fig;
+	return ret;
+}
+
 int pipeline__finish(struct pipeline *p)
 {
 	int ret = decoder__finish(p->dec);
@@ -408,6 +447,8 @@ int pipeline__finish(struct pipeline *p)
 		else if (!ret)
 			ret = results__compute(&p->results, p->model);
 	}
+	if (!ret && p->model && srvstats__any(p->srv))
+		ret = server_figures(p);
 	p->finished = !ret;
 	return ret ? ret : notify_end(p);
 }
@@ -442,6 +483,22 @@ const struct gpu_stats *pipeline__gpu_stats(const struct pipeline *p)
 	return st;
 }
 
+const struct srv_figures *pipeline__server(const struct pipeline *p)
+{
+	return p->finished && srvstats__any(p->srv) ? &p->srv_fig : NULL;
+}
+
+const struct srvstats *pipeline__server_samples(const struct pipeline *p)
+{
+	return srvstats__any(p->srv) ? p->srv : NULL;
+}
+
+bool pipeline__server_recent(const struct pipeline *p, double *tokens_per_s,
+			     double *accept_length)
+{
+	return srvstats__recent(p->srv, tokens_per_s, accept_length);
+}
+
 const struct callstacks *pipeline__callstacks(const struct pipeline *p)
 {
 	return decoder__callstacks(p->dec);
@@ -470,6 +527,7 @@ void pipeline__free(struct pipeline *p)
 	results__free(&p->results);
 	settle__free(p->settle);
 	gputime__free(p->gpu);
+	srvstats__free(p->srv);
 	decoder__free(p->dec);
 	model__free(p->model);
 	tf_reader__free(p->reader);

@@ -24,6 +24,7 @@
 #include "gputime.h"
 #include "model.h"
 #include "results.h"
+#include "srvmetrics.h"
 #include "syncs.h"
 #include "tracefile.h"
 #include "wholerun.h"
@@ -44,6 +45,8 @@ struct pipeline_consumer {
 	 * is given up as unmatched (call_ts 0); in the order they were settled.
 	 */
 	int (*gpu)(void *ctx, const struct gpu_exec *e);
+	/* --server-metrics: each sample or failed scrape as fed (calls come later, in order). */
+	int (*srvmetric)(void *ctx, const struct sp_srvmetric_rec *m);
 	/* At the end, after the analyses: each cycle of each loop, in order. */
 	int (*cycle)(void *ctx, const struct loop *lp, const struct cycle *c);
 	/* At the end: each sync of the model with its verdict, in entry order. */
@@ -118,6 +121,13 @@ struct wholerun *pipeline__wholerun(const struct pipeline *p);
 const struct decode_stats *pipeline__stats(const struct pipeline *p);
 /* The GPU matching and the agents so far; NULL when no GPU record came. */
 const struct gpu_stats *pipeline__gpu_stats(const struct pipeline *p);
+/* --server-metrics: the figures over the cycles, after a finish; NULL when no sample came. */
+const struct srv_figures *pipeline__server(const struct pipeline *p);
+/* Any time: the server-metrics samples so far (srvstats__each_interval); NULL: none came. */
+const struct srvstats *pipeline__server_samples(const struct pipeline *p);
+/* Any time: tokens/s and accept length between the last two good scrapes; false: none. */
+bool pipeline__server_recent(const struct pipeline *p, double *tokens_per_s,
+			     double *accept_length);
 /* The stacks and call sites that calls' .stack name. */
 const struct callstacks *pipeline__callstacks(const struct pipeline *p);
 /* Calls entered and not returned yet, as the decoder holds them (hung syncs, collectives). */

@@ -11,6 +11,7 @@
 #include "cycles.h"
 #include "model.h"
 #include "summary.h"
+#include "srvmetrics.h"
 #include "syncs.h"
 
 struct results {
@@ -20,6 +21,8 @@ struct results {
 	int syncs_err;			/* 0, or why syncs is empty (-ENOMEM) */
 	struct cycle_summary overall;	/* all loops */
 	struct cycle_summary *per_loop;	/* one per cycles.loops */
+	/* --server-metrics: the server's figures over the cycles; NULL when no sample came */
+	const struct srv_figures *server;
 };
 
 /* Analyse a finished model; 0 or -ENOMEM (then results__free still works). */

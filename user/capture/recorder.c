@@ -18,6 +18,7 @@
 #include "log.h"
 #include "ring.h"
 #include "recorder.h"
+#include "servermetrics.h"
 #include "tracer.h"
 
 #define DEFAULT_RING_MB 64
@@ -50,6 +51,7 @@ struct recorder {
 	struct tracer tracer;
 	struct hungwatch *hung;		/* --dump-on hung= */
 	struct gpu_rings *gpu;		/* --gpu */
+	struct server_metrics *srvm;	/* --server-metrics */
 	int dumps;
 	__u64 dump_due_ns;		/* a dump is cut at this time; 0: none pending */
 	int write_err;
@@ -249,6 +251,12 @@ static int watch_hung(struct recorder *r, __u64 now)
 	return c ? start_dump(r, c, now) : 0;
 }
 
+/* The server's samples are its whole; they are kept under the first target (-p, or -- CMD). */
+static __u32 server_tgid(const struct recorder *r)
+{
+	return r->tracer.targets.nr_tgids ? r->tracer.targets.tgids[0] : 0;
+}
+
 static int record_loop(struct recorder *r)
 {
 	__u64 start = tracer__now_ns(), last_stats = start, last_cpu = start;
@@ -278,6 +286,8 @@ static int record_loop(struct recorder *r)
 		/* the agents' records go the same way as the probes' */
 		if (r->gpu)
 			gpu_rings__poll(r->gpu, on_record, r);
+		if (r->srvm)
+			server_metrics__poll(r->srvm, server_tgid(r), on_record, r);
 		if (deadline && now >= deadline)
 			break;
 		if (now - last_stats >= 1000000000ull) {
@@ -305,6 +315,8 @@ static int record_loop(struct recorder *r)
 	session__drain(r->tracer.session);
 	if (r->gpu)
 		gpu_rings__finish(r->gpu, GPU_FINAL_WAIT_MS, on_record, r);
+	if (r->srvm)
+		server_metrics__poll(r->srvm, server_tgid(r), on_record, r);
 	if (!r->write_err)
 		tracer__sample_cpu(&r->tracer);
 	return ret < 0 ? ret : 0;
@@ -412,6 +424,24 @@ static int write_clock(struct recorder *r)
 	return own_record(r, &c, sizeof(c)) ? -1 : 0;
 }
 
+static int start_server_metrics(struct recorder *r)
+{
+	const struct recording_args *a = r->req->rec;
+	struct srvm_url url;
+	char err[512];
+
+	if (srvm__parse_url(a->server_metrics, &url, err, sizeof(err))) {
+		log_error("%s", err);
+		return -1;
+	}
+	r->srvm = server_metrics__start(&url, a->server_metrics_interval_ns);
+	if (!r->srvm) {
+		log_error("out of memory");
+		return -1;
+	}
+	return 0;
+}
+
 static int record_run(struct recorder *r)
 {
 	struct tracer_opts topts = {
@@ -454,6 +484,8 @@ static int record_run(struct recorder *r)
 		return 1;
 	tracer__describe(&r->tracer);
 	tracer__sample_cpu(&r->tracer);
+	if (r->req->rec->server_metrics && start_server_metrics(r))
+		return 1;
 	log_info("tracing %d process(es), %d probes attached; Ctrl-C to stop",
 		 r->tracer.targets.nr_tgids, r->tracer.nr_attached);
 	ret = record_loop(r);
@@ -515,5 +547,6 @@ int recorder__run(const struct record_request *req)
 	free(r.hung);
 	tracer__stop(&r.tracer);
 	gpu_rings__free(r.gpu);
+	server_metrics__free(r.srvm);
 	return ret;
 }

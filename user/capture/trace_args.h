@@ -38,6 +38,8 @@ struct recording_args {
 	enum trace_stacks stacks;	/* --stacks */
 	bool gpu;			/* --gpu: GPU timeline through the activity agent */
 	const char *cupti;		/* --cupti PATH: the agent's libcupti; NULL: searched */
+	const char *server_metrics;	/* --server-metrics URL: the server's /metrics; NULL: none */
+	unsigned long long server_metrics_interval_ns;	/* 0: once a second */
 };
 
 #endif /* __TRACE_ARGS_H */

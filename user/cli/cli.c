@@ -9,6 +9,7 @@
 #include "log.h"
 #include "parse.h"
 #include "ring.h"
+#include "servermetrics.h"
 
 int cli__parse_pids(const char *arg, int *pids, int *nr_pids, int max_pids)
 {
@@ -33,6 +34,8 @@ int cli__parse_pids(const char *arg, int *pids, int *nr_pids, int max_pids)
 #define OPT_STACKS 0x200	/* no short option */
 #define OPT_GPU 0x201
 #define OPT_CUPTI 0x202
+#define OPT_SERVER_METRICS 0x203
+#define OPT_SERVER_METRICS_INTERVAL 0x204
 
 static const struct argp_option recording_options[] = {
 	{ "output", 'o', "FILE", 0, "Recording to write", 0 },
@@ -56,6 +59,12 @@ static const struct argp_option recording_options[] = {
 	  "(docs/gpu-timeline.md)", 0 },
 	{ "cupti", OPT_CUPTI, "PATH", 0, "--gpu: the libcupti.so the target loads (default: "
 	  "its own, found beside its CUDA libraries)", 0 },
+	{ "server-metrics", OPT_SERVER_METRICS, "URL", 0,
+	  "The server's own Prometheus endpoint (vLLM, SGLang --enable-metrics), e.g. "
+	  "http://127.0.0.1:8000/metrics: tokens/s and accept length beside the cycles "
+	  "(docs/server-metrics.md)", 0 },
+	{ "server-metrics-interval", OPT_SERVER_METRICS_INTERVAL, "SEC", 0,
+	  "Scrape --server-metrics this often (default 1 s; e.g. 0.5, 2s, 500ms)", 0 },
 	{},
 };
 
@@ -119,6 +128,25 @@ static error_t parse_recording_arg(int key, char *arg, struct argp_state *state)
 	case OPT_CUPTI:
 		rec->cupti = arg;
 		rec->gpu = true;
+		break;
+	case OPT_SERVER_METRICS: {
+		struct srvm_url url;
+		char err[512];
+
+		if (srvm__parse_url(arg, &url, err, sizeof(err)))
+			argp_error(state, "%s", err);
+		rec->server_metrics = arg;
+		break;
+	}
+	case OPT_SERVER_METRICS_INTERVAL:
+		if (parse__seconds_ns(arg, &rec->server_metrics_interval_ns) ||
+		    rec->server_metrics_interval_ns < 10 * PARSE_NS_PER_MS)
+			argp_error(state, "--server-metrics-interval takes a duration from 10ms to "
+				   "a day, " DURATION_HINT);
+		break;
+	case ARGP_KEY_END:
+		if (rec->server_metrics_interval_ns && !rec->server_metrics)
+			argp_error(state, "--server-metrics-interval needs --server-metrics URL");
 		break;
 	case 'r':
 		if (parse__ulong(arg, &rec->ring_mb) || !rec->ring_mb ||

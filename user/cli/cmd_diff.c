@@ -122,7 +122,8 @@ static int print(struct pipeline *rep[2][DIFF_MAX_RUNS])
 		for (size_t i = 0; i < env.nr[s]; i++) {
 			in[s][i] = (struct diff_input){ env.input[s][i],
 							pipeline__results(rep[s][i])->model,
-							&pipeline__results(rep[s][i])->cycles };
+							&pipeline__results(rep[s][i])->cycles,
+							pipeline__server(rep[s][i]) };
 			if (!has_cycles(in[s][i].cycles)) {
 				log_error("%s: no cycles found: nothing to compare",
 					  in[s][i].path);

@@ -19,7 +19,9 @@ static struct dump_env {
 } env;
 
 static const char doc[] =
-	"Print a recording: one line per call, or with --json one JSON object per call.\n\n"
+	"Print a recording: one line per call, or with --json one JSON object per call.\n"
+	"Server-metrics samples (--server-metrics) come before the calls entered after them, as\n"
+	"'server-metrics scrape N' lines, or objects with \"record\":\"server_metric\".\n\n"
 	"EXAMPLES:\n"
 	"  specprobe dump run.sprb | less\n"
 	"  specprobe dump --json run.sprb | jq 'select(.name == \"cuStreamSynchronize\")'\n";
@@ -62,12 +64,52 @@ struct dumper {
 	FILE *out;
 	const struct callstacks *stacks;
 	__u64 *per_probe;	/* --counts; by cookie, SP_MAX_PROBES (late libraries add probes) */
+	/* server-metrics samples waiting for the calls before them (the decoder holds calls) */
+	struct sp_srvmetric_rec *samples;
+	size_t nr_samples, first_sample, cap_samples;
 };
+
+static void print_sample(const struct dumper *d, const struct sp_srvmetric_rec *m)
+{
+	if (env.json)
+		dump_fmt__srvmetric_json(d->out, m);
+	else
+		dump_fmt__srvmetric_text(d->out, m);
+}
+
+/* The samples taken before ts (all: ~0), in the order they came. */
+static void print_samples_before(struct dumper *d, __u64 ts)
+{
+	while (d->first_sample < d->nr_samples && d->samples[d->first_sample].ts < ts)
+		print_sample(d, &d->samples[d->first_sample++]);
+	if (d->first_sample == d->nr_samples)
+		d->first_sample = d->nr_samples = 0;
+}
+
+static int keep_sample(void *ctx, const struct sp_srvmetric_rec *m)
+{
+	struct dumper *d = ctx;
+
+	if (d->per_probe)
+		return 0;
+	if (d->nr_samples == d->cap_samples) {
+		size_t cap = d->cap_samples ? 2 * d->cap_samples : 64;
+		struct sp_srvmetric_rec *grown = realloc(d->samples, cap * sizeof(*grown));
+
+		if (!grown)
+			return -ENOMEM;
+		d->samples = grown;
+		d->cap_samples = cap;
+	}
+	d->samples[d->nr_samples++] = *m;
+	return 0;
+}
 
 static int print_call(void *ctx, const struct tf_header *hdr, const struct sp_call *call)
 {
 	struct dumper *d = ctx;
 
+	print_samples_before(d, call->entry.ts);
 	if (d->per_probe) {
 		if (call->entry.probe < hdr->nr_probes && call->entry.probe < SP_MAX_PROBES)
 			d->per_probe[call->entry.probe]++;
@@ -187,10 +229,11 @@ int cmd_dump(int argc, char **argv)
 	static const struct argp argp = { options, parse_arg, "FILE", doc, NULL, NULL, NULL };
 	static const struct pipeline_opts calls_only = { .analyse = false };
 	struct dumper d = { .out = stdout };
-	struct pipeline_consumer printer = { .call = print_call, .ctx = &d };
+	struct pipeline_consumer printer = { .call = print_call, .srvmetric = keep_sample,
+					     .ctx = &d };
 	struct pipeline *p;
 	char err[512];
-	int ret, status = 0;
+	int ret, fin, status = 0;
 
 	if (cli__argp_parse(&argp, argc, argv))
 		return 2;
@@ -219,7 +262,9 @@ int cmd_dump(int argc, char **argv)
 		log_error("%s: %s", env.input, strerror(-ret));
 		status = 1;
 	}
-	if (pipeline__finish(p) == -EIO || fflush(stdout)) {
+	fin = pipeline__finish(p);
+	print_samples_before(&d, ~0ull);
+	if (fin == -EIO || ferror(stdout) || fflush(stdout)) {
 		log_error("writing output: %s", strerror(errno));
 		status = 1;
 	}
@@ -231,6 +276,7 @@ int cmd_dump(int argc, char **argv)
 	if (!ret)
 		pipeline__warn_input(p, env.input);
 	free(d.per_probe);
+	free(d.samples);
 	pipeline__free(p);
 	return status;
 }

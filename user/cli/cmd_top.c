@@ -39,12 +39,16 @@ static const char doc[] =
 	"calls entered and not returned for longer than --hung-ms, and the busiest entry points. "
 	"Traces -p PID[,PID...] or -- CMD as 'record' does (-o also keeps the recording), or "
 	"plays a recording through the same screen (--replay FILE).\n\n"
+	"TOK/S and ACC (accept length) come from the server's own counters: add "
+	"--server-metrics http://127.0.0.1:PORT/metrics (vLLM; SGLang with --enable-metrics); "
+	"without it they stay '-'.\n\n"
 	"Keys: q quit, p pause, s sort, r reset, 1-9 one rank (the first to the ninth; again or 0: "
 	"all), arrows scroll, ? help.\n\n"
 	"EXAMPLES:\n"
 	"  specprobe top -p 4242\n"
 	"  specprobe top -o run.sprb -- python3 serve.py\n"
 	"  specprobe top --replay run.sprb --speed 4\n"
+	"  specprobe top -p 4242 --server-metrics http://127.0.0.1:8000/metrics\n"
 	"  specprobe top --batch -n 10 -p 4242 > top.log\n"
 	"  specprobe top --metrics 9400 -p 4242        # also a Prometheus endpoint\n";
 

@@ -404,7 +404,8 @@ int decoder__feed(struct decoder *d, const void *rec, size_t size)
 	case SP_REC_GPU:
 	case SP_REC_GPU_NAME:
 	case SP_REC_GPU_STATE:
-		/* the GPU timeline's (gputime.h): no call in them, and they come late */
+	case SP_REC_SRVMETRIC:
+		/* the GPU timeline's and the server metrics' (gputime.h): no call in them, and they come late */
 		return 0;
 	case SP_REC_END:
 		d->stats.ended = true;

@@ -409,6 +409,13 @@ static int translate(struct merge *m, struct source *s, union rec_buf *b)
 	case SP_REC_CALIB:
 		move_ts(s, b);
 		return 1;
+	case SP_REC_SRVMETRIC:
+		/* tgid 0: the server was not a traced process */
+		if (b->bytes[4] | b->bytes[5] | b->bytes[6] | b->bytes[7])
+			move_tgid_ts(s, b);
+		else
+			move_ts(s, b);
+		return 1;
 	case SP_REC_STACK:
 	case SP_REC_PYCODE:
 	case SP_REC_OBJMAP:

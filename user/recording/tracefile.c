@@ -1007,6 +1007,8 @@ static bool rec_size_ok(__u16 type, __u16 size)
 		       size <= sizeof(struct sp_gpu_name_rec) + SP_GPU_NAME_MAX + 8;
 	case SP_REC_GPU_STATE:
 		return size == sizeof(struct sp_gpu_state_rec);
+	case SP_REC_SRVMETRIC:
+		return size == sizeof(struct sp_srvmetric_rec);
 	default:
 		return false;
 	}
@@ -1031,6 +1033,7 @@ TS_AT_8(struct sp_window_rec);
 TS_AT_8(struct sp_clock_rec);
 TS_AT_8(struct sp_rank_rec);
 TS_AT_8(struct sp_gpu_state_rec);
+TS_AT_8(struct sp_srvmetric_rec);
 
 bool tf_record_ts(const void *rec, size_t size, __u64 *ts)
 {
@@ -1059,6 +1062,7 @@ bool tf_record_ts(const void *rec, size_t size, __u64 *ts)
 	case SP_REC_CLOCK:
 	case SP_REC_RANK:
 	case SP_REC_GPU_STATE:
+	case SP_REC_SRVMETRIC:
 		/* all of these keep it at offset 8 (TS_AT_8 above) */
 		if (size < 8 + sizeof(*ts))
 			return false;

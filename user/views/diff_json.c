@@ -125,6 +125,36 @@ static void put_gpu(FILE *out, const struct diff *d)
 	fputc('}', out);
 }
 
+/* {"a":x,"b":y,"change":y-x} exactly, or null */
+static void put_abc_exact(FILE *out, const char *key, bool known, double a, double b)
+{
+	if (known)
+		fprintf(out, "\"%s\":{\"a\":%.17g,\"b\":%.17g,\"change\":%.17g}", key, a, b,
+			b - a);
+	else
+		fprintf(out, "\"%s\":null", key);
+}
+
+/* Only when both sides have the server's own figures (--server-metrics), as their reports. */
+static void put_server(FILE *out, const struct diff *d)
+{
+	const struct srv_figures *a = d->side[0].server, *b = d->side[1].server;
+
+	if (!diff__server(d))
+		return;
+	fputs(",\"server\":{", out);
+	put_abc_exact(out, "tokens_per_s", a->has[SP_SRV_GENERATED] && b->has[SP_SRV_GENERATED],
+		      a->tokens_per_s, b->tokens_per_s);
+	fputc(',', out);
+	put_abc_exact(out, "accept_length", a->accept_length > 0 && b->accept_length > 0,
+		      a->accept_length, b->accept_length);
+	fputc(',', out);
+	put_abc_exact(out, "tokens_per_cycle",
+		      a->has[SP_SRV_GENERATED] && a->cycles && b->has[SP_SRV_GENERATED] && b->cycles,
+		      a->tokens_per_cycle, b->tokens_per_cycle);
+	fputc('}', out);
+}
+
 static void put_role(FILE *out, const struct diff_role *r)
 {
 	fprintf(out, "{\"execs\":%zu,\"launched\":%zu,\"uncaptured_launched\":%zu,\"kernels\":[",
@@ -220,6 +250,7 @@ void diff__json(FILE *out, const struct diff *d)
 	put_loops(out, d);
 	put_phases(out, d);
 	put_gpu(out, d);
+	put_server(out, d);
 	put_setup(out, d);
 	fputs("}\n", out);
 }

@@ -215,6 +215,35 @@ static void put_gpu(FILE *out, const struct diff *d)
 		ms(b->gpu_idle_ns - a->gpu_idle_ns));
 }
 
+static void put_server_row(FILE *out, const char *name, bool known, double a, double b,
+			   int prec)
+{
+	if (!known)
+		return;
+	fprintf(out, "  %-13s %10.*f %10.*f %+10.*f", name, prec, a, prec, b, prec, b - a);
+	put_pct(out, b - a, a);
+	fputc('\n', out);
+}
+
+/* --server-metrics on both sides: the server's own figures over each one's cycles. */
+static void put_server(FILE *out, const struct diff *d)
+{
+	const struct srv_figures *a = d->side[0].server, *b = d->side[1].server;
+
+	if (!diff__server(d))
+		return;
+	fputs("\nServer, from its own counters (--server-metrics; over each one's cycles)\n", out);
+	fprintf(out, "  %-13s %10s %10s %10s\n", "", "A", "B", "change");
+	put_server_row(out, "tokens/s", a->has[SP_SRV_GENERATED] && b->has[SP_SRV_GENERATED],
+		       a->tokens_per_s, b->tokens_per_s, 1);
+	put_server_row(out, "accept length", a->accept_length > 0 && b->accept_length > 0,
+		       a->accept_length, b->accept_length, 3);
+	put_server_row(out, "tokens/cycle",
+		       a->has[SP_SRV_GENERATED] && a->cycles && b->has[SP_SRV_GENERATED] &&
+			       b->cycles,
+		       a->tokens_per_cycle, b->tokens_per_cycle, 3);
+}
+
 static void put_setup(FILE *out, const struct diff *d)
 {
 	char a[128], b[128], label[32];
@@ -246,5 +275,6 @@ void diff__text(FILE *out, const struct diff *d)
 	put_loops(out, d);
 	put_phases(out, d);
 	put_gpu(out, d);
+	put_server(out, d);
 	put_setup(out, d);
 }

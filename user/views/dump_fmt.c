@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 #include <string.h>
-#include "dump_fmt.h"
 #include "catalog.h"
+#include "dump_fmt.h"
 #include "json.h"
+#include "promtext.h"
 
 static const struct catalog_entry *probe_entry(const struct tf_header *hdr, __u32 probe)
 {
@@ -257,4 +258,71 @@ void dump_fmt__text(FILE *out, const struct tf_header *hdr, const struct sp_call
 	if (c->returned && e && e->out_arg != SP_NO_ARG && e->out_name)
 		fprintf(out, "  %s=0x%llx", e->out_name, (unsigned long long)c->out);
 	fputc('\n', out);
+}
+
+/* As report --json names the counts (docs/report-json.md). */
+static const char *const srv_family_names[SP_SRV_FAMILY_NR] = {
+	[SP_SRV_DRAFTS] = "drafts", [SP_SRV_DRAFT_TOKENS] = "draft_tokens",
+	[SP_SRV_ACCEPTED] = "accepted_tokens", [SP_SRV_GENERATED] = "generated_tokens",
+	[SP_SRV_ACCEPT_LENGTH] = "accept_length", [SP_SRV_ACCEPT_RATE] = "accept_rate",
+};
+
+static const char *const srv_status_names[SP_SRV_STATUS_NR] = {
+	[SP_SRV_OK] = "ok", [SP_SRV_DOWN] = "down", [SP_SRV_SLOW] = "slow",
+	[SP_SRV_NOT_TEXT] = "not_text", [SP_SRV_TOO_BIG] = "too_big", [SP_SRV_HTTP] = "http",
+	[SP_SRV_NO_FAMILY] = "no_family",
+};
+
+static const char *srv_family_name(__u16 f)
+{
+	return f < SP_SRV_FAMILY_NR && srv_family_names[f] ? srv_family_names[f] : NULL;
+}
+
+static const char *srv_status_name(__u8 st)
+{
+	return st < SP_SRV_STATUS_NR ? srv_status_names[st] : "unknown";
+}
+
+static const char *srv_server_name(__u8 s)
+{
+	return s == SP_SRV_VLLM || s == SP_SRV_SGLANG ? promtext__server_name(s) : "unknown";
+}
+
+void dump_fmt__srvmetric_text(FILE *out, const struct sp_srvmetric_rec *m)
+{
+	const char *fam = srv_family_name(m->family);
+
+	fprintf(out, "%6llu.%09llu %7u/%-7s server-metrics scrape %u",
+		(unsigned long long)(m->ts / 1000000000ull),
+		(unsigned long long)(m->ts % 1000000000ull), m->tgid, "-", m->scrape);
+	if (m->status != SP_SRV_OK)
+		fprintf(out, " failed: %s", srv_status_name(m->status));
+	if (m->status == SP_SRV_HTTP)
+		fprintf(out, " %.0f", m->value);
+	if (m->status == SP_SRV_OK && fam)
+		fprintf(out, " %s %s = %.17g (%u series)", srv_server_name(m->server), fam,
+			m->value, m->series);
+	if (m->rank >= 0)
+		fprintf(out, " rank %d", m->rank);
+	fputc('\n', out);
+}
+
+void dump_fmt__srvmetric_json(FILE *out, const struct sp_srvmetric_rec *m)
+{
+	const char *fam = m->status == SP_SRV_OK ? srv_family_name(m->family) : NULL;
+
+	fprintf(out, "{\"record\":\"server_metric\",\"pid\":%u,\"ts\":%llu,\"scrape\":%u,"
+		     "\"status\":\"%s\",\"server\":\"%s\",\"family\":", m->tgid,
+		(unsigned long long)m->ts, m->scrape, srv_status_name(m->status),
+		srv_server_name(m->server));
+	if (fam)
+		fprintf(out, "\"%s\",\"value\":%.17g,\"series\":%u", fam, m->value, m->series);
+	else
+		fputs("null,\"value\":null,\"series\":0", out);
+	if (m->status == SP_SRV_HTTP)
+		fprintf(out, ",\"http_status\":%.0f", m->value);
+	if (m->rank >= 0)
+		fprintf(out, ",\"rank\":%d}\n", m->rank);
+	else
+		fputs(",\"rank\":null}\n", out);
 }

@@ -14,5 +14,8 @@ void dump_fmt__json(FILE *out, const struct tf_header *hdr, const struct sp_call
 void dump_fmt__json_stack(FILE *out, const struct tf_header *hdr, const struct callstacks *stacks,
 			  const struct sp_call *call);
 void dump_fmt__text(FILE *out, const struct tf_header *hdr, const struct sp_call *call);
+/* A --server-metrics sample, or a failed scrape: a line as calls have, or a JSON object. */
+void dump_fmt__srvmetric_text(FILE *out, const struct sp_srvmetric_rec *m);
+void dump_fmt__srvmetric_json(FILE *out, const struct sp_srvmetric_rec *m);
 
 #endif /* __DUMP_FMT_H */

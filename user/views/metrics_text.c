@@ -6,6 +6,7 @@
 #include "cycles.h"
 #include "metrics_view.h"
 #include "model.h"
+#include "promtext.h"
 #include "syncs.h"
 
 #define NS 1e9
@@ -110,6 +111,66 @@ static void gpu_counters(FILE *out, const struct top_totals *t)
 	for (size_t i = 0; i < t->nr_loops; i++) {
 		put_loop(out, "specprobe_gpu_idle_seconds_total", &t->loops[i]);
 		fprintf(out, "} %.9f\n", t->loops[i].gpu_idle_ns / NS);
+	}
+}
+
+/* The server's own counters (--server-metrics) under its process's pid and rank. */
+static void put_server(FILE *out, const char *name, const struct top_server_total *s)
+{
+	fputs(name, out);
+	put_who(out, s->tgid, s->rank);
+	put_label(out, "server", s->server ? promtext__server_name(s->server) : "");
+	fputs("} ", out);
+}
+
+static const struct {
+	int family;
+	const char *name, *help;
+} server_counters[] = {
+	{ SP_SRV_GENERATED, "specprobe_server_generated_tokens_total",
+	  "The server's generated tokens since specprobe's first scrape (restarts counted from 0)." },
+	{ SP_SRV_DRAFTS, "specprobe_server_drafts_total",
+	  "The server's verified drafts since specprobe's first scrape (vLLM: one per request "
+	  "and step)." },
+	{ SP_SRV_DRAFT_TOKENS, "specprobe_server_draft_tokens_total",
+	  "The server's proposed draft tokens since specprobe's first scrape." },
+	{ SP_SRV_ACCEPTED, "specprobe_server_accepted_tokens_total",
+	  "The server's accepted draft tokens since specprobe's first scrape (bonus token not "
+	  "counted)." },
+};
+
+/* Only with --server-metrics, so that output without it stays as it was. */
+static void server_figures(FILE *out, const struct top_server_total *s)
+{
+	if (!s->any)
+		return;
+	family(out, "specprobe_server_scrapes_total", "counter",
+	       "Scrapes of --server-metrics that held a known family.");
+	put_server(out, "specprobe_server_scrapes_total", s);
+	fprintf(out, "%u\n", s->scrapes);
+	family(out, "specprobe_server_scrape_failures_total", "counter",
+	       "Scrapes of --server-metrics that failed (down, slow, not the text format, too big).");
+	put_server(out, "specprobe_server_scrape_failures_total", s);
+	fprintf(out, "%u\n", s->failed);
+	for (size_t i = 0; i < sizeof(server_counters) / sizeof(server_counters[0]); i++) {
+		if (!s->has[server_counters[i].family])
+			continue;
+		family(out, server_counters[i].name, "counter", server_counters[i].help);
+		put_server(out, server_counters[i].name, s);
+		fprintf(out, "%.17g\n", s->total[server_counters[i].family]);
+	}
+	if (s->recent && s->tokens_per_s >= 0) {
+		family(out, "specprobe_server_tokens_per_second", "gauge",
+		       "The server's generated tokens per second between its last two scrapes.");
+		put_server(out, "specprobe_server_tokens_per_second", s);
+		fprintf(out, "%.17g\n", s->tokens_per_s);
+	}
+	if (s->recent && s->accept_length > 0) {
+		family(out, "specprobe_server_accept_length", "gauge",
+		       "Mean accept length (bonus token counted) between the server's last two "
+		       "scrapes: 1 + accepted / drafts, or SGLang's gauge.");
+		put_server(out, "specprobe_server_accept_length", s);
+		fprintf(out, "%.17g\n", s->accept_length);
 	}
 }
 
@@ -221,6 +282,7 @@ int metrics__render(FILE *out, const struct metrics_input *in)
 	if (in->totals) {
 		loops_counters(out, in->totals);
 		gpu_counters(out, in->totals);
+		server_figures(out, &in->totals->server);
 		cycle_histogram(out, in->totals);
 		flagged_syncs(out, in->totals);
 		calls(out, in->totals);

@@ -31,7 +31,7 @@ enum {
 	TP_INTERNED = 12, TP_SEQ_FLAGS = 13, TP_CLOCK_ID = 58, TP_TRACK_DESC = 60,
 	TP_FIRST_ON_SEQ = 87,
 	TE_CATEGORY_IIDS = 3, TE_ANNOTATION = 4, TE_TYPE = 9, TE_NAME_IID = 10, TE_TRACK = 11,
-	TE_NAME = 23, TE_COUNTER_VALUE = 30, TE_FLOW_IDS = 47,
+	TE_NAME = 23, TE_COUNTER_VALUE = 30, TE_DOUBLE_COUNTER_VALUE = 44, TE_FLOW_IDS = 47,
 	DA_NAME_IID = 1, DA_BOOL = 2, DA_UINT = 3, DA_INT = 4, DA_STRING = 6, DA_POINTER = 7,
 	TD_UUID = 1, TD_NAME = 2, TD_PROCESS = 3, TD_THREAD = 4, TD_PARENT = 5, TD_COUNTER = 8,
 	PD_PID = 1, PD_NAME = 6, THD_PID = 1, THD_TID = 2, THD_NAME = 5, CD_UNIT_NAME = 6,
@@ -53,6 +53,8 @@ _Static_assert(TK_NR <= 1 << TRACK_KIND_BITS, "track kinds overflow their bits")
 
 enum { CNT_CALLS, CNT_CYCLES, CNT_DROPS, CNT_NR };
 static const char *const counter_names[CNT_NR] = { "calls/s", "cycles/s", "drops/s" };
+/* --server-metrics: counter tracks after ours, described only when samples came. */
+enum { CNT_SRV_TOKENS = CNT_NR, CNT_SRV_ACCEPT };
 
 /* Names after the catalogue's: iid = 1 + catalog_len + one of these. */
 enum fixed_name { FN_CYCLE, FN_PHASE0, FN_GRAPH0 = FN_PHASE0 + PHASE_OTHER,
@@ -124,6 +126,7 @@ struct perfetto_out {
 	size_t nr_gpu, cap_gpu;
 	__u32 gpu_tracks;			/* track ids given so far */
 	bool gpu_seen;				/* an execution came */
+	bool srv_described;			/* the server's counter tracks */
 	bool *name_sent, cat_sent[CAT_NR];
 	__u32 ev_name;				/* of the event open in the packet */
 	int ev_cat;
@@ -355,19 +358,24 @@ static void track_thread(struct perfetto_out *o, __u64 ts, __u32 tgid, __u32 tid
 	packet_close(o);
 }
 
+static void track_counter(struct perfetto_out *o, __u64 ts, int k, const char *name,
+			  const char *unit)
+{
+	packet_open(o, ts, false);
+	pbw__begin(&o->w, TP_TRACK_DESC);
+	pbw__varint(&o->w, TD_UUID, track_uuid(TK_COUNTER, k));
+	pbw__string(&o->w, TD_NAME, name);
+	pbw__begin(&o->w, TD_COUNTER);
+	pbw__string(&o->w, CD_UNIT_NAME, unit);
+	pbw__end(&o->w);
+	pbw__end(&o->w);
+	packet_close(o);
+}
+
 static void track_counters(struct perfetto_out *o, __u64 ts)
 {
-	for (int k = 0; k < CNT_NR; k++) {
-		packet_open(o, ts, false);
-		pbw__begin(&o->w, TP_TRACK_DESC);
-		pbw__varint(&o->w, TD_UUID, track_uuid(TK_COUNTER, k));
-		pbw__string(&o->w, TD_NAME, counter_names[k]);
-		pbw__begin(&o->w, TD_COUNTER);
-		pbw__string(&o->w, CD_UNIT_NAME, "/s");
-		pbw__end(&o->w);
-		pbw__end(&o->w);
-		packet_close(o);
-	}
+	for (int k = 0; k < CNT_NR; k++)
+		track_counter(o, ts, k, counter_names[k], "/s");
 }
 
 static void counter_value(struct perfetto_out *o, int k, __u64 ts, __s64 v)
@@ -377,6 +385,20 @@ static void counter_value(struct perfetto_out *o, int k, __u64 ts, __s64 v)
 	pbw__varint(&o->w, TE_TYPE, TYPE_COUNTER);
 	pbw__varint(&o->w, TE_TRACK, track_uuid(TK_COUNTER, k));
 	pbw__varint(&o->w, TE_COUNTER_VALUE, (__u64)v);
+	pbw__end(&o->w);
+	packet_close(o);
+}
+
+static void counter_double(struct perfetto_out *o, int k, __u64 ts, double v)
+{
+	__u64 bits;
+
+	memcpy(&bits, &v, sizeof(bits));
+	packet_open(o, ts, false);
+	pbw__begin(&o->w, TP_TRACK_EVENT);
+	pbw__varint(&o->w, TE_TYPE, TYPE_COUNTER);
+	pbw__varint(&o->w, TE_TRACK, track_uuid(TK_COUNTER, k));
+	pbw__fixed64(&o->w, TE_DOUBLE_COUNTER_VALUE, bits);
 	pbw__end(&o->w);
 	packet_close(o);
 }
@@ -770,6 +792,30 @@ static int on_gpu(void *ctx, const struct gpu_exec *e)
 	return o->w.err;
 }
 
+/* ---- --server-metrics: the server's own figures between each two scrapes ---- */
+
+/*
+ * Each value holds from the scrape that opens its span: tokens/s from the
+ * generated-tokens counter, accept length from the drafts and accepted
+ * counters (or the gauge); a span without one leaves that track as it was.
+ */
+static int server_interval(void *ctx, const struct srv_figures *f)
+{
+	struct perfetto_out *o = ctx;
+
+	if (!o->srv_described) {
+		track_counter(o, f->span_start_ns, CNT_SRV_TOKENS, "server tokens/s", "tokens/s");
+		track_counter(o, f->span_start_ns, CNT_SRV_ACCEPT, "server accept length",
+			      "tokens");
+		o->srv_described = true;
+	}
+	if (f->has[SP_SRV_GENERATED])
+		counter_double(o, CNT_SRV_TOKENS, f->span_start_ns, f->tokens_per_s);
+	if (f->accept_length > 0)
+		counter_double(o, CNT_SRV_ACCEPT, f->span_start_ns, f->accept_length);
+	return o->w.err;
+}
+
 /* ---- at the end: cycles, phases, graph roles, flagged syncs ---- */
 
 static void loop_tracks(struct perfetto_out *o, const struct loop *lp, __u64 ts)
@@ -976,6 +1022,8 @@ static int on_end(void *ctx, const struct results *res, const struct decode_stat
 	}
 	for (size_t w = 0; w < o->nr_windows; w++)
 		counter_value(o, CNT_CYCLES, o->first_ts + w * PERFETTO_TICK_NS, o->cycles_per_s[w]);
+	if (srvstats__each_interval(pipeline__server_samples(o->p), server_interval, o))
+		return o->w.err ? o->w.err : -EIO;
 	if (!v)
 		return o->w.err;
 	for (size_t l = 0; l < res->cycles.nr_loops; l++)

@@ -3,6 +3,7 @@
 #include <string.h>
 #include "gputime.h"
 #include "json.h"
+#include "promtext.h"
 #include "report_view.h"
 
 static void put_int_or_null(FILE *out, const char *key, long long v, bool known)
@@ -617,6 +618,49 @@ const char *report__gpu_status_name(__u32 status)
 }
 
 /* --gpu: the agents and the matching; null when no GPU record came. */
+/* A figure that may be unknown: null then. */
+static void put_num(FILE *out, const char *key, bool known, double v)
+{
+	if (known)
+		fprintf(out, ",\"%s\":%.17g", key, v);
+	else
+		fprintf(out, ",\"%s\":null", key);
+}
+
+/* --server-metrics (docs/server-metrics.md); null when no sample came. */
+static void put_server(FILE *out, const struct srv_figures *f)
+{
+	if (!f) {
+		fputs(",\"server\":null", out);
+		return;
+	}
+	fprintf(out, ",\"server\":{\"source\":\"%s\",\"pid\":%u,\"scrapes\":%u,"
+		"\"failed_scrapes\":%u,\"have\":%s", promtext__server_name(f->server), f->tgid,
+		f->scrapes, f->failed, f->have ? "true" : "false");
+	if (!f->have) {
+		fputc('}', out);
+		return;
+	}
+	fprintf(out, ",\"span_start_ns\":%llu,\"span_end_ns\":%llu,\"resets\":%u",
+		(unsigned long long)f->span_start_ns, (unsigned long long)f->span_end_ns,
+		f->resets);
+	put_num(out, "drafts", f->has[SP_SRV_DRAFTS], f->delta[SP_SRV_DRAFTS]);
+	put_num(out, "draft_tokens", f->has[SP_SRV_DRAFT_TOKENS], f->delta[SP_SRV_DRAFT_TOKENS]);
+	put_num(out, "accepted_tokens", f->has[SP_SRV_ACCEPTED], f->delta[SP_SRV_ACCEPTED]);
+	put_num(out, "generated_tokens", f->has[SP_SRV_GENERATED], f->delta[SP_SRV_GENERATED]);
+	put_num(out, "tokens_per_s", f->has[SP_SRV_GENERATED], f->tokens_per_s);
+	put_num(out, "accept_length", f->accept_length > 0, f->accept_length);
+	fprintf(out, ",\"accept_length_from\":\"%s\"",
+		f->accept_length <= 0 ? "none" : f->accept_from_gauge ? "gauge" : "counters");
+	put_num(out, "acceptance_rate", f->accept_rate >= 0, f->accept_rate);
+	fprintf(out, ",\"cycles\":%zu", f->cycles);
+	put_num(out, "cycles_per_s", true, f->cycles_per_s);
+	put_num(out, "drafts_per_cycle", f->has[SP_SRV_DRAFTS] && f->cycles, f->drafts_per_cycle);
+	put_num(out, "tokens_per_cycle", f->has[SP_SRV_GENERATED] && f->cycles,
+		f->tokens_per_cycle);
+	fprintf(out, ",\"counts_disagree\":%s}", f->disagree ? "true" : "false");
+}
+
 static void put_gpu(FILE *out, const struct gputime *g)
 {
 	const struct gpu_stats *st = g ? gputime__stats(g) : NULL;
@@ -686,5 +730,6 @@ void report__json(FILE *out, const struct results *res, const struct decode_stat
 	fputc(',', out);
 	put_notes(out, cy, s);
 	put_gpu(out, v->gpu);
+	put_server(out, res->server);
 	fputs("}\n", out);
 }

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "gputime.h"
+#include "promtext.h"
 #include "report_view.h"
 
 #define FIRST_CYCLES 10
@@ -71,6 +72,50 @@ static void put_header(FILE *out, const struct model_view *v)
 			(unsigned long long)v->dropped);
 	if (v->out_of_memory)
 		fputs("  warning: out of memory while reading: the report is partial\n", out);
+}
+
+/* --server-metrics: the user's number first, then what it rests on. */
+static void put_server(FILE *out, const struct srv_figures *f)
+{
+	const char *name = promtext__server_name(f->server);
+	double secs = (f->span_end_ns - f->span_start_ns) / 1e9;
+
+	if (!f->have) {
+		fprintf(out, "\nServer metrics: %u good scrape(s), %u failed: too few to give "
+			"tokens/s\n", f->scrapes, f->failed);
+		return;
+	}
+	fputc('\n', out);
+	if (f->has[SP_SRV_GENERATED])
+		fprintf(out, "%.1f tok/s, ", f->tokens_per_s);
+	else
+		fputs("- tok/s, ", out);
+	if (f->accept_length)
+		fprintf(out, "accept length %.2f (%s%s), ", f->accept_length, name,
+			f->accept_from_gauge ? " gauge" : "");
+	else
+		fputs("accept length - , ", out);
+	fprintf(out, "%.1f cycles/s\n", f->cycles_per_s);
+	fprintf(out, "  %s's counters over %.1f s between two scrapes: ", name, secs);
+	if (f->has[SP_SRV_GENERATED])
+		fprintf(out, "%.0f tokens (%.2f per cycle), ", f->delta[SP_SRV_GENERATED],
+			f->tokens_per_cycle);
+	if (f->has[SP_SRV_DRAFTS])
+		fprintf(out, "%.0f drafts (%.2f per cycle), ", f->delta[SP_SRV_DRAFTS],
+			f->drafts_per_cycle);
+	if (f->accept_rate >= 0)
+		fprintf(out, "acceptance rate %.1f %%, ", 100 * f->accept_rate);
+	fprintf(out, "%zu cycles traced\n", f->cycles);
+	if (f->resets)
+		fprintf(out, "  %u counter drop(s): the server restarted; counted from 0 after each, "
+			"as Prometheus's rate() does\n", f->resets);
+	if (f->failed)
+		fprintf(out, "  %u scrape(s) failed: the span is between the good ones\n", f->failed);
+	if (f->disagree)
+		fprintf(out, "  warning: the server counted %.0f drafts but specprobe %zu cycles in "
+			"the same %.1f s: one of them is wrong (the server's counter, or cycles "
+			"the reconstruction split or missed)\n", f->delta[SP_SRV_DRAFTS], f->cycles,
+			secs);
 }
 
 /* How each rank was learned: NCCL init traced, or what the process showed at attach. */
@@ -702,6 +747,8 @@ void report__text(FILE *out, const struct results *res, const struct report_opts
 	struct model_view *v = model__view(m);
 
 	put_header(out, v);
+	if (res->server)
+		put_server(out, res->server);
 	put_gpu_lead(out, v, s);
 	/* what matters first: the syncs that cost the loop */
 	if (!res->syncs_err) {

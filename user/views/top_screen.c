@@ -243,13 +243,28 @@ static const struct tt_col loop_cols[] = {
 	{ "RANK", 4, 100 },	 { "PID", 7, 80 },	  { "TID", 7, 40 },
 	{ "CYCLES/S", 9, 95 }, { "TOK/S", 5, 10 },	  { "P50 ms", 7, 30 },
 	{ "P99 ms", 7, 70 },	 { "TOTAL", 7, 60 },	  { "PHASES d v a e", 42, 50, true, 14 },
-	{ "BLK%", 4, 90 },
+	{ "BLK%", 4, 90 },	{ "ACC", 4, 12 },
 	/* --gpu only, last: without GPU figures the table is as it always was */
 	{ "GPU-D ms", 8, 66 },	 { "GPU-V ms", 8, 72 },	  { "GPU IDLE", 8, 68 },
 };
 
 #define LOOP_GPU_COLS 3
-#define LOOP_GPU_COL 10
+#define LOOP_GPU_COL 11
+
+#define LOOP_ACC_COL 10
+
+/* --server-metrics: the server's tokens/s and accept length; "-" without them. */
+static void set_server(struct top_table *t, int row, const struct top_frame *f)
+{
+	if (f->server && f->server_tok_s >= 0)
+		tt__set(t, row, 4, ST_PLAIN, "%.1f", f->server_tok_s);
+	else
+		tt__set(t, row, 4, ST_PLAIN, "-");
+	if (f->server && f->server_accept > 0)
+		tt__set(t, row, LOOP_ACC_COL, ST_PLAIN, "%.2f", f->server_accept);
+	else
+		tt__set(t, row, LOOP_ACC_COL, ST_PLAIN, "-");
+}
 
 static void set_rank(struct top_table *t, int row, int rank)
 {
@@ -307,7 +322,7 @@ static void fill_loops(struct top_table *t, const struct top_frame *f)
 		set_rank(t, row, r->rank);
 		tt__set(t, row, 1, ST_PLAIN, "%u", r->tgid);
 		tt__set(t, row, 2, ST_PLAIN, "%u", r->tid);
-		tt__set(t, row, 4, ST_PLAIN, "-");
+		set_server(t, row, f);
 		if (r->idle) {
 			tt__set(t, row, 3, ST_PLAIN, "idle");
 			tt__set(t, row, 5, ST_PLAIN, "-");

@@ -618,6 +618,7 @@ void top__frame(struct top_state *t, const struct pipeline *p, __u64 now_ns,
 	out->now_ns = now_ns;
 	out->window_s = opts->window_s;
 	out->gpu = t->gpu_seen;
+	out->server = pipeline__server_recent(p, &out->server_tok_s, &out->server_accept);
 	frame_header(t, p, &snap, now_ns, out);
 	frame_loops(t, settled, opts, out);
 	frame_sites(t, pipeline__callstacks(p), settled, opts, out);
@@ -667,6 +668,29 @@ static double proc_overhead(const struct model_view *v, __u32 tgid)
 	return -1;
 }
 
+static void totals_server(const struct pipeline *p, const struct model_view *v,
+			  struct top_server_total *out)
+{
+	const struct srvstats *s = pipeline__server_samples(p);
+	struct srv_figures f;
+
+	memset(out, 0, sizeof(*out));
+	if (!s)
+		return;
+	srvstats__whole(s, &f);
+	out->any = true;
+	out->tgid = f.tgid;
+	out->rank = f.tgid ? rank_of(v, f.tgid) : -1;
+	out->server = f.server;
+	out->scrapes = f.scrapes;
+	out->failed = f.failed;
+	for (int k = SP_SRV_DRAFTS; k <= SP_SRV_GENERATED && f.have; k++) {
+		out->has[k] = f.has[k];
+		out->total[k] = f.delta[k];
+	}
+	out->recent = srvstats__recent(s, &out->tokens_per_s, &out->accept_length);
+}
+
 void top__totals(struct top_state *t, const struct pipeline *p, double window_s,
 		 struct top_totals *out)
 {
@@ -697,4 +721,5 @@ void top__totals(struct top_state *t, const struct pipeline *p, double window_s,
 	out->drops_call = snap.stats->counters[SP_CNT_DROP_CALL];
 	out->drops_return = snap.stats->counters[SP_CNT_DROP_RET];
 	out->probes = pipeline__header(p)->nr_probes;
+	totals_server(p, snap.model, &out->server);
 }

@@ -85,6 +85,10 @@ struct top_frame {
 	struct top_call_row calls_top[TOP_MAX_CALLS];
 	size_t nr_calls;
 	bool gpu;		/* some cycle had GPU figures (--gpu): the GPU columns show */
+	/* --server-metrics, between the last two good scrapes: every rank decodes them all */
+	bool server;
+	double server_tok_s;	/* < 0: the server counts no generated tokens */
+	double server_accept;	/* mean accept length; 0: not known */
 };
 
 /*
@@ -118,6 +122,20 @@ struct top_proc_total {
 	double overhead_ratio;	/* probes' cost over the process's CPU; < 0: unknown */
 };
 
+/* --server-metrics: the server's own figures, served beside ours under its pid and rank. */
+struct top_server_total {
+	bool any;		/* a server-metrics record came: the series below show */
+	__u32 tgid;		/* the traced process taken for the server; 0: not known */
+	int rank;		/* -1: unknown */
+	enum sp_srv_server server;
+	__u32 scrapes, failed;	/* good and failed scrapes */
+	bool has[SP_SRV_FAMILY_NR];
+	double total[SP_SRV_FAMILY_NR];	/* counters: increase since the first good scrape */
+	bool recent;		/* the last two good scrapes: the two below hold */
+	double tokens_per_s;	/* < 0: the server counts no generated tokens */
+	double accept_length;	/* 0: not known */
+};
+
 struct top_totals {
 	struct top_loop_total loops[TOP_MAX_LOOPS];
 	size_t nr_loops;
@@ -129,6 +147,7 @@ struct top_totals {
 	__u64 calls_lost;	/* calls of processes past the table */
 	__u64 records, drops_call, drops_return;
 	int probes;
+	struct top_server_total server;
 };
 
 struct top_opts {

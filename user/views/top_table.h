@@ -10,7 +10,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#define TT_MAX_COLS 16
+#define TT_MAX_COLS 20
 #define TT_MAX_ROWS 64
 #define TT_CELL 128
 

@@ -40,13 +40,13 @@ static const struct tt_col loop_cols[] = {
 	{ "cycles/s", 9, 95 },	  { "tok/s", 6, 10 },	  { "p50_ms", 7, 20 },
 	{ "p99_ms", 7, 70 },	  { "total", 7, 60 },	  { "draft", 6, 45 },
 	{ "verify", 6, 44 },	  { "accept", 6, 46 },	  { "extend", 6, 43 },
-	{ "blocked", 7, 90 },
+	{ "blocked", 7, 90 },	{ "acc", 5, 12 },
 	/* --gpu only, last: without GPU figures the table is as it always was */
 	{ "gpu_draft_ms", 12, 56 }, { "gpu_verify_ms", 13, 58 }, { "gpu_idle", 8, 57 },
 };
 
 #define LOOP_GPU_COLS 3
-#define LOOP_GPU_COL 13
+#define LOOP_GPU_COL 14
 
 static const struct tt_col site_cols[] = {
 	{ "rank", 4, 100 },		{ "pid", 7, 50 },	   { "call", 24, 98, true },
@@ -65,6 +65,21 @@ static const struct tt_col call_cols[] = {
 };
 
 #define NR(a) ((int)(sizeof(a) / sizeof((a)[0])))
+
+#define LOOP_ACC_COL 13
+
+/* --server-metrics: the server's tokens/s and accept length; "-" without them. */
+static void set_server(struct top_table *t, int row, const struct top_frame *f)
+{
+	if (f->server && f->server_tok_s >= 0)
+		tt__set(t, row, 4, 0, "%.1f", f->server_tok_s);
+	else
+		tt__set(t, row, 4, 0, "-");
+	if (f->server && f->server_accept > 0)
+		tt__set(t, row, LOOP_ACC_COL, 0, "%.2f", f->server_accept);
+	else
+		tt__set(t, row, LOOP_ACC_COL, 0, "-");
+}
 
 static void set_rank(struct top_table *t, int row, int rank)
 {
@@ -112,7 +127,7 @@ static void print_loops(FILE *out, struct top_table *t, const struct top_frame *
 		set_rank(t, row, r->rank);
 		tt__set(t, row, 1, 0, "%u", r->tgid);
 		tt__set(t, row, 2, 0, "%u", r->tid);
-		tt__set(t, row, 4, 0, "-");
+		set_server(t, row, f);
 		if (r->idle) {
 			tt__set(t, row, 3, 0, "idle");
 			tt__set(t, row, 5, 0, "-");
