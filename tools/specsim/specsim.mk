@@ -15,12 +15,8 @@ SPECSIM_CUDA_SRCS := $(addprefix $(SPECSIM_SRC)/,sim_stream.c sim_exec.c sim_gra
 	cuda_procaddr.c)
 SPECSIM_NCCL_SRCS := $(addprefix $(SPECSIM_SRC)/,nccl.c nccl_comm.c nccl_shm.c)
 SPECSIM_SERVER_SRCS := $(addprefix $(SPECSIM_SRC)/,server.c options.c launcher.c rank.c \
-<<<<<<< HEAD
-	setup.c graphs.c loop.c bounds.c plants.c torch.c eager.c exercise.c exercise_nccl.c truth.c)
-=======
-	setup.c graphs.c loop.c bounds.c plants.c torch.c exercise.c exercise_nccl.c truth.c \
+	setup.c graphs.c loop.c bounds.c plants.c torch.c eager.c exercise.c exercise_nccl.c truth.c \
 	metrics_serve.c)
->>>>>>> srvmetrics
 SPECSIM_HDRS := $(wildcard $(SPECSIM_SRC)/*.h)
 
 SPECSIM_WARN := -Wall -Wextra -Wno-unused-parameter
