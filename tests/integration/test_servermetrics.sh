@@ -249,6 +249,7 @@ fi
 
 # refused outright, in one line, before tracing anything
 for url in https://127.0.0.1:1/metrics ftp://x 127.0.0.1:8000 http://:80/ 'http://h:99999/' \
+	http://example.invalid:8000/metrics \
 	'http://h/a b'; do
 	out=$("$SPECPROBE" record --server-metrics "$url" -- true 2>&1)
 	rc=$?

@@ -65,29 +65,34 @@ struct inject_try {
 static char live_dir[sizeof(DIR_TEMPLATE)];
 static char live_agent[sizeof(DIR_TEMPLATE) + sizeof(GPUSHM_AGENT_FILE) + 1];
 
-static int write_agent(const char *path)
+int gpu_rings__write_agent(int fd)
 {
 	const unsigned char *p = specprobe_gpu_agent;
 	size_t left = specprobe_gpu_agent_size;
-	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0500);
+	int ret = 0;
 
-	if (fd < 0)
-		return -errno;
-	while (left) {
+	while (left && !ret) {
 		ssize_t n = write(fd, p, left);
 
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0) {
-			int ret = n < 0 ? -errno : -EIO;
-
-			close(fd);
-			return ret;
+			ret = n < 0 ? -errno : -EIO;
+			break;
 		}
 		p += n;
 		left -= n;
 	}
-	return close(fd) ? -errno : 0;
+	if (close(fd) && !ret)
+		ret = -errno;
+	return ret;
+}
+
+static int write_agent(const char *path)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0500);
+
+	return fd < 0 ? -errno : gpu_rings__write_agent(fd);
 }
 
 /* The command's user must make its ring in the folder and read the agent. */

@@ -27,6 +27,8 @@ struct gpu_rings *gpu_rings__create(const char *cupti, const char *user, bool ru
  * refusal. Processes without CUDA yet are asked again at the next call.
  */
 void gpu_rings__inject(struct gpu_rings *g, const __u32 *tgids, int nr);
+/* The agent's library into fd, which is closed; 0 or -errno. */
+int gpu_rings__write_agent(int fd);
 /* What the command's environment gains: NAME=VALUE strings, NULL-terminated. */
 char *const *gpu_rings__env(const struct gpu_rings *g);
 /*

@@ -30,7 +30,7 @@
 #include <sys/user.h>
 #include <sys/wait.h>
 #include "elfsyms.h"
-#include "gpu_agent.h"
+#include "gpurings.h"
 #include "gpushm.h"
 #include "inject.h"
 
@@ -586,28 +586,12 @@ static int map_stub(struct target *t)
 
 static int write_file_into(const struct target *t, int fd_in_target)
 {
-	const unsigned char *p = specprobe_gpu_agent;
-	size_t left = specprobe_gpu_agent_size;
 	char path[64];
 	int fd;
 
 	snprintf(path, sizeof(path), "/proc/%d/fd/%d", t->pid, fd_in_target);
 	fd = open(path, O_WRONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	while (left) {
-		ssize_t n = write(fd, p, left);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			close(fd);
-			return n < 0 ? -errno : -EIO;
-		}
-		p += n;
-		left -= n;
-	}
-	return close(fd) ? -errno : 0;
+	return fd < 0 ? -errno : gpu_rings__write_agent(fd);
 }
 
 /* The agent loaded from a memfd of the process: nothing lands on its filesystem. */

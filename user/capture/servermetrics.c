@@ -2,7 +2,6 @@
 /* --server-metrics: one GET of the server's /metrics per interval, on its own thread. */
 #include <errno.h>
 #include <fcntl.h>
-#include <netdb.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -86,6 +85,39 @@ static int url_host_port(const char *p, const char **rest, struct srvm_url *out)
 	return 0;
 }
 
+/*
+ * The host's address, from its numbers (localhost: 127.0.0.1): no resolver,
+ * which a static binary could not carry. ss NULL: only whether it is one.
+ */
+static bool numeric_addr(const struct srvm_url *url, struct sockaddr_storage *ss,
+			 socklen_t *len)
+{
+	const char *host = strcmp(url->host, "localhost") ? url->host : "127.0.0.1";
+	struct sockaddr_storage own;
+	struct sockaddr_in *v4;
+	struct sockaddr_in6 *v6;
+
+	ss = ss ? ss : &own;
+	memset(ss, 0, sizeof(*ss));
+	v4 = (struct sockaddr_in *)ss;
+	v6 = (struct sockaddr_in6 *)ss;
+	if (inet_pton(AF_INET, host, &v4->sin_addr) == 1) {
+		v4->sin_family = AF_INET;
+		v4->sin_port = htons(atoi(url->port));
+		if (len)
+			*len = sizeof(*v4);
+		return true;
+	}
+	if (inet_pton(AF_INET6, host, &v6->sin6_addr) == 1) {
+		v6->sin6_family = AF_INET6;
+		v6->sin6_port = htons(atoi(url->port));
+		if (len)
+			*len = sizeof(*v6);
+		return true;
+	}
+	return false;
+}
+
 int srvm__parse_url(const char *url, struct srvm_url *out, char *err, size_t err_sz)
 {
 	const char *path;
@@ -108,6 +140,11 @@ int srvm__parse_url(const char *url, struct srvm_url *out, char *err, size_t err
 	}
 	strcpy(out->path, *path ? path : "/metrics");
 	out->loopback = is_loopback(out->host);
+	if (!numeric_addr(out, NULL, NULL)) {
+		snprintf(err, err_sz, "--server-metrics: '%s' names its host by a name: give its "
+			 "address (127.0.0.1, [::1], or localhost)", url);
+		return -EINVAL;
+	}
 	return 0;
 }
 
@@ -129,33 +166,28 @@ static int ms_left(__u64 deadline)
 /* A non-blocking connect that gives up at the deadline: the fd, or -1 (SP_SRV_*: *why). */
 static int connect_by(const struct srvm_url *url, __u64 deadline, int *why)
 {
-	struct addrinfo hints = { .ai_socktype = SOCK_STREAM }, *res, *ai;
-	int fd = -1;
+	struct sockaddr_storage ss;
+	socklen_t addr_len, len;
+	struct pollfd pfd;
+	int fd, soerr = 0;
 
 	*why = SP_SRV_DOWN;
-	if (getaddrinfo(url->host, url->port, &hints, &res))
+	if (!numeric_addr(url, &ss, &addr_len))
 		return -1;
-	for (ai = res; ai && fd < 0; ai = ai->ai_next) {
-		struct pollfd pfd;
-		int soerr = 0;
-		socklen_t len = sizeof(soerr);
-
-		fd = socket(ai->ai_family, ai->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-		if (fd < 0)
-			continue;
-		if (!connect(fd, ai->ai_addr, ai->ai_addrlen))
-			break;
-		pfd = (struct pollfd){ .fd = fd, .events = POLLOUT };
-		if (errno == EINPROGRESS && poll(&pfd, 1, ms_left(deadline)) == 1 &&
-		    !getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &len) && !soerr)
-			break;
-		if (errno == EINPROGRESS && !pfd.revents)
-			*why = SP_SRV_SLOW;
-		close(fd);
-		fd = -1;
-	}
-	freeaddrinfo(res);
-	return fd;
+	fd = socket(ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -1;
+	if (!connect(fd, (struct sockaddr *)&ss, addr_len))
+		return fd;
+	pfd = (struct pollfd){ .fd = fd, .events = POLLOUT };
+	len = sizeof(soerr);
+	if (errno == EINPROGRESS && poll(&pfd, 1, ms_left(deadline)) == 1 &&
+	    !getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &len) && !soerr)
+		return fd;
+	if (errno == EINPROGRESS && !pfd.revents)
+		*why = SP_SRV_SLOW;
+	close(fd);
+	return -1;
 }
 
 static int send_all(int fd, const char *buf, size_t len, __u64 deadline)
