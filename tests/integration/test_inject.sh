@@ -79,20 +79,26 @@ fi
 dir=$SCRATCH/many
 start_server "$dir" $FOREVER $FAST || fail "many: no server"
 touch "$dir/go"
-ok=0 drops=0
-for i in $(seq 1 "$ROUNDS"); do
+# a 50 ms trace may end before a busy machine lets the agent in: such a trace is
+# counted apart, and tracing goes on until ROUNDS injections or twice as many traces
+ok=0 drops=0 missed=0 failed=0
+for i in $(seq 1 $((2 * ROUNDS))); do
+	[ $ok -lt "$ROUNDS" ] || break
 	"$SPECPROBE" record --gpu -p "$target" -o "$dir/r.sprb" -f --duration 50ms \
-		2>"$dir/rec.err" || break
+		2>"$dir/rec.err" || { failed=$((failed + 1)); break; }
 	alive "$target" || break
-	[ "$(gpu_lines "$dir/rec.err")" -eq 1 ] || break
 	grep -q ' 0 dropped' "$dir/rec.err" || drops=$((drops + 1))
-	ok=$((ok + 1))
+	if [ "$(gpu_lines "$dir/rec.err")" -eq 1 ]; then
+		ok=$((ok + 1))
+	else
+		missed=$((missed + 1))
+	fi
 done
 calls=$("$SPECPROBE" dump -c "$dir/r.sprb" 2>&1 | sed -n 's/^specprobe: \([0-9]*\) calls.*/\1/p')
-if [ $ok -eq "$ROUNDS" ] && [ $drops -eq 0 ] && alive "$target"; then
-	pass "many: $ROUNDS injections in a row, none dropped a record, the server runs on ($calls calls in the last 50 ms)"
+if [ $ok -eq "$ROUNDS" ] && [ $drops -eq 0 ] && [ $failed -eq 0 ] && alive "$target"; then
+	pass "many: $ROUNDS injections in a row ($missed traces ended before the agent was in), none dropped a record, the server runs on ($calls calls in the last 50 ms)"
 else
-	fail "many: $ok of $ROUNDS went well, $drops dropped, $(grep -v libbpf "$dir/rec.err" | tail -1)"
+	fail "many: $ok of $ROUNDS went well, $missed missed, $failed failed, $drops dropped, $(grep -v libbpf "$dir/rec.err" | tail -1)"
 fi
 stop_server
 
@@ -167,10 +173,7 @@ SPECPROBE_TEST_INJECT_PAUSE_MS=2000 "$SPECPROBE" record --gpu -p "$target" \
 	-o "$dir/rec.sprb" 2>"$dir/rec.err" &
 rec=$!
 wait_line "$dir/rec.err" "injection paused"
-kill -KILL "$target"
-wait $rec
-rc=$?
-{ wait "$server_pid"; } 2>/dev/null
+{ kill -KILL "$target"; wait $rec; rc=$?; wait "$server_pid"; } 2>/dev/null
 if [ $rc -lt 128 ] && "$SPECPROBE" report "$dir/rec.sprb" >/dev/null 2>&1 &&
 	! alive "$target"; then
 	pass "target exits mid-injection: specprobe ends (exit $rc), its recording reads"
