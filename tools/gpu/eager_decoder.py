@@ -185,6 +185,33 @@ class Decoder:
         return times
 
 
+def wait_go(a, ready, go):
+    with open(os.path.join(a.dir, ready), "w") as f:
+        f.write(f"{os.getpid()}\n")
+    deadline = time.monotonic() + a.go_timeout
+    while not os.path.exists(os.path.join(a.dir, go)):
+        if time.monotonic() > deadline:
+            sys.exit(f"eager_decoder.py: no {go} file")
+        time.sleep(0.01)
+
+
+def ab_slot(dec, a, slot):
+    """One round of an A/B: --cycles decoder rounds, their tokens/s (a round's tokens are
+    its accepted drafts and the bonus token)."""
+    wait_go(a, f"ready-{slot}", f"go-{slot}")
+    t0 = time.monotonic_ns()
+    rounds = [dec.round() for _ in range(a.cycles)]
+    torch.cuda.synchronize()
+    wall = time.monotonic_ns() - t0
+    tokens = sum(r["n"] + 1 for r in rounds)
+    truth = {"tokens_per_s": tokens * 1e9 / wall, "tokens": tokens, "wall_ns": wall,
+             "cycle_ns": [r["end"] - r["start"] for r in rounds], "pid": os.getpid()}
+    with open(os.path.join(a.dir, f"truth-{slot}.json"), "w") as f:
+        json.dump(truth, f)
+    with open(os.path.join(a.dir, f"done-{slot}"), "w") as f:
+        f.write("done\n")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--dir", required=True)
@@ -193,8 +220,12 @@ def main():
     ap.add_argument("--k-max", type=int, default=6)
     ap.add_argument("--same-model", action="store_true")
     ap.add_argument("--go-timeout", type=float, default=120.0)
+    ap.add_argument("--variants", default="",
+                    help="tools/bench/gpu_ab.sh's protocol: one slot per name (DIR/ready-N, "
+                         "go-N, truth-N.json, done-N), --cycles rounds a slot")
+    ap.add_argument("--cycles", type=int, default=100)
     a = ap.parse_args()
-    if a.rounds < 1 or a.k_max < 1:
+    if a.rounds < 1 or a.k_max < 1 or a.cycles < 1:
         sys.exit("eager_decoder.py: --rounds and --k-max must be at least 1")
     if not torch.cuda.is_available():
         sys.exit("eager_decoder.py: no CUDA device")
@@ -202,13 +233,11 @@ def main():
     for _ in range(a.warmup):
         dec.round()
     torch.cuda.synchronize()
-    with open(os.path.join(a.dir, "ready"), "w") as f:
-        f.write(f"{os.getpid()}\n")
-    deadline = time.monotonic() + a.go_timeout
-    while not os.path.exists(os.path.join(a.dir, "go")):
-        if time.monotonic() > deadline:
-            sys.exit("eager_decoder.py: no go file")
-        time.sleep(0.01)
+    if a.variants:
+        for slot in range(len(a.variants.split(","))):
+            ab_slot(dec, a, slot)
+        return
+    wait_go(a, "ready", "go")
     first = dec.rounds
     rounds = [dec.round() for _ in range(a.rounds)]
     torch.cuda.synchronize()

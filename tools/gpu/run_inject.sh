@@ -27,7 +27,9 @@ mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)
 S=$OUT/inject-summary.txt
 export PYTHONUNBUFFERED=1
-export TORCHINDUCTOR_CACHE_DIR=${TORCHINDUCTOR_CACHE_DIR:-$OUT/cache}
+own_cache=
+[ -n "${TORCHINDUCTOR_CACHE_DIR:-}" ] || own_cache=$OUT/cache
+export TORCHINDUCTOR_CACHE_DIR=${TORCHINDUCTOR_CACHE_DIR:-$own_cache}
 export TRITON_CACHE_DIR=${TRITON_CACHE_DIR:-$TORCHINDUCTOR_CACHE_DIR/triton}
 unset CUDA_INJECTION64_PATH
 started=$SECONDS
@@ -106,5 +108,5 @@ python3 "$TOP/tools/gpu/ab_stats.py" "$A" 2>&1 | sed 's/untraced/before/g' | tee
 say "stops: $(sort "$A/stops.txt" | uniq -c | wc -l) attaches; $(awk '{print $(NF-2)}' \
 	"$A/stops.txt" | sort -n | awk '{a[NR]=$1} END {if (NR) printf "median %s ms, max %s ms", a[int((NR+1)/2)], a[NR]}')"
 tar -C "$OUT" -czf "$OUT/inject.tar.gz" inject && rm -rf "$W"
-rm -rf "$TORCHINDUCTOR_CACHE_DIR"
+[ -n "$own_cache" ] && rm -rf "$own_cache"
 say "run_inject.sh: $((SECONDS - started)) s"
