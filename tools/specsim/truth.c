@@ -11,6 +11,7 @@
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
+#include "server.h"
 #include "truth.h"
 
 struct gt_call {
@@ -32,6 +33,7 @@ struct gt_span {
 
 static struct {
 	pthread_mutex_t lock;
+	bool off;		/* no truth file and no summary: nothing kept (long, fast runs) */
 	struct gt_call *calls;
 	size_t nr_calls, cap_calls;
 	struct gt_span *spans;
@@ -79,6 +81,7 @@ void truth__init(int rank, int nranks)
 	gt.rank = rank;
 	gt.nranks = nranks;
 	gt.pid = getpid();
+	gt.off = !env.truth_path && env.quiet;
 }
 
 void truth__set_phase(enum gt_phase phase, int cycle)
@@ -156,6 +159,9 @@ void truth__call(const char *name, unsigned long long before, unsigned long long
 {
 	struct gt_call *c;
 
+	last_call = (struct gt_ref){ name, before, after, false };
+	if (gt.off)
+		return;
 	pthread_mutex_lock(&gt.lock);
 	c = new_call_locked();
 	c->name = name;
@@ -165,7 +171,6 @@ void truth__call(const char *name, unsigned long long before, unsigned long long
 	c->nargs = nargs < GT_MAX_ARGS ? nargs : GT_MAX_ARGS;
 	memcpy(c->args, args, c->nargs * sizeof(*args));
 	pthread_mutex_unlock(&gt.lock);
-	last_call = (struct gt_ref){ name, before, after, false };
 }
 
 /* A call NCCL made into libcuda on this thread, inside an NCCL entry point. */
@@ -173,6 +178,8 @@ void truth__nested(const struct specsim_call_note *note)
 {
 	struct gt_call *c;
 
+	if (gt.off)
+		return;
 	pthread_mutex_lock(&gt.lock);
 	c = new_call_locked();
 	c->name = note->name;
@@ -212,6 +219,8 @@ void truth__line(const char *fmt, ...)
 	va_list ap;
 	int n;
 
+	if (gt.off)
+		return;
 	va_start(ap, fmt);
 	n = vsnprintf(buf, sizeof(buf), fmt, ap);
 	va_end(ap);
