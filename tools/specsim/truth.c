@@ -197,6 +197,8 @@ void truth__nested(const struct specsim_call_note *note)
 void truth__phase_span(int cycle, enum gt_phase phase, unsigned long long start,
 		       unsigned long long end)
 {
+	if (gt.off)
+		return;
 	pthread_mutex_lock(&gt.lock);
 	gt.spans = grow(gt.spans, &gt.cap_spans, gt.nr_spans + 1, sizeof(*gt.spans));
 	gt.spans[gt.nr_spans++] = (struct gt_span){ cycle, phase, start, end };
@@ -205,6 +207,8 @@ void truth__phase_span(int cycle, enum gt_phase phase, unsigned long long start,
 
 void truth__cycle_bounds(const struct gt_bounds *b)
 {
+	if (gt.off)
+		return;
 	pthread_mutex_lock(&gt.lock);
 	gt.bounds = grow(gt.bounds, &gt.cap_bounds, gt.nr_bounds + 1, sizeof(*gt.bounds));
 	gt.bounds[gt.nr_bounds] = *b;
