@@ -11,6 +11,7 @@
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
+#include "server.h"
 #include "truth.h"
 
 struct gt_call {
@@ -32,6 +33,7 @@ struct gt_span {
 
 static struct {
 	pthread_mutex_t lock;
+	bool off;		/* no truth file and no summary: nothing kept (long, fast runs) */
 	struct gt_call *calls;
 	size_t nr_calls, cap_calls;
 	struct gt_span *spans;
@@ -79,6 +81,7 @@ void truth__init(int rank, int nranks)
 	gt.rank = rank;
 	gt.nranks = nranks;
 	gt.pid = getpid();
+	gt.off = !env.truth_path && env.quiet;
 }
 
 void truth__set_phase(enum gt_phase phase, int cycle)
@@ -156,6 +159,9 @@ void truth__call(const char *name, unsigned long long before, unsigned long long
 {
 	struct gt_call *c;
 
+	last_call = (struct gt_ref){ name, before, after, false };
+	if (gt.off)
+		return;
 	pthread_mutex_lock(&gt.lock);
 	c = new_call_locked();
 	c->name = name;
@@ -165,7 +171,6 @@ void truth__call(const char *name, unsigned long long before, unsigned long long
 	c->nargs = nargs < GT_MAX_ARGS ? nargs : GT_MAX_ARGS;
 	memcpy(c->args, args, c->nargs * sizeof(*args));
 	pthread_mutex_unlock(&gt.lock);
-	last_call = (struct gt_ref){ name, before, after, false };
 }
 
 /* A call NCCL made into libcuda on this thread, inside an NCCL entry point. */
@@ -173,6 +178,8 @@ void truth__nested(const struct specsim_call_note *note)
 {
 	struct gt_call *c;
 
+	if (gt.off)
+		return;
 	pthread_mutex_lock(&gt.lock);
 	c = new_call_locked();
 	c->name = note->name;
@@ -190,6 +197,8 @@ void truth__nested(const struct specsim_call_note *note)
 void truth__phase_span(int cycle, enum gt_phase phase, unsigned long long start,
 		       unsigned long long end)
 {
+	if (gt.off)
+		return;
 	pthread_mutex_lock(&gt.lock);
 	gt.spans = grow(gt.spans, &gt.cap_spans, gt.nr_spans + 1, sizeof(*gt.spans));
 	gt.spans[gt.nr_spans++] = (struct gt_span){ cycle, phase, start, end };
@@ -198,6 +207,8 @@ void truth__phase_span(int cycle, enum gt_phase phase, unsigned long long start,
 
 void truth__cycle_bounds(const struct gt_bounds *b)
 {
+	if (gt.off)
+		return;
 	pthread_mutex_lock(&gt.lock);
 	gt.bounds = grow(gt.bounds, &gt.cap_bounds, gt.nr_bounds + 1, sizeof(*gt.bounds));
 	gt.bounds[gt.nr_bounds] = *b;
@@ -212,6 +223,8 @@ void truth__line(const char *fmt, ...)
 	va_list ap;
 	int n;
 
+	if (gt.off)
+		return;
 	va_start(ap, fmt);
 	n = vsnprintf(buf, sizeof(buf), fmt, ap);
 	va_end(ap);
