@@ -126,7 +126,8 @@ def main():
     ap.add_argument("truth", nargs="+")
     a = ap.parse_args()
     attach_done, symbols = probed_symbols(a.header)
-    calls = [json.loads(l) for l in open(a.calls)]
+    # dump's other records (GPU executions, server-metrics samples) carry "record": not calls
+    calls = [c for c in map(json.loads, open(a.calls)) if "record" not in c]
     truth = []
     for path in a.truth:
         for line in open(path):

@@ -227,6 +227,21 @@ int pipeline__add(struct pipeline *p, const struct pipeline_consumer *c)
 	return 0;
 }
 
+/* A GPU record whose kind's fixed part fits in size. */
+static bool gpu_record_ok(const struct sp_rec_hdr *h, size_t size)
+{
+	switch (size >= sizeof(*h) ? h->type : 0) {
+	case SP_REC_GPU:
+		return size >= sizeof(struct sp_gpu_rec);
+	case SP_REC_GPU_NAME:
+		return size > sizeof(struct sp_gpu_name_rec);
+	case SP_REC_GPU_STATE:
+		return size >= sizeof(struct sp_gpu_state_rec);
+	default:
+		return false;
+	}
+}
+
 int pipeline__feed(struct pipeline *p, const void *rec, size_t size)
 {
 	/*
@@ -246,6 +261,16 @@ int pipeline__feed(struct pipeline *p, const void *rec, size_t size)
 				taken = p->consumers[i].srvmetric(p->consumers[i].ctx, rec) ?: 1;
 		if (taken < 0)
 			return taken;
+	}
+	if (gpu_record_ok(rec, size)) {
+		for (int i = 0; i < p->nr_consumers; i++) {
+			int ret = p->consumers[i].gpu_record
+					  ? p->consumers[i].gpu_record(p->consumers[i].ctx, rec, size)
+					  : 0;
+
+			if (ret)
+				return ret;
+		}
 	}
 	if (p->gpu) {
 		int taken = gputime__record(p->gpu, rec, size);

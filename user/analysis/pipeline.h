@@ -45,6 +45,11 @@ struct pipeline_consumer {
 	 * is given up as unmatched (call_ts 0); in the order they were settled.
 	 */
 	int (*gpu)(void *ctx, const struct gpu_exec *e);
+	/*
+	 * --gpu: each GPU record (SP_REC_GPU, _NAME, _STATE) as fed, unmatched,
+	 * for views that show records as they are (dump); size checked.
+	 */
+	int (*gpu_record)(void *ctx, const struct sp_rec_hdr *rec, size_t size);
 	/* --server-metrics: each sample or failed scrape as fed (calls come later, in order). */
 	int (*srvmetric)(void *ctx, const struct sp_srvmetric_rec *m);
 	/* At the end, after the analyses: each cycle of each loop, in order. */

@@ -21,7 +21,9 @@ static struct dump_env {
 static const char doc[] =
 	"Print a recording: one line per call, or with --json one JSON object per call.\n"
 	"Server-metrics samples (--server-metrics) come before the calls entered after them, as\n"
-	"'server-metrics scrape N' lines, or objects with \"record\":\"server_metric\".\n\n"
+	"'server-metrics scrape N' lines, or objects with \"record\":\"server_metric\".\n"
+	"GPU records (--gpu) come likewise, in the order they were handed over, as 'GPU' lines,\n"
+	"or objects with \"record\" \"gpu\" (an execution), \"gpu_name\" or \"gpu_state\".\n\n"
 	"EXAMPLES:\n"
 	"  specprobe dump run.sprb | less\n"
 	"  specprobe dump --json run.sprb | jq 'select(.name == \"cuStreamSynchronize\")'\n";
@@ -29,7 +31,7 @@ static const char doc[] =
 static const struct argp_option options[] = {
 	{ "json", 'j', NULL, 0, "One JSON object per call, one per line", 0 },
 	{ "header", 'H', NULL, 0, "Print the recording's header (libraries, probes) first", 0 },
-	{ "counts", 'c', NULL, 0, "Only count calls per entry point", 0 },
+	{ "counts", 'c', NULL, 0, "Only count calls per entry point (and GPU records per kind)", 0 },
 	{},
 };
 
@@ -60,6 +62,22 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	return 0;
 }
 
+/* Numbers of kernel names a process may use: more is a corrupt record. */
+#define GPU_NAMES_MAX (1u << 20)
+
+/* One process's kernel names as its SP_REC_GPU_NAME records gave them. */
+struct gpu_names {
+	__u32 tgid;
+	__u32 nr;
+	char **names;		/* by number - 1; NULL: not named */
+};
+
+/* GPU records read, by what they are. */
+struct gpu_counts {
+	__u64 execs[SP_GPU_MEMSET + 1];	/* by enum sp_gpu_kind, 0: a kind this reader does not know */
+	__u64 names, states;
+};
+
 struct dumper {
 	FILE *out;
 	const struct callstacks *stacks;
@@ -67,6 +85,12 @@ struct dumper {
 	/* server-metrics samples waiting for the calls before them (the decoder holds calls) */
 	struct sp_srvmetric_rec *samples;
 	size_t nr_samples, first_sample, cap_samples;
+	/* GPU records waiting likewise, whole, one after another in the order they came */
+	unsigned char *gpu_held;
+	size_t gpu_len, gpu_first, gpu_cap;
+	struct gpu_names *procs;
+	size_t nr_procs;
+	struct gpu_counts gpu;
 };
 
 static void print_sample(const struct dumper *d, const struct sp_srvmetric_rec *m)
@@ -77,13 +101,149 @@ static void print_sample(const struct dumper *d, const struct sp_srvmetric_rec *
 		dump_fmt__srvmetric_text(d->out, m);
 }
 
-/* The samples taken before ts (all: ~0), in the order they came. */
-static void print_samples_before(struct dumper *d, __u64 ts)
+static struct gpu_names *names_of(struct dumper *d, __u32 tgid, bool add)
 {
-	while (d->first_sample < d->nr_samples && d->samples[d->first_sample].ts < ts)
-		print_sample(d, &d->samples[d->first_sample++]);
+	struct gpu_names *grown;
+
+	for (size_t i = 0; i < d->nr_procs; i++)
+		if (d->procs[i].tgid == tgid)
+			return &d->procs[i];
+	if (!add || !(grown = realloc(d->procs, (d->nr_procs + 1) * sizeof(*grown))))
+		return NULL;
+	d->procs = grown;
+	d->procs[d->nr_procs] = (struct gpu_names){ .tgid = tgid };
+	return &d->procs[d->nr_procs++];
+}
+
+/* A name record replaces what the number named before (an exec starts numbering again). */
+static int take_name(struct dumper *d, const struct sp_gpu_name_rec *r, size_t size)
+{
+	struct gpu_names *p;
+	char *name;
+
+	if (!r->number || r->number > GPU_NAMES_MAX)
+		return 0;
+	p = names_of(d, r->tgid, true);
+	name = strndup((const char *)(r + 1), size - sizeof(*r));
+	if (!p || !name) {
+		free(name);
+		return -ENOMEM;
+	}
+	if (r->number > p->nr) {
+		char **grown = realloc(p->names, r->number * sizeof(*grown));
+
+		if (!grown) {
+			free(name);
+			return -ENOMEM;
+		}
+		memset(grown + p->nr, 0, (r->number - p->nr) * sizeof(*grown));
+		p->names = grown;
+		p->nr = r->number;
+	}
+	free(p->names[r->number - 1]);
+	p->names[r->number - 1] = name;
+	return 0;
+}
+
+static const char *kernel_name(struct dumper *d, const struct sp_gpu_rec *g)
+{
+	struct gpu_names *p = g->kind == SP_GPU_KERNEL && g->name ? names_of(d, g->tgid, false)
+								    : NULL;
+
+	return p && g->name <= p->nr ? p->names[g->name - 1] : NULL;
+}
+
+/* An execution is placed at its start, a state when written; a name goes with what follows. */
+static __u64 gpu_key(const struct sp_rec_hdr *h)
+{
+	if (h->type == SP_REC_GPU)
+		return ((const struct sp_gpu_rec *)h)->start;
+	if (h->type == SP_REC_GPU_STATE)
+		return ((const struct sp_gpu_state_rec *)h)->ts;
+	return 0;
+}
+
+static int print_gpu(struct dumper *d, const struct sp_rec_hdr *h)
+{
+	const char *kernel = NULL;
+
+	if (h->type == SP_REC_GPU_NAME && take_name(d, (const void *)h, h->size))
+		return -ENOMEM;
+	if (h->type == SP_REC_GPU)
+		kernel = kernel_name(d, (const void *)h);
+	dump_fmt__gpu(d->out, h, h->size, kernel, env.json);
+	return 0;
+}
+
+/*
+ * The samples and GPU records from before ts (all: every one), each kind in
+ * the order it came, the two merged by time.
+ */
+static int print_held_before(struct dumper *d, __u64 ts, bool all)
+{
+	for (;;) {
+		bool sample = d->first_sample < d->nr_samples;
+		bool gpu = d->gpu_first < d->gpu_len;
+		const struct sp_rec_hdr *h = (const void *)(d->gpu_held + d->gpu_first);
+		__u64 sample_ts = sample ? d->samples[d->first_sample].ts : ~0ull;
+		__u64 gpu_ts = gpu ? gpu_key(h) : ~0ull;
+
+		if (sample && (!gpu || sample_ts <= gpu_ts) && (all || sample_ts < ts)) {
+			print_sample(d, &d->samples[d->first_sample++]);
+		} else if (gpu && (all || gpu_ts < ts)) {
+			if (print_gpu(d, h))
+				return -ENOMEM;
+			d->gpu_first += h->size;
+		} else {
+			break;
+		}
+	}
 	if (d->first_sample == d->nr_samples)
 		d->first_sample = d->nr_samples = 0;
+	if (d->gpu_first == d->gpu_len)
+		d->gpu_first = d->gpu_len = 0;
+	return 0;
+}
+
+static void count_gpu(struct gpu_counts *c, const struct sp_rec_hdr *h)
+{
+	__u8 kind;
+
+	switch (h->type) {
+	case SP_REC_GPU:
+		kind = ((const struct sp_gpu_rec *)h)->kind;
+		c->execs[kind <= SP_GPU_MEMSET ? kind : 0]++;
+		break;
+	case SP_REC_GPU_NAME:
+		c->names++;
+		break;
+	case SP_REC_GPU_STATE:
+		c->states++;
+		break;
+	}
+}
+
+static int keep_gpu(void *ctx, const struct sp_rec_hdr *rec, size_t size)
+{
+	struct dumper *d = ctx;
+
+	count_gpu(&d->gpu, rec);
+	if (d->per_probe || size != rec->size)
+		return 0;
+	if (d->gpu_len + size > d->gpu_cap) {
+		size_t cap = d->gpu_cap ? 2 * d->gpu_cap : 16384;
+		unsigned char *grown;
+
+		while (cap < d->gpu_len + size)
+			cap *= 2;
+		if (!(grown = realloc(d->gpu_held, cap)))
+			return -ENOMEM;
+		d->gpu_held = grown;
+		d->gpu_cap = cap;
+	}
+	memcpy(d->gpu_held + d->gpu_len, rec, size);
+	d->gpu_len += size;
+	return 0;
 }
 
 static int keep_sample(void *ctx, const struct sp_srvmetric_rec *m)
@@ -109,7 +269,8 @@ static int print_call(void *ctx, const struct tf_header *hdr, const struct sp_ca
 {
 	struct dumper *d = ctx;
 
-	print_samples_before(d, call->entry.ts);
+	if (print_held_before(d, call->entry.ts, false))
+		return -ENOMEM;
 	if (d->per_probe) {
 		if (call->entry.probe < hdr->nr_probes && call->entry.probe < SP_MAX_PROBES)
 			d->per_probe[call->entry.probe]++;
@@ -153,6 +314,42 @@ static void print_counts(FILE *out, const struct dumper *d, const struct tf_head
 		if (n)
 			fprintf(out, "%12llu  %s\n", (unsigned long long)n, catalog[e].name);
 	}
+	/* then the GPU records, named as their lines are */
+	for (int k = 0; k <= SP_GPU_MEMSET; k++)
+		if (d->gpu.execs[k])
+			fprintf(out, "%12llu  GPU %s\n", (unsigned long long)d->gpu.execs[k],
+				dump_fmt__gpu_kind(k));
+	if (d->gpu.names)
+		fprintf(out, "%12llu  GPU name\n", (unsigned long long)d->gpu.names);
+	if (d->gpu.states)
+		fprintf(out, "%12llu  GPU state\n", (unsigned long long)d->gpu.states);
+}
+
+static void print_gpu_totals(const struct gpu_counts *c)
+{
+	__u64 execs = 0;
+
+	for (int k = 0; k <= SP_GPU_MEMSET; k++)
+		execs += c->execs[k];
+	if (!execs && !c->names && !c->states)
+		return;
+	fprintf(stderr, "specprobe: GPU records: %llu executions (%llu graphs, %llu kernels, "
+		"%llu copies, %llu memsets), %llu kernel names, %llu agent states\n",
+		(unsigned long long)execs, (unsigned long long)c->execs[SP_GPU_GRAPH],
+		(unsigned long long)c->execs[SP_GPU_KERNEL],
+		(unsigned long long)c->execs[SP_GPU_MEMCPY],
+		(unsigned long long)c->execs[SP_GPU_MEMSET], (unsigned long long)c->names,
+		(unsigned long long)c->states);
+}
+
+static void free_names(struct dumper *d)
+{
+	for (size_t i = 0; i < d->nr_procs; i++) {
+		for (__u32 n = 0; n < d->procs[i].nr; n++)
+			free(d->procs[i].names[n]);
+		free(d->procs[i].names);
+	}
+	free(d->procs);
 }
 
 static void print_totals(const struct decode_stats *st)
@@ -230,7 +427,7 @@ int cmd_dump(int argc, char **argv)
 	static const struct pipeline_opts calls_only = { .analyse = false };
 	struct dumper d = { .out = stdout };
 	struct pipeline_consumer printer = { .call = print_call, .srvmetric = keep_sample,
-					     .ctx = &d };
+					     .gpu_record = keep_gpu, .ctx = &d };
 	struct pipeline *p;
 	char err[512];
 	int ret, fin, status = 0;
@@ -263,7 +460,10 @@ int cmd_dump(int argc, char **argv)
 		status = 1;
 	}
 	fin = pipeline__finish(p);
-	print_samples_before(&d, ~0ull);
+	if (print_held_before(&d, 0, true)) {
+		log_error("out of memory");
+		status = 1;
+	}
 	if (fin == -EIO || ferror(stdout) || fflush(stdout)) {
 		log_error("writing output: %s", strerror(errno));
 		status = 1;
@@ -272,11 +472,14 @@ int cmd_dump(int argc, char **argv)
 		print_counts(stdout, &d, pipeline__header(p));
 	fflush(stdout);
 	print_totals(pipeline__stats(p));
+	print_gpu_totals(&d.gpu);
 	print_flight(pipeline__header(p));
 	if (!ret)
 		pipeline__warn_input(p, env.input);
 	free(d.per_probe);
 	free(d.samples);
+	free(d.gpu_held);
+	free_names(&d);
 	pipeline__free(p);
 	return status;
 }

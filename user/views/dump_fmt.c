@@ -4,6 +4,7 @@
 #include "dump_fmt.h"
 #include "json.h"
 #include "promtext.h"
+#include "report_view.h"
 
 static const struct catalog_entry *probe_entry(const struct tf_header *hdr, __u32 probe)
 {
@@ -325,4 +326,167 @@ void dump_fmt__srvmetric_json(FILE *out, const struct sp_srvmetric_rec *m)
 		fprintf(out, ",\"rank\":%d}\n", m->rank);
 	else
 		fputs(",\"rank\":null}\n", out);
+}
+
+static const char *const gpu_kind_names[] = {
+	[SP_GPU_GRAPH] = "graph", [SP_GPU_KERNEL] = "kernel",
+	[SP_GPU_MEMCPY] = "memcpy", [SP_GPU_MEMSET] = "memset",
+};
+
+const char *dump_fmt__gpu_kind(__u8 kind)
+{
+	return kind < sizeof(gpu_kind_names) / sizeof(gpu_kind_names[0]) && gpu_kind_names[kind]
+		       ? gpu_kind_names[kind]
+		       : "unknown";
+}
+
+/* CUpti_ActivityMemcpyKind, as CUPTI names them; NULL for one it does not. */
+static const char *copy_kind_name(__u8 kind)
+{
+	static const char *const names[] = {
+		[1] = "HtoD", [2] = "DtoH", [3] = "HtoA", [4] = "AtoH", [5] = "AtoA",
+		[6] = "AtoD", [7] = "DtoA", [8] = "DtoD", [9] = "HtoH", [10] = "PtoP",
+	};
+
+	return kind < sizeof(names) / sizeof(names[0]) ? names[kind] : NULL;
+}
+
+static void put_time_text(FILE *out, __u64 ts)
+{
+	fprintf(out, "%6llu.%09llu", (unsigned long long)(ts / 1000000000ull),
+		(unsigned long long)(ts % 1000000000ull));
+}
+
+static void gpu_exec_text(FILE *out, const struct sp_gpu_rec *g, const char *kernel)
+{
+	const char *copy = copy_kind_name(g->copy_kind);
+
+	put_time_text(out, g->start);
+	fprintf(out, " %7u/%-7s GPU %s(stream_id=%u, correlation=%u, device=%u, context=%u",
+		g->tgid, "-", dump_fmt__gpu_kind(g->kind), g->stream, g->correlation, g->device,
+		g->context);
+	if (g->kind == SP_GPU_GRAPH)
+		fprintf(out, ", graph_id=%u", g->graph);
+	if (g->kind == SP_GPU_MEMCPY && copy)
+		fprintf(out, ", copy_kind=%s", copy);
+	else if (g->kind == SP_GPU_MEMCPY)
+		fprintf(out, ", copy_kind=%u", g->copy_kind);
+	if (g->kind == SP_GPU_MEMCPY || g->kind == SP_GPU_MEMSET)
+		fprintf(out, ", bytes=%llu", (unsigned long long)g->bytes);
+	fputc(')', out);
+	if (g->kind == SP_GPU_KERNEL && kernel)
+		fprintf(out, " \"%s\"", kernel);
+	else if (g->kind == SP_GPU_KERNEL)
+		fprintf(out, " name#%u", g->name);
+	fprintf(out, "  %.3f us, end ", g->end >= g->start ? (g->end - g->start) / 1000.0 : 0.0);
+	put_time_text(out, g->end);
+	fputc('\n', out);
+}
+
+static void gpu_exec_json(FILE *out, const struct sp_gpu_rec *g, const char *kernel)
+{
+	const char *copy = copy_kind_name(g->copy_kind);
+
+	fprintf(out, "{\"record\":\"gpu\",\"kind\":\"%s\",\"pid\":%u,\"ts_start\":%llu,"
+		     "\"ts_end\":%llu,\"stream_id\":%u,\"correlation\":%u,\"device\":%u,"
+		     "\"context\":%u,\"graph_id\":", dump_fmt__gpu_kind(g->kind), g->tgid,
+		(unsigned long long)g->start, (unsigned long long)g->end, g->stream,
+		g->correlation, g->device, g->context);
+	if (g->kind == SP_GPU_GRAPH)
+		fprintf(out, "%u", g->graph);
+	else
+		fputs("null", out);
+	fputs(",\"kernel\":", out);
+	if (g->kind == SP_GPU_KERNEL && kernel)
+		json__string(out, kernel, SP_GPU_NAME_MAX);
+	else
+		fputs("null", out);
+	fputs(",\"name_number\":", out);
+	if (g->kind == SP_GPU_KERNEL && g->name)
+		fprintf(out, "%u", g->name);
+	else
+		fputs("null", out);
+	fputs(",\"copy_kind\":", out);
+	if (g->kind == SP_GPU_MEMCPY && copy)
+		fprintf(out, "\"%s\"", copy);
+	else
+		fputs("null", out);
+	if (g->kind == SP_GPU_MEMCPY || g->kind == SP_GPU_MEMSET)
+		fprintf(out, ",\"bytes\":%llu}\n", (unsigned long long)g->bytes);
+	else
+		fputs(",\"bytes\":null}\n", out);
+}
+
+static void gpu_name(FILE *out, const struct sp_gpu_name_rec *n, size_t size, bool json)
+{
+	const char *name = (const char *)(n + 1);
+	size_t len = strnlen(name, size - sizeof(*n));
+
+	if (json) {
+		fprintf(out, "{\"record\":\"gpu_name\",\"pid\":%u,\"name_number\":%u,\"kernel\":",
+			n->tgid, n->number);
+		json__string(out, name, len);
+		fputs("}\n", out);
+		return;
+	}
+	/* no time of its own: it names executions that follow */
+	fprintf(out, "%16s %7u/%-7s GPU name#%u = \"%.*s\"\n", "-", n->tgid, "-", n->number,
+		(int)len, name);
+}
+
+static void gpu_state(FILE *out, const struct sp_gpu_state_rec *s, bool json)
+{
+	const char *status = report__gpu_status_name(s->status);
+	size_t len = strnlen(s->detail, sizeof(s->detail));
+
+	if (json) {
+		fprintf(out, "{\"record\":\"gpu_state\",\"pid\":%u,\"ts\":%llu,\"status\":\"%s\","
+			     "\"ts_flushed\":", s->tgid, (unsigned long long)s->ts, status);
+		if (s->flushed_ns)
+			fprintf(out, "%llu", (unsigned long long)s->flushed_ns);
+		else
+			fputs("null", out);
+		fprintf(out, ",\"records\":%llu,\"cupti_dropped\":%llu,\"ring_dropped\":%llu,"
+			     "\"overhead_ns\":%llu,\"cupti_version\":%u,\"detail\":",
+			(unsigned long long)s->records, (unsigned long long)s->cupti_dropped,
+			(unsigned long long)s->ring_dropped, (unsigned long long)s->overhead_ns,
+			s->cupti_version);
+		json__string(out, s->detail, len);
+		fputs("}\n", out);
+		return;
+	}
+	put_time_text(out, s->ts);
+	fprintf(out, " %7u/%-7s GPU agent %s: %llu records, %llu dropped by CUPTI, %llu by the "
+		     "ring, overhead %llu ns, CUPTI %u", s->tgid, "-", status,
+		(unsigned long long)s->records, (unsigned long long)s->cupti_dropped,
+		(unsigned long long)s->ring_dropped, (unsigned long long)s->overhead_ns,
+		s->cupti_version);
+	if (s->flushed_ns) {
+		fputs(", flushed to ", out);
+		put_time_text(out, s->flushed_ns);
+	}
+	if (len)
+		fprintf(out, " \"%.*s\"", (int)len, s->detail);
+	fputc('\n', out);
+}
+
+void dump_fmt__gpu(FILE *out, const struct sp_rec_hdr *rec, size_t size, const char *kernel,
+		   bool json)
+{
+	switch (rec->type) {
+	case SP_REC_GPU:
+		if (json)
+			gpu_exec_json(out, (const struct sp_gpu_rec *)rec, kernel);
+		else
+			gpu_exec_text(out, (const struct sp_gpu_rec *)rec, kernel);
+		break;
+	case SP_REC_GPU_NAME:
+		gpu_name(out, (const struct sp_gpu_name_rec *)rec, size, json);
+		break;
+	case SP_REC_GPU_STATE:
+		gpu_state(out, (const struct sp_gpu_state_rec *)rec, json);
+		break;
+	default:
+		break;
+	}
 }

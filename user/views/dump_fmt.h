@@ -3,6 +3,7 @@
 #ifndef __DUMP_FMT_H
 #define __DUMP_FMT_H
 
+#include <stdbool.h>
 #include <stdio.h>
 #include "decode.h"
 #include "tracefile.h"
@@ -17,5 +18,16 @@ void dump_fmt__text(FILE *out, const struct tf_header *hdr, const struct sp_call
 /* A --server-metrics sample, or a failed scrape: a line as calls have, or a JSON object. */
 void dump_fmt__srvmetric_text(FILE *out, const struct sp_srvmetric_rec *m);
 void dump_fmt__srvmetric_json(FILE *out, const struct sp_srvmetric_rec *m);
+
+/*
+ * --gpu: an execution (SP_REC_GPU, kernel its kernel's name or NULL), a
+ * kernel name (SP_REC_GPU_NAME) or an agent's state (SP_REC_GPU_STATE); a
+ * line as calls have, or a JSON object with "record" "gpu", "gpu_name" or
+ * "gpu_state". rec is a whole record of size bytes.
+ */
+void dump_fmt__gpu(FILE *out, const struct sp_rec_hdr *rec, size_t size, const char *kernel,
+		   bool json);
+/* What an execution ran ("graph", "kernel", "memcpy", "memset"), "unknown" for others. */
+const char *dump_fmt__gpu_kind(__u8 kind);
 
 #endif /* __DUMP_FMT_H */
