@@ -7,6 +7,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -71,9 +72,14 @@ static __u64 now_ns(void)
 /* Records a segment cannot be read without, beyond the header's tables. */
 static bool is_state(__u16 type)
 {
-	/* the code objects and mappings that stacks name are described once, before use */
+	/*
+	 * the code objects and mappings that stacks name, and the kernel names
+	 * that GPU executions name, are described once, before use; an agent's
+	 * state (the latest kept) says it is on, so calls after it are matched
+	 */
 	return type == SP_REC_CALIB || type == SP_REC_HOSTMEM || type == SP_REC_CLOCK ||
-	       type == SP_REC_PYCODE || type == SP_REC_OBJMAP || type == SP_REC_RANK;
+	       type == SP_REC_PYCODE || type == SP_REC_OBJMAP || type == SP_REC_RANK ||
+	       type == SP_REC_GPU_NAME || type == SP_REC_GPU_STATE;
 }
 
 static int keep_state(struct tf_ring *r, const void *rec, size_t size)
@@ -95,17 +101,40 @@ static int keep_state(struct tf_ring *r, const void *rec, size_t size)
 	return 0;
 }
 
+_Static_assert(offsetof(struct sp_gpu_name_rec, tgid) == offsetof(struct sp_hostmem_rec, tgid) &&
+	       offsetof(struct sp_gpu_state_rec, tgid) == offsetof(struct sp_hostmem_rec, tgid),
+	       "a GPU record's tgid is not where state_tgid reads it");
+
 /* State that belongs to one process (its tgid follows type and size), 0 for the rest. */
 static __u32 state_tgid(const struct sp_rec_hdr *h)
 {
 	if (h->type != SP_REC_HOSTMEM && h->type != SP_REC_PYCODE && h->type != SP_REC_OBJMAP &&
-	    h->type != SP_REC_RANK)
+	    h->type != SP_REC_RANK && h->type != SP_REC_GPU_NAME && h->type != SP_REC_GPU_STATE)
 		return 0;
 	return ((const struct sp_hostmem_rec *)h)->tgid;
 }
 
-/* Drop tgid's state records, or only those naming its program's code (sites_only). */
-static void drop_state(struct tf_ring *r, __u32 tgid, bool sites_only)
+/* Which of a process's state records drop_state drops. */
+enum state_part {
+	STATE_ALL,		/* the process exited */
+	STATE_PROGRAM,		/* it exec'd: what names its old program's code and kernels */
+	STATE_GPU_STATE,	/* its agent's state: a newer one came */
+};
+
+static bool in_part(__u16 type, enum state_part part)
+{
+	switch (part) {
+	case STATE_PROGRAM:
+		return type == SP_REC_OBJMAP || type == SP_REC_PYCODE || type == SP_REC_GPU_NAME ||
+		       type == SP_REC_GPU_STATE;
+	case STATE_GPU_STATE:
+		return type == SP_REC_GPU_STATE;
+	default:
+		return true;
+	}
+}
+
+static void drop_state(struct tf_ring *r, __u32 tgid, enum state_part part)
 {
 	size_t kept = 0;
 
@@ -113,8 +142,7 @@ static void drop_state(struct tf_ring *r, __u32 tgid, bool sites_only)
 		const struct sp_rec_hdr *h = (const void *)(r->state + off);
 		size_t size = h->size;
 
-		if (state_tgid(h) != tgid || (sites_only && h->type != SP_REC_OBJMAP &&
-					      h->type != SP_REC_PYCODE)) {
+		if (state_tgid(h) != tgid || !in_part(h->type, part)) {
 			memmove(r->state + kept, h, size);
 			kept += size;
 		}
@@ -126,7 +154,7 @@ static void drop_state(struct tf_ring *r, __u32 tgid, bool sites_only)
 /* A process exited: later segments need none of its state, tables or pid. */
 static void forget_process(struct tf_ring *r, __u32 tgid)
 {
-	drop_state(r, tgid, false);
+	drop_state(r, tgid, STATE_ALL);
 	tf_header__forget_tgid(&r->hdr, tgid);
 	/* give back what churn left behind, keeping room to grow */
 	if (r->state_cap > 4096 && r->state_len < r->state_cap / 4) {
@@ -437,6 +465,8 @@ int tf_ring__write(struct tf_ring *r, const void *rec, size_t size)
 	if (size >= sizeof(*h) && h->type >= SP_REC_LIB && h->type <= SP_REC_PROC &&
 	    tf_header__apply(&r->hdr, rec, size) == -ENOMEM)
 		return ring__oom(r);
+	if (size >= sizeof(struct sp_gpu_state_rec) && h->type == SP_REC_GPU_STATE)
+		drop_state(r, ((const struct sp_gpu_state_rec *)rec)->tgid, STATE_GPU_STATE);
 	if (size >= sizeof(*h) && is_state(h->type) && keep_state(r, rec, size))
 		return ring__oom(r);
 	ret = put(r, rec, size);
@@ -444,9 +474,9 @@ int tf_ring__write(struct tf_ring *r, const void *rec, size_t size)
 		r->seg_records++;
 	if (!ret && size >= sizeof(struct sp_exit_rec) && h->type == SP_REC_EXIT)
 		forget_process(r, ((const struct sp_exit_rec *)rec)->tgid);
-	/* the new program's mappings and code objects follow: the old ones would misname them */
+	/* the new program's mappings, code objects and kernel names follow: the old would misname */
 	if (!ret && size >= sizeof(struct sp_exec_rec) && h->type == SP_REC_EXEC)
-		drop_state(r, ((const struct sp_exec_rec *)rec)->tgid, true);
+		drop_state(r, ((const struct sp_exec_rec *)rec)->tgid, STATE_PROGRAM);
 	return ret;
 }
 
