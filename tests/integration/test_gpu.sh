@@ -56,6 +56,44 @@ exact ranks --cycles 60 --ranks 2 --verify-pieces 2
 # always in flight): records come after watermarks past their end, and cycles wait
 SPECSIM_CUPTI=late exact late-buffers --cycles 300 --plant ctx@draft-verify/5
 
+# dump_truth NAME DIR [--rotated]: dump --json's GPU executions are the truth's, as many as
+# the report read, each kernel named as the truth names it; dump -c counts them alike
+dump_truth() {
+	local name=$1 dir=$2 counted
+	shift 2
+	"$SPECPROBE" dump --json "$dir/rec.sprb" >"$dir/dump.jsonl" 2>"$dir/dump.err"
+	[ -s "$dir/report.json" ] ||
+		"$SPECPROBE" report --json "$dir/rec.sprb" >"$dir/report.json" 2>/dev/null
+	counted=$("$SPECPROBE" dump -c "$dir/rec.sprb" 2>/dev/null |
+		awk '$2 == "GPU" && $3 != "name" && $3 != "state" { n += $1 } END { print n + 0 }')
+	if python3 "$TOP/tests/integration/check_gpu_dump.py" "$@" "$dir/dump.jsonl" \
+		"$dir/report.json" "$dir"/gt.rank* >"$dir/dump.check" 2>&1 &&
+		[ "$counted" = "$(grep -c '"record":"gpu"' "$dir/dump.jsonl")" ]; then
+		pass "$name: dump shows the truth's GPU executions ($(tail -1 "$dir/dump.check" |
+			sed 's/^ *//'))"
+	else
+		head -5 "$dir/dump.check"
+		fail "$name: dump's GPU records differ from the truth (dump -c: $counted) ($dir)"
+	fi
+}
+for name in graphs eager-drafts torch ranks; do
+	dump_truth "dump $name" "$SCRATCH/$name"
+done
+
+# a bounded recording whose first segments were rotated out still names every kernel: each
+# segment repeats the kernel names (and the agent's state) of the processes still alive
+dir=$SCRATCH/bounded
+mkdir -p "$dir"
+"$SPECPROBE" record --gpu -M 256K -o "$dir/rec.sprb" -- "$SERVER" -q --ground-truth "$dir/gt" \
+	--cycles 400 --draft-mode eager >/dev/null 2>"$dir/rec.err"
+first=$("$SPECPROBE" dump -c "$dir/rec.sprb" 2>&1 >/dev/null |
+	sed -n 's/.*rotated out before segment \([0-9]*\):.*/\1/p')
+if [ "${first:-0}" -ge 2 ]; then
+	dump_truth "bounded, segments 0..$((first - 1)) rotated out" "$dir" --rotated
+else
+	fail "bounded: no segment rotated out ($(grep -v '^libbpf' "$dir/rec.err" | tail -1))"
+fi
+
 # the text report leads with the answer, in GPU time
 dir=$SCRATCH/graphs
 "$SPECPROBE" report "$dir/rec.sprb" >"$dir/report.txt" 2>&1

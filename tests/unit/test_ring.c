@@ -275,6 +275,97 @@ static void test_ring_exec_drops_old_sites(void **state)
 	tf_reader__free(r);
 }
 
+static void put_gpu_name(struct tf_ring *ring, __u32 number, const char *name)
+{
+	union {
+		struct sp_gpu_name_rec rec;
+		unsigned char b[128];
+	} u = { .rec = { .type = SP_REC_GPU_NAME, .tgid = target, .number = number } };
+
+	u.rec.size = (sizeof(u.rec) + strlen(name) + 1 + 7) & ~7ul;
+	strcpy((char *)(&u.rec + 1), name);
+	assert_int_equal(tf_ring__write(ring, &u, u.rec.size), 0);
+}
+
+static void put_gpu_state(struct tf_ring *ring, __u64 records)
+{
+	struct sp_gpu_state_rec st = { .type = SP_REC_GPU_STATE, .size = sizeof(st),
+				       .tgid = target, .ts = 1500 + records, .records = records,
+				       .status = SP_GPU_ON };
+
+	assert_int_equal(tf_ring__write(ring, &st, sizeof(st)), 0);
+}
+
+/*
+ * Kernel names and the agent's latest state come again in every file, so a set
+ * whose first files were rotated out still names its kernels; an execve's
+ * program brings its own.
+ */
+static void test_ring_repeats_gpu_names(void **state)
+{
+	char base[PATH_LEN], seg[PATH_LEN + 16], err[512];
+	struct sp_exec_rec ex = { .type = SP_REC_EXEC, .size = sizeof(ex), .tgid = target };
+	const char *want[] = { "draft_step", "verify_forward" };
+	int names = 0, states = 0, ret;
+	struct tf_header h;
+	struct tf_ring *ring;
+	struct tf_reader *r;
+	const void *rec;
+	__u32 high;
+
+	snprintf(base, sizeof(base), "%s/run.sprb", (char *)*state);
+	fill_header(&h, "a", 1000, 5000);
+	ring = tf_ring__create(base, false, 0600, &h, 256 << 10, err, sizeof(err));
+	assert_non_null(ring);
+	put_gpu_name(ring, 1, "old_program_kernel");
+	put_gpu_state(ring, 1);
+	assert_int_equal(tf_ring__write(ring, &ex, sizeof(ex)), 0);
+	put_gpu_name(ring, 1, want[0]);
+	put_gpu_name(ring, 2, want[1]);
+	put_gpu_state(ring, 2);
+	put_gpu_state(ring, 3);
+	for (__u32 i = 1; i <= CALLS; i++) {
+		struct sp_call_rec c = call_at(i, 2000 + i);
+
+		assert_int_equal(tf_ring__write(ring, &c, sizeof(c)), 0);
+	}
+	assert_int_equal(tf_ring__close(ring), 0);
+	high = tf_ring__rotated(ring, NULL) + TF_RING_SEGMENTS - 1;
+	tf_ring__free(ring);
+	assert_true(high > TF_RING_SEGMENTS);
+	/* the set, read from its oldest kept file, which the names never were written in */
+	r = tf_reader__open(base, err, sizeof(err));
+	assert_non_null(r);
+	while ((ret = tf_reader__next(r, &rec)) > 0) {
+		const struct sp_gpu_name_rec *n = rec;
+
+		if (n->type == SP_REC_GPU_STATE) {
+			states++;
+			assert_int_equal(((const struct sp_gpu_state_rec *)rec)->records, 3);
+		}
+		if (n->type != SP_REC_GPU_NAME)
+			continue;
+		assert_true(n->number >= 1 && n->number <= 2);
+		assert_string_equal((const char *)(n + 1), want[n->number - 1]);
+		names++;
+	}
+	assert_int_equal(ret, 0);
+	assert_int_equal(names, 2);
+	assert_int_equal(states, 1);
+	assert_true(tf_header__rotated(tf_reader__header(r)));
+	tf_reader__free(r);
+	/* the newest file alone too */
+	tf_segment_path(seg, sizeof(seg), base, high);
+	r = tf_reader__open(seg, err, sizeof(err));
+	assert_non_null(r);
+	names = 0;
+	while ((ret = tf_reader__next(r, &rec)) > 0)
+		names += ((const struct sp_rec_hdr *)rec)->type == SP_REC_GPU_NAME;
+	assert_int_equal(ret, 0);
+	assert_int_equal(names, 2);
+	tf_reader__free(r);
+}
+
 /* State of live processes past half a segment: the oldest left out and counted, the budget held. */
 static void test_ring_trims_state(void **state)
 {
@@ -504,6 +595,7 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_ring_forgets_exited, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_ring_exec_drops_old_sites, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_ring_repeats_gpu_names, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_ring_trims_state, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_ring_gap_and_strangers, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_ring_gap_keeps_late_tables, setup, teardown),
