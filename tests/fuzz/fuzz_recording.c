@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /*
  * The recording reader and the decoder as `specprobe dump` drives them: any
- * bytes as a recording, each decoded call printed as text and as JSON.
+ * bytes as a recording, each decoded call and GPU record printed as text and as JSON.
  */
 #include <errno.h>
 #include "dump_fmt.h"
@@ -18,10 +18,20 @@ static int print_call(void *ctx, const struct tf_header *hdr, const struct sp_ca
 	return 0;
 }
 
+static int print_gpu(void *ctx, const struct sp_rec_hdr *rec, size_t size)
+{
+	FILE *out = fuzz_devnull();
+
+	(void)ctx;
+	dump_fmt__gpu(out, rec, size, "kernel", false);
+	dump_fmt__gpu(out, rec, size, NULL, true);
+	return 0;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static const struct pipeline_opts calls_only = { .analyse = false };
-	struct pipeline_consumer printer = { .call = print_call };
+	struct pipeline_consumer printer = { .call = print_call, .gpu_record = print_gpu };
 	struct pipeline *p;
 	char err[512];
 
