@@ -63,6 +63,7 @@ struct thread_ctx {
 	bool has_extend;		/* some exec launched here is an extend graph */
 	bool graph_drafts;		/* some exec launched here is a draft graph */
 	bool eager;			/* its forwards are eager bursts (LOOP_EAGER) */
+	bool plain_graphs;		/* it launches CUDA graphs too */
 	enum lead_from lead_from;
 	bool lead_extends;
 };
@@ -179,6 +180,7 @@ static void collect_stats(struct thread_ctx *tc)
 		if (e->kind != LOOP_GRAPH)
 			continue;
 		tc->eager |= e->flags & LOOP_EAGER;
+		tc->plain_graphs |= !(e->flags & LOOP_EAGER);
 		st = &tc->stats[e->handle];
 		st->launches++;
 		st->after_run += last != NONE && last != e->handle && last_counted;
@@ -270,18 +272,29 @@ static struct model_exec *pick_eager_anchor(struct thread_ctx *tc, bool any_hand
 		     mean_wait(st) > mean_wait(&tc->stats[best->id])))
 			best = x;
 	}
-	if (best)
+	if (best && tc->plain_graphs)
+		*from = ROLE_FROM_EAGER_GRAPHS;
+	else if (best)
 		*from = best->eager_kernels > repeating ? ROLE_FROM_EAGER : ROLE_FROM_EAGER_STEPS;
 	return best;
 }
 
+/*
+ * Beside graphs, an eager forward (model_eager.c: larger than all of them,
+ * handing a result) is verify unless a graph hands the result too: then an
+ * eager forward is work outside the loop, such as an eager prefill.
+ */
 static struct model_exec *pick_anchor(struct thread_ctx *tc, enum role_source *from)
 {
-	bool any_hands = false;
+	bool any_hands = false, graph_hands = false;
 
-	for (size_t id = 0; id < tc->v->nr_execs && !any_hands; id++)
-		any_hands = hands_result(tc, &tc->stats[id]);
-	if (tc->eager)
+	for (size_t id = 0; id < tc->v->nr_execs; id++) {
+		bool hands = hands_result(tc, &tc->stats[id]);
+
+		any_hands |= hands;
+		graph_hands |= hands && !tc->v->execs[id]->eager;
+	}
+	if (tc->eager && !graph_hands)
 		return pick_eager_anchor(tc, any_hands, from);
 	for (int pass = 0; pass < 2; pass++) {
 		struct model_exec *best = NULL;
@@ -292,7 +305,7 @@ static struct model_exec *pick_anchor(struct thread_ctx *tc, enum role_source *f
 			const struct exec_stats *st = &tc->stats[id];
 			struct model_exec *x = tc->v->execs[id];
 
-			if (st->launches < 2 || (any_hands && !hands_result(tc, st)))
+			if (x->eager || st->launches < 2 || (any_hands && !hands_result(tc, st)))
 				continue;
 			if (pass == 0 && x->capture && captured_work(x->capture) > best_kernels) {
 				best = x;
@@ -845,6 +858,12 @@ static size_t last_draft_graph(const struct thread_ctx *tc, size_t from, size_t 
 	return NONE;
 }
 
+/* Its drafts are eager forwards, a sync per token: no graph launched beside them. */
+static bool eager_drafts(const struct thread_ctx *tc)
+{
+	return tc->eager && !tc->plain_graphs;
+}
+
 /*
  * Walking back from verify: past calls that are not draft launches (a sync
  * between draft and verify, work on other streams), then over draft launches
@@ -877,7 +896,7 @@ static void find_draft(struct thread_ctx *tc, size_t i)
 		 * walk; an eager draft syncs after each step, so only a launch ends it
 		 */
 		if (e->kind == LOOP_GRAPH ||
-		    (it->draft != NONE && (is_launch(e) || (is_blocking(e) && !tc->eager)))) {
+		    (it->draft != NONE && (is_launch(e) || (is_blocking(e) && !eager_drafts(tc))))) {
 			it->draft_seen = true;
 			return;
 		}
@@ -1753,6 +1772,7 @@ struct plan_thread {
 	bool last_synced, last_handed;
 	bool last_counted;		/* the last graph launch counted in self_next */
 	bool eager;			/* eager bursts read as forwards */
+	bool plain_graphs;		/* CUDA graphs launched too */
 	size_t neighbour;		/* exec of its last graph launch since a sync */
 	struct exec_pair *pairs;	/* graph launches one after the other, no sync between */
 	size_t nr_pairs, cap_pairs;
@@ -1875,7 +1895,8 @@ static struct thread_ctx plan_ctx(struct model *m, struct model_thread *t, struc
 	return (struct thread_ctx){
 		.m = m, .v = model__view(m), .t = t, .stats = pt->stats,
 		.copies_d2h = pt->copies_d2h, .has_extend = pt->has_extend,
-		.graph_drafts = pt->graph_drafts, .eager = pt->eager, .lead_from = pt->lead_from,
+		.graph_drafts = pt->graph_drafts, .eager = pt->eager,
+		.plain_graphs = pt->plain_graphs, .lead_from = pt->lead_from,
 		.lead_extends = pt->lead_extends,
 	};
 }
@@ -1917,6 +1938,7 @@ static int stats_event(struct plan_thread *pt, const struct loop_event *e)
 		pt->neighbour = e->handle;
 		pt->graphs = true;
 		pt->eager |= e->flags & LOOP_EAGER;
+		pt->plain_graphs |= !(e->flags & LOOP_EAGER);
 		pt->stats[e->handle].after_run += pt->last_graph != NONE &&
 						  pt->last_graph != e->handle && pt->last_counted;
 		pt->last_counted = count_self_next(pt->stats, pt->last_graph, pt->last_counted,
