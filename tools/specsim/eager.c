@@ -113,8 +113,12 @@ static int draft_forward(struct rank_state *st, int cycle)
 	return 0;
 }
 
-/* The host reads what the GPU made: a copy to pinned memory, then the stream's sync. */
-static int read_back(struct rank_state *st, int cycle, void *dst, size_t bytes)
+/*
+ * The host reads a draft token: a copy to pinned memory, then the stream's
+ * sync. Its own function, as the stopping criteria are code apart from the
+ * accept: the two syncs have different call sites.
+ */
+static __attribute__((noinline)) int read_back(struct rank_state *st, int cycle, void *dst, size_t bytes)
 {
 	CU(cuMemcpyDtoHAsync_v2, (dst, st->accept_dev, bytes, st->main), A("dst_host", dst),
 	   A("src", st->accept_dev), A("bytes", bytes), A("stream", st->main));

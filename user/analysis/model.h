@@ -132,6 +132,7 @@ enum role_source {
 	ROLE_FROM_EAGER,	/* eager verify: the forward of most launches, never a repeated step */
 	ROLE_FROM_EAGER_STEPS,	/* eager verify: as many launches as the draft's, which repeats */
 	ROLE_FROM_EAGER_GRAPHS,	/* eager verify beside graphs: larger than all, hands the result */
+	ROLE_FROM_EAGER_SITES,	/* eager verify: its syncs' call site, not the draft steps' */
 	ROLE_FROM_NR,
 };
 
