@@ -202,10 +202,20 @@ def check_eager(ck, rep, r):
                       f"rank {r['rank']}: verify_from {lp['verify_from']}")
 
 
+def check_eager_verify(ck, rep, r):
+    """Graph drafts and an eager verify (--verify-mode eager): the verify is an eager forward,
+    no graph is."""
+    eager = [g for g in rep["graphs"] if g["pid"] == r["pid"] and g.get("eager") and g["launches"]]
+    ck.expect(eager and all(g["role"] == "verify" for g in eager),
+              f"rank {r['rank']}: eager forwards with roles {[g['role'] for g in eager]}")
+
+
 def check_graphs(ck, rep, r, inventory):
     if r["summary"].get("eager_loop"):
         check_eager(ck, rep, r)
         return
+    if r["summary"].get("verify_mode") == "eager":
+        check_eager_verify(ck, rep, r)
     tool = {int(g["exec"], 16): g for g in rep["graphs"]
             if g["pid"] == r["pid"] and not g.get("eager")}
     truth = {g["exec"]: g for g in r["graphs"]}
@@ -243,6 +253,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--report", required=True)
     ap.add_argument("--inventory", choices=("full", "launched"), default="full")
+    ap.add_argument("--verify-from", help="how every loop's verify must have been told")
     ap.add_argument("truth", nargs="+")
     a = ap.parse_args()
     rep = json.load(open(a.report))
@@ -253,6 +264,10 @@ def main():
         if r["summary"]["nranks"] > 1 and loops and a.inventory == "full":
             ck.expect(loops[0]["rank"] == r["rank"],
                       f"pid {r['pid']}: rank {loops[0]['rank']} != {r['rank']}")
+        if a.verify_from:
+            for lp in loops:
+                ck.expect(lp["verify_from"] == a.verify_from,
+                          f"rank {r['rank']}: verify_from {lp['verify_from']} != {a.verify_from}")
         check_cycles(ck, rep, r, [c for c in rep["cycles"] if c["pid"] == r["pid"]])
         check_graphs(ck, rep, r, a.inventory)
     for f in ck.failures[:20]:

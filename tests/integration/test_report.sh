@@ -12,7 +12,9 @@ check() {
 		fail "$name: report failed: $(head -1 "$dir/report.err")"
 		return
 	fi
-	if python3 "$CHECK" --report "$dir/report.json" --inventory "$inventory" "$dir"/gt.rank*; then
+	# expect_from, where set: how every loop's verify must have been told
+	if python3 "$CHECK" --report "$dir/report.json" --inventory "$inventory" \
+		${expect_from:+--verify-from "$expect_from"} "$dir"/gt.rank*; then
 		pass "$name: cycle count, phase boundaries and graphs equal the ground truth"
 	else
 		fail "$name: report differs from the ground truth ($dir)"
@@ -33,6 +35,21 @@ from_init() {
 	shift
 	start_server "$dir" --wait-at init "$@" || { fail "$name: no server"; return; }
 	record_whole_run "$dir"
+	check "$name" "$dir" full
+}
+
+# from_init with the recording's call sites left out (record --stacks none)
+no_stacks() {
+	local name=$1 dir="$SCRATCH/$1" rec
+	shift
+	start_server "$dir" --wait-at init "$@" || { fail "$name: no server"; return; }
+	"$SPECPROBE" record -o "$dir/rec.sprb" -p "$target" --ring-mb 256 --stacks none \
+		2>"$dir/rec.err" &
+	rec=$!
+	wait_file "$dir/rec.sprb"
+	touch "$dir/go"
+	wait $server_pid
+	wait $rec
 	check "$name" "$dir" full
 }
 
@@ -161,6 +178,26 @@ if "$SERVER" --help | grep -q -- --eager-loop; then
 	from_gate gate-eager-plants --cycles 100 --eager-loop --draft-k 5 \
 		--plant ctx@after-verify/3 --plant stream@accept/4 --plant free@extend/5
 	mid_run mid-run-eager-loop --cycles 1500 --eager-loop --eager-same
+	# draft = target drafting at most two tokens: the steps rarely follow one another, so
+	# only the call sites of the syncs (the token reads, the accept) tell the verify
+	expect_from=eager-sites from_init eager-same-k2 --cycles 100 --eager-loop --eager-same \
+		--draft-k 2
+	expect_from=eager-sites from_init eager-same-k2-ranks --cycles 60 --eager-loop \
+		--eager-same --draft-k 2 --ranks 2 --eager-trim-joined
+	# without call sites the loop's structure tells them, as it did before sites were read
+	expect_from=eager-steps no_stacks eager-same-no-stacks --cycles 100 --eager-loop \
+		--eager-same --draft-k 6
+	expect_from=eager-launches no_stacks eager-loop-no-stacks --cycles 100 --eager-loop \
+		--draft-k 6
+fi
+# graph draft steps and extend, the verify forward eager (a batch too large for the graphs)
+if "$SERVER" --help | grep -q -- --verify-mode; then
+	expect_from=eager-graphs from_init eager-verify --cycles 100 --verify-mode eager \
+		--draft-k 4
+	expect_from=eager-graphs from_init eager-verify-ranks --cycles 60 --verify-mode eager \
+		--ranks 2 --draft-k 3 --batch-schedule 1,2 --accept-mode event
+	expect_from=eager-graphs from_init eager-verify-deferred --cycles 100 --verify-mode eager \
+		--accept-mode deferred --extra-draft-every 3 --plant stream@after-verify/4
 fi
 no_cycles
 good="$SCRATCH/per-step-sync/rec.sprb"

@@ -90,6 +90,22 @@ traced init eager-loop --cycles 150 --eager-loop --draft-k 6 --plant ctx@after-v
 	--plant sync-copy@after-verify/7 --clean-syncs
 traced gate eager-same-ranks --cycles 100 --eager-loop --eager-same --ranks 2 \
 	--plant legacy@after-verify/2 --plant pageable-copy@accept/3 --plant poll@extend/4
+# draft = target with at most two tokens: the call sites tell the token reads from the accept
+traced init eager-same-k2 --cycles 150 --eager-loop --eager-same --draft-k 2 \
+	--plant ctx@after-verify/3 --plant stream@accept/4 --plant event@draft-verify/2 \
+	--plant free@extend/5 --clean-syncs
+traced init eager-same-k2-ranks --cycles 100 --eager-loop --eager-same --draft-k 2 --ranks 2 \
+	--plant legacy@after-verify/2 --plant pageable-copy@accept/3 --plant poll@extend/4
+# graph drafts, the verify eager: its accept sync is the loop's own, the plants are flagged
+if "$SERVER" --help | grep -q -- --verify-mode; then
+	traced init eager-verify --cycles 150 --verify-mode eager --draft-k 4 \
+		--plant ctx@after-verify/3 --plant stream@accept/4 --plant free@extend/5 \
+		--plant event@draft-verify/2 --plant sync-copy@after-verify/7 \
+		--plant pageable-copy@draft-verify/3 --clean-syncs
+	traced init eager-verify-ranks --cycles 100 --verify-mode eager --draft-k 3 --ranks 2 \
+		--plant legacy@after-verify/2 --plant pageable-copy@accept/3 --plant poll@extend/4 \
+		--plant ctx@draft-verify/5
+fi
 # PyTorch's loop (--torch): the legacy stream only, pinned buffers and a malloc'd scalar made
 # before the gate. Under the tracer a call can outlast a 50 us copy, so the scalar's staged H2D
 # and .item()'s kernels last longer here: their syncs then still find work (the truth's

@@ -15,6 +15,10 @@
  * accepted, -1 after a rejection, within [1, --draft-k]. --eager-same drafts
  * with the target's kernels (draft = target): only grids and the loop's
  * structure tell the two forwards apart.
+ *
+ * --verify-mode eager: the draft's steps and the extend are graphs, the
+ * target's forward over k + 1 tokens is these eager kernels (a batch too large
+ * for the captured graphs).
  */
 #include "rank.h"
 
@@ -109,8 +113,12 @@ static int draft_forward(struct rank_state *st, int cycle)
 	return 0;
 }
 
-/* The host reads what the GPU made: a copy to pinned memory, then the stream's sync. */
-static int read_back(struct rank_state *st, int cycle, void *dst, size_t bytes)
+/*
+ * The host reads a draft token: a copy to pinned memory, then the stream's
+ * sync. Its own function, as the stopping criteria are code apart from the
+ * accept: the two syncs have different call sites.
+ */
+static __attribute__((noinline)) int read_back(struct rank_state *st, int cycle, void *dst, size_t bytes)
 {
 	CU(cuMemcpyDtoHAsync_v2, (dst, st->accept_dev, bytes, st->main), A("dst_host", dst),
 	   A("src", st->accept_dev), A("bytes", bytes), A("stream", st->main));
@@ -133,6 +141,12 @@ int eager__draft(struct rank_state *st, int cycle)
 	if (loop__plant_sync(st, cycle))
 		return -1;
 	return plants__at(st, POS_DRAFT_VERIFY, cycle);
+}
+
+/* --verify-mode eager: the target's forward alone, between draft and extend graphs. */
+int eager__target_verify(struct rank_state *st, int cycle)
+{
+	return target_forward(st, env.draft_k + 1, cycle, bounds__verify_launch);
 }
 
 int eager__verify(struct rank_state *st, int cycle)

@@ -204,9 +204,12 @@ int graphs__capture_all(struct rank_state *st)
 		/* eager drafts launch their kernels each step: nothing to capture */
 		if (run_order && env.draft_mode != DRAFT_EAGER && capture_draft(st, b))
 			return -1;
-		if (capture_verify(st, b))
+		/* an eager verify launches its kernels each cycle: nothing to capture */
+		if (env.verify_mode == VERIFY_GRAPH && capture_verify(st, b))
 			return -1;
 	}
+	if (env.verify_mode == VERIFY_EAGER && eager__setup(st))
+		return -1;
 	for (int b = 0; b < env.nr_batch_sizes && env.draft_mode != DRAFT_EAGER &&
 			env.capture_order == CAPTURE_VERIFY_FIRST; b++)
 		if (capture_draft(st, b))

@@ -151,7 +151,8 @@ static int accept_phase(struct rank_state *st, int cycle)
 
 	if (every(env.free_every, cycle) && free_in_loop(st, cycle))
 		return -1;
-	for (int e = 0; e < env.eager; e++)
+	/* after an eager verify these would run on in its burst: its forward holds them */
+	for (int e = 0; e < env.eager && env.verify_mode == VERIFY_GRAPH; e++)
 		if (graphs__launch(st, st->k.eager, st->main, bs, st->ns.eager))
 			return -1;
 	truth__set_tag(env.pageable ? "pageable-copy" : NULL);
@@ -175,6 +176,11 @@ static int accept_phase(struct rank_state *st, int cycle)
 static int verify_phase(struct rank_state *st, int cycle)
 {
 	loop__host_prepare();
+	if (env.verify_mode == VERIFY_EAGER) {
+		if (eager__target_verify(st, cycle))
+			return -1;
+		return plants__at(st, POS_AFTER_VERIFY, cycle);
+	}
 	for (int j = 0; j < env.verify_pieces; j++) {
 		CUgraphExec x = st->verify[st->batch_index][j].exec;
 

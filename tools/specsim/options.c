@@ -41,6 +41,7 @@ enum {
 	OPT_RATE_CALL, OPT_RATE_TRUTH, OPT_WORKER, OPT_READY_FD, OPT_GO_FD, OPT_UID_FILE,
 	OPT_EXTRA_DRAFT, OPT_VERIFY_PIECES, OPT_BATCH_SCHEDULE, OPT_PLANT, OPT_CLEAN_SYNCS, OPT_HANG,
 	OPT_TORCH, OPT_RANK_HINT, OPT_CAPTURE_ORDER, OPT_EAGER_LOOP, OPT_EAGER_SAME, OPT_EAGER_TRIM_JOINED,
+	OPT_VERIFY_MODE,
 };
 
 static const char doc[] =
@@ -56,6 +57,7 @@ static const char doc[] =
 	"  specsim-server --plant ctx@draft-verify/5 --plant pageable-copy@accept --clean-syncs\n"
 	"  specsim-server --torch -k 5 --plant side-stream/2 --plant pageable-copy/3\n"
 	"  specsim-server --eager-loop -k 6 --plant stream@draft-verify/4\n"
+	"  specsim-server --verify-mode eager -k 4 --plant event@draft-verify/3\n"
 	"  specsim-server --cycles 0 --rate-test 1000000\n";
 
 static const struct argp_option opts[] = {
@@ -65,6 +67,10 @@ static const struct argp_option opts[] = {
 	{ "draft-mode", OPT_DRAFT_MODE, "MODE", 0,
 	  "per-step (one graph per draft step), one-graph, or eager (--draft-kernels "
 	  "cuLaunchKernel per step, no graph) (default per-step)", 1 },
+	{ "verify-mode", OPT_VERIFY_MODE, "MODE", 0,
+	  "graph, or eager (the target's kernels launched one by one over k + 1 tokens, as "
+	  "a batch too large for the captured graphs runs; accept then launches no kernel of "
+	  "its own) (default graph)", 1 },
 	{ "extra-draft-every", OPT_EXTRA_DRAFT, "N", 0,
 	  "every N-th cycle one more draft step (k + 1 launches; 0 = never)", 1 },
 	{ "verify-pieces", OPT_VERIFY_PIECES, "P", 0,
@@ -215,6 +221,7 @@ static int pick(struct argp_state *state, const char *arg, const char *const *na
 }
 
 static const char *const draft_modes[] = { "per-step", "one-graph", "eager" };
+static const char *const verify_modes[] = { "graph", "eager" };
 static const char *const capture_orders[] = { "verify-first", "run" };
 static const char *const accept_modes[] = { "sync", "event", "deferred" };
 static const char *const serve_formats[] = { "vllm", "sglang" };
@@ -256,6 +263,11 @@ _Static_assert(ARRAY_SIZE(plant_positions) == POS_NR, "a name per position");
 const char *draft_mode_name(enum draft_mode m)
 {
 	return draft_modes[m];
+}
+
+const char *verify_mode_name(enum verify_mode m)
+{
+	return verify_modes[m];
 }
 
 const char *accept_mode_name(enum accept_mode m)
@@ -375,6 +387,11 @@ static void check_eager(struct argp_state *state)
 {
 	if ((env.eager_same || env.eager_trim_joined) && !env.eager_loop)
 		argp_error(state, "--eager-same and --eager-trim-joined need --eager-loop");
+	if (env.verify_mode == VERIFY_EAGER &&
+	    (env.eager_loop || env.torch || env.draft_mode == DRAFT_EAGER || env.verify_pieces != 1))
+		argp_error(state, "--verify-mode eager drafts with graphs and runs verify as one "
+				  "forward: no --eager-loop, --torch, --draft-mode eager or "
+				  "--verify-pieces");
 	if (!env.eager_loop)
 		return;
 	if (env.torch || env.draft_mode != DRAFT_PER_STEP || env.accept_mode != ACCEPT_SYNC ||
@@ -439,6 +456,7 @@ static const struct opt_arg args[] = {
 	INT_ARG('k', draft_k, 1, MAX_DRAFT_K),
 	INT_ARG('r', ranks, 1, 64),
 	PICK_ARG(OPT_DRAFT_MODE, draft_mode, draft_modes, "--draft-mode"),
+	PICK_ARG(OPT_VERIFY_MODE, verify_mode, verify_modes, "--verify-mode"),
 	PICK_ARG(OPT_CAPTURE_ORDER, capture_order, capture_orders, "--capture-order"),
 	INT_ARG(OPT_BATCH, batch, 1, 4096),
 	INT_ARG(OPT_LAYERS, layers, 1, 1024),
@@ -483,6 +501,7 @@ static const struct opt_arg args[] = {
 /* the enums are stored through an int */
 _Static_assert(sizeof(enum draft_mode) == sizeof(int), "enum size");
 _Static_assert(sizeof(enum capture_order) == sizeof(int), "enum size");
+_Static_assert(sizeof(enum verify_mode) == sizeof(int), "enum size");
 
 static void store(struct argp_state *state, const struct opt_arg *a, char *arg)
 {

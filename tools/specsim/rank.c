@@ -114,7 +114,8 @@ static void summary_line(const struct rank_state *st)
 		    "\"stopped\":%s,\"graph_launches\":%lld,\"host_ns\":%lld,"
 		    "\"draft_kernels\":%d,\"eager\":%d,\"verify_pieces\":%d,"
 		    "\"extra_draft_every\":%d,\"batch_schedule\":[%s],\"plants\":[%s],"
-		    "\"clean_syncs\":%s,\"torch\":%s,\"eager_loop\":%s,\"eager_same\":%s",
+		    "\"clean_syncs\":%s,\"torch\":%s,\"eager_loop\":%s,\"eager_same\":%s,"
+		    "\"verify_mode\":\"%s\"",
 		    env.ranks, env.cycles, st->cycles_run, env.draft_k,
 		    draft_mode_name(env.draft_mode), st->nr_draft_graphs,
 		    accept_mode_name(env.accept_mode), env.batch, sizes, env.layers, env.plant_sync,
@@ -124,7 +125,8 @@ static void summary_line(const struct rank_state *st)
 		    truth__count("cuGraphLaunch"), env.host_ns, env.draft_kernels, env.eager,
 		    env.verify_pieces, env.extra_draft_every, schedule, plants,
 		    env.clean_syncs ? "true" : "false", env.torch ? "true" : "false",
-		    env.eager_loop ? "true" : "false", env.eager_same ? "true" : "false");
+		    env.eager_loop ? "true" : "false", env.eager_same ? "true" : "false",
+		    verify_mode_name(env.verify_mode));
 }
 
 /* FILE with its first %d replaced by the rank, or FILE.rankN. */

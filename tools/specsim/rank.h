@@ -139,6 +139,7 @@ int eager__draft(struct rank_state *st, int cycle);
 int eager__verify(struct rank_state *st, int cycle);
 int eager__accept(struct rank_state *st, int cycle);
 int eager__extend(struct rank_state *st, int cycle);
+int eager__target_verify(struct rank_state *st, int cycle);
 
 /* loop.c */
 int loop__run(struct rank_state *st);

@@ -14,6 +14,7 @@
 #define MAX_PLANTS 32
 
 enum draft_mode { DRAFT_PER_STEP, DRAFT_ONE_GRAPH, DRAFT_EAGER };
+enum verify_mode { VERIFY_GRAPH, VERIFY_EAGER };
 enum capture_order { CAPTURE_VERIFY_FIRST, CAPTURE_RUN };
 enum accept_mode { ACCEPT_SYNC, ACCEPT_EVENT, ACCEPT_DEFERRED };
 enum wait_at { WAIT_AT_LOOP, WAIT_AT_INIT };
@@ -54,6 +55,7 @@ struct env {
 	int cycles;
 	int draft_k;
 	enum draft_mode draft_mode;
+	enum verify_mode verify_mode;
 	enum capture_order capture_order;
 	long long draft_ns, verify_ns, accept_ns, extend_ns, allreduce_ns;
 	long long host_ns;	/* host work before each graph launch */
@@ -112,6 +114,7 @@ void rank_title__set(int argc, char **argv, int rank);
 /* options.c */
 int options__parse(int argc, char **argv);
 const char *draft_mode_name(enum draft_mode m);
+const char *verify_mode_name(enum verify_mode m);
 const char *accept_mode_name(enum accept_mode m);
 const char *rate_call_name(enum rate_call c);
 const char *plant_kind_name(enum plant_kind k);

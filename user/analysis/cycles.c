@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include "callstack.h"
 #include "cycles.h"
 #include "gputime.h"
 #include "grow.h"
@@ -35,6 +36,19 @@ struct exec_stats {
 	__u32 voted, voted_lead;	/* launches between an accept and the next verify; leads */
 	__u32 self_next;	/* launches next to one of its own (graphs between: none) */
 	__u32 after_run;	/* launches right after a run of another exec's launches */
+	/* the call site that most of its launches are followed by a sync from (recorded stacks) */
+	__u32 site, site_launches;
+};
+
+/* Up to this many call sites of syncs between two graph launches are read. */
+#define GAP_SITES 4
+
+/* Call sites of the syncs after each graph launch, up to the next one. */
+struct site_stats {
+	struct hmap counts;	/* (exec + 1, site): launches followed by it; (0, site): repeats */
+	size_t last;		/* exec of the last graph launch, NONE before the first */
+	__u32 cur[GAP_SITES], prev[GAP_SITES];	/* sites since it, and before it */
+	__u8 nr_cur, nr_prev;
 };
 
 /* One verify launch group and what surrounds it. */
@@ -63,6 +77,9 @@ struct thread_ctx {
 	bool has_extend;		/* some exec launched here is an extend graph */
 	bool graph_drafts;		/* some exec launched here is a draft graph */
 	bool eager;			/* its forwards are eager bursts (LOOP_EAGER) */
+	bool plain_graphs;		/* it launches CUDA graphs too */
+	struct site_stats *sites;	/* call sites of syncs; NULL: none recorded */
+	struct site_stats own_sites;	/* the whole run's, where the thread is read at once */
 	enum lead_from lead_from;
 	bool lead_extends;
 };
@@ -163,12 +180,110 @@ static bool repeats_itself(const struct exec_stats *st)
 	return st->self_next * 2 > st->launches;
 }
 
+static bool has_site(const __u32 *sites, __u8 n, __u32 site)
+{
+	for (__u8 i = 0; i < n; i++)
+		if (sites[i] == site)
+			return true;
+	return false;
+}
+
+/* A sync from site between two graph launches. */
+static void site_sync(struct site_stats *ss, __u32 site)
+{
+	if (site && ss->nr_cur < GAP_SITES && !has_site(ss->cur, ss->nr_cur, site))
+		ss->cur[ss->nr_cur++] = site;
+}
+
+static int count_up(struct hmap *counts, __u64 a, __u64 b, __u32 *now)
+{
+	*now = (__u32)(size_t)hmap__get(counts, a, b) + 1;
+	return hmap__set(counts, a, b, (void *)(size_t)*now);
+}
+
+/*
+ * A graph launch (exec next; NONE: the end) ends the last one's gap: each
+ * site of a sync in it counts once for that exec, and repeats where a sync
+ * from it followed the launch before too (a draft reads each step's token
+ * from one place; the verify's sync never follows two launches in a row).
+ */
+static int site_launch(struct site_stats *ss, struct exec_stats *stats, size_t next)
+{
+	struct exec_stats *st = ss->last == NONE ? NULL : &stats[ss->last];
+	__u32 n;
+
+	for (__u8 i = 0; st && i < ss->nr_cur; i++) {
+		__u32 site = ss->cur[i];
+
+		if (count_up(&ss->counts, ss->last + 1, site, &n))
+			return -ENOMEM;
+		if (n > st->site_launches) {
+			st->site = site;
+			st->site_launches = n;
+		}
+		if (has_site(ss->prev, ss->nr_prev, site) && count_up(&ss->counts, 0, site, &n))
+			return -ENOMEM;
+	}
+	memcpy(ss->prev, ss->cur, sizeof(ss->prev));
+	ss->nr_prev = ss->nr_cur;
+	ss->nr_cur = 0;
+	ss->last = next;
+	return 0;
+}
+
+/* Call site of each sync among t's events, by event; NULL: no stacks (or no memory). */
+static __u32 *event_sites(const struct model_view *v, const struct model_thread *t)
+{
+	__u32 *sites;
+
+	if (!v->stacks || !t->nr_events || !(sites = calloc(t->nr_events, sizeof(*sites))))
+		return NULL;
+	for (size_t i = 0; i < v->nr_syncs; i++) {
+		const struct model_sync *sy = &v->syncs[i];
+		const struct cs_stack *st;
+		size_t k = sy->event_index;
+
+		if (sy->tid != t->tid || sy->tgid != t->tgid || !sy->stack || k >= t->nr_events ||
+		    t->events[k].ts != sy->ts || !is_blocking(&t->events[k]))
+			continue;
+		st = callstacks__stack(v->stacks, sy->stack);
+		sites[k] = st ? st->site : 0;
+	}
+	return sites;
+}
+
+/* Sites of the syncs after each graph launch (event_sites); none without stacks or memory. */
+static int sites_of_events(struct site_stats *ss, struct exec_stats *stats,
+			   const struct model_thread *t, const __u32 *sites, size_t upto)
+{
+	for (size_t j = 0; j < upto; j++) {
+		if (t->events[j].kind == LOOP_GRAPH && site_launch(ss, stats, t->events[j].handle))
+			return -ENOMEM;
+		if (sites[j])
+			site_sync(ss, sites[j]);
+	}
+	return 0;
+}
+
+static void collect_sites(struct thread_ctx *tc)
+{
+	__u32 *sites = event_sites(tc->v, tc->t);
+
+	tc->own_sites = (struct site_stats){ .last = NONE };
+	tc->sites = sites ? &tc->own_sites : NULL;
+	if (sites && (sites_of_events(tc->sites, tc->stats, tc->t, sites, tc->t->nr_events) ||
+		      site_launch(tc->sites, tc->stats, NONE)))
+		tc->sites = NULL;
+	free(sites);
+}
+
 static void collect_stats(struct thread_ctx *tc)
 {
 	const struct model_thread *t = tc->t;
 	size_t last = NONE;
 	bool last_counted = false;
 
+	collect_sites(tc);
 	for (size_t j = 0; j < t->nr_events; j++) {
 		const struct loop_event *e = &t->events[j];
 		struct exec_stats *st;
@@ -179,6 +294,7 @@ static void collect_stats(struct thread_ctx *tc)
 		if (e->kind != LOOP_GRAPH)
 			continue;
 		tc->eager |= e->flags & LOOP_EAGER;
+		tc->plain_graphs |= !(e->flags & LOOP_EAGER);
 		st = &tc->stats[e->handle];
 		st->launches++;
 		st->after_run += last != NONE && last != e->handle && last_counted;
@@ -238,10 +354,65 @@ static bool after_steps(const struct exec_stats *st)
  * accept); with as many launches as a repeating one (the draft is the
  * target), only that structure told them apart. Ties: the longest wait.
  */
+/* Graph launches followed by a sync from site, as was the launch before. */
+static __u32 site_repeats(const struct thread_ctx *tc, __u32 site)
+{
+	return tc->sites ? (__u32)(size_t)hmap__get(&tc->sites->counts, 0, site) : 0;
+}
+
+static bool eager_candidate(const struct thread_ctx *tc, size_t id, bool any_hands)
+{
+	const struct exec_stats *st = &tc->stats[id];
+
+	return tc->v->execs[id]->eager && st->launches >= 2 && (!any_hands || hands_result(tc, st));
+}
+
+/*
+ * By call sites (where stacks were recorded): the forwards that hand a result
+ * are followed by syncs from two places, the draft's read of each token and
+ * the verify's; the draft's follow one another when it drafts two tokens or
+ * more, the verify's never do. Verify: the forward of most launches whose
+ * syncs come from the one site that never repeats while another does. NULL:
+ * the sites do not tell.
+ */
+static struct model_exec *pick_by_sites(const struct thread_ctx *tc, bool any_hands)
+{
+	struct model_exec *best = NULL;
+	__u32 quiet = 0;
+	bool stepping = false;
+
+	for (size_t id = 0; id < tc->v->nr_execs; id++) {
+		__u32 site = tc->stats[id].site;
+
+		if (!eager_candidate(tc, id, any_hands) || !tc->stats[id].site_launches)
+			continue;
+		if (site_repeats(tc, site))
+			stepping = true;
+		else if (quiet && quiet != site)
+			return NULL;
+		else
+			quiet = site;
+	}
+	if (!stepping || !quiet)
+		return NULL;
+	for (size_t id = 0; id < tc->v->nr_execs; id++) {
+		struct model_exec *x = tc->v->execs[id];
+
+		if (!eager_candidate(tc, id, any_hands) || !tc->stats[id].site_launches ||
+		    tc->stats[id].site != quiet)
+			continue;
+		if (!best || x->eager_kernels > best->eager_kernels ||
+		    (x->eager_kernels == best->eager_kernels &&
+		     mean_wait(&tc->stats[id]) > mean_wait(&tc->stats[best->id])))
+			best = x;
+	}
+	return best;
+}
+
 static struct model_exec *pick_eager_anchor(struct thread_ctx *tc, bool any_hands,
 					    enum role_source *from)
 {
-	struct model_exec *best = NULL;
+	struct model_exec *best = NULL, *by_sites;
 	__u32 repeating = 0;
 	bool steps_seen = false;
 
@@ -270,18 +441,38 @@ static struct model_exec *pick_eager_anchor(struct thread_ctx *tc, bool any_hand
 		     mean_wait(st) > mean_wait(&tc->stats[best->id])))
 			best = x;
 	}
+	if (best && tc->plain_graphs) {
+		*from = ROLE_FROM_EAGER_GRAPHS;
+		return best;
+	}
+	/* sizes decide where the draft repeats and is smaller; else the call sites, if they tell */
+	by_sites = pick_by_sites(tc, any_hands);
+	if (by_sites && (!best || by_sites != best || !repeating ||
+			 best->eager_kernels <= repeating)) {
+		*from = ROLE_FROM_EAGER_SITES;
+		return by_sites;
+	}
 	if (best)
 		*from = best->eager_kernels > repeating ? ROLE_FROM_EAGER : ROLE_FROM_EAGER_STEPS;
 	return best;
 }
 
+/*
+ * Beside graphs, an eager forward (model_eager.c: larger than all of them,
+ * handing a result) is verify unless a graph hands the result too: then an
+ * eager forward is work outside the loop, such as an eager prefill.
+ */
 static struct model_exec *pick_anchor(struct thread_ctx *tc, enum role_source *from)
 {
-	bool any_hands = false;
+	bool any_hands = false, graph_hands = false;
 
-	for (size_t id = 0; id < tc->v->nr_execs && !any_hands; id++)
-		any_hands = hands_result(tc, &tc->stats[id]);
-	if (tc->eager)
+	for (size_t id = 0; id < tc->v->nr_execs; id++) {
+		bool hands = hands_result(tc, &tc->stats[id]);
+
+		any_hands |= hands;
+		graph_hands |= hands && !tc->v->execs[id]->eager;
+	}
+	if (tc->eager && !graph_hands)
 		return pick_eager_anchor(tc, any_hands, from);
 	for (int pass = 0; pass < 2; pass++) {
 		struct model_exec *best = NULL;
@@ -292,7 +483,7 @@ static struct model_exec *pick_anchor(struct thread_ctx *tc, enum role_source *f
 			const struct exec_stats *st = &tc->stats[id];
 			struct model_exec *x = tc->v->execs[id];
 
-			if (st->launches < 2 || (any_hands && !hands_result(tc, st)))
+			if (x->eager || st->launches < 2 || (any_hands && !hands_result(tc, st)))
 				continue;
 			if (pass == 0 && x->capture && captured_work(x->capture) > best_kernels) {
 				best = x;
@@ -379,6 +570,12 @@ static bool add_pieces(struct thread_ctx *tc)
 	return grown;
 }
 
+static bool same_site(const struct thread_ctx *tc, size_t a, size_t b)
+{
+	return tc->stats[a].site_launches && tc->stats[b].site_launches &&
+	       tc->stats[a].site == tc->stats[b].site;
+}
+
 /* The verify forward at its other sizes: the same functions, as many launches, no repeats. */
 static void mark_eager_verify(struct thread_ctx *tc, struct model_exec *anchor,
 			      enum role_source from)
@@ -389,7 +586,11 @@ static void mark_eager_verify(struct thread_ctx *tc, struct model_exec *anchor,
 
 		if (x == anchor || !x->eager || x->tgid != anchor->tgid ||
 		    x->role != ROLE_UNKNOWN || x->eager_funcs != anchor->eager_funcs ||
-		    x->eager_kernels != anchor->eager_kernels || repeats_itself(&tc->stats[id]))
+		    x->eager_kernels != anchor->eager_kernels)
+			continue;
+		/* told by call sites: the draft may be the same model, its syncs are not */
+		if (from == ROLE_FROM_EAGER_SITES ? !same_site(tc, id, anchor->id) :
+						    repeats_itself(&tc->stats[id]))
 			continue;
 		set_role(x, ROLE_VERIFY, ROLE_FROM_FAMILY);
 	}
@@ -845,6 +1046,12 @@ static size_t last_draft_graph(const struct thread_ctx *tc, size_t from, size_t 
 	return NONE;
 }
 
+/* Its drafts are eager forwards, a sync per token: no graph launched beside them. */
+static bool eager_drafts(const struct thread_ctx *tc)
+{
+	return tc->eager && !tc->plain_graphs;
+}
+
 /*
  * Walking back from verify: past calls that are not draft launches (a sync
  * between draft and verify, work on other streams), then over draft launches
@@ -877,7 +1084,7 @@ static void find_draft(struct thread_ctx *tc, size_t i)
 		 * walk; an eager draft syncs after each step, so only a launch ends it
 		 */
 		if (e->kind == LOOP_GRAPH ||
-		    (it->draft != NONE && (is_launch(e) || (is_blocking(e) && !tc->eager)))) {
+		    (it->draft != NONE && (is_launch(e) || (is_blocking(e) && !eager_drafts(tc))))) {
 			it->draft_seen = true;
 			return;
 		}
@@ -1510,6 +1717,7 @@ static int build_loop(struct thread_ctx *tc, struct loop *lp)
 
 static void thread_ctx_free(struct thread_ctx *tc)
 {
+	hmap__free(&tc->own_sites.counts);
 	free(tc->stats);
 	free(tc->iters);
 	free(tc->accept_of);
@@ -1753,6 +1961,9 @@ struct plan_thread {
 	bool last_synced, last_handed;
 	bool last_counted;		/* the last graph launch counted in self_next */
 	bool eager;			/* eager bursts read as forwards */
+	bool plain_graphs;		/* CUDA graphs launched too */
+	struct site_stats sites;	/* call sites of syncs, counted window by window */
+	bool sites_seen;		/* some sync had one */
 	size_t neighbour;		/* exec of its last graph launch since a sync */
 	struct exec_pair *pairs;	/* graph launches one after the other, no sync between */
 	size_t nr_pairs, cap_pairs;
@@ -1809,6 +2020,7 @@ void cycles_plan__free(struct cycles_plan *pl)
 		free(pl->threads[i].stats);
 		free(pl->threads[i].pairs);
 		hmap__free(&pl->threads[i].pair_at);
+		hmap__free(&pl->threads[i].sites.counts);
 		free(pl->threads[i].owned);
 		if (pl->threads[i].run.store)
 			fclose(pl->threads[i].run.store);
@@ -1875,7 +2087,9 @@ static struct thread_ctx plan_ctx(struct model *m, struct model_thread *t, struc
 	return (struct thread_ctx){
 		.m = m, .v = model__view(m), .t = t, .stats = pt->stats,
 		.copies_d2h = pt->copies_d2h, .has_extend = pt->has_extend,
-		.graph_drafts = pt->graph_drafts, .eager = pt->eager, .lead_from = pt->lead_from,
+		.graph_drafts = pt->graph_drafts, .eager = pt->eager,
+		.plain_graphs = pt->plain_graphs, .sites = pt->sites_seen ? &pt->sites : NULL,
+		.lead_from = pt->lead_from,
 		.lead_extends = pt->lead_extends,
 	};
 }
@@ -1902,6 +2116,23 @@ static int note_pair(struct plan_thread *pt, __u32 a, __u32 b)
 	return hmap__set(&pt->pair_at, a, b, (void *)pt->nr_pairs);
 }
 
+/* As collect_sites, a window at a time: its first upto events. */
+static int plan_sites(struct plan_thread *pt, const struct model_view *v,
+		      const struct model_thread *t, size_t upto)
+{
+	__u32 *sites = event_sites(v, t);
+	int ret;
+
+	if (!sites)
+		return 0;
+	if (!pt->sites_seen)
+		pt->sites.last = NONE;
+	pt->sites_seen = true;
+	ret = sites_of_events(&pt->sites, pt->stats, t, sites, upto);
+	free(sites);
+	return ret;
+}
+
 /* As collect_stats, a call at a time: what follows a launch up to the next one. */
 static int stats_event(struct plan_thread *pt, const struct loop_event *e)
 {
@@ -1917,6 +2148,7 @@ static int stats_event(struct plan_thread *pt, const struct loop_event *e)
 		pt->neighbour = e->handle;
 		pt->graphs = true;
 		pt->eager |= e->flags & LOOP_EAGER;
+		pt->plain_graphs |= !(e->flags & LOOP_EAGER);
 		pt->stats[e->handle].after_run += pt->last_graph != NONE &&
 						  pt->last_graph != e->handle && pt->last_counted;
 		pt->last_counted = count_self_next(pt->stats, pt->last_graph, pt->last_counted,
@@ -2135,8 +2367,15 @@ int cycles_plan__step(struct cycles_plan *pl, struct model *m, bool final, __u64
 			keep_ns[k] = t->burst_start_ts;
 			upto -= t->nr_burst;
 		}
+		/* and a forward beside graphs that may still turn back into kernels */
+		if (t->pending_forward && t->pending_forward <= upto) {
+			upto = t->pending_forward - 1;
+			keep_ns[k] = t->events[upto].ts;
+		}
 		for (size_t j = 0; j < upto && pl->stage == PLAN_STATS && !ret; j++)
 			ret = stats_event(pt, &t->events[j]);
+		if (pl->stage == PLAN_STATS && !ret)
+			ret = plan_sites(pt, v, t, upto);
 		if (pl->stage == PLAN_STATS || !pt->anchored)
 			continue;
 		tc = plan_ctx(m, t, pt);

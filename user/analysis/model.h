@@ -32,8 +32,8 @@ enum loop_flags {
 	LOOP_CTX_WIDE = 1 << 3,		/* waits for every stream (context sync, drain) */
 	/*
 	 * LOOP_GRAPH of an eager forward: the first launch of a burst (eager
-	 * launches with no sync, copy or record between) on a thread that launches
-	 * no graph; handle: the burst's exec (model_exec.eager), serial: the
+	 * launches with no sync, copy or record between; beside graphs, see
+	 * model_eager.c); handle: the burst's exec (model_exec.eager), serial: the
 	 * burst's events, this one included
 	 */
 	LOOP_EAGER = 1 << 4,
@@ -131,6 +131,8 @@ enum role_source {
 	ROLE_FROM_FAMILY,	/* not launched: same kernels as a graph whose role is known */
 	ROLE_FROM_EAGER,	/* eager verify: the forward of most launches, never a repeated step */
 	ROLE_FROM_EAGER_STEPS,	/* eager verify: as many launches as the draft's, which repeats */
+	ROLE_FROM_EAGER_GRAPHS,	/* eager verify beside graphs: larger than all, hands the result */
+	ROLE_FROM_EAGER_SITES,	/* eager verify: its syncs' call site, not the draft steps' */
 	ROLE_FROM_NR,
 };
 
@@ -239,8 +241,11 @@ struct model_thread {
 	 */
 	__u8 kept_lead_from;
 	bool kept_lead_extends;
-	/* eager bursts (LOOP_EAGER): none once the thread launches a graph */
+	/* eager bursts (LOOP_EAGER); beside graphs only those larger than all of them */
 	bool graphs_seen;
+	__u32 graph_work_max;	/* most kernels a graph it launched runs; UINT32_MAX: unknown */
+	/* beside graphs, a forward's head + 1 that must hand a result before the next launch */
+	size_t pending_forward;
 	__u64 burst_start_ts;	/* entry of the open burst's first launch */
 	__u64 burst_stream;	/* the stream of its kernels */
 	struct burst_launch *burst;	/* the open burst's launches */

@@ -5,13 +5,21 @@
  * first launch becomes a LOOP_GRAPH event of an eager exec, one per sequence
  * of functions and sizes (forward_handle), so the cycle analysis reads draft
  * steps, verify and the trim as it reads graphs. The burst's other launches
- * stay kernel events, and so does a burst of one launch. A burst that ends with the functions of a forward seen
- * before, after other launches (a cache trim run straight into the next
- * draft step), is two: those launches, then the forward. A thread that
- * launches a graph gets its bursts back as plain kernels: its loop is read
- * from its graphs.
+ * stay kernel events, and so does a burst of one launch. A burst that ends
+ * with the functions of a forward seen before, after other launches (a cache
+ * trim run straight into the next draft step), is two: those launches, then
+ * the forward.
+ *
+ * A thread that launches graphs runs its small eager work (accept, input
+ * copies, eager draft steps) between them: there a burst is a forward only
+ * when it hands a result to the host (a copy to the host ends it) and has
+ * more launches than any graph the thread launched captured kernels: a
+ * verify too large for the captured graphs, run eagerly between graph draft
+ * steps. A graph whose capture was not seen makes every burst plain kernels:
+ * its size is not known.
  */
 #include <errno.h>
+#include <stdint.h>
 #include <string.h>
 #include "model_int.h"
 
@@ -67,8 +75,6 @@ int eager__launch(struct model *m, struct model_thread *t, const struct sp_call 
 	struct burst_launch *b;
 	__u64 prefix;
 
-	if (t->graphs_seen)
-		return 0;
 	if (t->nr_burst && stream && t->burst_stream && stream != t->burst_stream &&
 	    eager__close(m, t))
 		return -ENOMEM;
@@ -176,6 +182,11 @@ int eager__close(struct model *m, struct model_thread *t)
 
 	if (!n)
 		return 0;
+	/* beside graphs: only a forward larger than all of them (it must hand a result too) */
+	if (t->graphs_seen && (n < MIN_FORWARD || n <= t->graph_work_max)) {
+		t->nr_burst = 0;
+		return 0;
+	}
 	t->nr_burst = 0;
 	while (head > 0 && (t->events[head - 1].kind == LOOP_KERNEL ||
 			    t->events[head - 1].kind == LOOP_COLLECTIVE) &&
@@ -186,7 +197,7 @@ int eager__close(struct model *m, struct model_thread *t)
 	    !store__proc_get(m, t->tgid))
 		return 0;
 	t->nr_burst = n;
-	split = known_tail(t, &m->view);
+	split = t->graphs_seen ? 0 : known_tail(t, &m->view);
 	/* one launch alone is no forward: a stray kernel stays one */
 	if ((split >= MIN_FORWARD && mark_forward(m, t, head, 0, split)) ||
 	    (n - split >= MIN_FORWARD && mark_forward(m, t, head + split, split, n))) {
@@ -194,31 +205,102 @@ int eager__close(struct model *m, struct model_thread *t)
 		return -ENOMEM;
 	}
 	t->nr_burst = 0;
+	if (t->graphs_seen)
+		t->pending_forward = head + 1;
 	return 0;
 }
 
-/* The thread launched a graph: its bursts are plain kernels again. */
-void eager__graph_seen(struct model *m, struct model_thread *t)
+/* Events from head on of an eager forward back to plain kernels. */
+static void unmark_forward(struct model *m, struct model_thread *t, size_t head)
 {
-	if (t->graphs_seen)
+	struct loop_event *e = &t->events[head];
+	struct model_exec *x = m->view.execs[e->handle];
+
+	for (size_t j = head + 1; j < t->nr_events && j - head < e->serial; j++) {
+		t->events[j].flags &= ~LOOP_IN_BURST;
+		t->events[j].serial = 0;
+	}
+	x->launches--;
+	e->kind = LOOP_KERNEL;
+	e->flags &= ~LOOP_EAGER;
+	e->handle = x->eager_first;
+	e->serial = 0;
+}
+
+/* Kernels and collectives a graph runs; UINT32_MAX where its capture was not seen. */
+static __u32 graph_work(const struct model_exec *x)
+{
+	__u32 n;
+
+	if (!x || !x->capture)
+		return UINT32_MAX;
+	n = x->capture->kernel_count;
+	for (__u32 i = 0; i < x->capture->nr_colls; i++)
+		n += x->capture->colls[i].count;
+	return n;
+}
+
+static bool is_launch(const struct loop_event *e)
+{
+	return e->kind == LOOP_GRAPH || e->kind == LOOP_KERNEL || e->kind == LOOP_COLLECTIVE;
+}
+
+/* After a forward's burst, from head on, a copy to the host comes before the next launch. */
+static bool hands_result(const struct model_thread *t, size_t head)
+{
+	for (size_t j = head + t->events[head].serial; j < t->nr_events; j++) {
+		const struct loop_event *e = &t->events[j];
+
+		if (e->kind == LOOP_COPY && (e->flags & LOOP_D2H))
+			return true;
+		if (is_launch(e))
+			return false;
+	}
+	return false;
+}
+
+/*
+ * Beside graphs, the call after a forward's burst: a copy to the host keeps
+ * it, a launch before one makes it plain kernels again.
+ */
+void eager__after_forward(struct model *m, struct model_thread *t, enum loop_kind kind,
+			  __u8 flags)
+{
+	size_t head = t->pending_forward - 1;
+
+	if (!t->pending_forward)
+		return;
+	if (kind == LOOP_COPY && (flags & LOOP_D2H)) {
+		t->pending_forward = 0;
+	} else if (kind == LOOP_GRAPH || kind == LOOP_KERNEL || kind == LOOP_COLLECTIVE) {
+		t->pending_forward = 0;
+		if (head < t->nr_events && (t->events[head].flags & LOOP_EAGER))
+			unmark_forward(m, t, head);
+	}
+}
+
+/*
+ * The thread launched graph exec_id: the open burst stays kernels, and
+ * forwards no larger than its graphs, or not handing a result, are plain
+ * kernels again.
+ */
+void eager__graph_seen(struct model *m, struct model_thread *t, __u64 exec_id)
+{
+	const struct model_exec *g = exec_id < m->view.nr_execs ? m->view.execs[exec_id] : NULL;
+	__u32 work = graph_work(g);
+
+	t->nr_burst = 0;
+	if (t->graphs_seen && work <= t->graph_work_max)
 		return;
 	t->graphs_seen = true;
-	t->nr_burst = 0;
+	t->graph_work_max = work > t->graph_work_max ? work : t->graph_work_max;
 	for (size_t j = 0; j < t->nr_events; j++) {
-		struct loop_event *e = &t->events[j];
-		struct model_exec *x;
+		const struct loop_event *e = &t->events[j];
 
-		if (e->flags & LOOP_IN_BURST) {
-			e->flags &= ~LOOP_IN_BURST;
-			e->serial = 0;
-		}
 		if (!(e->flags & LOOP_EAGER))
 			continue;
-		x = m->view.execs[e->handle];
-		x->launches--;
-		e->kind = LOOP_KERNEL;
-		e->flags &= ~LOOP_EAGER;
-		e->handle = x->eager_first;
-		e->serial = 0;
+		if (m->view.execs[e->handle]->eager_kernels <= t->graph_work_max ||
+		    !hands_result(t, j))
+			unmark_forward(m, t, j);
 	}
 }

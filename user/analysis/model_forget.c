@@ -18,12 +18,16 @@ static size_t forget_events(struct model_thread *t, __u64 keep_ns)
 	/* an open eager burst becomes a forward once it ends: its launches stay till then */
 	if (t->nr_burst && keep_ns > t->burst_start_ts)
 		keep_ns = t->burst_start_ts;
+	/* and a forward that must still hand its result */
+	if (t->pending_forward && keep_ns > t->events[t->pending_forward - 1].ts)
+		keep_ns = t->events[t->pending_forward - 1].ts;
 	while (n < t->nr_events && t->events[n].ts < keep_ns)
 		n++;
 	if (!n)
 		return 0;
 	memmove(t->events, t->events + n, (t->nr_events - n) * sizeof(*t->events));
 	t->nr_events -= n;
+	t->pending_forward -= t->pending_forward ? n : 0;
 	t->poll.event_index = t->poll.event_index > n ? t->poll.event_index - n : 0;
 	return n;
 }

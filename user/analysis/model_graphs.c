@@ -46,13 +46,19 @@ int graphs__loop_event(struct model *m, struct model_thread *t, const struct sp_
 		ev.ts_return = c->ts_return;
 	else
 		ev.flags |= LOOP_UNRETURNED;
+	/* a call after a burst ends it first, then tells whether it handed its result */
 	if (kind == LOOP_KERNEL || kind == LOOP_COLLECTIVE) {
+		eager__after_forward(m, t, kind, flags);
 		if (eager__launch(m, t, c, pi, handle, kind == LOOP_KERNEL ? stream : 0))
 			return -ENOMEM;
-	} else if (kind == LOOP_GRAPH)
-		eager__graph_seen(m, t);
-	else if (eager__close(m, t))
+	} else if (kind == LOOP_GRAPH) {
+		eager__after_forward(m, t, kind, flags);
+		eager__graph_seen(m, t, handle);
+	} else if (eager__close(m, t)) {
 		return -ENOMEM;
+	} else {
+		eager__after_forward(m, t, kind, flags);
+	}
 	return add_loop_event(t, &ev);
 }
 
