@@ -756,7 +756,11 @@ int BPF_KPROBE(on_session)
 	return entry_hit(ctx) ? 0 : 1;
 }
 
-/* Per traced process: link_map entries already looked at by on_dl_state. */
+/*
+ * Per traced process: link_map entries already looked at by on_dl_state, or
+ * SP_DL_BASELINE (set from user space before it loads a library of its own into
+ * the process): that load is only counted, and stops nothing.
+ */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 4096);
@@ -864,9 +868,9 @@ struct dl_walk {
 	__u64 node;		/* struct link_map * in the process */
 	__u32 index;
 	__u32 seen;		/* entries before this one were looked at last time */
-	__u32 nr_new;
+	__u32 nr_new;		/* entries not looked at yet */
 	__u32 base;		/* offset of the basename in name */
-	__u64 new_names[DL_NEW_MAX];	/* l_name of entries not looked at yet */
+	__u64 new_names[DL_NEW_MAX];	/* l_name of the last DL_NEW_MAX of them, a ring */
 	char name[DL_NAME + 16];	/* slack: a masked offset may read 10 bytes past */
 };
 
@@ -890,7 +894,8 @@ static long dl_step(__u32 i, void *ctx)
 
 	if (!w || !w->node)
 		return 1;
-	if (w->index >= w->seen && w->nr_new < DL_NEW_MAX &&
+	/* a load appends its objects: the newest are the last entries */
+	if (w->index >= w->seen &&
 	    !bpf_probe_read_user(&w->new_names[w->nr_new & (DL_NEW_MAX - 1)], 8,
 				 (void *)(w->node + 8)))
 		w->nr_new++;
@@ -943,7 +948,7 @@ int BPF_KPROBE(on_dl_state)
 	__u64 r_debug = PT_REGS_IP(ctx) + bpf_get_attach_cookie(ctx);
 	struct dl_loop_ctx loop_ctx;
 	struct sp_libmap_rec *rec;
-	bool found = false;
+	bool found = false, baseline;
 	struct dl_walk *w;
 	int state = -1;
 
@@ -958,7 +963,13 @@ int BPF_KPROBE(on_dl_state)
 	w->index = 0;
 	w->nr_new = 0;
 	seen = bpf_map_lookup_elem(&dl_seen, &tgid);
-	w->seen = seen ? *seen : 0;
+	baseline = seen && *seen == SP_DL_BASELINE;
+	w->seen = seen && !baseline ? *seen : 0;
+	/*
+	 * With no count before it every entry looks new, the libraries mapped
+	 * long ago too: this load only sets the count (user space reads the
+	 * process's mappings again after its own load).
+	 */
 	if (bpf_probe_read_user(&w->node, 8, (void *)(r_debug + 8)))
 		return 0;
 	loop_ctx.w = w;
@@ -966,6 +977,8 @@ int BPF_KPROBE(on_dl_state)
 	/* fewer objects than before: something was unloaded, look at all next time */
 	w->seen = w->index < w->seen ? 0 : w->index;
 	bpf_map_update_elem(&dl_seen, &tgid, &w->seen, BPF_ANY);
+	if (baseline)
+		return 0;
 	for (int k = 0; k < DL_NEW_MAX && !found; k++) {
 		int len;
 
@@ -978,7 +991,7 @@ int BPF_KPROBE(on_dl_state)
 	 * More new objects than were looked at, or a list longer than the walk:
 	 * stop anyway and let user space read the mappings, rather than miss one.
 	 */
-	if (!found && (w->node || w->nr_new >= DL_NEW_MAX)) {
+	if (!found && (w->node || w->nr_new > DL_NEW_MAX)) {
 		found = true;
 		w->name[0] = '\0';
 	}

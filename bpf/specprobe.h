@@ -12,6 +12,7 @@
 #define SP_NO_ARG	 0xff
 #define SP_PID_LIMIT	 (1 << 22)	/* PID_MAX_LIMIT on 64-bit kernels */
 #define SP_STOP_PROCS	 4096	/* traced processes a stop can be noted for at once */
+#define SP_DL_BASELINE	 0xffffffffu	/* dl_seen: the next load is walked, never stopped blind */
 
 enum sp_rec_type {
 	SP_REC_CALL = 1,	/* entry of any probed call */

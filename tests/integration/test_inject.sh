@@ -264,4 +264,27 @@ if unshare -m true 2>/dev/null; then
 else
 	echo "  (no mount namespaces here: the namespace case is skipped)"
 fi
+
+# (8) a server with more objects loaded than the loader hook looks at by name (as PyTorch):
+# the agent's own dlopen is the first load walked since the attach, and stops nobody but
+# the thread the agent goes in by
+dir=$SCRATCH/objects
+mkdir -p "$dir/libs"
+for i in $(seq 80); do
+	echo "int filler$i(void) { return $i; }" | cc -shared -fPIC -x c - -o "$dir/libs/libfiller$i.so"
+done
+LD_PRELOAD=$(ls "$dir"/libs/*.so | paste -sd:) start_server "$dir" $FOREVER ||
+	fail "objects: no server"
+touch "$dir/go"
+objects=$(awk '$6 ~ /\.so/ {print $6}' "/proc/$target/maps" | sort -u | wc -l)
+"$SPECPROBE" record -v --gpu -p "$target" -o "$dir/rec.sprb" --duration 1 2>"$dir/rec.err"
+rc=$?
+stops=$(grep -c 'continued .* after its stop' "$dir/rec.err")
+if [ $rc -eq 0 ] && [ "$(gpu_lines "$dir/rec.err")" -eq 1 ] && [ "$stops" -eq 0 ] &&
+	alive "$target"; then
+	pass "objects: $objects shared objects loaded, the agent's dlopen stopped no process ($(grep -o 'GPU agent in after a [0-9.]* ms stop of thread [0-9]*' "$dir/rec.err"))"
+else
+	fail "objects: record $rc, $stops process stops, $(grep -v libbpf "$dir/rec.err" | grep -v '^specprobe: debug' | tail -1)"
+fi
+stop_server
 finish

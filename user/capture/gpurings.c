@@ -15,6 +15,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include "gpu_agent.h"
@@ -26,6 +27,9 @@
 #include "specprobe.h"
 
 #define DIR_TEMPLATE "/dev/shm/specprobe-gpu.XXXXXX"
+#define DIR_PREFIX "specprobe-gpu."
+/* held by the folder's tracer while it lives: a later one clears the folder of a dead one */
+#define LOCK_FILE "lock"
 
 struct gpu_ring {
 	struct gpushm_header *h;
@@ -38,7 +42,8 @@ struct gpu_ring {
 };
 
 struct gpu_rings {
-	char dir[sizeof(DIR_TEMPLATE)];
+	char dir[sizeof(DIR_TEMPLATE)];	/* -- CMD only: -p brings the agent in by memfd */
+	int lock_fd;
 	uid_t owner;		/* of the ring files: the command's user */
 	char env_inject[64 + sizeof(DIR_TEMPLATE)];
 	char env_dir[32 + sizeof(DIR_TEMPLATE)];
@@ -64,6 +69,7 @@ struct inject_try {
 /* For gpu_rings__remove_now: paths ready, no allocation needed. */
 static char live_dir[sizeof(DIR_TEMPLATE)];
 static char live_agent[sizeof(DIR_TEMPLATE) + sizeof(GPUSHM_AGENT_FILE) + 1];
+static char live_lock[sizeof(DIR_TEMPLATE) + sizeof(LOCK_FILE) + 1];
 
 int gpu_rings__write_agent(int fd)
 {
@@ -95,6 +101,49 @@ static int write_agent(const char *path)
 	return fd < 0 ? -errno : gpu_rings__write_agent(fd);
 }
 
+/* Folders of tracers that died (SIGKILL) without removing them: their lock is free. */
+static void clear_dead_dirs(void)
+{
+	DIR *shm = opendir("/dev/shm");
+	struct dirent *e;
+
+	while (shm && (e = readdir(shm))) {
+		char name[NAME_MAX + 1];
+		int dir_fd, lock_fd;
+		struct dirent *f;
+		struct stat st;
+		DIR *d;
+
+		if (strncmp(e->d_name, DIR_PREFIX, strlen(DIR_PREFIX)))
+			continue;
+		snprintf(name, sizeof(name), "%s", e->d_name);
+		dir_fd = openat(dirfd(shm), name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (dir_fd < 0)
+			continue;
+		lock_fd = openat(dir_fd, LOCK_FILE, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+		/* ours (the lock stays the tracer's when the folder goes to -u's user), and free */
+		if (lock_fd < 0 || fstat(lock_fd, &st) || !S_ISREG(st.st_mode) ||
+		    st.st_uid != geteuid() || flock(lock_fd, LOCK_EX | LOCK_NB)) {
+			if (lock_fd >= 0)
+				close(lock_fd);
+			close(dir_fd);
+			continue;
+		}
+		d = fdopendir(dir_fd);
+		while (d && (f = readdir(d)))
+			if (f->d_name[0] != '.')
+				unlinkat(dirfd(d), f->d_name, 0);
+		if (d)
+			closedir(d);
+		else
+			close(dir_fd);
+		close(lock_fd);
+		unlinkat(dirfd(shm), name, AT_REMOVEDIR);
+	}
+	if (shm)
+		closedir(shm);
+}
+
 /* The command's user must make its ring in the folder and read the agent. */
 static int give_to(struct gpu_rings *g, const char *user)
 {
@@ -102,7 +151,6 @@ static int give_to(struct gpu_rings *g, const char *user)
 	uid_t uid;
 	gid_t gid;
 
-	g->owner = geteuid();
 	if (!user)
 		return 0;
 	if (launch__lookup_user(user, &uid, &gid, name, sizeof(name), home, sizeof(home)))
@@ -111,6 +159,36 @@ static int give_to(struct gpu_rings *g, const char *user)
 		return -errno;
 	g->owner = uid;
 	return 0;
+}
+
+/* -- CMD: the folder the command's agent is loaded from and makes its ring in, locked. */
+static int make_dir(struct gpu_rings *g, const char *user)
+{
+	int ret;
+
+	clear_dead_dirs();
+	snprintf(g->dir, sizeof(g->dir), DIR_TEMPLATE);
+	if (!mkdtemp(g->dir)) {
+		ret = -errno;
+		g->dir[0] = '\0';
+		log_error("--gpu: making a folder in /dev/shm: %s", strerror(-ret));
+		return ret;
+	}
+	snprintf(live_dir, sizeof(live_dir), "%s", g->dir);
+	snprintf(live_agent, sizeof(live_agent), "%s/" GPUSHM_AGENT_FILE, g->dir);
+	snprintf(live_lock, sizeof(live_lock), "%s/" LOCK_FILE, g->dir);
+	g->lock_fd = open(live_lock, O_RDONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0400);
+	if (g->lock_fd < 0 || flock(g->lock_fd, LOCK_EX | LOCK_NB)) {
+		ret = -errno;
+		log_error("--gpu: locking %s: %s", g->dir, strerror(-ret));
+		return ret;
+	}
+	ret = write_agent(live_agent);
+	if (ret)
+		log_error("--gpu: writing the agent into %s: %s", g->dir, strerror(-ret));
+	else if ((ret = give_to(g, user)))
+		log_error("--gpu: giving %s to %s: %s", g->dir, user, strerror(-ret));
+	return ret;
 }
 
 static int set_env(struct gpu_rings *g, const char *cupti)
@@ -154,19 +232,9 @@ struct gpu_rings *gpu_rings__create(const char *cupti, const char *user, bool ru
 		log_error("--gpu: out of memory");
 		return NULL;
 	}
-	snprintf(g->dir, sizeof(g->dir), DIR_TEMPLATE);
-	if (!mkdtemp(g->dir)) {
-		log_error("--gpu: making a folder in /dev/shm: %s", strerror(errno));
-		free(g);
-		return NULL;
-	}
-	snprintf(live_dir, sizeof(live_dir), "%s", g->dir);
-	snprintf(live_agent, sizeof(live_agent), "%s/" GPUSHM_AGENT_FILE, g->dir);
-	ret = write_agent(live_agent);
-	if (ret)
-		log_error("--gpu: writing the agent into %s: %s", g->dir, strerror(-ret));
-	else if ((ret = give_to(g, user)))
-		log_error("--gpu: giving %s to %s: %s", g->dir, user, strerror(-ret));
+	g->lock_fd = -1;
+	g->owner = geteuid();
+	ret = running ? 0 : make_dir(g, user);
 	if (ret || set_env(g, cupti)) {
 		gpu_rings__free(g);
 		return NULL;
@@ -226,7 +294,8 @@ static int map_injected(struct gpu_rings *g, __u32 pid, __u64 addr)
 	return 0;
 }
 
-void gpu_rings__inject(struct gpu_rings *g, const __u32 *tgids, int nr)
+void gpu_rings__inject(struct gpu_rings *g, const __u32 *tgids, int nr,
+		       void (*around)(void *ctx, __u32 tgid, bool done), void *ctx)
 {
 	for (int i = 0; i < nr; i++) {
 		struct inject_try *t = try_of(g, tgids[i]);
@@ -236,7 +305,11 @@ void gpu_rings__inject(struct gpu_rings *g, const __u32 *tgids, int nr)
 
 		if (!t || t->done)
 			continue;
+		if (around)
+			around(ctx, tgids[i], false);
 		ret = inject__agent(tgids[i], g->cupti, &res, why, sizeof(why));
+		if (around)
+			around(ctx, tgids[i], true);
 		if (ret == -EAGAIN && !strstr(why, "CUDA") && ++t->busy >= INJECT_BUSY_TRIES) {
 			log_warn("pid %u: --gpu: %s; tracing it host-only", t->pid, why);
 			t->done = true;
@@ -304,7 +377,7 @@ static void find_rings(struct gpu_rings *g)
 {
 	char path[sizeof(g->dir) + 300];
 	struct dirent *e;
-	DIR *d = opendir(g->dir);
+	DIR *d = g->dir[0] ? opendir(g->dir) : NULL;
 
 	while (d && (e = readdir(d))) {
 		struct gpu_ring *grown;
@@ -504,14 +577,17 @@ void gpu_rings__free(struct gpu_rings *g)
 		munmap(g->rings[i].h, GPUSHM_FILE_BYTES);
 	free(g->rings);
 	free(g->tries);
-	d = opendir(g->dir);
+	d = g->dir[0] ? opendir(g->dir) : NULL;
 	while (d && (e = readdir(d)))
 		if (e->d_name[0] != '.')
 			unlinkat(dirfd(d), e->d_name, 0);
 	if (d)
 		closedir(d);
-	rmdir(g->dir);
-	live_dir[0] = live_agent[0] = '\0';
+	if (g->dir[0])
+		rmdir(g->dir);
+	if (g->lock_fd >= 0)
+		close(g->lock_fd);
+	live_dir[0] = live_agent[0] = live_lock[0] = '\0';
 	free(g->env_cupti);
 	free(g);
 }
@@ -520,6 +596,8 @@ void gpu_rings__remove_now(void)
 {
 	if (live_agent[0])
 		unlink(live_agent);
+	if (live_lock[0])
+		unlink(live_lock);
 	if (live_dir[0])
 		rmdir(live_dir);
 }

@@ -26,7 +26,9 @@ struct gpu_rings *gpu_rings__create(const char *cupti, const char *user, bool ru
  * CUDA (inject.h), and map its ring; a line for each, and one for each
  * refusal. Processes without CUDA yet are asked again at the next call.
  */
-void gpu_rings__inject(struct gpu_rings *g, const __u32 *tgids, int nr);
+/* around(ctx, tgid, done) is called just before the agent is loaded into tgid, and after */
+void gpu_rings__inject(struct gpu_rings *g, const __u32 *tgids, int nr,
+		       void (*around)(void *ctx, __u32 tgid, bool done), void *ctx);
 /* The agent's library into fd, which is closed; 0 or -errno. */
 int gpu_rings__write_agent(int fd);
 /* What the command's environment gains: NAME=VALUE strings, NULL-terminated. */

@@ -252,6 +252,20 @@ static int watch_hung(struct recorder *r, __u64 now)
 }
 
 /* The server's samples are its whole; they are kept under the first target (-p, or -- CMD). */
+/*
+ * The agent's dlopen is no CUDA load: it must not stop the process it goes
+ * into. A library another thread loaded meanwhile is found by reading the
+ * mappings again after it.
+ */
+static void around_injection(void *tracer, __u32 tgid, bool done)
+{
+	struct tracer *tr = tracer;
+
+	session__own_load(tr->session, tgid, !done);
+	if (done)
+		tracer__rescan(tr, tgid);
+}
+
 static __u32 server_tgid(const struct recorder *r)
 {
 	return r->tracer.targets.nr_tgids ? r->tracer.targets.tgids[0] : 0;
@@ -280,7 +294,8 @@ static int record_loop(struct recorder *r)
 		/* -p: the agent into each traced process with CUDA, new ones each second */
 		if (r->gpu && !r->req->targets->cmd && now - last_inject >= 1000000000ull) {
 			gpu_rings__inject(r->gpu, r->tracer.targets.tgids,
-					  r->tracer.targets.nr_tgids);
+					  r->tracer.targets.nr_tgids, around_injection,
+					  &r->tracer);
 			last_inject = now;
 		}
 		/* the agents' records go the same way as the probes' */

@@ -251,6 +251,21 @@ int session__trace_tgid(struct session *s, __u32 tgid)
 	return traced_set(s, tgid, true);
 }
 
+void session__own_load(struct session *s, __u32 tgid, bool on)
+{
+	int fd = bpf_map__fd(s->skel->maps.dl_seen);
+	__u32 seen = SP_DL_BASELINE;
+
+	/* a walked process's count is right already: its next load is looked at as ever */
+	if (on) {
+		bpf_map_update_elem(fd, &tgid, &seen, BPF_NOEXIST);
+		return;
+	}
+	/* no load came (the agent was there): the next one, maybe CUDA's, is looked at */
+	if (!bpf_map_lookup_elem(fd, &tgid, &seen) && seen == SP_DL_BASELINE)
+		bpf_map_delete_elem(fd, &tgid);
+}
+
 int session__trace_python(struct session *s, __u32 tgid)
 {
 	if (s->stacks == STACKS_NONE)

@@ -54,6 +54,13 @@ int session__attach_lib(struct session *s, const struct targets *t, struct probe
 int session__hook_loader(struct session *s, const char *path, __u64 offset, __u64 r_debug_delta);
 /* Is some loader hooked, so libraries loaded later are caught? */
 bool session__hooks_loads(const struct session *s);
+/*
+ * specprobe is about to load a library of its own into tgid (on), or has (off):
+ * where no load of tgid was walked yet (each entry would look new, so the
+ * process be stopped blind), that load only counts the loaded objects and
+ * stops nothing. Read tgid's mappings again after it (tracer__rescan).
+ */
+void session__own_load(struct session *s, __u32 tgid, bool on);
 /* From now on no process is stopped: tracing is ending. */
 void session__unhook_loads(struct session *s);
 /*

@@ -395,6 +395,12 @@ static void on_stopped(struct tracer *tr, __u32 tgid, __u64 stop_ns)
 	tracer_stopped_pid = 0;
 }
 
+void tracer__rescan(struct tracer *tr, __u32 tgid)
+{
+	/* no stop has time 0: only the mappings are read and the new libraries attached */
+	on_stopped(tr, tgid, 0);
+}
+
 static void on_fork(struct tracer *tr, const struct sp_fork_rec *rec)
 {
 	/* the recording lasts while any follower lives */
@@ -454,6 +460,10 @@ static int on_ring_record(void *ctx, const void *rec, size_t size)
 		callsites__exec(tr->sites, ((const struct sp_exec_rec *)rec)->tgid);
 		note_exec(tr, ((const struct sp_exec_rec *)rec)->tgid);
 	}
+	if (type == SP_REC_LIBMAP && size >= sizeof(struct sp_libmap_rec))
+		log_debug("pid %u stopped by a load: %s", ((const struct sp_libmap_rec *)rec)->tgid,
+			  ((const struct sp_libmap_rec *)rec)->name[0] ?
+			  ((const struct sp_libmap_rec *)rec)->name : "more new objects than looked at");
 	if ((type == SP_REC_LIBMAP && size >= sizeof(struct sp_libmap_rec)) ||
 	    (type == SP_REC_EXEC && size >= sizeof(struct sp_exec_rec)))
 		on_stopped(tr, ((const struct sp_exec_rec *)rec)->tgid,

@@ -76,6 +76,8 @@ int tracer__resolve(struct tracer *tr, const struct tracer_opts *opts);
 void tracer__header(struct tracer *tr, struct tf_header *hdr);
 void tracer__free_header(struct tf_header *hdr);
 void tracer__stop(struct tracer *tr);
+/* Read tgid's mappings again and attach to libraries new in them. */
+void tracer__rescan(struct tracer *tr, __u32 tgid);
 /* Right after the header is written: records for what it cannot hold (pid namespaces). */
 int tracer__describe(struct tracer *tr);
 /* One SP_REC_CPU per live traced process, for self-overhead as a share of its CPU time. */
