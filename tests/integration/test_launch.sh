@@ -76,21 +76,29 @@ mkdir -p "$dir"
 	"$dir/truth.jsonl" 2>"$dir/rec.err"
 check "-- CMD launcher, 4 workers" "$dir"
 
-# One dlopen that brings 70 other new objects before libcuda: more than the loader hook
-# looks at by name, so it must stop the process anyway.
-dir=$SCRATCH/many
-mkdir -p "$dir/libs"
+# One dlopen that brings 70 other new objects and libcuda: the loader hook looks at the
+# names of the newest 64, so libcuda the last is found by name, and libcuda the first
+# (beyond those 64) stops the process anyway.
+libs=$SCRATCH/many-libs
+mkdir -p "$libs"
 needed=()
 for i in $(seq 70); do
-	echo "int dummy$i(void) { return $i; }" | cc -shared -fPIC -x c - -o "$dir/libs/libdummy$i.so"
+	echo "int dummy$i(void) { return $i; }" | cc -shared -fPIC -x c - -o "$libs/libdummy$i.so"
 	needed+=("-ldummy$i")
 done
-cp "$RUNTIME_LIB" "$dir/libs/"
-echo "int bundle(void) { return 0; }" | cc -shared -fPIC -x c - -o "$dir/libs/libbundle.so" \
-	-L"$dir/libs" -Wl,--no-as-needed "${needed[@]}" -l:libcuda.so.1 -Wl,-rpath,"$dir/libs"
-"$SPECPROBE" record -o "$dir/rec.sprb" -- "$LOADER" dlopen "$dir/libs/libbundle.so" 200 \
-	"$dir/truth.jsonl" 2>"$dir/rec.err"
-check "one dlopen of 72 objects, libcuda the last" "$dir"
+cp "$RUNTIME_LIB" "$libs/"
+for where in last first; do
+	dir=$SCRATCH/many-$where
+	mkdir -p "$dir"
+	order=("${needed[@]}" -l:libcuda.so.1)
+	[ $where = first ] && order=(-l:libcuda.so.1 "${needed[@]}")
+	echo "int bundle(void) { return 0; }" | cc -shared -fPIC -x c - \
+		-o "$libs/libbundle-$where.so" -L"$libs" -Wl,--no-as-needed "${order[@]}" \
+		-Wl,-rpath,"$libs"
+	"$SPECPROBE" record -o "$dir/rec.sprb" -- "$LOADER" dlopen "$libs/libbundle-$where.so" \
+		200 "$dir/truth.jsonl" 2>"$dir/rec.err"
+	check "one dlopen of 72 objects, libcuda the $where" "$dir"
+done
 
 # A worker in its own mount and pid namespaces: its library exists only in there.
 dir=$SCRATCH/unshare
