@@ -266,9 +266,16 @@ if grep -q '"summary"' "$dir/gt.rank0" 2>/dev/null && grep -q '"cycles_run":1500
 else
 	fail "tracer killed mid-run: the server did not finish ($(tail -1 "$dir/server.out"))"
 fi
-# a killed tracer cannot remove its folder: that one alone is left
+# a killed tracer cannot remove its folder: that one alone is left, and the next --gpu
+# -- CMD clears it (its lock died with the tracer)
 ls -d /dev/shm/specprobe-gpu.* 2>/dev/null | grep -vxF -f "$dir/shm.before" >"$dir/shm.left"
-[ "$(wc -l <"$dir/shm.left")" -le 1 ] || fail "killed tracer: $(wc -l <"$dir/shm.left") folders left"
-xargs -r rm -rf <"$dir/shm.left"
+"$SPECPROBE" record --gpu -o "$dir/next.sprb" -- "$SERVER" -q --cycles 10 >/dev/null \
+	2>"$dir/next.err"
+still=$(xargs -r ls -d <"$dir/shm.left" 2>/dev/null)
+if [ "$(wc -l <"$dir/shm.left")" -eq 1 ] && [ -z "$still" ]; then
+	pass "killed tracer: its one folder left, cleared by the next --gpu"
+else
+	fail "killed tracer: $(wc -l <"$dir/shm.left") folders left, still there: ${still:-none}"
+fi
 
 finish
