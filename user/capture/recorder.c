@@ -259,10 +259,12 @@ static int watch_hung(struct recorder *r, __u64 now)
  */
 static void around_injection(void *tracer, __u32 tgid, bool done)
 {
+	static bool baseline_ours;	/* before and after come in pairs, one process at a time */
 	struct tracer *tr = tracer;
 
-	session__own_load(tr->session, tgid, !done);
-	if (done)
+	if (!done)
+		baseline_ours = session__own_load(tr->session, tgid, true);
+	else if (baseline_ours && session__own_load(tr->session, tgid, false))
 		tracer__rescan(tr, tgid);
 }
 

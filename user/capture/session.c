@@ -251,19 +251,21 @@ int session__trace_tgid(struct session *s, __u32 tgid)
 	return traced_set(s, tgid, true);
 }
 
-void session__own_load(struct session *s, __u32 tgid, bool on)
+bool session__own_load(struct session *s, __u32 tgid, bool on)
 {
 	int fd = bpf_map__fd(s->skel->maps.dl_seen);
 	__u32 seen = SP_DL_BASELINE;
 
 	/* a walked process's count is right already: its next load is looked at as ever */
-	if (on) {
-		bpf_map_update_elem(fd, &tgid, &seen, BPF_NOEXIST);
-		return;
-	}
+	if (on)
+		return bpf_map_update_elem(fd, &tgid, &seen, BPF_NOEXIST) == 0;
+	if (bpf_map_lookup_elem(fd, &tgid, &seen))
+		return false;
+	if (seen != SP_DL_BASELINE)
+		return true;
 	/* no load came (the agent was there): the next one, maybe CUDA's, is looked at */
-	if (!bpf_map_lookup_elem(fd, &tgid, &seen) && seen == SP_DL_BASELINE)
-		bpf_map_delete_elem(fd, &tgid);
+	bpf_map_delete_elem(fd, &tgid);
+	return false;
 }
 
 int session__trace_python(struct session *s, __u32 tgid)

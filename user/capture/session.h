@@ -58,9 +58,10 @@ bool session__hooks_loads(const struct session *s);
  * specprobe is about to load a library of its own into tgid (on), or has (off):
  * where no load of tgid was walked yet (each entry would look new, so the
  * process be stopped blind), that load only counts the loaded objects and
- * stops nothing. Read tgid's mappings again after it (tracer__rescan).
+ * stops nothing. Off: true if such a load came, so tgid's mappings are to be
+ * read again (tracer__rescan) for a library another thread loaded with it.
  */
-void session__own_load(struct session *s, __u32 tgid, bool on);
+bool session__own_load(struct session *s, __u32 tgid, bool on);
 /* From now on no process is stopped: tracing is ending. */
 void session__unhook_loads(struct session *s);
 /*
