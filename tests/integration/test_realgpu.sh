@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+# Recordings made on an H200 with a real torch.compile(mode="reduce-overhead") decoder
+# (tools/gpu/gpu_decoder.py under `record --gpu`, docs/results/h200-*), read again by this
+# build: the rules that are exact on specsim must stay exact on PyTorch. Split (a stream sync
+# between draft and verify) and joined (none): one loop, verify told by its captured kernels,
+# the graph after each accept read as extend, every cycle, and the GPU phases within 2 % of
+# the decoder's own CUDA events (tools/gpu/check_gpu_timeline.py). torch.profiler started
+# after the agent: CUPTI's records stopping is said, and no cycle gets GPU figures.
+source "$(dirname "$0")/lib.sh"
+R=$TOP/docs/results
+CHECK_TIMELINE=$TOP/tools/gpu/check_gpu_timeline.py
+
+for mode in split joined; do
+	dir=$SCRATCH/$mode
+	mkdir -p "$dir"
+	xz -dc "$R/h200-$mode.sprb.xz" >"$dir/rec.sprb"
+	xz -dc "$R/h200-$mode.truth.json.xz" >"$dir/truth.json"
+	"$SPECPROBE" report --json "$dir/rec.sprb" >"$dir/report.json" 2>"$dir/report.err"
+	read -r cycles loops <<<"$(python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+print(len(d["cycles"]), ";".join("%s/%s/%s" % (l["verify_from"], l["lead_role"], l["iterations"])
+                                 for l in d["loops"]))' "$dir/report.json" 2>/dev/null)"
+	if [ "${cycles:-0}" -eq 1009 ] && [ "$loops" = "captured-kernels/extend/1009" ] &&
+		python3 "$CHECK_TIMELINE" "$dir/truth.json" "$dir/report.json" >"$dir/check.txt" 2>&1
+	then
+		pass "$mode: 1009 cycles, one loop ($loops), GPU phases within 2 % of the events: $(grep -c PASS "$dir/check.txt") phases pass"
+	else
+		fail "$mode: ${cycles:-no} cycles, loops ${loops:-none}, $(grep -c FAIL "$dir/check.txt") phases failing ($dir)"
+		trap - EXIT
+	fi
+done
+
+dir=$SCRATCH/profiler-late
+mkdir -p "$dir"
+xz -dc "$R/h200-profiler-late.sprb.xz" >"$dir/rec.sprb"
+"$SPECPROBE" report --json "$dir/rec.sprb" >"$dir/report.json" 2>/dev/null
+"$SPECPROBE" report "$dir/rec.sprb" >"$dir/report.txt" 2>/dev/null
+read -r stopped with <<<"$(python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+print(sum(1 for a in d["gpu"]["agents"] if a["records_stopped"]),
+      sum(1 for c in d["cycles"] if c["gpu"]))' "$dir/report.json" 2>/dev/null)"
+if [ "${stopped:-0}" -eq 1 ] && [ "${with:-1}" -eq 0 ] &&
+	grep -q "CUPTI's records stopped" "$dir/report.txt"; then
+	pass "profiler-late: CUPTI's records stopping said, no cycle with GPU figures"
+else
+	fail "profiler-late: records_stopped ${stopped:-none}, ${with:-?} cycles with GPU figures"
+fi
+finish
