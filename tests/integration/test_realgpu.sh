@@ -6,7 +6,8 @@
 # between draft and verify) and joined (none): one loop, verify told by its captured kernels,
 # the graph after each accept read as extend, every cycle, and the GPU phases within 2 % of
 # the decoder's own CUDA events (tools/gpu/check_gpu_timeline.py). torch.profiler started
-# after the agent: CUPTI's records stopping is said, and no cycle gets GPU figures.
+# after the agent: CUPTI's records stopping is said, and no cycle gets GPU figures. And an
+# H100 round without --gpu: its cycles and the syncs it was written to make.
 source "$(dirname "$0")/lib.sh"
 R=$TOP/docs/results
 CHECK_TIMELINE=$TOP/tools/gpu/check_gpu_timeline.py
@@ -31,6 +32,24 @@ print(len(d["cycles"]), ";".join("%s/%s/%s" % (l["verify_from"], l["lead_role"],
 		trap - EXIT
 	fi
 done
+
+# An H100 round of tools/gpu/spec_compile.py (run_spec.sh's clean round, recorded with -p after
+# warm-up; docs/results/gpu-spec-check.txt): its 200 cycles, and the extra accept syncs the
+# program makes flagged in all but one cycle's at the ends, nothing else
+dir=$SCRATCH/h100-clean
+mkdir -p "$dir"
+xz -dc "$R/h100-spec-replay.sprb.xz" >"$dir/rec.sprb"
+"$SPECPROBE" report --json "$dir/rec.sprb" >"$dir/report.json" 2>/dev/null
+got=$(python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+print(len(d["cycles"]), " ".join("%s@%s:%d" % (s["kind"], s["position"], s["count"])
+                                 for s in d["flagged_sites"]))' "$dir/report.json" 2>/dev/null)
+if [ "$got" = "200 stream@accept:398" ]; then
+	pass "h100-clean: 200 cycles, 398 extra accept syncs flagged (400 less one cycle's at the ends), nothing else"
+else
+	fail "h100-clean: cycles and flagged sites ${got:-none}, want 200 stream@accept:398"
+fi
 
 dir=$SCRATCH/profiler-late
 mkdir -p "$dir"
