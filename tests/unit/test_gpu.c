@@ -66,6 +66,24 @@ static void test_two_streams_fifo(void **state_)
 	gputime__free(g);
 }
 
+/*
+ * A process known from its calls alone (no execution held, no busy time yet):
+ * advanced, forgotten and unioned with empty arrays, which are NULL
+ * (sanitize-test holds qsort and memmove to their nonnull arguments).
+ */
+static void test_calls_only(void **state_)
+{
+	struct gputime *g = gputime__new();
+
+	call(g, 100, 1, SP_GPU_GRAPH);
+	assert_int_equal(gputime__advance(g, 1000, false, NULL, NULL), 0);
+	gputime__forget(g, 50);
+	assert_int_equal(gputime__advance(g, 1000, true, NULL, NULL), 0);
+	assert_int_equal(gputime__stats(g)->matched, 0);
+	assert_int_equal(gputime__union(NULL, 0), 0);
+	gputime__free(g);
+}
+
 /* An execution that starts before any call fitting it entered is unmatched; a call left too. */
 static void test_unmatched(void **state_)
 {
@@ -132,6 +150,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_two_streams_fifo),
 		cmocka_unit_test(test_unmatched),
+		cmocka_unit_test(test_calls_only),
 		cmocka_unit_test(test_watermark),
 		cmocka_unit_test(test_timeline),
 	};

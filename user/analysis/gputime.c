@@ -547,10 +547,13 @@ static int advance_proc(struct gputime *g, struct gpu_proc *p, __u64 last_ts, bo
 			p->held[i] = t;
 		}
 	}
-	qsort(p->held, n, sizeof(*p->held), start_cmp);
+	/* held is NULL until something is held: qsort and memmove take no NULL, even for 0 */
+	if (n)
+		qsort(p->held, n, sizeof(*p->held), start_cmp);
 	for (size_t i = 0; i < n && !ret; i++)
 		ret = settle_exec(g, p, &p->held[i], fn, ctx);
-	memmove(p->held, p->held + n, (p->nr_held - n) * sizeof(*p->held));
+	if (n && p->nr_held > n)
+		memmove(p->held, p->held + n, (p->nr_held - n) * sizeof(*p->held));
 	p->nr_held -= n;
 	for (size_t i = 0; i < p->nr_queues; i++) {
 		struct call_queue *q = p->queues[i];
@@ -636,8 +639,10 @@ void gputime__forget(struct gputime *g, __u64 before_ns)
 		/* the last segment stays: a later gap starts at its end */
 		while (k + 1 < p->nr_segs && p->segs[k + 1].end < before_ns)
 			k++;
-		memmove(p->segs, p->segs + k, (p->nr_segs - k) * sizeof(*p->segs));
-		p->nr_segs -= k;
+		if (k) {
+			memmove(p->segs, p->segs + k, (p->nr_segs - k) * sizeof(*p->segs));
+			p->nr_segs -= k;
+		}
 	}
 }
 
@@ -715,7 +720,8 @@ __u64 gputime__union(__u64 (*iv)[2], size_t n)
 {
 	__u64 total = 0, lo = 0, hi = 0;
 
-	qsort(iv, n, sizeof(*iv), iv_cmp);
+	if (n > 1)
+		qsort(iv, n, sizeof(*iv), iv_cmp);
 	for (size_t i = 0; i < n; i++) {
 		if (i && iv[i][0] <= hi) {
 			hi = iv[i][1] > hi ? iv[i][1] : hi;
