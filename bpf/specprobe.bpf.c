@@ -965,11 +965,6 @@ int BPF_KPROBE(on_dl_state)
 	seen = bpf_map_lookup_elem(&dl_seen, &tgid);
 	baseline = seen && *seen == SP_DL_BASELINE;
 	w->seen = seen && !baseline ? *seen : 0;
-	/*
-	 * With no count before it every entry looks new, the libraries mapped
-	 * long ago too: this load only sets the count (user space reads the
-	 * process's mappings again after its own load).
-	 */
 	if (bpf_probe_read_user(&w->node, 8, (void *)(r_debug + 8)))
 		return 0;
 	loop_ctx.w = w;
@@ -977,6 +972,11 @@ int BPF_KPROBE(on_dl_state)
 	/* fewer objects than before: something was unloaded, look at all next time */
 	w->seen = w->index < w->seen ? 0 : w->index;
 	bpf_map_update_elem(&dl_seen, &tgid, &w->seen, BPF_ANY);
+	/*
+	 * With no count before it every entry looks new, the libraries mapped
+	 * long ago too: this load only sets the count (user space reads the
+	 * process's mappings again after its own load).
+	 */
 	if (baseline)
 		return 0;
 	for (int k = 0; k < DL_NEW_MAX && !found; k++) {
