@@ -139,13 +139,37 @@ static __always_inline __u64 submit_flags(__u64 now)
 	return BPF_RB_FORCE_WAKEUP;
 }
 
-static __always_inline struct thread_state *thread_get(__u32 tid)
+/*
+ * A thread's first hit: how long it has waited for a CPU so far. Against the
+ * figure specprobe read before the attach mark, it tells how much of the time
+ * from the mark to this record the thread spent runnable but not running.
+ */
+static __always_inline void note_first_hit(__u64 id)
 {
+	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+	struct sp_runq_rec *rec = bpf_ringbuf_reserve(&events, sizeof(*rec), 0);
+
+	if (!rec)
+		return;
+	rec->type = SP_REC_RUNQ;
+	rec->size = sizeof(*rec);
+	rec->tgid = id >> 32;
+	rec->tid = (__u32)id;
+	rec->when = SP_RUNQ_FIRST_HIT;
+	rec->ts = bpf_ktime_get_ns();
+	rec->run_delay_ns = BPF_CORE_READ(task, sched_info.run_delay);
+	bpf_ringbuf_submit(rec, BPF_RB_NO_WAKEUP);
+}
+
+static __always_inline struct thread_state *thread_get(__u64 id)
+{
+	__u32 tid = (__u32)id;
 	struct thread_state *ts = bpf_map_lookup_elem(&threads, &tid);
 
 	if (ts)
 		return ts;
-	bpf_map_update_elem(&threads, &tid, &empty_thread, BPF_NOEXIST);
+	if (!bpf_map_update_elem(&threads, &tid, &empty_thread, BPF_NOEXIST))
+		note_first_hit(id);
 	return bpf_map_lookup_elem(&threads, &tid);
 }
 
@@ -614,7 +638,7 @@ static __always_inline bool push_frame(struct thread_state *ts, __u32 depth, __u
 static __always_inline bool entry_hit(struct pt_regs *ctx)
 {
 	__u64 id = bpf_get_current_pid_tgid();
-	__u32 tgid = id >> 32, tid = (__u32)id, probe;
+	__u32 tgid = id >> 32, probe;
 	__u64 args[SP_MAX_ARGS], ret_addr;
 	struct sp_probe_spec *spec;
 	struct thread_state *ts;
@@ -629,7 +653,7 @@ static __always_inline bool entry_hit(struct pt_regs *ctx)
 	spec = bpf_map_lookup_elem(&specs, &probe);
 	if (!spec)
 		return false;
-	ts = thread_get(tid);
+	ts = thread_get(id);
 	if (!ts) {
 		count(SP_CNT_NO_THREAD);
 		return false;

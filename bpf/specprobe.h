@@ -50,6 +50,8 @@ enum sp_rec_type {
 	SP_REC_GPU_STATE = 67,	/* a process's agent: on or off and why, its counters so far */
 	/* --server-metrics: written by specprobe from the server's own Prometheus endpoint */
 	SP_REC_SRVMETRIC = 68,	/* one known family's value at one scrape, or a failed scrape */
+	/* a thread's wait for a CPU so far: how late its first record came for want of one */
+	SP_REC_RUNQ = 69,
 };
 
 #define SP_MAX_PROBES	4096	/* size of the spec map: probes of all libraries, late ones too */
@@ -292,6 +294,23 @@ struct sp_cpu_rec {
 	__u32 tgid;
 	__u64 ts;
 	__u64 cpu_ns;
+};
+
+/* Where an SP_REC_RUNQ's figure was read. */
+enum sp_runq_when {
+	SP_RUNQ_MARK = 1,	/* by specprobe, /proc/PID/task/TID/schedstat, before the attach mark */
+	SP_RUNQ_FIRST_HIT = 2,	/* by BPF at the thread's first probe hit */
+};
+
+/* A thread's run-queue wait so far (the scheduler's sched_info.run_delay). */
+struct sp_runq_rec {
+	__u16 type;
+	__u16 size;
+	__u32 tgid;
+	__u64 ts;
+	__u32 tid;
+	__u32 when;		/* enum sp_runq_when */
+	__u64 run_delay_ns;
 };
 
 /* What a mapping in /proc/PID/maps says of host memory a copy may use. */

@@ -125,6 +125,9 @@ def check_cycles(ck, rep, r, tool_cycles):
     cycles = bounds_cycles(r) if r["bounds"] else truth_cycles(r, pinned_known)
     # planted launches count in the report's phases but not in the truth's launch counts
     count_launches = not r["summary"].get("plants")
+    # a thread that waited for a CPU from the mark to its first record cannot tell a draft
+    # begun before the mark from one begun after it: its first cycle may go either way
+    late = any(lp.get("late_start_ns", 0) > 0 for lp in rep["loops"] if lp["pid"] == r["pid"])
     for cy in cycles:
         acc = cy["accept"][1]
         refs = [cy["end"]] + ([acc] if acc else [])
@@ -132,7 +135,10 @@ def check_cycles(ck, rep, r, tool_cycles):
             continue
         # a call whose bracket straddles the end of the recording may or may not be in it
         whole = all(ref_["after"] <= last for ref_ in refs)
-        if cy["start"]["before"] >= attach and whole:
+        if cy["start"]["before"] >= attach and late:
+            late = False
+            either.append(cy)
+        elif cy["start"]["before"] >= attach and whole:
             want.append(cy)
         elif cy["start"]["after"] >= attach:
             either.append(cy)     # the attach mark or the end fell inside a bracket

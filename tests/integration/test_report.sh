@@ -76,6 +76,40 @@ mid_run() {
 	check "$name" "$dir" launched
 }
 
+# runq_waits NAME: an attach with -p keeps each thread's run-queue wait before the mark and
+# at its first hit; report's late_start_ns is the wait in between, 0 for a thread that made
+# a call before the mark (docs/recording-format.md, SP_REC_RUNQ)
+runq_waits() {
+	local name=$1 dir="$SCRATCH/$1" out
+	if out=$(TESTDIR="$TOP/tests/integration" python3 - "$dir/rec.sprb" "$dir/report.json" \
+		"$(head -1 "$dir/ready")" <<'PY'
+import json, os, struct, sys
+sys.path.insert(0, os.environ["TESTDIR"])
+from recfile import records
+data = open(sys.argv[1], "rb").read()
+pid = int(sys.argv[3])
+mark, hit = {}, {}
+for off, kind, size in records(data):
+    if kind == 69:
+        _, _, tgid, ts, tid, when, delay = struct.unpack_from("<HHIQIIQ", data, off)
+        if tgid == pid:
+            (mark if when == 1 else hit)[tid] = (ts, delay)
+loops = [l for l in json.load(open(sys.argv[2]))["loops"] if l["pid"] == pid]
+if pid not in mark or pid not in hit or not loops:
+    sys.exit(f"no wait at the mark ({len(mark)} threads) or first hit ({len(hit)}) of {pid}")
+(mts, md), (hts, hd) = mark[pid], hit[pid]
+want = hd - md if hts >= mts and hd >= md else 0
+got = loops[0]["late_start_ns"]
+print(f"{len(mark)} threads at the mark, {len(hit)} first hits, late start {got} ns")
+sys.exit(0 if got == want else f"late_start_ns {got}, the records say {want}")
+PY
+	); then
+		pass "$name: run-queue waits at the mark and first hit, and the late start: $out"
+	else
+		fail "$name: $out ($dir)"
+	fi
+}
+
 # report -p while the loop runs, for a while, into the default recording name
 live() {
 	local name=$1 dir="$SCRATCH/$1" kept
@@ -178,6 +212,7 @@ if "$SERVER" --help | grep -q -- --eager-loop; then
 	from_gate gate-eager-plants --cycles 100 --eager-loop --draft-k 5 \
 		--plant ctx@after-verify/3 --plant stream@accept/4 --plant free@extend/5
 	mid_run mid-run-eager-loop --cycles 1500 --eager-loop --eager-same
+	runq_waits mid-run-eager-loop
 	# draft = target drafting at most two tokens: the steps rarely follow one another, so
 	# only the call sites of the syncs (the token reads, the accept) tell the verify
 	expect_from=eager-sites from_init eager-same-k2 --cycles 100 --eager-loop --eager-same \

@@ -44,6 +44,7 @@ struct loop_cfg {
 	bool sync_before_loop;	/* a context sync, then the loop well after the mark */
 	bool no_final_sync;	/* the recording ends with the loop's last launch or sync */
 	bool no_last_deferred;	/* deferred: it ends before the last cycle's record is synced */
+	__u64 late_start_ns;	/* run-queue wait from the mark to the thread's first record */
 };
 
 /* What the builder saw: the contract's boundary times per cycle. */
@@ -58,6 +59,8 @@ struct built {
 	struct expect want[MAX_CYCLES];
 	int n;
 	struct cycles cy;
+	struct sp_runq_rec runq[2];	/* the thread's wait at the mark and at its first hit */
+	int nr_runq;
 };
 
 static __u64 verify_exec(int b, int p)
@@ -238,6 +241,16 @@ static void build(struct built *bt, const struct loop_cfg *cfg)
 	 */
 	seq_init(s, !cfg->uncaptured ? 0 : cfg->skip_first_draft ? 1030500 : 1000000);
 	bt->n = cfg->cycles;
+	if (cfg->late_start_ns) {
+		for (int i = 0; i < 2; i++) {
+			bt->runq[i] = (struct sp_runq_rec){
+				.type = SP_REC_RUNQ, .size = sizeof(bt->runq[i]), .tgid = s->tgid,
+				.tid = s->tid, .when = i ? SP_RUNQ_FIRST_HIT : SP_RUNQ_MARK,
+				.ts = s->hdr.attach_done_ns, .run_delay_ns = 7000 + i * cfg->late_start_ns };
+			model__record(s->m, &bt->runq[i], sizeof(bt->runq[i]));
+		}
+		bt->nr_runq = 2;
+	}
 	if (!cfg->uncaptured)
 		capture_all(s, cfg);
 	if (cfg->sync_before_loop) {
@@ -382,6 +395,8 @@ static void expect_windows_agree(struct built *bt, size_t every)
 		assert_non_null(m);
 		assert_true(++passes <= 6);
 		wholerun__begin(w);
+		for (int i = 0; i < bt->nr_runq; i++)
+			model__record(m, &bt->runq[i], sizeof(bt->runq[i]));
 		for (size_t i = 0; i < bt->s.nr_calls && !ret; i++) {
 			ret = model__call(m, &bt->s.calls[i]);
 			if (!ret && (i + 1) % every == 0)
@@ -623,6 +638,23 @@ static void test_mid_run_deferred_two_batches(void **state)
 	/* the first call seen is a draft launch long after the mark: its cycle is whole */
 	expect_cycles(&bt, 0, 0);
 	assert_int_equal(role(&bt, verify_exec(1, 0)), ROLE_VERIFY);
+	done(&bt);
+}
+
+/*
+ * The same, but the thread waited for a CPU from the mark to that launch: it
+ * may have been in the middle of its draft all along, so the cycle is not counted.
+ */
+static void test_mid_run_late_start(void **state)
+{
+	struct loop_cfg cfg = { .cycles = 10, .steps = 2, .uncaptured = true,
+				.accept = ACCEPT_DEFERRED, .two_batches = true,
+				.late_start_ns = 30000 };
+	struct built bt;
+
+	run(&bt, &cfg);
+	expect_cycles(&bt, 1, 0);
+	assert_int_equal(model__view(bt.s.m)->threads[0]->late_start_ns, 30000);
 	done(&bt);
 }
 
@@ -887,6 +919,7 @@ int main(void)
 		cmocka_unit_test(test_planted_sync),
 		cmocka_unit_test(test_mid_run_attach),
 		cmocka_unit_test(test_mid_run_deferred_two_batches),
+		cmocka_unit_test(test_mid_run_late_start),
 		cmocka_unit_test(test_cut_inside_last_accept),
 		cmocka_unit_test(test_syncs_before_the_accept_sync),
 		cmocka_unit_test(test_warmup_replays_are_not_cycles),

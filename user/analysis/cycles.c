@@ -920,6 +920,17 @@ static __u64 longest_period(const struct thread_ctx *tc)
 }
 
 /*
+ * The attach mark as a thread's records can show it: a thread that waited for
+ * a CPU after the mark made its first recorded call that much later than it
+ * would have, so a call begun before the mark may come later than the mark
+ * by the time calls follow one another plus that wait.
+ */
+static __u64 thread_mark(const struct model_view *v, const struct model_thread *t)
+{
+	return v->attach_done_ns + t->late_start_ns;
+}
+
+/*
  * The loop's first draft, past warm-up replays with nothing launched before
  * them, where the recording shows its start. Opened by a lead graph: the lead
  * is a draft step (-1). Opened by the graph that follows the lead in other
@@ -930,7 +941,7 @@ static __u64 longest_period(const struct thread_ctx *tc)
 static int lead_at_loop_start(const struct thread_ctx *tc)
 {
 	const struct model_thread *t = tc->t;
-	__u64 bound = tc->v->attach_done_ns + longest_period(tc);
+	__u64 bound = thread_mark(tc->v, t) + longest_period(tc);
 
 	for (size_t i = 0; i < tc->nr_iters; i++) {
 		size_t open = NONE;
@@ -1122,7 +1133,7 @@ static __u64 longest_draft_gap(const struct thread_ctx *tc)
  */
 static void trust_first_drafts(struct thread_ctx *tc)
 {
-	__u64 gap = longest_draft_gap(tc), mark = tc->v->attach_done_ns;
+	__u64 gap = longest_draft_gap(tc), mark = thread_mark(tc->v, tc->t);
 
 	for (size_t i = 0; i < tc->nr_iters; i++) {
 		struct iter *it = &tc->iters[i];
@@ -2447,9 +2458,10 @@ static void end_stats(struct cycles_plan *pl, struct model *m)
 	}
 }
 
-static int loop_start_of(const struct model_view *v, const struct plan_thread *pt)
+static int loop_start_of(const struct model_view *v, const struct model_thread *t,
+			 const struct plan_thread *pt)
 {
-	__u64 bound = v->attach_done_ns + pt->longest_period;
+	__u64 bound = thread_mark(v, t) + pt->longest_period;
 	const struct exec_stats *st;
 
 	if (pt->first_nothing && pt->first_nothing_ts <= bound)
@@ -2477,7 +2489,7 @@ static void end_leads(struct cycles_plan *pl, const struct model_view *v)
 			continue;
 		says[0] = sign(pt->structure_votes);
 		says[1] = pt->loop_end;
-		says[2] = loop_start_of(v, pt);
+		says[2] = loop_start_of(v, v->threads[k], pt);
 		says[3] = pt->shape_votes > 0 ? 1 : -1;
 		for (int r = 0; r < 4; r++)
 			if (says[r]) {
@@ -2633,7 +2645,7 @@ static int trust_first(struct cycles_plan *pl, struct thread_ctx *tc)
 		pl->stage = PLAN_GAP;
 		return -EAGAIN;
 	}
-	if (tc->t->events[it->draft].ts > tc->v->attach_done_ns + pl->gap)
+	if (tc->t->events[it->draft].ts > thread_mark(tc->v, tc->t) + pl->gap)
 		it->draft_seen = true;
 	return 0;
 }

@@ -317,6 +317,46 @@ static void cpu_sample(struct model *m, const struct sp_cpu_rec *rec)
 			m->view.procs[i]->cpu = *span;
 }
 
+/* A thread's run-queue wait so far, before the attach mark and at its first probe hit. */
+struct runq_pair {
+	__u64 at_mark, at_first_hit;
+	bool mark_seen, hit_seen;
+};
+
+__u64 model__late_start(struct model *m, __u32 tid)
+{
+	const struct runq_pair *p = hmap__get(&m->runq, tid, 0);
+
+	if (!p || !p->mark_seen || !p->hit_seen || p->at_first_hit < p->at_mark)
+		return 0;
+	return p->at_first_hit - p->at_mark;
+}
+
+static void runq_sample(struct model *m, const struct sp_runq_rec *rec)
+{
+	struct runq_pair *p = hmap__get(&m->runq, rec->tid, 0);
+	struct model_thread *t;
+
+	if (!p) {
+		p = calloc(1, sizeof(*p));
+		if (!p || hmap__set(&m->runq, rec->tid, 0, p)) {
+			free(p);
+			m->view.out_of_memory = true;
+			return;
+		}
+	}
+	if (rec->when == SP_RUNQ_MARK) {
+		p->at_mark = rec->run_delay_ns;
+		p->mark_seen = true;
+	} else if (rec->when == SP_RUNQ_FIRST_HIT && !p->hit_seen) {
+		p->at_first_hit = rec->run_delay_ns;
+		p->hit_seen = true;
+	}
+	t = hmap__get(&m->threads, rec->tid, 0);
+	if (t)
+		t->late_start_ns = model__late_start(m, rec->tid);
+}
+
 /* Kept apart until the process makes a call: a launcher that makes none is no process here. */
 static void host_mapping(struct model *m, const struct sp_hostmem_rec *rec)
 {
@@ -401,6 +441,10 @@ void model__record(struct model *m, const void *rec, size_t size)
 	case SP_REC_CPU:
 		if (size >= sizeof(struct sp_cpu_rec))
 			cpu_sample(m, rec);
+		break;
+	case SP_REC_RUNQ:
+		if (size >= sizeof(struct sp_runq_rec))
+			runq_sample(m, rec);
 		break;
 	case SP_REC_HOSTMEM:
 		if (size >= sizeof(struct sp_hostmem_rec))
@@ -529,6 +573,7 @@ void model__free(struct model *m)
 	free_values(&m->streams);
 	free_values(&m->events);
 	free_values(&m->cpus);
+	free_values(&m->runq);
 	for (size_t i = 0; i < m->hostmaps.cap; i++)
 		hostmem__free(m->hostmaps.slots[i].value);
 	free_values(&m->hostmaps);

@@ -231,6 +231,8 @@ struct model_thread {
 	__u32 tid, tgid;
 	__u32 index;		/* in model_view.threads */
 	__u64 calls, first_ns, last_ns;
+	/* run-queue wait from the attach mark to its first record: that much later than it ran */
+	__u64 late_start_ns;
 	struct loop_event *events;
 	size_t nr_events, cap_events;
 	struct model_sync poll;	/* the spin of queries going on, if polling */

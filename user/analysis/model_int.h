@@ -90,6 +90,7 @@ struct model {
 	struct probe_info *probes;
 	__u32 nr_probes;
 	struct hmap procs, threads, streams, events, names, graphs, execs, cpus;
+	struct hmap runq;	/* tid: struct runq_pair, from SP_REC_RUNQ */
 	struct hmap hostmaps;	/* mappings of processes that made no call yet */
 	struct hmap ranks;	/* SP_REC_RANK of processes that made no call yet */
 	struct model_stream **all_streams;	/* for the device-wide views of in-flight work */
@@ -194,6 +195,9 @@ enum wait_scope {
 	WAIT_BLOCKING,	/* the legacy stream and every stream not created non-blocking */
 	WAIT_DEVICE,	/* every stream */
 };
+
+/* model.c: a thread's run-queue wait from the attach mark to its first record (0: unknown) */
+__u64 model__late_start(struct model *m, __u32 tid);
 
 /* model_store.c */
 bool store__grow_array(void **array, __u32 *cap, __u32 need, size_t elem);

@@ -75,6 +75,44 @@ bool targets__cpu_ns(__u32 tgid, __u64 *cpu_ns)
 	return ok;
 }
 
+int targets__runq_delays(__u32 tgid, __u64 ts, struct sp_runq_rec *out, int room)
+{
+	char path[64], line[128];
+	struct dirent *de;
+	int n = 0;
+	DIR *dir;
+
+	snprintf(path, sizeof(path), "/proc/%u/task", tgid);
+	dir = opendir(path);
+	if (!dir)
+		return 0;
+	while (n < room && (de = readdir(dir))) {
+		unsigned long long on_cpu, delay;
+		unsigned long tid;
+		char *end;
+		FILE *f;
+
+		tid = strtoul(de->d_name, &end, 10);
+		if (*end || !tid)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%u/task/%lu/schedstat", tgid, tid);
+		f = fopen(path, "re");
+		if (!f)
+			continue;
+		out[n] = (struct sp_runq_rec){ .type = SP_REC_RUNQ, .size = sizeof(out[n]),
+					       .tgid = tgid, .tid = tid, .when = SP_RUNQ_MARK,
+					       .ts = ts };
+		if (fgets(line, sizeof(line), f) &&
+		    sscanf(line, "%llu %llu", &on_cpu, &delay) == 2) {
+			out[n].run_delay_ns = delay;
+			n++;
+		}
+		fclose(f);
+	}
+	closedir(dir);
+	return n;
+}
+
 __u32 targets__ns_pid(__u32 tgid)
 {
 	char path[64], line[256];

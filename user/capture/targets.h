@@ -72,6 +72,11 @@ typedef int (*exec_map_fn)(void *ctx, __u64 start, __u64 end, __u64 pgoff, const
 int targets__exec_mappings(__u32 tgid, exec_map_fn fn, void *ctx);
 /* The pid a process has in its own pid namespace, 0 if it is the host's or unknown. */
 __u32 targets__ns_pid(__u32 tgid);
+/*
+ * How long each thread of tgid has waited for a CPU so far (schedstat's second
+ * field), as SP_REC_RUNQ records of SP_RUNQ_MARK read at ts into out[room]: how many.
+ */
+int targets__runq_delays(__u32 tgid, __u64 ts, struct sp_runq_rec *out, int room);
 /* Is tgid still alive (not gone, not a zombie)? */
 bool targets__alive(__u32 tgid);
 void targets__free(struct targets *t);

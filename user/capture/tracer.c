@@ -19,6 +19,7 @@
 volatile int tracer_stopped_pid;
 
 #define CALIBRATION_CALLS 10000	/* per way timed: about 30 ms with probes on this VM */
+#define RUNQ_THREADS_MAX 8192	/* threads of running targets sampled at the mark */
 
 /* The libraries a launched command finds at start; dlopen'ed ones are caught later. */
 static const char *const launch_sonames[] = { "libcuda.so.1", "libnccl.so.2" };
@@ -253,8 +254,42 @@ static int emit_late(struct tracer *tr)
 	return ret ? ret : describe_ranks(tr);
 }
 
+/*
+ * Running targets' threads: how long each has waited for a CPU, just before
+ * the mark. A thread's first record tells the same figure then: a first
+ * record that came late for want of a CPU is known as such (cycles.c).
+ */
+static void sample_runq(struct tracer *tr)
+{
+	__u64 now = tracer__now_ns();
+
+	tr->runq = calloc(RUNQ_THREADS_MAX, sizeof(*tr->runq));
+	for (int i = 0; tr->runq && i < tr->targets.nr_tgids; i++)
+		tr->nr_runq += targets__runq_delays(tr->targets.tgids[i], now,
+						    tr->runq + tr->nr_runq,
+						    RUNQ_THREADS_MAX - tr->nr_runq);
+}
+
+static int describe_runq(struct tracer *tr)
+{
+	int ret = 0;
+
+	for (int i = 0; !ret && i < tr->nr_runq; i++)
+		ret = tr->on_record(tr->ctx, &tr->runq[i], sizeof(tr->runq[i]));
+	free(tr->runq);
+	tr->runq = NULL;
+	tr->nr_runq = 0;
+	return ret;
+}
+
 int tracer__describe(struct tracer *tr)
 {
+	if (tr->nr_runq) {
+		int ret = describe_runq(tr);
+
+		if (ret)
+			return ret;
+	}
 	if (tr->calib.calls && !tr->calib_described) {
 		struct sp_calib_rec rec = {
 			.type = SP_REC_CALIB,
@@ -552,8 +587,10 @@ int tracer__start(struct tracer *tr, const struct tracer_opts *opts)
 			 strerror(-tr->nr_attached));
 		goto fail;
 	}
-	if (want->nr_pids)
+	if (want->nr_pids) {
 		rescan_targets(tr);
+		sample_runq(tr);
+	}
 	tr->attach_done_ns = tracer__now_ns();
 	log_debug("attached %d of %d probes in %.1f ms", tr->nr_attached, tr->probes.nr_probes,
 		  (tr->attach_done_ns - tr->attach_start_ns) / 1e6);
@@ -647,6 +684,8 @@ void tracer__stop(struct tracer *tr)
 	probes__free(&tr->probes);
 	targets__free(&tr->targets);
 	callsites__free(tr->sites);
+	free(tr->runq);
+	tr->runq = NULL;
 	tr->sites = NULL;
 	rank_watch__free(tr->ranks);
 	tr->ranks = NULL;

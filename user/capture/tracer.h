@@ -51,6 +51,8 @@ struct tracer {
 	void *ctx;
 	struct calibration calib;	/* calls 0: not measured */
 	bool calib_described;
+	struct sp_runq_rec *runq;	/* threads' run-queue waits just before the attach mark */
+	int nr_runq;
 	enum trace_stacks stacks;
 	struct callsites *sites;	/* what stack records need before them */
 	struct rank_watch *ranks;	/* what each process showed of its rank so far */

@@ -391,6 +391,7 @@ int decoder__feed(struct decoder *d, const void *rec, size_t size)
 	case SP_REC_CPU:
 	case SP_REC_HOSTMEM:
 	case SP_REC_RANK:
+	case SP_REC_RUNQ:
 		return 0;	/* for the analyses, which see every record */
 	case SP_REC_SEGMENT:
 	case SP_REC_WINDOW:

@@ -404,6 +404,7 @@ static int translate(struct merge *m, struct source *s, union rec_buf *b)
 	case SP_REC_CPU:
 	case SP_REC_HOSTMEM:
 	case SP_REC_RANK:
+	case SP_REC_RUNQ:
 		move_tgid_ts(s, b);
 		return 1;
 	case SP_REC_CALIB:

@@ -235,6 +235,15 @@ static void put_summary_fields(FILE *out, const struct cycle_summary *s)
 	put_summary_gpu(out, s);
 }
 
+/* How late the loop's thread made its first record for want of a CPU after the mark. */
+static __u64 late_start_of(const struct model_view *v, const struct loop *lp)
+{
+	for (size_t i = 0; i < v->nr_threads; i++)
+		if (v->threads[i]->tid == lp->tid && v->threads[i]->tgid == lp->tgid)
+			return v->threads[i]->late_start_ns;
+	return 0;
+}
+
 static void put_loop(FILE *out, struct model *m, const struct loop *lp,
 		     const struct cycle_summary *s)
 {
@@ -243,9 +252,12 @@ static void put_loop(FILE *out, struct model *m, const struct loop *lp,
 	fprintf(out, "{\"pid\":%u,\"tid\":%u,", lp->tgid, lp->tid);
 	put_int_or_null(out, "rank", lp->rank, lp->rank >= 0);
 	fprintf(out, ",\"verify_exec\":\"0x%llx\",\"verify_from\":\"%s\",\"iterations\":%u,"
-		     "\"skipped_start\":%u,\"skipped_end\":%u,\"skipped_no_draft\":%u,",
+		     "\"skipped_start\":%u,\"late_start_ns\":%llu,\"skipped_end\":%u,"
+		     "\"skipped_no_draft\":%u,",
 		(unsigned long long)anchor->handle, model__role_source_name(lp->verify_from),
-		lp->iterations, lp->skipped_start, lp->skipped_end, lp->skipped_no_draft);
+		lp->iterations, lp->skipped_start,
+		(unsigned long long)late_start_of(model__view(m), lp), lp->skipped_end,
+		lp->skipped_no_draft);
 	if (lp->lead_from == LEAD_NONE)
 		fputs("\"lead_role\":null,", out);
 	else
