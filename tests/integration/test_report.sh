@@ -213,6 +213,12 @@ if "$SERVER" --help | grep -q -- --eager-loop; then
 		--plant ctx@after-verify/3 --plant stream@accept/4 --plant free@extend/5
 	mid_run mid-run-eager-loop --cycles 1500 --eager-loop --eager-same
 	runq_waits mid-run-eager-loop
+	# as PyTorch runs it eagerly: the legacy stream, tolist() into pageable memory, the
+	# trim's fill kernels running on into the next draft
+	from_init eager-torch --cycles 100 --eager-loop --torch --draft-k 6
+	from_init eager-torch-same-ranks --cycles 60 --eager-loop --torch --eager-same --ranks 2 \
+		--draft-k 4
+	mid_run mid-run-eager-torch --cycles 1500 --eager-loop --torch --eager-same
 	# draft = target drafting at most two tokens: the steps rarely follow one another, so
 	# only the call sites of the syncs (the token reads, the accept) tell the verify
 	expect_from=eager-sites from_init eager-same-k2 --cycles 100 --eager-loop --eager-same \

@@ -96,6 +96,16 @@ traced init eager-same-k2 --cycles 150 --eager-loop --eager-same --draft-k 2 \
 	--plant free@extend/5 --clean-syncs
 traced init eager-same-k2-ranks --cycles 100 --eager-loop --eager-same --draft-k 2 --ranks 2 \
 	--plant legacy@after-verify/2 --plant pageable-copy@accept/3 --plant poll@extend/4
+# as PyTorch runs it eagerly: all on the legacy stream, tolist() into pageable memory. A read
+# after the verify is the accept's own there (the first one on the verify's stream), so the
+# extra reads are planted before the verify
+traced init eager-torch --cycles 150 --eager-loop --torch --draft-k 6 --plant ctx@after-verify/3 \
+	--plant stream@accept/4 --plant event@draft-verify/2 --plant sync-copy@draft-verify/7 \
+	--plant free@after-verify/5 --clean-syncs
+traced gate eager-torch-same-ranks --cycles 100 --eager-loop --torch --eager-same --ranks 2 \
+	--plant pageable-copy@accept/3 --plant poll@draft-verify/4
+mid_run mid-run-eager-torch --cycles 3000 --eager-loop --torch --eager-same \
+	--plant pageable-copy@accept/3 --plant ctx@after-verify/4
 # graph drafts, the verify eager: its accept sync is the loop's own, the plants are flagged
 if "$SERVER" --help | grep -q -- --verify-mode; then
 	traced init eager-verify --cycles 150 --verify-mode eager --draft-k 4 \

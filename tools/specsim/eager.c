@@ -16,6 +16,12 @@
  * with the target's kernels (draft = target): only grids and the loop's
  * structure tell the two forwards apart.
  *
+ * --torch: as PyTorch runs it eagerly. Everything on the legacy stream; a
+ * token's item() copies to pinned memory (PyTorch's own pinned scalar), the
+ * accept's tolist() to pageable memory (that copy returns when done, then the
+ * sync); the trim's zero_() of cache slices is fill kernels, no memset, so it
+ * runs on into the next draft.
+ *
  * --verify-mode eager: the draft's steps and the extend are graphs, the
  * target's forward over k + 1 tokens is these eager kernels (a batch too large
  * for the captured graphs).
@@ -64,9 +70,9 @@ int eager__setup(struct rank_state *st)
 /* One eager launch whose grid grows with the tokens the forward processes. */
 static int launch(struct rank_state *st, CUfunction f, unsigned int gx, unsigned int bx)
 {
-	CU(cuLaunchKernel, (f, gx, 1, 1, bx, 1, 1, 0, st->main, NULL, NULL), A("func", f),
+	CU(cuLaunchKernel, (f, gx, 1, 1, bx, 1, 1, 0, st->work, NULL, NULL), A("func", f),
 	   A("gx", gx), A("gy", 1), A("gz", 1), A("bx", bx), A("by", 1), A("bz", 1),
-	   A("shmem", 0), A("stream", st->main));
+	   A("shmem", 0), A("stream", st->work));
 	st->count.kernels++;
 	return 0;
 }
@@ -120,9 +126,9 @@ static int draft_forward(struct rank_state *st, int cycle)
  */
 static __attribute__((noinline)) int read_back(struct rank_state *st, int cycle, void *dst, size_t bytes)
 {
-	CU(cuMemcpyDtoHAsync_v2, (dst, st->accept_dev, bytes, st->main), A("dst_host", dst),
-	   A("src", st->accept_dev), A("bytes", bytes), A("stream", st->main));
-	CU(cuStreamSynchronize, (st->main), A("stream", st->main));
+	CU(cuMemcpyDtoHAsync_v2, (dst, st->accept_dev, bytes, st->work), A("dst_host", dst),
+	   A("src", st->accept_dev), A("bytes", bytes), A("stream", st->work));
+	CU(cuStreamSynchronize, (st->work), A("stream", st->work));
 	bounds__blocking(st, cycle);
 	(void)*(volatile int *)dst;
 	return 0;
@@ -166,13 +172,14 @@ static int accepted(int cycle, int k)
 int eager__accept(struct rank_state *st, int cycle)
 {
 	size_t bytes = (size_t)batch_size(st) * (tokens_k + 1) * 4;
-	char *dst = st->accept_host;
+	/* --torch: tolist() reads into pageable memory */
+	char *dst = env.torch ? st->pageable_buf : st->accept_host;
 
-	CU(cuMemcpyDtoHAsync_v2, (dst, st->accept_dev, bytes, st->main), A("dst_host", dst),
-	   A("src", st->accept_dev), A("bytes", bytes), A("stream", st->main));
+	CU(cuMemcpyDtoHAsync_v2, (dst, st->accept_dev, bytes, st->work), A("dst_host", dst),
+	   A("src", st->accept_dev), A("bytes", bytes), A("stream", st->work));
 	if (plants__at(st, POS_ACCEPT, cycle))
 		return -1;
-	CU(cuStreamSynchronize, (st->main), A("stream", st->main));
+	CU(cuStreamSynchronize, (st->work), A("stream", st->work));
 	bounds__blocking(st, cycle);
 	bounds__accepted(st, cycle);
 	(void)*(volatile int *)dst;
@@ -190,10 +197,10 @@ int eager__extend(struct rank_state *st, int cycle)
 			return -1;
 		bounds__extend_launch(st, cycle);
 	}
-	/* joined: the trim runs straight into the next draft's first forward */
-	if (!env.eager_trim_joined)
-		CU(cuMemsetD32Async, (st->kv, 0, drop, st->main), A("dst", st->kv),
-		   A("value", 0), A("count", drop), A("stream", st->main));
+	/* joined (and PyTorch's zero_ of slices): the trim runs straight into the next draft */
+	if (!env.eager_trim_joined && !env.torch)
+		CU(cuMemsetD32Async, (st->kv, 0, drop, st->work), A("dst", st->kv),
+		   A("value", 0), A("count", drop), A("stream", st->work));
 	tokens_k = n == k ? k + 2 : k - 1;
 	tokens_k = tokens_k < 1 ? 1 : tokens_k > env.draft_k ? env.draft_k : tokens_k;
 	return plants__at(st, POS_EXTEND, cycle) || plants__at(st, POS_OUTSIDE, cycle) ? -1 : 0;

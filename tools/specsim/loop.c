@@ -220,9 +220,9 @@ static int (*const eager_phases[])(struct rank_state *st, int cycle) = {
 
 static int run_phase(struct rank_state *st, int p, int cycle)
 {
-	if (env.torch)
-		return torch_phases[p](st, cycle);
-	return (env.eager_loop ? eager_phases : phases)[p](st, cycle);
+	if (env.eager_loop)
+		return eager_phases[p](st, cycle);
+	return (env.torch ? torch_phases : phases)[p](st, cycle);
 }
 
 /* *mark: where this cycle starts; set to where it ended, so cycles tile too. */
@@ -270,7 +270,7 @@ int loop__run(struct rank_state *st)
 
 	if (plants__at(st, POS_OUTSIDE, -1))
 		return -1;
-	if (env.torch && env.cycles && torch__prologue(st, -1))
+	if (env.torch && !env.eager_loop && env.cycles && torch__prologue(st, -1))
 		return -1;
 	mark = gt_now();
 	st->loop_start = mark;

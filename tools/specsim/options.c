@@ -102,7 +102,9 @@ static const struct argp_option opts[] = {
 	  "no CUDA graph (assisted generation, a server without graphs): per draft token the "
 	  "draft's kernels, a copy to the host and a sync; the target's kernels over k + 1 "
 	  "tokens and the accept sync; a KV-cache trim. k moves within [1, --draft-k]: +2 "
-	  "after full acceptance, -1 after a rejection", 1 },
+	  "after full acceptance, -1 after a rejection; with --torch as PyTorch runs it: the "
+	  "legacy stream, item() into pinned memory, tolist() into pageable memory, the "
+	  "trim as fill kernels", 1 },
 	{ "eager-same", OPT_EAGER_SAME, NULL, 0,
 	  "--eager-loop drafting with the target's kernels (draft = target)", 1 },
 	{ "eager-trim-joined", OPT_EAGER_TRIM_JOINED, NULL, 0,
@@ -394,10 +396,10 @@ static void check_eager(struct argp_state *state)
 				  "--verify-pieces");
 	if (!env.eager_loop)
 		return;
-	if (env.torch || env.draft_mode != DRAFT_PER_STEP || env.accept_mode != ACCEPT_SYNC ||
+	if (env.draft_mode != DRAFT_PER_STEP || env.accept_mode != ACCEPT_SYNC ||
 	    env.extra_draft_every || env.verify_pieces != 1 || env.pageable || env.free_every ||
 	    env.nr_batch_schedule)
-		argp_error(state, "--eager-loop launches no graph and syncs in accept: no --torch, "
+		argp_error(state, "--eager-loop launches no graph and syncs in accept: no "
 				  "--draft-mode, --accept-mode, --extra-draft-every, "
 				  "--verify-pieces, --pageable-copies, --free-in-loop or "
 				  "--batch-schedule");

@@ -225,15 +225,22 @@ static int plant_calls(struct rank_state *st, enum plant_kind kind, enum plant_p
 		truth__set_stream_busy(specsimStreamBusy(st->work));
 		CU(cuStreamSynchronize, (st->work), A("stream", st->work));
 		return 0;
-	case PLANT_EVENT:
+	case PLANT_EVENT: {
+		/*
+		 * The event waits for what the stream had queued before its record: the
+		 * record itself is no work, though the simulator's worker takes a moment
+		 * to pass it (the legacy stream's, checking every blocking stream, longer).
+		 */
+		int busy = specsimStreamBusy(st->work);
+
 		tag(companion_tag[PLANT_EVENT], pos);
 		CU(cuEventRecord, (st->plant_ev, st->work), A("event", st->plant_ev),
 		   A("stream", st->work));
 		tag(planted_tag[PLANT_EVENT], pos);
-		/* nothing is queued after the record: the event is pending while the stream is busy */
-		truth__set_stream_busy(specsimStreamBusy(st->work));
+		truth__set_stream_busy(busy);
 		CU(cuEventSynchronize, (st->plant_ev), A("event", st->plant_ev));
 		return 0;
+	}
 	case PLANT_SYNC_COPY:
 		return plant_copy(st, st->ids_host, false);
 	case PLANT_PAGEABLE_COPY:

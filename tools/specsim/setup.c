@@ -90,7 +90,7 @@ static int alloc_buffers(struct rank_state *st)
 	   A("ptr", st->accept_host));
 	CU(cuMemAllocHost_v2, (&st->ids_host, 4096), A("ptr_out", &st->ids_host), A("bytes", 4096),
 	   A("ptr", st->ids_host));
-	if (env.pageable) {
+	if (env.pageable || (env.eager_loop && env.torch)) {
 		st->pageable_buf = calloc(2, st->accept_bytes);
 		if (!st->pageable_buf)
 			return -1;

@@ -292,7 +292,7 @@ int torch__setup(struct rank_state *st)
 	struct torch_state *t = &st->torch;
 	void *pinned = NULL;
 
-	if (!env.torch)
+	if (!env.torch || env.eager_loop)
 		return 0;
 	if (load_kernels(st))
 		return -1;

@@ -152,8 +152,9 @@ static long place(const struct loop *lp, const struct model_view *v, const struc
 	sv->cycle = it->cycle;
 	sv->pos = pos_in(it, h);
 	sv->own = it->copy != LOOP_NONE && h == 2 * it->copy + 1;
-	sv->step = sv->pos == SPOS_DRAFT_VERIFY && t && h / 2 <= t->nr_events &&
-		   step_read(v, t, h);
+	/* legacy-stream work in a step is the step's launches and copies, not its read */
+	sv->step = sv->pos == SPOS_DRAFT_VERIFY && sv->sync->kind != SYNC_LEGACY && t &&
+		   h / 2 <= t->nr_events && step_read(v, t, h);
 	return i;
 }
 
