@@ -6,8 +6,9 @@
 
 The decoder's thread has one loop; every round holds exactly one reported cycle, whose
 start (its first draft launch) lies between the round's start and its verify (host
-times, CLOCK_MONOTONIC), and no cycle lies outside the rounds. Prints one line; exit 1
-on any mismatch.
+times, CLOCK_MONOTONIC), and no cycle lies outside the rounds. The decoder makes no
+avoidable sync, so a sync flagged inside the rounds is a false positive. Prints one line;
+exit 1 on any mismatch.
 """
 import argparse
 import bisect
@@ -42,10 +43,23 @@ def main():
     if inside != matched:
         fails.append(f"{inside - matched} cycles start inside the rounds but in no draft")
     verify = loops[0]["verify_from"] if loops else None
+    in_rounds = [s for s in rep["syncs"] if s["pid"] == pid and rounds and
+                 rounds[0]["start"] <= s["ts"] <= rounds[-1]["end"]]
+    flagged = [s for s in in_rounds if s["flagged"]]
+    for s in flagged[:5]:
+        fails.append(f"false positive: {s['call']} at {s['ts']} flagged "
+                     f"({s['position']}, {s.get('call_site')})")
+    if len(flagged) > 5:
+        fails.append(f"{len(flagged) - 5} more false positives")
+    verdicts = {}
+    for s in in_rounds:
+        if s["is_sync"]:
+            verdicts[s["verdict"]] = verdicts.get(s["verdict"], 0) + 1
     for f in fails[:20]:
         print("  FAIL:", f)
     print(f"  {len(rounds)} rounds, {len(cycles)} cycles reported ({matched} matched, "
-          f"verify_from {verify}), {len(fails)} mismatches")
+          f"verify_from {verify}), syncs in the rounds {verdicts}, {len(flagged)} flagged, "
+          f"{len(fails)} mismatches")
     return 1 if fails else 0
 
 
