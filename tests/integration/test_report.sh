@@ -239,6 +239,11 @@ if "$SERVER" --help | grep -q -- --verify-mode; then
 		--ranks 2 --draft-k 3 --batch-schedule 1,2 --accept-mode event
 	expect_from=eager-graphs from_init eager-verify-deferred --cycles 100 --verify-mode eager \
 		--accept-mode deferred --extra-draft-every 3 --plant stream@after-verify/4
+	# attached after capture: graph sizes unknown, the verify's layers tell it
+	expect_from=eager-graphs mid_run mid-run-eager-verify --cycles 1500 --verify-mode eager \
+		--draft-k 4
+	expect_from=eager-graphs mid_run mid-run-eager-verify-ranks --cycles 1500 \
+		--verify-mode eager --draft-k 4 --ranks 2 --accept-mode event
 fi
 no_cycles
 good="$SCRATCH/per-step-sync/rec.sprb"

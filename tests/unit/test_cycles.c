@@ -29,6 +29,7 @@ struct loop_cfg {
 	bool one_graph;		/* one draft graph holding every step */
 	int eager_draft;	/* >0: the draft is this many eager launches, no graph */
 	int pieces;		/* verify graph launches per forward (piecewise), default 1 */
+	int eager_verify;	/* >0: verify is an eager forward of this many layers, no graph */
 	enum accept_mode accept;
 	int extra_every;	/* an extra draft launch in cycles where i % extra_every == 1 */
 	int plant_every;	/* a stream sync between draft and verify when i % n == n - 1 */
@@ -154,6 +155,18 @@ static void verify_phase(struct built *bt, const struct loop_cfg *cfg, int i, in
 	struct expect *w = &bt->want[i];
 	int pieces = cfg->pieces ? cfg->pieces : 1;
 
+	if (cfg->eager_verify) {
+		/* per layer attention and MLP, then the LM head */
+		for (int l = 0; l < cfg->eager_verify; l++) {
+			__u64 ts = kernel(&bt->s, ATTN_FUNC, MAIN_STREAM);
+
+			w->v = l ? w->v : ts;
+			kernel(&bt->s, VERIFY_FUNC, MAIN_STREAM);
+		}
+		w->ve = kernel(&bt->s, VERIFY_FUNC + 1, MAIN_STREAM);
+		w->launches[PHASE_VERIFY] = 2 * cfg->eager_verify + 1;
+		return;
+	}
 	feed(bt, cfg, i);
 	for (int p = 0; p < pieces; p++) {
 		__u64 ts = graph_launch(&bt->s, verify_exec(b, p));
@@ -175,9 +188,10 @@ static void accept_phase(struct built *bt, const struct loop_cfg *cfg, int i)
 	struct expect *w = &bt->want[i];
 	bool last = i + 1 == cfg->cycles;
 
-	for (int k = 0; k < 3; k++)
+	/* after an eager verify they would run on in its burst */
+	for (int k = 0; k < 3 && !cfg->eager_verify; k++)
 		kernel(s, ACCEPT_FUNC, MAIN_STREAM);
-	w->launches[PHASE_ACCEPT] = 3;
+	w->launches[PHASE_ACCEPT] = cfg->eager_verify ? 0 : 3;
 	copy_d2h(s);
 	if (cfg->plant_accept) {
 		/* these already wait for the copy; the loop's own sync still follows */
@@ -628,6 +642,26 @@ static void test_mid_run_attach(void **state)
 	done(&bt);
 }
 
+/*
+ * Graph draft steps, an eager verify: captured, it is larger than every graph;
+ * attached after capture, its layers tell it from the accept's kernels.
+ */
+static void test_eager_verify_beside_graphs(void **state)
+{
+	for (int uncaptured = 0; uncaptured < 2; uncaptured++) {
+		struct loop_cfg cfg = { .cycles = 8, .steps = 3, .eager_verify = 4,
+					.uncaptured = uncaptured };
+		struct built bt;
+
+		run(&bt, &cfg);
+		expect_cycles(&bt, 0, 0);
+		assert_int_equal(bt.cy.loops[0].verify_from, ROLE_FROM_EAGER_GRAPHS);
+		assert_int_equal(role(&bt, draft_exec(0, 2)), ROLE_DRAFT);
+		assert_int_equal(role(&bt, extend_exec(0)), ROLE_EXTEND);
+		done(&bt);
+	}
+}
+
 static void test_mid_run_deferred_two_batches(void **state)
 {
 	struct loop_cfg cfg = { .cycles = 10, .steps = 2, .uncaptured = true,
@@ -918,6 +952,7 @@ int main(void)
 		cmocka_unit_test(test_batch_sizes_alternate),
 		cmocka_unit_test(test_planted_sync),
 		cmocka_unit_test(test_mid_run_attach),
+		cmocka_unit_test(test_eager_verify_beside_graphs),
 		cmocka_unit_test(test_mid_run_deferred_two_batches),
 		cmocka_unit_test(test_mid_run_late_start),
 		cmocka_unit_test(test_cut_inside_last_accept),

@@ -190,6 +190,7 @@ struct model_exec {
 	__u32 eager_kernels;	/* launches in one burst */
 	__u64 eager_funcs;	/* hash of the functions alone: one model at other sizes */
 	__u64 eager_first;	/* function of its first launch */
+	bool eager_layered;	/* a block of functions repeats, as a model's layers do */
 };
 
 /* How a process's rank was learned, most trusted first (NCCL init seen wins). */
@@ -248,6 +249,7 @@ struct model_thread {
 	__u32 graph_work_max;	/* most kernels a graph it launched runs; UINT32_MAX: unknown */
 	/* beside graphs, a forward's head + 1 that must hand a result before the next launch */
 	size_t pending_forward;
+	__u64 flat_funcs;	/* functions of the last burst found not layered */
 	__u64 burst_start_ts;	/* entry of the open burst's first launch */
 	__u64 burst_stream;	/* the stream of its kernels */
 	struct burst_launch *burst;	/* the open burst's launches */

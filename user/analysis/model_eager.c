@@ -15,8 +15,10 @@
  * when it hands a result to the host (a copy to the host ends it) and has
  * more launches than any graph the thread launched captured kernels: a
  * verify too large for the captured graphs, run eagerly between graph draft
- * steps. A graph whose capture was not seen makes every burst plain kernels:
- * its size is not known.
+ * steps. Where a graph's capture was not seen its size is not known: then a
+ * burst handing a result is a forward when it is layered, most of its
+ * launches a block of two or more functions run again and again, as a
+ * model's layers run; accept work (sampling, compares, copies) is not.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -26,6 +28,8 @@
 #define EAGER_HANDLE_BIT (1ull << 63)
 /* launches of the shortest forward: a model runs more than one kernel */
 #define MIN_FORWARD 2
+/* launches of the longest layer looked for */
+#define MAX_LAYER 256
 /* the base of the functions' polynomial hash: a suffix's hash follows from two prefixes */
 #define FUNCS_BASE 0x100000001b3ull
 
@@ -114,6 +118,31 @@ static __u64 forward_handle(const struct model_thread *t, size_t from, size_t to
 	       EAGER_HANDLE_BIT;
 }
 
+/*
+ * Launches [from, to) run one block of two or more functions at least twice
+ * back to back, and the repeats cover more than half of them.
+ */
+static bool layered(const struct model_thread *t, size_t from, size_t to)
+{
+	const struct burst_launch *b = t->burst + from;
+	size_t n = to - from;
+
+	for (size_t p = 2; p <= n / 2 && p <= MAX_LAYER; p++) {
+		size_t run = 0;
+
+		for (size_t i = 0; i + p < n; i++) {
+			run = b[i].func == b[i + p].func ? run + 1 : 0;
+			if (run < p || 2 * (run + p) <= n)
+				continue;
+			/* one function over and over is no layer: a kernel run per item */
+			for (size_t j = i + 1 - run; j < i + 1 - run + p; j++)
+				if (b[j].func != b[i + 1 - run].func)
+					return true;
+		}
+	}
+	return false;
+}
+
 static struct model_exec *eager_exec(struct model *m, struct model_thread *t, size_t from,
 				     size_t to)
 {
@@ -135,6 +164,7 @@ static struct model_exec *eager_exec(struct model *m, struct model_thread *t, si
 	x->eager_kernels = to - from;
 	x->eager_funcs = funcs_of(t, from, to);
 	x->eager_first = t->burst[from].func;
+	x->eager_layered = layered(t, from, to);
 	x->launch_tid = t->tid;
 	return x;
 }
@@ -175,6 +205,19 @@ static size_t known_tail(const struct model_thread *t, const struct model_view *
 	return tail ? n - tail : 0;
 }
 
+/* The whole open burst is layered; the last burst found not is remembered. */
+static bool layered_burst(struct model_thread *t)
+{
+	__u64 funcs = funcs_of(t, 0, t->nr_burst);
+
+	if (t->nr_burst < MIN_FORWARD || funcs == t->flat_funcs)
+		return false;
+	if (layered(t, 0, t->nr_burst))
+		return true;
+	t->flat_funcs = funcs;
+	return false;
+}
+
 /* The open burst ends: its first launch becomes its exec's launch. 0 or -ENOMEM. */
 int eager__close(struct model *m, struct model_thread *t)
 {
@@ -182,8 +225,12 @@ int eager__close(struct model *m, struct model_thread *t)
 
 	if (!n)
 		return 0;
-	/* beside graphs: only a forward larger than all of them (it must hand a result too) */
-	if (t->graphs_seen && (n < MIN_FORWARD || n <= t->graph_work_max)) {
+	/*
+	 * beside graphs: only a forward larger than all of them, or layered where
+	 * their sizes are unknown (it must hand a result too)
+	 */
+	if (t->graphs_seen && (t->graph_work_max == UINT32_MAX ? !layered_burst(t)
+				: n < MIN_FORWARD || n <= t->graph_work_max)) {
 		t->nr_burst = 0;
 		return 0;
 	}
@@ -296,10 +343,14 @@ void eager__graph_seen(struct model *m, struct model_thread *t, __u64 exec_id)
 	t->graph_work_max = work > t->graph_work_max ? work : t->graph_work_max;
 	for (size_t j = 0; j < t->nr_events; j++) {
 		const struct loop_event *e = &t->events[j];
+		const struct model_exec *x;
 
 		if (!(e->flags & LOOP_EAGER))
 			continue;
-		if (m->view.execs[e->handle]->eager_kernels <= t->graph_work_max ||
+		x = m->view.execs[e->handle];
+		/* sizes unknown: a layered forward stays one */
+		if ((t->graph_work_max == UINT32_MAX ? !x->eager_layered
+						     : x->eager_kernels <= t->graph_work_max) ||
 		    !hands_result(t, j))
 			unmark_forward(m, t, j);
 	}
