@@ -24,11 +24,6 @@ check() {
 		fail "$name: $(tail -1 "$dir/rec.err")"
 	elif python3 "$CHECK" "$dir/truth.jsonl" "$dir/dump.jsonl" "$@" >"$dir/check.out"; then
 		pass "$name: $(tail -1 "$dir/check.out")"
-	elif grep -q "stopped [0-9]* ms ago for the tracer to hook" "$dir/rec.err"; then
-		# the tracer got no CPU for the watchdog's bound: the target went on, as promised,
-		# and specprobe said its calls until the attach may be missing
-		pass "$name: the watchdog continued a stop, and said so: $(grep -m1 'ms ago' \
-			"$dir/rec.err")"
 	else
 		fail "$name: $(head -3 "$dir/check.out" | tr '\n' ' ') $(tr '\n' ' ' <"$dir/rec.err")"
 	fi
@@ -143,13 +138,18 @@ fi
 dir=$SCRATCH/user
 mkdir -p "$dir"
 chmod 777 "$dir"
-LD_LIBRARY_PATH=/opt/specprobe-test "$SPECPROBE" record -o "$dir/rec.sprb" -u nobody -- \
-	sh -c "echo \$(id -u) \$LD_LIBRARY_PATH > '$dir/out'; '$LOADER' dlopen '$RUNTIME_LIB' 50 '$dir/truth.jsonl'" \
-	2>"$dir/rec.err"
-if [ "$(cat "$dir/out" 2>/dev/null)" = "$(id -u nobody) /opt/specprobe-test" ]; then
-	check "-u nobody, environment kept" "$dir"
+if ! runuser -u nobody -- test -x "$LOADER"; then
+	# a checkout under a private directory (mktemp -d makes them 0700)
+	echo "  skip  -u nobody: nobody cannot reach $LOADER (a directory above it is private)"
 else
-	fail "-u nobody: ran as '$(cat "$dir/out" 2>/dev/null)'; $(tail -1 "$dir/rec.err")"
+	LD_LIBRARY_PATH=/opt/specprobe-test "$SPECPROBE" record -o "$dir/rec.sprb" -u nobody -- \
+		sh -c "echo \$(id -u) \$LD_LIBRARY_PATH > '$dir/out'; '$LOADER' dlopen '$RUNTIME_LIB' 50 '$dir/truth.jsonl'" \
+		2>"$dir/rec.err"
+	if [ "$(cat "$dir/out" 2>/dev/null)" = "$(id -u nobody) /opt/specprobe-test" ]; then
+		check "-u nobody, environment kept" "$dir"
+	else
+		fail "-u nobody: ran as '$(cat "$dir/out" 2>/dev/null)'; $(tail -1 "$dir/rec.err")"
+	fi
 fi
 
 # A command that cannot start: one line, non-zero exit, nothing left behind.
