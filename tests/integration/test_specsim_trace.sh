@@ -7,7 +7,8 @@
 source "$(dirname "$0")/lib.sh"
 SERVER=$TOP/.output/specsim/specsim-server
 
-# trace_server NAME SERVER_ARGS...; RETURNS=all with SPECPROBE_NO_SESSIONS=1
+# trace_server NAME SERVER_ARGS...; RETURNS=all with SPECPROBE_NO_SESSIONS=1; RUNNING=1
+# attaches to the server mid-loop
 trace_server() {
 	local name=$1 dir="$SCRATCH/$1" server pid rec
 	shift
@@ -21,6 +22,10 @@ trace_server() {
 	fi
 	sleep 0.1
 	pid=$(head -1 "$dir/ready")
+	if [ -n "$RUNNING" ]; then
+		touch "$dir/go"
+		sleep 0.3
+	fi
 	"$SPECPROBE" record -o "$dir/rec.sprb" -p "$pid" --ring-mb 256 2>"$dir/rec.err" &
 	rec=$!
 	wait_file "$dir/rec.sprb"
@@ -54,6 +59,9 @@ trace_server torch-from-init --wait-at init --cycles 100 --torch --draft-k 5 \
 	--plant pageable-copy@draft-verify/3 --plant free-host@accept/60
 SPECPROBE_NO_SESSIONS=1 RETURNS=all trace_server torch-no-sessions --cycles 100 --torch \
 	--draft-k 5 --plant unknown-host@accept/2 --plant pageable-copy@draft-verify/3
+# attached mid-loop: from the mark on every copy of the pinned buffers is entry only
+RUNNING=1 trace_server torch-running --cycles 12000 --torch --draft-k 5 --draft-us 1 \
+	--verify-us 1 --extend-us 1 --accept-us 1 --host-us 0
 # a million calls in one burst: the ring holds them all, the reader drains as they come
 trace_server million --cycles 1 --rate-test 1000000 --rate-truth
 finish

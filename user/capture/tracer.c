@@ -126,7 +126,6 @@ struct hostmem_emit {
 	struct tracer *tr;
 	__u32 tgid;
 	__u64 ts;
-	bool was_running;	/* attached to while it ran: its driver memory is pinned */
 };
 
 static int emit_hostmem(void *ctx, __u64 start, __u64 end, __u32 kind)
@@ -142,10 +141,30 @@ static int emit_hostmem(void *ctx, __u64 start, __u64 end, __u32 kind)
 		.kind = kind,
 	};
 
-	if (kind == SP_HOSTMEM_DRIVER && he->was_running &&
-	    session__note_pinned(he->tr->session, he->tgid, start, end))
-		log_debug("pid %u: pinned memory not passed to the probes", he->tgid);
 	return he->tr->on_record(he->tr->ctx, &rec, sizeof(rec));
+}
+
+static int note_driver_memory(void *ctx, __u64 start, __u64 end, __u32 kind)
+{
+	const struct hostmem_emit *he = ctx;
+
+	if (kind == SP_HOSTMEM_DRIVER && session__note_pinned(he->tr->session, he->tgid, start, end))
+		log_debug("pid %u: pinned memory not passed to the probes", he->tgid);
+	return 0;
+}
+
+/*
+ * The driver's memory of targets attached to while they ran, into the probes'
+ * pinned sets before the mark: their copies of it are entry only from the mark
+ * on. Read after the attach: memory freed since is gone from the mappings.
+ */
+static void note_pinned(struct tracer *tr)
+{
+	for (int i = 0; i < tr->nr_running; i++) {
+		struct hostmem_emit he = { tr, tr->targets.tgids[i], 0 };
+
+		targets__host_mappings(he.tgid, note_driver_memory, &he);
+	}
 }
 
 /*
@@ -158,8 +177,7 @@ static int describe_host_memory(struct tracer *tr)
 
 	for (; !ret && tr->hostmem_described < tr->targets.nr_tgids; tr->hostmem_described++) {
 		struct hostmem_emit he = { tr, tr->targets.tgids[tr->hostmem_described],
-					   tracer__now_ns(),
-					   tr->hostmem_described < tr->nr_running };
+					   tracer__now_ns() };
 
 		ret = targets__host_mappings(he.tgid, emit_hostmem, &he);
 		/* while it runs: a short-lived process's last stacks may come after it exits */
@@ -587,6 +605,7 @@ int tracer__start(struct tracer *tr, const struct tracer_opts *opts)
 			 strerror(-tr->nr_attached));
 		goto fail;
 	}
+	note_pinned(tr);
 	if (want->nr_pids) {
 		rescan_targets(tr);
 		sample_runq(tr);
