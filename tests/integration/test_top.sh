@@ -254,11 +254,15 @@ replay_hung() {
 		fail "hung: exit $rc, $end end blocks, 'did not end cleanly' $clean, waited $i ($dir)"
 	fi
 	frames "hung" "$dir" 0.2
-	if sed -n '/^HUNG/,/^CALLS/p' "$dir/frames.txt" | grep -qE ' ncclAllReduce +[1-9]'; then
-		pass "hung: the replay shows the all-reduce open to the recording's end as hung"
-	else
-		fail "hung: no hung ncclAllReduce in the replay ($dir/frames.txt)"
-	fi
+	# the live end block came after a live block showed it hung: so does the replay's
+	for out in top.txt frames.txt; do
+		if sed -n '/^== specprobe top end/,$p' "$dir/$out" | sed -n '/^HUNG/,/^CALLS/p' |
+			grep -qE ' ncclAllReduce +[1-9]'; then
+			pass "hung: the end block of $out shows the all-reduce open to the end as hung"
+		else
+			fail "hung: no hung ncclAllReduce in the end block of $out ($dir)"
+		fi
+	done
 	replay "hung" "$dir"
 }
 

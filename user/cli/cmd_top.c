@@ -372,6 +372,9 @@ static int finish(struct top_run *run, __u64 now)
 
 	if (!run->p)
 		return 0;
+	/* a call open at the end, a rank stuck in a collective, is the end block's news */
+	if (run->state && top__keep_open(run->state, run->p))
+		log_warn("out of memory: the end block leaves out some calls open at the end");
 	ret = pipeline__finish(run->p);
 	if (ret) {
 		log_error("analysing the records: %s", strerror(-ret));

@@ -64,6 +64,11 @@ struct proc_agg {
 	__u64 *calls;		/* by catalogue index, since the start */
 };
 
+struct open_call {
+	__u32 tgid, tid, probe;
+	__u64 ts;
+};
+
 struct top_state {
 	struct loop_agg *loops[TOP_MAX_LOOPS];
 	size_t nr_loops;
@@ -79,6 +84,10 @@ struct top_state {
 	__u64 prev_records, prev_ns;	/* at the last frame: for records/s */
 	double records_per_s;
 	bool gpu_seen;			/* a cycle with GPU figures came: a reset keeps it */
+	/* top__keep_open: the calls open at the end, which finishing the pipeline closes */
+	struct open_call *open_at_end;
+	size_t nr_open_at_end, cap_open_at_end, open_lost;
+	bool ended;
 };
 
 static void series_add(struct series *s, __u64 ts, __u64 v)
@@ -135,6 +144,7 @@ void top__free(struct top_state *t)
 	for (size_t i = 0; i < t->nr_procs; i++)
 		free(t->procs[i].calls);
 	free(t->calls);
+	free(t->open_at_end);
 	free(t);
 }
 
@@ -516,20 +526,18 @@ struct hung_scan {
 };
 
 /* Keep the oldest TOP_MAX_HUNG of the calls open longer than the threshold. */
-static void hung_call(void *ctx, const struct sp_call *call)
+static void hung_add(struct hung_scan *h, const struct open_call *call)
 {
-	struct hung_scan *h = ctx;
 	struct top_frame *f = h->f;
-	__u32 cookie = call->entry.probe;
 	struct top_hung_row row;
 	size_t at;
 
-	if (h->now < call->entry.ts || h->now - call->entry.ts < h->opts->hung_ns)
+	if (h->now < call->ts || h->now - call->ts < h->opts->hung_ns)
 		return;
-	row = (struct top_hung_row){ .tgid = call->entry.tgid, .tid = call->entry.tid,
-				     .rank = rank_of(h->view, call->entry.tgid),
-				     .age_ns = h->now - call->entry.ts };
-	row.name = cookie < h->hdr->nr_probes ? h->hdr->probes[cookie].catalog : 0;
+	row = (struct top_hung_row){ .tgid = call->tgid, .tid = call->tid,
+				     .rank = rank_of(h->view, call->tgid),
+				     .age_ns = h->now - call->ts };
+	row.name = call->probe < h->hdr->nr_probes ? h->hdr->probes[call->probe].catalog : 0;
 	if (h->opts->focus_rank >= 0 && row.rank != h->opts->focus_rank)
 		return;
 	for (at = f->nr_hung; at > 0 && f->hung[at - 1].age_ns < row.age_ns; at--)
@@ -540,6 +548,45 @@ static void hung_call(void *ctx, const struct sp_call *call)
 		f->nr_hung++;
 	memmove(&f->hung[at + 1], &f->hung[at], (f->nr_hung - 1 - at) * sizeof(f->hung[0]));
 	f->hung[at] = row;
+}
+
+static struct open_call open_call_of(const struct sp_call *call)
+{
+	return (struct open_call){ call->entry.tgid, call->entry.tid, call->entry.probe,
+				   call->entry.ts };
+}
+
+static void hung_call(void *ctx, const struct sp_call *call)
+{
+	struct open_call open = open_call_of(call);
+
+	hung_add(ctx, &open);
+}
+
+static void keep_open(void *ctx, const struct sp_call *call)
+{
+	struct top_state *t = ctx;
+
+	if (t->nr_open_at_end == t->cap_open_at_end) {
+		size_t cap = t->cap_open_at_end ? 2 * t->cap_open_at_end : 64;
+		struct open_call *grown = realloc(t->open_at_end, cap * sizeof(*grown));
+
+		if (!grown) {
+			t->open_lost++;
+			return;
+		}
+		t->open_at_end = grown;
+		t->cap_open_at_end = cap;
+	}
+	t->open_at_end[t->nr_open_at_end++] = open_call_of(call);
+}
+
+int top__keep_open(struct top_state *t, const struct pipeline *p)
+{
+	t->nr_open_at_end = t->open_lost = 0;
+	pipeline__open_calls(p, keep_open, t);
+	t->ended = true;
+	return t->open_lost ? -ENOMEM : 0;
 }
 
 static void frame_calls(struct top_state *t, __u64 now, const struct top_opts *o,
@@ -626,7 +673,10 @@ void top__frame(struct top_state *t, const struct pipeline *p, __u64 now_ns,
 	frame_calls(t, snap.last_ts, opts, out);
 	hung.view = snap.model;
 	out->nr_hung = 0;
-	pipeline__open_calls(p, hung_call, &hung);
+	if (!t->ended)
+		pipeline__open_calls(p, hung_call, &hung);
+	for (size_t i = 0; t->ended && i < t->nr_open_at_end; i++)
+		hung_add(&hung, &t->open_at_end[i]);
 }
 
 static void totals_loops(struct top_state *t, __u64 settled, double window_s,

@@ -168,6 +168,11 @@ void top__reset(struct top_state *t);
 /* One frame at trace time now_ns, for pipeline p. */
 void top__frame(struct top_state *t, const struct pipeline *p, __u64 now_ns,
 		const struct top_opts *opts, struct top_frame *out);
+/*
+ * Before the pipeline finishes: the calls open at the end, which finishing
+ * closes as unreturned, stay hung in the frames after it (the end block).
+ */
+int top__keep_open(struct top_state *t, const struct pipeline *p);
 /* The totals since the start, for pipeline p; rates over window_s. */
 void top__totals(struct top_state *t, const struct pipeline *p, double window_s,
 		 struct top_totals *out);
