@@ -143,6 +143,19 @@ static inline __u64 copy_d2h(struct call_seq *s)
 			(__u64)MAIN_STREAM);
 }
 
+/* Work on the device alone, as eager ops make it inside a forward. */
+static inline __u64 copy_d2d(struct call_seq *s)
+{
+	return seq_call(s, "cuMemcpyDtoDAsync", 1000, 0, NULL, 4, 0x7400ull, 0x7800ull, 4096ull,
+			(__u64)MAIN_STREAM);
+}
+
+static inline __u64 memset_d8(struct call_seq *s)
+{
+	return seq_call(s, "cuMemsetD8Async", 1000, 0, NULL, 4, 0x7c00ull, 0ull, 8192ull,
+			(__u64)MAIN_STREAM);
+}
+
 static inline void name_function(struct call_seq *s, __u64 func, const char *name)
 {
 	seq_call(s, "cuModuleGetFunction", 1000, func, name, 3, 0x6000ull, 0x6100ull, 0x6200ull);

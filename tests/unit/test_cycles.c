@@ -855,14 +855,23 @@ static void test_nothing_tells(void **state)
 	done(&bt);
 }
 
-/* One eager forward: n launches of func, nothing between. */
-static __u64 eager_forward(struct call_seq *s, __u64 func, int n, __u64 *last)
+/*
+ * One eager forward: n launches of func; with device_work, a copy device to
+ * device after its first launch and a memset after every second one, as
+ * PyTorch's eager ops make them.
+ */
+static __u64 eager_forward(struct call_seq *s, __u64 func, int n, __u64 *last, bool device_work)
 {
 	__u64 first = kernel(s, func, MAIN_STREAM);
 
 	*last = first;
-	for (int j = 1; j < n; j++)
+	if (device_work)
+		copy_d2d(s);
+	for (int j = 1; j < n; j++) {
 		*last = kernel(s, func, MAIN_STREAM);
+		if (device_work && j % 2 && j + 1 < n)
+			memset_d8(s);
+	}
 	return first;
 }
 
@@ -871,7 +880,7 @@ static __u64 eager_forward(struct call_seq *s, __u64 func, int n, __u64 *last)
  * launches, the accept copy and sync; a trim of 2 launches run straight into
  * the next draft. k moves as assisted generation's: 3, 5, 4, 3, 5, 4...
  */
-static void build_eager(struct built *bt, int cycles)
+static void build_eager(struct built *bt, int cycles, bool device_work)
 {
 	struct call_seq *s = &bt->s;
 	__u64 last;
@@ -886,19 +895,19 @@ static void build_eager(struct built *bt, int cycles)
 		int k = 3 + (i % 3 == 1) * 2 + (i % 3 == 2);
 
 		for (int j = 0; j < k; j++) {
-			__u64 d = eager_forward(s, DRAFT_FUNC, 4, &last);
+			__u64 d = eager_forward(s, DRAFT_FUNC, 4, &last, device_work);
 
 			w->d = j ? w->d : d;
 			copy_d2h(s);
 			stream_sync(s, 20000);
 		}
 		w->launches[PHASE_DRAFT] = 4 * k;
-		w->v = eager_forward(s, VERIFY_FUNC, 8, &w->ve);
+		w->v = eager_forward(s, VERIFY_FUNC, 8, &w->ve, device_work);
 		w->launches[PHASE_VERIFY] = 8;
 		copy_d2h(s);
 		stream_sync(s, 2000000);
 		w->a = w->e = s->now - GAP_NS;
-		eager_forward(s, EXTEND_FUNC, 2, &w->x);
+		eager_forward(s, EXTEND_FUNC, 2, &w->x, false);
 		w->launches[PHASE_EXTEND] = 2;
 	}
 	for (int i = 0; i + 1 < cycles; i++)
@@ -909,18 +918,20 @@ static void build_eager(struct built *bt, int cycles)
 
 static void test_eager_loop(void **state)
 {
-	struct built bt;
-	const struct loop *lp;
+	for (int device_work = 0; device_work < 2; device_work++) {
+		struct built bt;
+		const struct loop *lp;
 
-	build_eager(&bt, 12);
-	assert_int_equal(cycles__analyse(bt.s.m, &bt.cy), 0);
-	expect_windows_agree(&bt, 3);
-	expect_windows_agree(&bt, 17);
-	expect_cycles(&bt, 0, 0);
-	lp = &bt.cy.loops[0];
-	assert_int_equal(lp->verify_from, ROLE_FROM_EAGER);
-	assert_true(lp->lead_extends);
-	done(&bt);
+		build_eager(&bt, 12, device_work);
+		assert_int_equal(cycles__analyse(bt.s.m, &bt.cy), 0);
+		expect_windows_agree(&bt, 3);
+		expect_windows_agree(&bt, 17);
+		expect_cycles(&bt, 0, 0);
+		lp = &bt.cy.loops[0];
+		assert_int_equal(lp->verify_from, ROLE_FROM_EAGER);
+		assert_true(lp->lead_extends);
+		done(&bt);
+	}
 }
 
 static void test_no_loop(void **state)

@@ -20,7 +20,9 @@
  * token's item() copies to pinned memory (PyTorch's own pinned scalar), the
  * accept's tolist() to pageable memory (that copy returns when done, then the
  * sync); the trim's zero_() of cache slices is fill kernels, no memset, so it
- * runs on into the next draft.
+ * runs on into the next draft. Each forward copies device to device after its
+ * first kernel and the target's layers clear a workspace with a memset, as
+ * on an H100: work inside a forward that ends no burst of it.
  *
  * --verify-mode eager: the draft's steps and the extend are graphs, the
  * target's forward over k + 1 tokens is these eager kernels (a batch too large
@@ -82,6 +84,33 @@ static int batch_size(const struct rank_state *st)
 	return env.batch_sizes[st->batch_index];
 }
 
+/*
+ * --torch: work on the device alone inside a forward, as PyTorch's eager ops
+ * make it: a table copied device to device at the forward's start, an
+ * attention's workspace cleared by a memset in each of the target's layers.
+ */
+static int device_copy(struct rank_state *st)
+{
+	CUdeviceptr dst = st->kv + (32 << 20), src = st->kv + (48 << 20);
+
+	if (!env.torch)
+		return 0;
+	CU(cuMemcpyDtoDAsync_v2, (dst, src, 4096, st->work), A("dst", dst), A("src", src),
+	   A("bytes", 4096), A("stream", st->work));
+	return 0;
+}
+
+static int workspace_clear(struct rank_state *st)
+{
+	CUdeviceptr ws = st->kv + (40 << 20);
+
+	if (!env.torch)
+		return 0;
+	CU(cuMemsetD8Async, (ws, 0, 8192, st->work), A("dst", ws), A("value", 0),
+	   A("count", 8192), A("stream", st->work));
+	return 0;
+}
+
 /* The target's forward over tokens per sequence; note: bounds of each launch. */
 static int target_forward(struct rank_state *st, int tokens, int cycle,
 			  void (*note)(struct rank_state *st, int cycle))
@@ -92,6 +121,8 @@ static int target_forward(struct rank_state *st, int tokens, int cycle,
 		if (launch(st, ek.attn, rows * 8, 128))
 			return -1;
 		note(st, cycle);
+		if ((l == 0 && device_copy(st)) || workspace_clear(st))
+			return -1;
 		if (launch(st, ek.mlp, rows * 32, 256))
 			return -1;
 		note(st, cycle);
@@ -112,6 +143,8 @@ static int draft_forward(struct rank_state *st, int cycle)
 		if (launch(st, ek.draft_layer, rows * 4, 64))
 			return -1;
 		bounds__draft_launch(st, cycle);
+		if (i == 0 && device_copy(st))
+			return -1;
 	}
 	if (launch(st, ek.draft_head, rows * 16, 128))
 		return -1;

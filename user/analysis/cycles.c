@@ -2374,9 +2374,9 @@ int cycles_plan__step(struct cycles_plan *pl, struct model *m, bool final, __u64
 		/* events counted one at a time need none kept, but an open eager burst's */
 		keep_ns[k] = ~0ull;
 		upto = t->nr_events;
-		if (t->nr_burst && t->nr_burst <= t->nr_events) {
+		if (t->nr_burst && t->burst_events <= t->nr_events) {
 			keep_ns[k] = t->burst_start_ts;
-			upto -= t->nr_burst;
+			upto -= t->burst_events;
 		}
 		/* and a forward beside graphs that may still turn back into kernels */
 		if (t->pending_forward && t->pending_forward <= upto) {

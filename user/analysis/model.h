@@ -32,13 +32,16 @@ enum loop_flags {
 	LOOP_CTX_WIDE = 1 << 3,		/* waits for every stream (context sync, drain) */
 	/*
 	 * LOOP_GRAPH of an eager forward: the first launch of a burst (eager
-	 * launches with no sync, copy or record between; beside graphs, see
-	 * model_eager.c); handle: the burst's exec (model_exec.eager), serial: the
-	 * burst's events, this one included
+	 * launches with no sync, copy to or from the host or record between;
+	 * beside graphs, see model_eager.c); handle: the burst's exec
+	 * (model_exec.eager), serial: the events up to its last launch, copies
+	 * on the device between included, this one too
 	 */
 	LOOP_EAGER = 1 << 4,
 	/* a later launch of such a burst; serial: how many events back its first one is */
 	LOOP_IN_BURST = 1 << 5,
+	/* a copy or memset on the device alone: it runs inside a forward (a workspace cleared) */
+	LOOP_ON_DEVICE = 1 << 6,
 };
 
 /* What makes a call wait for the device, or others wait for it (DESIGN.md, "Analyses"). */
@@ -254,6 +257,7 @@ struct model_thread {
 	__u64 burst_stream;	/* the stream of its kernels */
 	struct burst_launch *burst;	/* the open burst's launches */
 	__u32 nr_burst, cap_burst;
+	__u32 burst_events;	/* its events: launches, and copies on the device between */
 	__u32 *eager_ids;	/* the eager execs it launched */
 	__u32 nr_eager_ids, cap_eager_ids;
 };
@@ -263,6 +267,7 @@ struct burst_launch {
 	__u64 func;
 	__u64 dims;	/* hash of its grid and block */
 	__u64 prefix;	/* the burst's function hash up to and with this launch */
+	__u32 at;	/* its event, counted from the burst's first launch's */
 };
 
 /* Everything the analyses read, in creation order. */

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /*
  * Eager forwards. A thread that launches no graph runs its models as bursts
- * of eager launches between syncs, copies and event records. Each burst's
+ * of eager launches between syncs, copies to or from the host and event
+ * records; copies and memsets on the device alone run inside a forward (a
+ * workspace cleared, a table copied) and do not end one. Each burst's
  * first launch becomes a LOOP_GRAPH event of an eager exec, one per sequence
  * of functions and sizes (forward_handle), so the cycle analysis reads draft
  * steps, verify and the trim as it reads graphs. The burst's other launches
@@ -85,6 +87,7 @@ int eager__launch(struct model *m, struct model_thread *t, const struct sp_call 
 	if (!t->nr_burst) {
 		t->burst_start_ts = c->entry.ts;
 		t->burst_stream = 0;
+		t->burst_events = 0;
 	}
 	if (stream && !t->burst_stream)
 		t->burst_stream = stream;
@@ -96,7 +99,18 @@ int eager__launch(struct model *m, struct model_thread *t, const struct sp_call 
 	b->func = func;
 	b->dims = launch_dims(c, pi);
 	b->prefix = prefix * FUNCS_BASE + mix(0, func);
+	b->at = t->burst_events++;
 	return 0;
+}
+
+/*
+ * A copy or memset on the device alone, a workspace cleared or a table copied:
+ * a forward runs such work between its kernels, and the open burst goes on.
+ */
+void eager__device_copy(struct model_thread *t)
+{
+	if (t->nr_burst)
+		t->burst_events++;
 }
 
 /* Functions hash of launches [from, to) of the open burst. */
@@ -169,23 +183,29 @@ static struct model_exec *eager_exec(struct model *m, struct model_thread *t, si
 	return x;
 }
 
-/* Launches [from, to) of the open burst, events head.. of the thread, as one forward. */
+/*
+ * Launches [from, to) of the open burst, whose events start at head, as one
+ * forward; the copies on the device between its launches stay copies.
+ */
 static int mark_forward(struct model *m, struct model_thread *t, size_t head, size_t from,
 			size_t to)
 {
+	size_t first = head + t->burst[from].at, last = head + t->burst[to - 1].at;
 	struct model_exec *x = eager_exec(m, t, from, to);
 
 	if (!x)
 		return -ENOMEM;
 	if (!x->launches++)
-		x->created_ns = t->events[head].ts;
-	t->events[head].kind = LOOP_GRAPH;
-	t->events[head].flags |= LOOP_EAGER;
-	t->events[head].handle = x->id;
-	t->events[head].serial = to - from;
-	for (size_t j = 1; j < to - from; j++) {
-		t->events[head + j].flags |= LOOP_IN_BURST;
-		t->events[head + j].serial = j;
+		x->created_ns = t->events[first].ts;
+	t->events[first].kind = LOOP_GRAPH;
+	t->events[first].flags |= LOOP_EAGER;
+	t->events[first].handle = x->id;
+	t->events[first].serial = last - first + 1;
+	for (size_t i = from + 1; i < to; i++) {
+		struct loop_event *e = &t->events[head + t->burst[i].at];
+
+		e->flags |= LOOP_IN_BURST;
+		e->serial = head + t->burst[i].at - first;
 	}
 	return 0;
 }
@@ -235,19 +255,17 @@ int eager__close(struct model *m, struct model_thread *t)
 		return 0;
 	}
 	t->nr_burst = 0;
-	while (head > 0 && (t->events[head - 1].kind == LOOP_KERNEL ||
-			    t->events[head - 1].kind == LOOP_COLLECTIVE) &&
-	       t->events[head - 1].ts >= t->burst_start_ts)
-		head--;
 	/* the burst's start left with a forgotten window, or is not where it was: as it is */
-	if (t->nr_events - head != n || t->events[head].ts != t->burst_start_ts ||
-	    !store__proc_get(m, t->tgid))
+	if (t->burst_events > head)
+		return 0;
+	head -= t->burst_events;
+	if (t->events[head].ts != t->burst_start_ts || !store__proc_get(m, t->tgid))
 		return 0;
 	t->nr_burst = n;
 	split = t->graphs_seen ? 0 : known_tail(t, &m->view);
 	/* one launch alone is no forward: a stray kernel stays one */
 	if ((split >= MIN_FORWARD && mark_forward(m, t, head, 0, split)) ||
-	    (n - split >= MIN_FORWARD && mark_forward(m, t, head + split, split, n))) {
+	    (n - split >= MIN_FORWARD && mark_forward(m, t, head, split, n))) {
 		t->nr_burst = 0;
 		return -ENOMEM;
 	}
@@ -264,6 +282,8 @@ static void unmark_forward(struct model *m, struct model_thread *t, size_t head)
 	struct model_exec *x = m->view.execs[e->handle];
 
 	for (size_t j = head + 1; j < t->nr_events && j - head < e->serial; j++) {
+		if (!(t->events[j].flags & LOOP_IN_BURST))
+			continue;	/* a copy on the device between */
 		t->events[j].flags &= ~LOOP_IN_BURST;
 		t->events[j].serial = 0;
 	}

@@ -54,6 +54,8 @@ int graphs__loop_event(struct model *m, struct model_thread *t, const struct sp_
 	} else if (kind == LOOP_GRAPH) {
 		eager__after_forward(m, t, kind, flags);
 		eager__graph_seen(m, t, handle);
+	} else if (kind == LOOP_COPY && (flags & LOOP_ON_DEVICE) && !(flags & LOOP_BLOCKING)) {
+		eager__device_copy(t);
 	} else if (eager__close(m, t)) {
 		return -ENOMEM;
 	} else {

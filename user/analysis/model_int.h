@@ -245,6 +245,7 @@ struct model_exec *graphs__exec_new(struct model *m, struct model_proc *p, __u64
 int eager__launch(struct model *m, struct model_thread *t, const struct sp_call *c,
 		  const struct probe_info *pi, __u64 func, __u64 stream);
 int eager__close(struct model *m, struct model_thread *t);
+void eager__device_copy(struct model_thread *t);
 void eager__after_forward(struct model *m, struct model_thread *t, enum loop_kind kind,
 			  __u8 flags);
 void eager__graph_seen(struct model *m, struct model_thread *t, __u64 exec_id);

@@ -113,7 +113,8 @@ int waits__copy(struct model *m, struct model_proc *p, struct model_thread *t,
 	if (classify_copy(m, p, t, c, pi, stream, &blocking))
 		return -ENOMEM;
 	return graphs__loop_event(m, t, c, pi, LOOP_COPY, 0, stream_key(c, stream),
-				  (pi->d2h ? LOOP_D2H : 0) | (blocking ? LOOP_BLOCKING : 0));
+				  (pi->d2h ? LOOP_D2H : 0) | (blocking ? LOOP_BLOCKING : 0) |
+				  (pi->host == NO_ARG ? LOOP_ON_DEVICE : 0));
 }
 
 /* CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED: the call was made while a capture was open. */
