@@ -1091,6 +1091,14 @@ static void find_draft(struct thread_ctx *tc, size_t i)
 			continue;
 		}
 		/*
+		 * an eager forward of no role, at the recording's start, may be the
+		 * draft's first step run on from work before it (a cache trim) and
+		 * not split, its forward not known yet: no proof the draft began after
+		 */
+		if (!i && it->draft != NONE && eager_drafts(tc) && (e->flags & LOOP_EAGER ||
+		    burst_head(tc, e)) && role_of(tc, e) == ROLE_UNKNOWN)
+			return;
+		/*
 		 * before the first draft launch is found, only a graph launch ends the
 		 * walk; an eager draft syncs after each step, so only a launch ends it
 		 */
