@@ -59,4 +59,6 @@ for variant in small-draft same-model; do
 		"$(tail -1 "$OUT/eager/$variant.check.txt" | sed 's/^ *//')" | tee -a "$OUT/eager/summary.txt"
 	rm -rf "$W"
 done
+# what comes back from a GPU machine is a few files: one archive holds the recordings too
+tar -C "$OUT" -cJf "$OUT/eager.tar.xz" eager
 exit $status
