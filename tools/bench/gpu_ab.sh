@@ -203,3 +203,6 @@ python3 "$TOP/tools/gpu/ab_stats.py" "$A" | tee "$A/ab.txt"
 if [ -n "$ONOFF" ]; then
 	python3 "$TOP/tools/gpu/onoff_stats.py" "$A" | tee "$A/onoff.txt"
 fi
+# what comes back from a GPU machine is a few files: one archive of the text outputs (the
+# reports' JSON, too large, stays out)
+tar -C "$OUT" -cJf "$OUT/ab-text.tar.xz" --exclude='*.report.json' ab
