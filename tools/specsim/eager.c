@@ -22,7 +22,9 @@
  * sync); the trim's zero_() of cache slices is fill kernels, no memset, so it
  * runs on into the next draft. Each forward copies device to device after its
  * first kernel and the target's layers clear a workspace with a memset, as
- * on an H100: work inside a forward that ends no burst of it.
+ * on an H100: work inside a forward that ends no burst of it. The target's
+ * MLP kernel changes with the tokens it runs over, as a GEMM library's
+ * choice by shape does: the verify's kernels differ from one k to another.
  *
  * --verify-mode eager: the draft's steps and the extend are graphs, the
  * target's forward over k + 1 tokens is these eager kernels (a batch too large
@@ -33,9 +35,11 @@
 #define TRIM_KERNELS 2
 #define TRIM_NS 5000
 #define HEAD_GRID 64
+/* --torch: forwards over this many tokens or more run the wide MLP kernel */
+#define WIDE_TOKENS 5
 
 struct eager_kernels {
-	CUfunction draft_layer, draft_head, attn, mlp, head, trim;
+	CUfunction draft_layer, draft_head, attn, mlp, mlp_wide, head, trim;
 	long long draft_layer_ns, draft_head_ns, layer_ns, head_ns;
 };
 
@@ -65,6 +69,7 @@ int eager__setup(struct rank_state *st)
 	       get_function(st, &ek.draft_head, "eager_draft_lm_head", ek.draft_head_ns) ||
 	       get_function(st, &ek.attn, "eager_target_attention", ek.layer_ns) ||
 	       get_function(st, &ek.mlp, "eager_target_mlp", ek.layer_ns) ||
+	       get_function(st, &ek.mlp_wide, "eager_target_mlp_wide", ek.layer_ns) ||
 	       get_function(st, &ek.head, "eager_target_lm_head", ek.head_ns) ||
 	       get_function(st, &ek.trim, "eager_kv_trim", TRIM_NS) ? -1 : 0;
 }
@@ -111,6 +116,15 @@ static int workspace_clear(struct rank_state *st)
 	return 0;
 }
 
+/*
+ * --torch: a GEMM library picks its kernel by the matrix's shape, so the
+ * target's forward over more tokens runs another MLP kernel.
+ */
+static CUfunction mlp_of(int tokens)
+{
+	return env.torch && tokens >= WIDE_TOKENS ? ek.mlp_wide : ek.mlp;
+}
+
 /* The target's forward over tokens per sequence; note: bounds of each launch. */
 static int target_forward(struct rank_state *st, int tokens, int cycle,
 			  void (*note)(struct rank_state *st, int cycle))
@@ -123,7 +137,7 @@ static int target_forward(struct rank_state *st, int tokens, int cycle,
 		note(st, cycle);
 		if ((l == 0 && device_copy(st)) || workspace_clear(st))
 			return -1;
-		if (launch(st, ek.mlp, rows * 32, 256))
+		if (launch(st, mlp_of(tokens), rows * 32, 256))
 			return -1;
 		note(st, cycle);
 	}

@@ -576,20 +576,41 @@ static bool same_site(const struct thread_ctx *tc, size_t a, size_t b)
 	       tc->stats[a].site == tc->stats[b].site;
 }
 
-/* The verify forward at its other sizes: the same functions, as many launches, no repeats. */
+/*
+ * The verify at a size whose kernels differ (a GEMM library picks its kernel
+ * by the matrix's shape): launched again, not repeating itself, handing a
+ * result, and told as the anchor was: right after runs of draft steps as it
+ * is, or its sync from the anchor's call site (where no step repeats, nothing
+ * else tells it from a draft step).
+ */
+static bool verify_variant(const struct thread_ctx *tc, const struct model_exec *anchor,
+			   size_t id)
+{
+	const struct exec_stats *st = &tc->stats[id], *ast = &tc->stats[anchor->id];
+
+	return st->launches >= 2 && !repeats_itself(st) && hands_result(tc, st) &&
+	       ((after_steps(ast) && after_steps(st)) || same_site(tc, id, anchor->id));
+}
+
+/*
+ * The verify forward at its other sizes: the same functions, as many launches,
+ * no repeats; or other functions where it is told as a verify all the same.
+ */
 static void mark_eager_verify(struct thread_ctx *tc, struct model_exec *anchor,
 			      enum role_source from)
 {
 	set_role(anchor, ROLE_VERIFY, from);
 	for (size_t id = 0; id < tc->v->nr_execs; id++) {
 		struct model_exec *x = tc->v->execs[id];
+		bool same_kernels;
 
-		if (x == anchor || !x->eager || x->tgid != anchor->tgid ||
-		    x->role != ROLE_UNKNOWN || x->eager_funcs != anchor->eager_funcs ||
-		    x->eager_kernels != anchor->eager_kernels)
+		if (x == anchor || !x->eager || x->tgid != anchor->tgid || x->role != ROLE_UNKNOWN)
 			continue;
+		same_kernels = x->eager_funcs == anchor->eager_funcs &&
+			       x->eager_kernels == anchor->eager_kernels;
 		/* told by call sites: the draft may be the same model, its syncs are not */
-		if (from == ROLE_FROM_EAGER_SITES ? !same_site(tc, id, anchor->id) :
+		if (!same_kernels ? !verify_variant(tc, anchor, id) :
+		    from == ROLE_FROM_EAGER_SITES ? !same_site(tc, id, anchor->id) :
 						    repeats_itself(&tc->stats[id]))
 			continue;
 		set_role(x, ROLE_VERIFY, ROLE_FROM_FAMILY);
