@@ -880,7 +880,7 @@ static __u64 eager_forward(struct call_seq *s, __u64 func, int n, __u64 *last, b
  * launches, the accept copy and sync; a trim of 2 launches run straight into
  * the next draft. k moves as assisted generation's: 3, 5, 4, 3, 5, 4...
  */
-static void build_eager(struct built *bt, int cycles, bool device_work)
+static void build_eager(struct built *bt, int cycles, bool device_work, bool cut)
 {
 	struct call_seq *s = &bt->s;
 	__u64 last;
@@ -888,12 +888,17 @@ static void build_eager(struct built *bt, int cycles, bool device_work)
 	memset(bt, 0, sizeof(*bt));
 	seq_init(s, 0);
 	bt->n = cycles;
-	stream_sync(s, 1000);
-	s->now += 10000000;
+	/* cut: attached during the trim before the first cycle, its last launch recorded */
+	if (!cut) {
+		stream_sync(s, 1000);
+		s->now += 10000000;
+	}
 	for (int i = 0; i < cycles; i++) {
 		struct expect *w = &bt->want[i];
 		int k = 3 + (i % 3 == 1) * 2 + (i % 3 == 2);
 
+		if (cut && !i)
+			kernel(s, EXTEND_FUNC, MAIN_STREAM);
 		for (int j = 0; j < k; j++) {
 			__u64 d = eager_forward(s, DRAFT_FUNC, 4, &last, device_work);
 
@@ -922,7 +927,7 @@ static void test_eager_loop(void **state)
 		struct built bt;
 		const struct loop *lp;
 
-		build_eager(&bt, 12, device_work);
+		build_eager(&bt, 12, device_work, false);
 		assert_int_equal(cycles__analyse(bt.s.m, &bt.cy), 0);
 		expect_windows_agree(&bt, 3);
 		expect_windows_agree(&bt, 17);
@@ -932,6 +937,22 @@ static void test_eager_loop(void **state)
 		assert_true(lp->lead_extends);
 		done(&bt);
 	}
+}
+
+/*
+ * Attached during the cache trim: the first burst is its last launch run on
+ * into a draft step. That cut burst splits no later trim: every whole cycle
+ * is read, the cut one is not.
+ */
+static void test_eager_loop_cut_at_attach(void **state)
+{
+	struct built bt;
+
+	build_eager(&bt, 12, false, true);
+	assert_int_equal(cycles__analyse(bt.s.m, &bt.cy), 0);
+	expect_cycles(&bt, 1, 0);
+	assert_int_equal(bt.cy.loops[0].verify_from, ROLE_FROM_EAGER);
+	done(&bt);
 }
 
 static void test_no_loop(void **state)
@@ -956,6 +977,7 @@ int main(void)
 		cmocka_unit_test(test_one_graph_event),
 		cmocka_unit_test(test_eager_draft),
 		cmocka_unit_test(test_eager_loop),
+		cmocka_unit_test(test_eager_loop_cut_at_attach),
 		cmocka_unit_test(test_deferred),
 		cmocka_unit_test(test_deferred_cut_before_last_sync),
 		cmocka_unit_test(test_piecewise_verify),

@@ -58,6 +58,7 @@ struct iter {
 	size_t after;		/* end of accept's calls: first graph launch after verify */
 	size_t draft;		/* first draft launch, NONE: nothing launched before verify */
 	bool draft_seen;	/* the draft started inside the recording */
+	bool draft_cut;		/* its first step may be in an unsplit burst before it */
 	size_t x1, xl;		/* first and last extend launch, NONE if none */
 	size_t accept;		/* the accept sync, NONE if none found */
 	size_t copy;		/* the result's copy to the host, NONE if none */
@@ -1102,6 +1103,7 @@ static void find_draft(struct thread_ctx *tc, size_t i)
 
 	it->draft = NONE;
 	it->draft_seen = i > 0;
+	it->draft_cut = false;
 	if (graph != NONE)
 		j = graph + 1;
 	while (j-- > floor) {
@@ -1114,11 +1116,14 @@ static void find_draft(struct thread_ctx *tc, size_t i)
 		/*
 		 * an eager forward of no role, at the recording's start, may be the
 		 * draft's first step run on from work before it (a cache trim) and
-		 * not split, its forward not known yet: no proof the draft began after
+		 * not split, its forward not known yet: where the draft began is not
+		 * known
 		 */
 		if (!i && it->draft != NONE && eager_drafts(tc) && (e->flags & LOOP_EAGER ||
-		    burst_head(tc, e)) && role_of(tc, e) == ROLE_UNKNOWN)
+		    burst_head(tc, e)) && role_of(tc, e) == ROLE_UNKNOWN) {
+			it->draft_cut = true;
 			return;
+		}
 		/*
 		 * before the first draft launch is found, only a graph launch ends the
 		 * walk; an eager draft syncs after each step, so only a launch ends it
@@ -1167,7 +1172,7 @@ static void trust_first_drafts(struct thread_ctx *tc)
 	for (size_t i = 0; i < tc->nr_iters; i++) {
 		struct iter *it = &tc->iters[i];
 
-		if (!it->draft_seen && it->draft != NONE &&
+		if (!it->draft_seen && !it->draft_cut && it->draft != NONE &&
 		    tc->t->events[it->draft].ts > mark + gap)
 			it->draft_seen = true;
 	}
@@ -2668,7 +2673,7 @@ static int trust_first(struct cycles_plan *pl, struct thread_ctx *tc)
 {
 	struct iter *it = &tc->iters[0];
 
-	if (it->draft_seen || it->draft == NONE)
+	if (it->draft_seen || it->draft_cut || it->draft == NONE)
 		return 0;
 	if (!pl->gap_known) {
 		pl->stage = PLAN_GAP;

@@ -194,6 +194,8 @@ struct model_exec {
 	__u64 eager_funcs;	/* hash of the functions alone: one model at other sizes */
 	__u64 eager_first;	/* function of its first launch */
 	bool eager_layered;	/* a block of functions repeats, as a model's layers do */
+	/* seen only as a thread's first burst, which the attach may have cut: splits nothing */
+	bool eager_cut;
 };
 
 /* How a process's rank was learned, most trusted first (NCCL init seen wins). */
@@ -249,6 +251,7 @@ struct model_thread {
 	bool kept_lead_extends;
 	/* eager bursts (LOOP_EAGER); beside graphs only those larger than all of them */
 	bool graphs_seen;
+	bool burst_seen;	/* a burst of it has ended */
 	__u32 graph_work_max;	/* most kernels a graph it launched runs; UINT32_MAX: unknown */
 	/* beside graphs, a forward's head + 1 that must hand a result before the next launch */
 	size_t pending_forward;

@@ -158,14 +158,16 @@ static bool layered(const struct model_thread *t, size_t from, size_t to)
 }
 
 static struct model_exec *eager_exec(struct model *m, struct model_thread *t, size_t from,
-				     size_t to)
+				     size_t to, bool first_burst)
 {
 	__u64 handle = forward_handle(t, from, to);
 	struct model_exec *x = hmap__get(&m->execs, t->tgid, handle);
 	struct model_proc *p;
 
-	if (x)
+	if (x) {
+		x->eager_cut &= first_burst;
 		return x->eager ? x : NULL;
+	}
 	p = store__proc_get(m, t->tgid);
 	x = p ? graphs__exec_new(m, p, handle) : NULL;
 	if (!x || !store__grow_array((void **)&t->eager_ids, &t->cap_eager_ids,
@@ -179,6 +181,7 @@ static struct model_exec *eager_exec(struct model *m, struct model_thread *t, si
 	x->eager_funcs = funcs_of(t, from, to);
 	x->eager_first = t->burst[from].func;
 	x->eager_layered = layered(t, from, to);
+	x->eager_cut = first_burst;
 	x->launch_tid = t->tid;
 	return x;
 }
@@ -188,10 +191,10 @@ static struct model_exec *eager_exec(struct model *m, struct model_thread *t, si
  * forward; the copies on the device between its launches stay copies.
  */
 static int mark_forward(struct model *m, struct model_thread *t, size_t head, size_t from,
-			size_t to)
+			size_t to, bool first_burst)
 {
 	size_t first = head + t->burst[from].at, last = head + t->burst[to - 1].at;
-	struct model_exec *x = eager_exec(m, t, from, to);
+	struct model_exec *x = eager_exec(m, t, from, to, first_burst);
 
 	if (!x)
 		return -ENOMEM;
@@ -210,7 +213,12 @@ static int mark_forward(struct model *m, struct model_thread *t, size_t head, si
 	return 0;
 }
 
-/* Where the burst's longest forward seen before starts, after other launches; 0: none. */
+/*
+ * Where the burst's longest forward seen before starts, after other launches;
+ * 0: none. A forward seen only as the thread's first burst may be a draft step
+ * with the cache trim's last launches before it, cut by the attach: taken, it
+ * would split every later trim there.
+ */
 static size_t known_tail(const struct model_thread *t, const struct model_view *v)
 {
 	size_t n = t->nr_burst, tail = 0;
@@ -219,7 +227,7 @@ static size_t known_tail(const struct model_thread *t, const struct model_view *
 		const struct model_exec *x = v->execs[t->eager_ids[i]];
 		size_t m = x->eager_kernels;
 
-		if (m < n && m > tail && funcs_of(t, n - m, n) == x->eager_funcs)
+		if (!x->eager_cut && m < n && m > tail && funcs_of(t, n - m, n) == x->eager_funcs)
 			tail = m;
 	}
 	return tail ? n - tail : 0;
@@ -242,6 +250,7 @@ static bool layered_burst(struct model_thread *t)
 int eager__close(struct model *m, struct model_thread *t)
 {
 	size_t n = t->nr_burst, head = t->nr_events, split;
+	bool first_burst;
 
 	if (!n)
 		return 0;
@@ -262,10 +271,12 @@ int eager__close(struct model *m, struct model_thread *t)
 	if (t->events[head].ts != t->burst_start_ts || !store__proc_get(m, t->tgid))
 		return 0;
 	t->nr_burst = n;
+	first_burst = !t->burst_seen;
+	t->burst_seen = true;
 	split = t->graphs_seen ? 0 : known_tail(t, &m->view);
 	/* one launch alone is no forward: a stray kernel stays one */
-	if ((split >= MIN_FORWARD && mark_forward(m, t, head, 0, split)) ||
-	    (n - split >= MIN_FORWARD && mark_forward(m, t, head, split, n))) {
+	if ((split >= MIN_FORWARD && mark_forward(m, t, head, 0, split, first_burst)) ||
+	    (n - split >= MIN_FORWARD && mark_forward(m, t, head, split, n, first_burst))) {
 		t->nr_burst = 0;
 		return -ENOMEM;
 	}
