@@ -941,8 +941,9 @@ static void test_eager_loop(void **state)
 
 /*
  * Attached during the cache trim: the first burst is its last launch run on
- * into a draft step. That cut burst splits no later trim: every whole cycle
- * is read, the cut one is not.
+ * into a draft step, before the draft's forward is known. Once it is, the
+ * burst is split after the fact and splits no later trim: every later cycle
+ * is read whole; the first, whose draft may have begun before, is not.
  */
 static void test_eager_loop_cut_at_attach(void **state)
 {

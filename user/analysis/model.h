@@ -252,6 +252,8 @@ struct model_thread {
 	/* eager bursts (LOOP_EAGER); beside graphs only those larger than all of them */
 	bool graphs_seen;
 	bool burst_seen;	/* a burst of it has ended */
+	/* heads (entry times) of its latest bursts that made a new forward, unsplit */
+	__u64 lone_ts[4];
 	__u32 graph_work_max;	/* most kernels a graph it launched runs; UINT32_MAX: unknown */
 	/* beside graphs, a forward's head + 1 that must hand a result before the next launch */
 	size_t pending_forward;

@@ -30,6 +30,8 @@
 #define EAGER_HANDLE_BIT (1ull << 63)
 /* launches of the shortest forward: a model runs more than one kernel */
 #define MIN_FORWARD 2
+/* launches of the longest burst split after the fact */
+#define MAX_LONE 1024
 /* launches of the longest layer looked for */
 #define MAX_LAYER 256
 /* the base of the functions' polynomial hash: a suffix's hash follows from two prefixes */
@@ -246,6 +248,82 @@ static bool layered_burst(struct model_thread *t)
 	return false;
 }
 
+static void unmark_forward(struct model *m, struct model_thread *t, size_t head);
+
+/* Function hash of launch events idx[from, to), as funcs_of() hashes a burst's. */
+static __u64 event_funcs(const struct model_thread *t, const struct model_exec *y,
+			 const size_t *idx, size_t from, size_t to)
+{
+	__u64 h = 0;
+
+	for (size_t i = from; i < to; i++) {
+		const struct loop_event *e = &t->events[idx[i]];
+
+		h = h * FUNCS_BASE + mix(0, i ? e->handle : y->eager_first);
+	}
+	return h;
+}
+
+/* Launch events idx[from, to) as one launch of forward x. */
+static void mark_events(struct model_thread *t, const size_t *idx, size_t from, size_t to,
+			struct model_exec *x)
+{
+	struct loop_event *head = &t->events[idx[from]];
+
+	head->kind = LOOP_GRAPH;
+	head->flags |= LOOP_EAGER;
+	head->handle = x->id;
+	head->serial = idx[to - 1] - idx[from] + 1;
+	for (size_t i = from + 1; i < to; i++) {
+		t->events[idx[i]].flags |= LOOP_IN_BURST;
+		t->events[idx[i]].serial = idx[i] - idx[from];
+	}
+	x->launches++;
+}
+
+/*
+ * Forward x is new: a burst that made a new forward earlier, once, and ends
+ * with x's functions was x run on from work before it (a trim's launches
+ * cut by the attach, before x was known). Its tail becomes x's launch, the
+ * launches before it the burst's own forward, of no role.
+ */
+static void split_lone(struct model *m, struct model_thread *t, const struct model_exec *x)
+{
+	size_t idx[MAX_LONE], n, tail = x->eager_kernels;
+
+	for (int k = 0; k < (int)(sizeof(t->lone_ts) / sizeof(t->lone_ts[0])); k++) {
+		size_t h = t->nr_events;
+		struct model_exec *y;
+
+		if (!t->lone_ts[k])
+			continue;
+		while (h > 0 && t->events[h - 1].ts >= t->lone_ts[k])
+			h--;
+		if (h == t->nr_events || t->events[h].ts != t->lone_ts[k] ||
+		    !(t->events[h].flags & LOOP_EAGER))
+			goto drop;
+		y = m->view.execs[t->events[h].handle];
+		if (y == x || y->launches != 1 || y->eager_kernels <= tail ||
+		    y->eager_kernels > MAX_LONE)
+			goto drop;
+		n = 0;
+		for (size_t j = h; j < t->nr_events && j - h < t->events[h].serial; j++)
+			if (j == h || (t->events[j].flags & LOOP_IN_BURST))
+				idx[n++] = j;
+		if (n != y->eager_kernels || event_funcs(t, y, idx, n - tail, n) != x->eager_funcs)
+			continue;
+		unmark_forward(m, t, h);
+		mark_events(t, idx, n - tail, n, m->view.execs[x->id]);
+		/* the launches before: the burst's own forward, one of no role */
+		y->eager_kernels = n - tail;
+		y->eager_funcs = event_funcs(t, y, idx, 0, n - tail);
+		y->eager_layered = false;
+		mark_events(t, idx, 0, n - tail, y);
+drop:
+		t->lone_ts[k] = 0;
+	}
+}
+
 /* The open burst ends: its first launch becomes its exec's launch. 0 or -ENOMEM. */
 int eager__close(struct model *m, struct model_thread *t)
 {
@@ -281,8 +359,15 @@ int eager__close(struct model *m, struct model_thread *t)
 		return -ENOMEM;
 	}
 	t->nr_burst = 0;
-	if (t->graphs_seen)
+	if (t->graphs_seen) {
 		t->pending_forward = head + 1;
+	} else if (!split && n >= MIN_FORWARD &&
+		   m->view.execs[t->events[head].handle]->launches == 1) {
+		/* a new forward: earlier lone bursts may be it run on; it may be such */
+		split_lone(m, t, m->view.execs[t->events[head].handle]);
+		memmove(t->lone_ts + 1, t->lone_ts, sizeof(t->lone_ts) - sizeof(t->lone_ts[0]));
+		t->lone_ts[0] = t->events[head].ts;
+	}
 	return 0;
 }
 
