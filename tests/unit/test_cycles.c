@@ -880,7 +880,9 @@ static __u64 eager_forward(struct call_seq *s, __u64 func, int n, __u64 *last, b
  * launches, the accept copy and sync; a trim of 2 launches run straight into
  * the next draft. k moves as assisted generation's: 3, 5, 4, 3, 5, 4...
  */
-static void build_eager(struct built *bt, int cycles, bool device_work, bool cut)
+enum eager_cut { CUT_NONE, CUT_IN_TRIM, CUT_IN_VERIFY };
+
+static void build_eager(struct built *bt, int cycles, bool device_work, enum eager_cut cut)
 {
 	struct call_seq *s = &bt->s;
 	__u64 last;
@@ -897,8 +899,17 @@ static void build_eager(struct built *bt, int cycles, bool device_work, bool cut
 		struct expect *w = &bt->want[i];
 		int k = 3 + (i % 3 == 1) * 2 + (i % 3 == 2);
 
-		if (cut && !i)
+		if (cut == CUT_IN_TRIM && !i)
 			kernel(s, EXTEND_FUNC, MAIN_STREAM);
+		if (cut == CUT_IN_VERIFY && !i) {
+			/* a verify's last launches and its accept, then the whole trim */
+			kernel(s, VERIFY_FUNC, MAIN_STREAM);
+			kernel(s, VERIFY_FUNC, MAIN_STREAM);
+			copy_d2h(s);
+			stream_sync(s, 2000000);
+			kernel(s, EXTEND_FUNC, MAIN_STREAM);
+			kernel(s, EXTEND_FUNC, MAIN_STREAM);
+		}
 		for (int j = 0; j < k; j++) {
 			__u64 d = eager_forward(s, DRAFT_FUNC, 4, &last, device_work);
 
@@ -927,7 +938,7 @@ static void test_eager_loop(void **state)
 		struct built bt;
 		const struct loop *lp;
 
-		build_eager(&bt, 12, device_work, false);
+		build_eager(&bt, 12, device_work, CUT_NONE);
 		assert_int_equal(cycles__analyse(bt.s.m, &bt.cy), 0);
 		expect_windows_agree(&bt, 3);
 		expect_windows_agree(&bt, 17);
@@ -947,13 +958,23 @@ static void test_eager_loop(void **state)
  */
 static void test_eager_loop_cut_at_attach(void **state)
 {
-	struct built bt;
+	for (int cut = CUT_IN_TRIM; cut <= CUT_IN_VERIFY; cut++) {
+		struct model_view *v;
+		struct built bt;
+		__u64 steps = 0;
 
-	build_eager(&bt, 12, false, true);
-	assert_int_equal(cycles__analyse(bt.s.m, &bt.cy), 0);
-	expect_cycles(&bt, 1, 0);
-	assert_int_equal(bt.cy.loops[0].verify_from, ROLE_FROM_EAGER);
-	done(&bt);
+		build_eager(&bt, 12, false, cut);
+		assert_int_equal(cycles__analyse(bt.s.m, &bt.cy), 0);
+		expect_cycles(&bt, 1, 0);
+		assert_int_equal(bt.cy.loops[0].verify_from, ROLE_FROM_EAGER);
+		/* the step run on from the trim is a draft step's launch too */
+		v = model__view(bt.s.m);
+		for (size_t i = 0; i < v->nr_execs; i++)
+			if (v->execs[i]->eager && v->execs[i]->role == ROLE_DRAFT)
+				steps += v->execs[i]->launches;
+		assert_int_equal(steps, 12 / 3 * (3 + 5 + 4));
+		done(&bt);
+	}
 }
 
 static void test_no_loop(void **state)
