@@ -194,8 +194,6 @@ struct model_exec {
 	__u64 eager_funcs;	/* hash of the functions alone: one model at other sizes */
 	__u64 eager_first;	/* function of its first launch */
 	bool eager_layered;	/* a block of functions repeats, as a model's layers do */
-	/* seen only as a thread's first burst, which the attach may have cut: splits nothing */
-	bool eager_cut;
 };
 
 /* How a process's rank was learned, most trusted first (NCCL init seen wins). */
@@ -233,6 +231,9 @@ struct model_proc {
 	__u32 nr_pending, cap_pending;
 };
 
+/* Bursts a thread keeps that may be a forward run on from other launches (model_eager.c). */
+#define LONE_BURSTS 4
+
 struct model_thread {
 	__u32 tid, tgid;
 	__u32 index;		/* in model_view.threads */
@@ -252,8 +253,10 @@ struct model_thread {
 	/* eager bursts (LOOP_EAGER); beside graphs only those larger than all of them */
 	bool graphs_seen;
 	bool burst_seen;	/* a burst of it has ended */
+	/* 1 + the forward its first burst made, which the attach may have cut; 0: none */
+	__u32 cut_forward;
 	/* heads (entry times) of its latest bursts that made a new forward, unsplit */
-	__u64 lone_ts[4];
+	__u64 lone_ts[LONE_BURSTS];
 	__u32 graph_work_max;	/* most kernels a graph it launched runs; UINT32_MAX: unknown */
 	/* beside graphs, a forward's head + 1 that must hand a result before the next launch */
 	size_t pending_forward;

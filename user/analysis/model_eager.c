@@ -160,16 +160,14 @@ static bool layered(const struct model_thread *t, size_t from, size_t to)
 }
 
 static struct model_exec *eager_exec(struct model *m, struct model_thread *t, size_t from,
-				     size_t to, bool first_burst)
+				     size_t to)
 {
 	__u64 handle = forward_handle(t, from, to);
 	struct model_exec *x = hmap__get(&m->execs, t->tgid, handle);
 	struct model_proc *p;
 
-	if (x) {
-		x->eager_cut &= first_burst;
+	if (x)
 		return x->eager ? x : NULL;
-	}
 	p = store__proc_get(m, t->tgid);
 	x = p ? graphs__exec_new(m, p, handle) : NULL;
 	if (!x || !store__grow_array((void **)&t->eager_ids, &t->cap_eager_ids,
@@ -183,35 +181,44 @@ static struct model_exec *eager_exec(struct model *m, struct model_thread *t, si
 	x->eager_funcs = funcs_of(t, from, to);
 	x->eager_first = t->burst[from].func;
 	x->eager_layered = layered(t, from, to);
-	x->eager_cut = first_burst;
 	x->launch_tid = t->tid;
 	return x;
 }
 
 /*
- * Launches [from, to) of the open burst, whose events start at head, as one
- * forward; the copies on the device between its launches stay copies.
+ * Events [first, last] of the thread, launches and copies on the device
+ * between them, as one launch of forward x: the copies stay copies.
  */
-static int mark_forward(struct model *m, struct model_thread *t, size_t head, size_t from,
-			size_t to, bool first_burst)
+static void mark_launch(struct model_thread *t, size_t first, size_t last,
+			struct model_exec *x)
 {
-	size_t first = head + t->burst[from].at, last = head + t->burst[to - 1].at;
-	struct model_exec *x = eager_exec(m, t, from, to, first_burst);
+	struct loop_event *head = &t->events[first];
+
+	if (!x->launches++)
+		x->created_ns = head->ts;
+	head->kind = LOOP_GRAPH;
+	head->flags |= LOOP_EAGER;
+	head->handle = x->id;
+	head->serial = last - first + 1;
+	for (size_t j = first + 1; j <= last; j++) {
+		struct loop_event *e = &t->events[j];
+
+		if (e->kind == LOOP_KERNEL || e->kind == LOOP_COLLECTIVE) {
+			e->flags |= LOOP_IN_BURST;
+			e->serial = j - first;
+		}
+	}
+}
+
+/* Launches [from, to) of the open burst, whose events start at head, as one forward. */
+static int mark_forward(struct model *m, struct model_thread *t, size_t head, size_t from,
+			size_t to)
+{
+	struct model_exec *x = eager_exec(m, t, from, to);
 
 	if (!x)
 		return -ENOMEM;
-	if (!x->launches++)
-		x->created_ns = t->events[first].ts;
-	t->events[first].kind = LOOP_GRAPH;
-	t->events[first].flags |= LOOP_EAGER;
-	t->events[first].handle = x->id;
-	t->events[first].serial = last - first + 1;
-	for (size_t i = from + 1; i < to; i++) {
-		struct loop_event *e = &t->events[head + t->burst[i].at];
-
-		e->flags |= LOOP_IN_BURST;
-		e->serial = head + t->burst[i].at - first;
-	}
+	mark_launch(t, head + t->burst[from].at, head + t->burst[to - 1].at, x);
 	return 0;
 }
 
@@ -229,7 +236,9 @@ static size_t known_tail(const struct model_thread *t, const struct model_view *
 		const struct model_exec *x = v->execs[t->eager_ids[i]];
 		size_t m = x->eager_kernels;
 
-		if (!x->eager_cut && m < n && m > tail && funcs_of(t, n - m, n) == x->eager_funcs)
+		if (x->id + 1 == t->cut_forward && x->launches == 1)
+			continue;
+		if (m < n && m > tail && funcs_of(t, n - m, n) == x->eager_funcs)
 			tail = m;
 	}
 	return tail ? n - tail : 0;
@@ -264,23 +273,6 @@ static __u64 event_funcs(const struct model_thread *t, const struct model_exec *
 	return h;
 }
 
-/* Launch events idx[from, to) as one launch of forward x. */
-static void mark_events(struct model_thread *t, const size_t *idx, size_t from, size_t to,
-			struct model_exec *x)
-{
-	struct loop_event *head = &t->events[idx[from]];
-
-	head->kind = LOOP_GRAPH;
-	head->flags |= LOOP_EAGER;
-	head->handle = x->id;
-	head->serial = idx[to - 1] - idx[from] + 1;
-	for (size_t i = from + 1; i < to; i++) {
-		t->events[idx[i]].flags |= LOOP_IN_BURST;
-		t->events[idx[i]].serial = idx[i] - idx[from];
-	}
-	x->launches++;
-}
-
 /*
  * Forward x is new: a burst that made a new forward earlier, once, and ends
  * with x's functions was x run on from work before it (a trim's launches
@@ -291,7 +283,7 @@ static void split_lone(struct model *m, struct model_thread *t, const struct mod
 {
 	size_t idx[MAX_LONE], n, tail = x->eager_kernels;
 
-	for (int k = 0; k < (int)(sizeof(t->lone_ts) / sizeof(t->lone_ts[0])); k++) {
+	for (int k = 0; k < LONE_BURSTS; k++) {
 		size_t h = t->nr_events;
 		struct model_exec *y;
 
@@ -313,12 +305,12 @@ static void split_lone(struct model *m, struct model_thread *t, const struct mod
 		if (n != y->eager_kernels || event_funcs(t, y, idx, n - tail, n) != x->eager_funcs)
 			continue;
 		unmark_forward(m, t, h);
-		mark_events(t, idx, n - tail, n, m->view.execs[x->id]);
+		mark_launch(t, idx[n - tail], idx[n - 1], m->view.execs[x->id]);
 		/* the launches before: the burst's own forward, one of no role */
 		y->eager_kernels = n - tail;
 		y->eager_funcs = event_funcs(t, y, idx, 0, n - tail);
 		y->eager_layered = false;
-		mark_events(t, idx, 0, n - tail, y);
+		mark_launch(t, idx[0], idx[n - tail - 1], y);
 drop:
 		t->lone_ts[k] = 0;
 	}
@@ -328,7 +320,6 @@ drop:
 int eager__close(struct model *m, struct model_thread *t)
 {
 	size_t n = t->nr_burst, head = t->nr_events, split;
-	bool first_burst;
 
 	if (!n)
 		return 0;
@@ -349,16 +340,17 @@ int eager__close(struct model *m, struct model_thread *t)
 	if (t->events[head].ts != t->burst_start_ts || !store__proc_get(m, t->tgid))
 		return 0;
 	t->nr_burst = n;
-	first_burst = !t->burst_seen;
-	t->burst_seen = true;
 	split = t->graphs_seen ? 0 : known_tail(t, &m->view);
 	/* one launch alone is no forward: a stray kernel stays one */
-	if ((split >= MIN_FORWARD && mark_forward(m, t, head, 0, split, first_burst)) ||
-	    (n - split >= MIN_FORWARD && mark_forward(m, t, head, split, n, first_burst))) {
+	if ((split >= MIN_FORWARD && mark_forward(m, t, head, 0, split)) ||
+	    (n - split >= MIN_FORWARD && mark_forward(m, t, head, split, n))) {
 		t->nr_burst = 0;
 		return -ENOMEM;
 	}
 	t->nr_burst = 0;
+	if (!t->burst_seen && n >= MIN_FORWARD)
+		t->cut_forward = t->events[head].handle + 1;
+	t->burst_seen = true;
 	if (t->graphs_seen) {
 		t->pending_forward = head + 1;
 	} else if (!split && n >= MIN_FORWARD &&

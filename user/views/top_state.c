@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "catalog.h"
+#include "grow.h"
 #include "top_state.h"
 
 #define NS 1000000000ull
@@ -87,7 +88,6 @@ struct top_state {
 	/* top__keep_open: the calls open at the end, which finishing the pipeline closes */
 	struct open_call *open_at_end;
 	size_t nr_open_at_end, cap_open_at_end, open_lost;
-	bool ended;
 };
 
 static void series_add(struct series *s, __u64 ts, __u64 v)
@@ -567,16 +567,11 @@ static void keep_open(void *ctx, const struct sp_call *call)
 {
 	struct top_state *t = ctx;
 
-	if (t->nr_open_at_end == t->cap_open_at_end) {
-		size_t cap = t->cap_open_at_end ? 2 * t->cap_open_at_end : 64;
-		struct open_call *grown = realloc(t->open_at_end, cap * sizeof(*grown));
-
-		if (!grown) {
-			t->open_lost++;
-			return;
-		}
-		t->open_at_end = grown;
-		t->cap_open_at_end = cap;
+	if (t->nr_open_at_end == t->cap_open_at_end &&
+	    grow__zeroed((void **)&t->open_at_end, &t->cap_open_at_end,
+			 t->cap_open_at_end ? 2 * t->cap_open_at_end : 64, sizeof(*t->open_at_end))) {
+		t->open_lost++;
+		return;
 	}
 	t->open_at_end[t->nr_open_at_end++] = open_call_of(call);
 }
@@ -585,7 +580,6 @@ int top__keep_open(struct top_state *t, const struct pipeline *p)
 {
 	t->nr_open_at_end = t->open_lost = 0;
 	pipeline__open_calls(p, keep_open, t);
-	t->ended = true;
 	return t->open_lost ? -ENOMEM : 0;
 }
 
@@ -673,9 +667,9 @@ void top__frame(struct top_state *t, const struct pipeline *p, __u64 now_ns,
 	frame_calls(t, snap.last_ts, opts, out);
 	hung.view = snap.model;
 	out->nr_hung = 0;
-	if (!t->ended)
-		pipeline__open_calls(p, hung_call, &hung);
-	for (size_t i = 0; t->ended && i < t->nr_open_at_end; i++)
+	/* once finished the pipeline holds none open: those kept at its end stand for them */
+	pipeline__open_calls(p, hung_call, &hung);
+	for (size_t i = 0; i < t->nr_open_at_end; i++)
 		hung_add(&hung, &t->open_at_end[i]);
 }
 
