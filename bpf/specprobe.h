@@ -52,6 +52,8 @@ enum sp_rec_type {
 	SP_REC_SRVMETRIC = 68,	/* one known family's value at one scrape, or a failed scrape */
 	/* a thread's wait for a CPU so far: how late its first record came for want of one */
 	SP_REC_RUNQ = 69,
+	/* how a traced process ended: a death by a signal tells why its records stop */
+	SP_REC_EXIT_STATUS = 70,
 };
 
 #define SP_MAX_PROBES	4096	/* size of the spec map: probes of all libraries, late ones too */
@@ -191,6 +193,16 @@ struct sp_exit_rec {
 	__u16 size;
 	__u32 tgid;
 	__u64 ts;
+};
+
+/* Right after SP_REC_EXIT: the status as wait() would give it (signal, or code << 8). */
+struct sp_exit_status_rec {
+	__u16 type;
+	__u16 size;
+	__u32 tgid;
+	__u64 ts;
+	__u32 status;
+	__u32 pad;
 };
 
 struct sp_fork_rec {

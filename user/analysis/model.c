@@ -426,6 +426,15 @@ void model__record(struct model *m, const void *rec, size_t size)
 		if (p)
 			p->exit_ns = ((const struct sp_exit_rec *)rec)->ts;
 		break;
+	case SP_REC_EXIT_STATUS:
+		if (size < sizeof(struct sp_exit_status_rec))
+			return;
+		p = hmap__get(&m->procs, ((const struct sp_exit_status_rec *)rec)->tgid, 0);
+		if (p) {
+			p->exit_status = ((const struct sp_exit_status_rec *)rec)->status;
+			p->exit_status_known = true;
+		}
+		break;
 	case SP_REC_PROBE:
 		if (size > sizeof(struct sp_probe_rec))
 			add_late_probe(m, rec);

@@ -218,6 +218,8 @@ struct model_proc {
 	int device;		/* from cuDevicePrimaryCtxRetain, -1 unknown */
 	__u64 first_ns, last_ns;
 	__u64 exit_ns;		/* 0: did not exit while traced */
+	__u32 exit_status;	/* as wait() gives it, where exit_status_known */
+	bool exit_status_known;
 	__u64 calls;
 	__u32 nr_threads, nr_streams, nr_events, nr_captures, nr_execs;
 	__u64 work_calls;	/* calls other than setup, names and driver lookups */

@@ -405,6 +405,7 @@ static int translate(struct merge *m, struct source *s, union rec_buf *b)
 	case SP_REC_HOSTMEM:
 	case SP_REC_RANK:
 	case SP_REC_RUNQ:
+	case SP_REC_EXIT_STATUS:
 		move_tgid_ts(s, b);
 		return 1;
 	case SP_REC_CALIB:

@@ -100,6 +100,10 @@ static void put_process(FILE *out, const struct model_proc *p)
 		(unsigned long long)p->calls, (unsigned long long)p->first_ns,
 		(unsigned long long)p->last_ns);
 	put_int_or_null(out, "exit_ns", p->exit_ns, p->exit_ns);
+	fputc(',', out);
+	/* the signal that ended it; 0: exited, null: not known (older recording, alive) */
+	put_int_or_null(out, "exit_signal", p->exit_status & 0x7f,
+			p->exit_ns && p->exit_status_known);
 	fputc('}', out);
 }
 

@@ -141,6 +141,28 @@ static void put_rank_sources(FILE *out, const struct model_view *v)
 	}
 }
 
+/* The signal that ended a traced process, 0 where it exited or is not known to. */
+static int proc_killed_by(const struct model_proc *p)
+{
+	return p && p->exit_ns && p->exit_status_known ? (int)(p->exit_status & 0x7f) : 0;
+}
+
+/* "SEGV" for SIGSEGV; "" for none. */
+static const char *signal_abbrev(int sig)
+{
+	const char *name = sig ? sigabbrev_np(sig) : NULL;
+
+	return name ? name : sig ? "?" : "";
+}
+
+static const struct model_proc *view_proc(const struct model_view *v, __u32 tgid)
+{
+	for (size_t i = 0; i < v->nr_procs; i++)
+		if (v->procs[i]->tgid == tgid)
+			return v->procs[i];
+	return NULL;
+}
+
 static void put_processes(FILE *out, const struct model_view *v)
 {
 	fputs("\nProcesses\n  pid       parent    rank  device  threads  streams  graphs  "
@@ -155,8 +177,9 @@ static void put_processes(FILE *out, const struct model_view *v)
 		if (p->device >= 0)
 			snprintf(device, sizeof(device), "%d", p->device);
 		if (p->exit_ns)
-			snprintf(exited, sizeof(exited), "+%.3f s",
-				 (p->exit_ns - v->first_ns) / 1e9);
+			snprintf(exited, sizeof(exited), "+%.3f s%s%s",
+				 (p->exit_ns - v->first_ns) / 1e9, proc_killed_by(p) ? " SIG" : "",
+				 signal_abbrev(proc_killed_by(p)));
 		fprintf(out, "  %-9u %-9s ", p->tgid, parent);
 		put_rank(out, p->rank);
 		fprintf(out, " %-7s %-8u %-8u %-7u %-9u %-11llu %s\n", device, p->nr_threads,
@@ -301,11 +324,19 @@ static void put_gpu_lead(FILE *out, const struct model_view *v, const struct cyc
 		fputs("\nGPU: no GPU records: host-only\n", out);
 	for (__u32 i = 0; i < st->nr_agents; i++) {
 		const struct gpu_agent *a = &st->agents[i];
+		int killed;
 
 		if (a->status != SP_GPU_ON && a->status != SP_GPU_OFF)
 			fprintf(out, "  GPU agent of pid %u: %s: %s\n", a->tgid,
 				report__gpu_status_name(a->status), a->detail);
-		if (gpu_agent__stopped(a))
+		killed = proc_killed_by(view_proc(v, a->tgid));
+		if (killed && a->was_on)
+			fprintf(out, "  GPU agent of pid %u: the process died of SIG%s at +%.3f s with "
+				     "the agent in it; its last %llu launches have no GPU records\n",
+				a->tgid, signal_abbrev(killed),
+				(view_proc(v, a->tgid)->exit_ns - v->first_ns) / 1e9,
+				(unsigned long long)a->unmatched_after);
+		else if (gpu_agent__stopped(a))
 			fprintf(out, "  GPU agent of pid %u: CUPTI's records stopped, its last %llu "
 				     "launches have none:\n    another CUPTI client (torch.profiler, "
 				     "Nsight) took CUPTI's buffers after the agent began\n",
