@@ -42,6 +42,7 @@ static void on_signal(int sig)
 }
 
 #define MAX_EXITED 256
+#define MAX_CALLERS 256
 
 struct recorder {
 	const struct record_request *req;
@@ -61,14 +62,66 @@ struct recorder {
 	/* exit records seen: a pid reused by an untraced process is not a target */
 	__u32 exited[MAX_EXITED];
 	int nr_exited;
+	/* -p --gpu: processes seen making a CUDA call, the only ones the agent goes into */
+	__u32 callers[MAX_CALLERS];
+	int nr_callers;
+	__u32 last_caller;
+	int callers_tried;	/* nr_callers at the last injection pass */
+	__u32 *inject_list;
 };
 
 static void note_exit(struct recorder *r, const void *rec, size_t size)
 {
+	const struct sp_exit_status_rec *st = rec;
 	const struct sp_exit_rec *e = rec;
+	int sig;
 
 	if (size >= sizeof(*e) && e->type == SP_REC_EXIT && r->nr_exited < MAX_EXITED)
 		r->exited[r->nr_exited++] = e->tgid;
+	if (size < sizeof(*st) || st->type != SP_REC_EXIT_STATUS || !(st->status & 0x7f))
+		return;
+	sig = st->status & 0x7f;
+	log_warn("pid %u: killed by SIG%s%s", st->tgid, sigabbrev_np(sig) ?: "?",
+		 st->status & 0x80 ? " (core dumped)" : "");
+}
+
+/*
+ * A process that made a CUDA call has a context: one that only maps libcuda
+ * (a compile worker importing torch) is left alone, nothing of it stopped.
+ */
+static void note_caller(struct recorder *r, const void *rec, size_t size)
+{
+	const struct sp_call_rec *c = rec;
+
+	if (size < sizeof(*c) || c->type != SP_REC_CALL ||
+	    c->tgid == r->last_caller)
+		return;
+	r->last_caller = c->tgid;
+	for (int i = 0; i < r->nr_callers; i++)
+		if (r->callers[i] == c->tgid)
+			return;
+	if (r->nr_callers < MAX_CALLERS)
+		r->callers[r->nr_callers++] = c->tgid;
+}
+
+/* The traced processes that have made a CUDA call, into r->inject_list: how many. */
+static int cuda_callers(struct recorder *r)
+{
+	const struct targets *t = &r->tracer.targets;
+	__u32 *grown;
+	int n = 0;
+
+	grown = realloc(r->inject_list, (t->nr_tgids + 1) * sizeof(*grown));
+	if (!grown)
+		return 0;
+	r->inject_list = grown;
+	for (int i = 0; i < t->nr_tgids; i++)
+		for (int j = 0; j < r->nr_callers; j++)
+			if (r->callers[j] == t->tgids[i]) {
+				r->inject_list[n++] = t->tgids[i];
+				break;
+			}
+	return n;
 }
 
 static bool has_output(const struct recorder *r)
@@ -126,6 +179,8 @@ static int on_record(void *ctx, const void *rec, size_t size)
 	int ret;
 
 	note_exit(r, rec, size);
+	if (r->gpu)
+		note_caller(r, rec, size);
 	if (r->hung)
 		hungwatch__record(r->hung, rec, size);
 	if (r->write_err) {
@@ -293,11 +348,15 @@ static int record_loop(struct recorder *r)
 			break;
 		}
 		now = tracer__now_ns();
-		/* -p: the agent into each traced process with CUDA, new ones each second */
-		if (r->gpu && !r->req->targets->cmd && now - last_inject >= 1000000000ull) {
-			gpu_rings__inject(r->gpu, r->tracer.targets.tgids,
-					  r->tracer.targets.nr_tgids, around_injection,
-					  &r->tracer);
+		/*
+		 * -p: the agent into each traced process that made a CUDA call, at
+		 * once for a new caller, and each second for those not yet served
+		 */
+		if (r->gpu && !r->req->targets->cmd &&
+		    (r->nr_callers != r->callers_tried || now - last_inject >= 1000000000ull)) {
+			r->callers_tried = r->nr_callers;
+			gpu_rings__inject(r->gpu, r->inject_list, cuda_callers(r),
+					  around_injection, &r->tracer);
 			last_inject = now;
 		}
 		/* the agents' records go the same way as the probes' */
@@ -564,6 +623,7 @@ int recorder__run(const struct record_request *req)
 	free(r.hung);
 	tracer__stop(&r.tracer);
 	gpu_rings__free(r.gpu);
+	free(r.inject_list);
 	server_metrics__free(r.srvm);
 	return ret;
 }
