@@ -261,9 +261,11 @@ static void find_setup(struct thread_ctx *tc, size_t i)
 	const struct model_thread *t = tc->t;
 	struct iter *it = &tc->iters[i];
 	size_t floor = i ? tc->iters[i - 1].ve + 1 : 0;
+	size_t step = it->draft != NONE ? last_draft_graph(tc, it->draft, it->vs) : NONE;
 
 	it->setup = NONE;
-	if (!tc->graph_drafts || it->draft == NONE || !it->draft_seen)
+	/* a draft of eager forwards has boundaries of its own (model_eager.c) */
+	if (!it->draft_seen || step == NONE || (t->events[step].flags & LOOP_EAGER))
 		return;
 	for (size_t j = it->draft; j-- > floor;) {
 		const struct loop_event *e = &t->events[j];
@@ -353,10 +355,13 @@ static void find_accept(struct thread_ctx *tc, size_t i)
 	struct iter *it = &tc->iters[i];
 	/* the result comes from the verify stream; a copy on another one blocks by itself */
 	__u64 stream = t->events[it->ve].stream;
-	size_t since = it->ve, last = NONE, blocking_copy = NONE;
+	size_t since = it->ve, last = NONE, blocking_copy = NONE, end = it->after;
 	bool launched_after = false, past_end = false;
 
-	for (size_t j = it->ve + 1; j < it->after; j++) {
+	/* the next draft's setup waits for its own upload, not for the result */
+	if (i + 1 < tc->nr_iters && tc->iters[i + 1].setup < end)
+		end = tc->iters[i + 1].setup;
+	for (size_t j = it->ve + 1; j < end; j++) {
 		if (!is_d2h(&t->events[j]))
 			continue;
 		if (is_blocking(&t->events[j]))
@@ -368,7 +373,7 @@ static void find_accept(struct thread_ctx *tc, size_t i)
 	it->copy = since != it->ve ? since : NONE;
 	it->accept_deferred = false;
 	it->accept_cut = false;
-	for (size_t j = since + 1; j < it->after; j++) {
+	for (size_t j = since + 1; j < end; j++) {
 		const struct loop_event *e = &t->events[j];
 
 		if (last != NONE && is_launch(e))
