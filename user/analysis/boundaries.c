@@ -21,7 +21,7 @@ static int push_iter(struct thread_ctx *tc, size_t *cap, size_t vs, size_t ve)
 		tc->iters = grown;
 		*cap = n;
 	}
-	tc->iters[tc->nr_iters++] = (struct iter){ .vs = vs, .ve = ve };
+	tc->iters[tc->nr_iters++] = (struct iter){ .vs = vs, .ve = ve, .setup = NONE };
 	return 0;
 }
 
@@ -147,6 +147,7 @@ void boundaries__find_draft(struct thread_ctx *tc, size_t i)
 	size_t graph = tc->graph_drafts ? last_draft_graph(tc, floor, it->vs) : NONE;
 
 	it->draft = NONE;
+	it->setup = NONE;
 	it->draft_seen = i > 0;
 	it->draft_cut = false;
 	if (graph != NONE)
@@ -223,9 +224,58 @@ static void trust_first_drafts(struct thread_ctx *tc)
 	}
 }
 
-static size_t draft_or_verify(const struct iter *it)
+/* The first draft launch, else the first verify launch. */
+static size_t first_launch(const struct iter *it)
 {
 	return it->draft != NONE ? it->draft : it->vs;
+}
+
+/* The cycle's first call: its draft's setup, else its first draft launch, else verify's. */
+static size_t draft_or_verify(const struct iter *it)
+{
+	return it->setup != NONE ? it->setup : first_launch(it);
+}
+
+/* A sync right after an upload waits for that upload (PyTorch's pageable H2D copy). */
+static bool upload_sync(const struct model_thread *t, size_t j, size_t floor)
+{
+	while (j-- > floor) {
+		const struct loop_event *e = &t->events[j];
+
+		if (e->kind == LOOP_RECORD)
+			continue;
+		return e->kind == LOOP_COPY && !(e->flags & LOOP_D2H);
+	}
+	return false;
+}
+
+/*
+ * The draft's setup: the work a decoder queues between what came before (a
+ * graph of another role, the accept's read) and its first draft graph, such as
+ * its position uploaded and waited for, and inputs copied into the graphs'
+ * buffers. It is the draft's, as a CUDA event recorded where the draft begins
+ * reads it, and the time the host spends getting to it is the draft's too.
+ */
+static void find_setup(struct thread_ctx *tc, size_t i)
+{
+	const struct model_thread *t = tc->t;
+	struct iter *it = &tc->iters[i];
+	size_t floor = i ? tc->iters[i - 1].ve + 1 : 0;
+	size_t step = it->draft != NONE ? last_draft_graph(tc, it->draft, it->vs) : NONE;
+
+	it->setup = NONE;
+	/* a draft of eager forwards has boundaries of its own (model_eager.c) */
+	if (!it->draft_seen || step == NONE || (t->events[step].flags & LOOP_EAGER))
+		return;
+	for (size_t j = it->draft; j-- > floor;) {
+		const struct loop_event *e = &t->events[j];
+
+		if (e->kind == LOOP_GRAPH || e->kind == LOOP_COLLECTIVE || is_d2h(e) ||
+		    (e->kind == LOOP_SYNC && !upload_sync(t, j, floor)))
+			break;
+		if (e->kind != LOOP_RECORD)
+			it->setup = j;
+	}
 }
 
 static void find_extend(struct thread_ctx *tc, size_t i)
@@ -305,10 +355,13 @@ static void find_accept(struct thread_ctx *tc, size_t i)
 	struct iter *it = &tc->iters[i];
 	/* the result comes from the verify stream; a copy on another one blocks by itself */
 	__u64 stream = t->events[it->ve].stream;
-	size_t since = it->ve, last = NONE, blocking_copy = NONE;
+	size_t since = it->ve, last = NONE, blocking_copy = NONE, end = it->after;
 	bool launched_after = false, past_end = false;
 
-	for (size_t j = it->ve + 1; j < it->after; j++) {
+	/* the next draft's setup waits for its own upload, not for the result */
+	if (i + 1 < tc->nr_iters && tc->iters[i + 1].setup < end)
+		end = tc->iters[i + 1].setup;
+	for (size_t j = it->ve + 1; j < end; j++) {
 		if (!is_d2h(&t->events[j]))
 			continue;
 		if (is_blocking(&t->events[j]))
@@ -320,7 +373,7 @@ static void find_accept(struct thread_ctx *tc, size_t i)
 	it->copy = since != it->ve ? since : NONE;
 	it->accept_deferred = false;
 	it->accept_cut = false;
-	for (size_t j = since + 1; j < it->after; j++) {
+	for (size_t j = since + 1; j < end; j++) {
 		const struct loop_event *e = &t->events[j];
 
 		if (last != NONE && is_launch(e))
@@ -676,6 +729,8 @@ void boundaries__find_parts(struct thread_ctx *tc, bool trust)
 		boundaries__find_draft(tc, i);
 	if (trust)
 		trust_first_drafts(tc);
+	for (size_t i = 0; i < tc->nr_iters; i++)
+		find_setup(tc, i);
 	for (size_t i = 0; i < tc->nr_iters; i++) {
 		find_extend(tc, i);
 		find_accept(tc, i);
@@ -712,10 +767,12 @@ static size_t iter_end(const struct thread_ctx *tc, size_t i)
 void boundaries__export_iter(const struct thread_ctx *tc, size_t i, struct loop_iter *out)
 {
 	const struct iter *it = &tc->iters[i];
+	/* syncs keep their places by launches: one in the draft's setup stays accept's */
+	size_t end = i + 1 < tc->nr_iters ? first_launch(&tc->iters[i + 1]) : iter_end(tc, i);
 
 	*out = (struct loop_iter){
-		.first = draft_or_verify(it), .vs = it->vs, .ve = it->ve, .copy = it->copy,
-		.accept = it->accept, .after = it->after, .end = iter_end(tc, i), .cycle = -1,
+		.first = first_launch(it), .vs = it->vs, .ve = it->ve, .copy = it->copy,
+		.accept = it->accept, .after = it->after, .end = end, .cycle = -1,
 		.no_draft = it->draft == NONE && it->draft_seen,
 	};
 }

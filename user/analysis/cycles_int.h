@@ -54,6 +54,7 @@ struct iter {
 	size_t region_end;	/* next group's vs, or the number of events */
 	size_t after;		/* end of accept's calls: first graph launch after verify */
 	size_t draft;		/* first draft launch, NONE: nothing launched before verify */
+	size_t setup;		/* first call of the draft's setup before it, NONE: none */
 	bool draft_seen;	/* the draft started inside the recording */
 	bool draft_cut;		/* its first step may be in an unsplit burst before it */
 	size_t x1, xl;		/* first and last extend launch, NONE if none */
