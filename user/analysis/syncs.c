@@ -738,7 +738,13 @@ int syncs__overhead(const struct model_view *v, const struct model_proc *p, stru
 	o->added_ns = (p->hits_entry * (double)v->calib.entry_ps +
 		       p->hits_return * (double)(v->calib.entry_ps + v->calib.return_ps) +
 		       p->hits_stack * (double)v->calib.stack_ps) / 1000;
-	o->span_s = p->calls > 1 ? (p->last_ns - p->first_ns) / 1e9 : 0;
+	/*
+	 * over the time it was traced, not between its first and last call: a
+	 * burst of calls in a millisecond is no rate of hundreds of thousands
+	 */
+	if (p->calls)
+		o->span_s = ((p->exit_ns ? p->exit_ns : v->last_ns) -
+			     (v->first_ns < p->first_ns ? v->first_ns : p->first_ns)) / 1e9;
 	if (o->span_s > 0) {
 		o->entry_per_s = p->hits_entry / o->span_s;
 		o->return_per_s = p->hits_return / o->span_s;

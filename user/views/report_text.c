@@ -168,10 +168,17 @@ static void put_processes(FILE *out, const struct model_view *v)
 	fputs("\nProcesses\n  pid       parent    rank  device  threads  streams  graphs  "
 	      "captures  calls       exited\n",
 	      out);
+	size_t idle = 0;
+
 	for (size_t i = 0; i < v->nr_procs; i++) {
 		const struct model_proc *p = v->procs[i];
 		char parent[16] = "-", device[16] = "-", exited[32] = "-";
 
+		/* a compile worker maps libcuda and makes no call: one line for them all */
+		if (!p->calls && v->nr_procs > 1) {
+			idle++;
+			continue;
+		}
 		if (p->parent)
 			snprintf(parent, sizeof(parent), "%u", p->parent);
 		if (p->device >= 0)
@@ -186,6 +193,9 @@ static void put_processes(FILE *out, const struct model_view *v)
 			p->nr_streams, p->nr_execs, p->nr_captures, (unsigned long long)p->calls,
 			exited);
 	}
+	if (idle)
+		fprintf(out, "  and %zu process%s that made no CUDA call while traced "
+			     "(--json: processes[])\n", idle, idle == 1 ? "" : "es");
 	put_rank_sources(out, v);
 }
 
@@ -515,11 +525,11 @@ static void put_graphs(FILE *out, struct model *m, const struct model_view *v)
 
 	for (size_t i = 0; i < v->nr_execs; i++) {
 		captured += v->execs[i]->capture != NULL;
-		launched += v->execs[i]->launches != 0;
+		launched += v->execs[i]->launches && !v->execs[i]->eager;
 		eager += v->execs[i]->eager;
 	}
 	fprintf(out, "\nGraphs: %zu execs, %zu captured while traced, %zu launched\n",
-		v->nr_execs - eager, captured, launched - eager);
+		v->nr_execs - eager, captured, launched);
 	if (eager)
 		fprintf(out, "  and %zu eager forwards (bursts of eager launches, no graph: "
 			     "kernels per burst)\n", eager);
