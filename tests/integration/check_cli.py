@@ -13,6 +13,7 @@
   check_cli.py wrap SPECPROBE          no --help breaks a line mid-phrase: a paragraph
       is filled to the margin, an example is never wrapped, -V is listed
 """
+import os
 import re
 import subprocess
 import sys
@@ -276,7 +277,7 @@ def check_refusals(specprobe, scratch, docs):
         pid = f.read().strip()     # pids are below it: no process has it
     for args, first, second in TAKEN:
         argv = [a.format(pid=pid, scratch=scratch) for a in args]
-        out = subprocess.run([specprobe, *argv], capture_output=True, text=True, timeout=60,
+        out = subprocess.run([os.path.abspath(specprobe), *argv], capture_output=True, text=True, timeout=60,
                              cwd=scratch)
         if out.returncode == 2:
             problems.append(f'{" ".join(argv)}: a usage error: {out.stderr.strip()[:120]}')
