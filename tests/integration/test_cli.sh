@@ -103,16 +103,24 @@ pid_hint() {
 	[ -e "$SCRATCH/x.sprb" ] && fail "a refused record left $SCRATCH/x.sprb"
 }
 
-# -d 1s stops a recording of a server that goes on: it is still running when record is done
+# -d 1s stops a recording of a server that goes on (specsim --forever): it is still running
+# when record is done, and SIGTERM ends it cleanly, its truth whole
 record_duration() {
-	local dir="$SCRATCH/dur" rc alive calls
-	start_server "$dir" --cycles 100000000 || { fail "record -d 1s: no server"; return; }
+	local dir="$SCRATCH/dur" rc alive calls src stopped
+	start_server "$dir" --forever || { fail "record -d 1s: no server"; return; }
 	touch "$dir/go"
 	timeout 120 "$SPECPROBE" record -o "$dir/rec.sprb" -p "$target" -d 1s 2>"$dir/rec.err"
 	rc=$?
 	kill -0 "$server_pid" 2>/dev/null && alive=1
 	kill "$server_pid" 2>/dev/null
 	wait "$server_pid" 2>/dev/null
+	src=$?
+	stopped=$(grep -o '"cycles_run":[0-9]*\|"stopped":true' "$dir/gt.rank0" | tr -d '"' | xargs)
+	if [ $src = 0 ] && [[ "$stopped" =~ ^cycles_run:[1-9][0-9]*\ stopped:true$ ]]; then
+		pass "specsim --forever: SIGTERM ends it, exit 0, its truth says $stopped"
+	else
+		fail "specsim --forever: exit $src after SIGTERM, truth '$stopped'"
+	fi
 	calls=$("$SPECPROBE" dump -c "$dir/rec.sprb" 2>/dev/null |
 		awk '{ n += $1 } END { print n + 0 }')
 	if [ $rc -eq 0 ] && [ -n "$alive" ] && [ "$calls" -gt 0 ]; then
@@ -211,7 +219,20 @@ report_no_cuda() {
 	wait $pid 2>/dev/null
 }
 
+# specsim-server -h is its help, as --help and -? are, and names --forever
+specsim_help() {
+	local h
+	h=$("$SERVER" -h 2>&1) || { fail "specsim-server -h: exit $?"; return; }
+	if [ "$h" = "$("$SERVER" --help 2>&1)" ] && [ "$h" = "$("$SERVER" '-?' 2>&1)" ] &&
+		echo "$h" | grep -qE '^ +--forever ' && echo "$h" | grep -qE '^ +-h, --help '; then
+		pass "specsim-server -h is its --help and -?, listing -h and --forever"
+	else
+		fail "specsim-server -h: $(echo "$h" | head -1)"
+	fi
+}
+
 help_everywhere
+specsim_help
 deps_said
 check_cli "short options" shorts "$SPECPROBE"
 check_cli "man page" man "$SPECPROBE" "$TOP/docs/specprobe.1"
