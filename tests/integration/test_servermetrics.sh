@@ -207,8 +207,16 @@ bad() {
 	fi
 }
 
-# down: nobody listens on the port scraped (specsim serves another)
-URL_PORT=1 bad down "no connection at any scrape" vllm 127.0.0.1
+# down: nobody listens on the port scraped (specsim serves another): said at the first
+# scrape, while the trace goes on, not once it has ended
+URL_PORT=1 bad down "no connection at scrape 1 " vllm 127.0.0.1
+said=$(grep -n -m1 'no connection at scrape' "$SCRATCH/down/rec.err" | cut -d: -f1)
+ended=$(grep -n -m1 ' records, .* bytes to ' "$SCRATCH/down/rec.err" | cut -d: -f1)
+if [ -n "$said" ] && [ -n "$ended" ] && [ "$said" -lt "$ended" ]; then
+	pass "down: said while tracing (stderr line $said; the totals at line $ended)"
+else
+	fail "down: not said before the totals (line ${said:-none}, totals ${ended:-none})"
+fi
 bad slow "no whole answer within the timeout" vllm 127.0.0.1 --serve-metrics-fault slow
 bad html "not the Prometheus text format" sglang 127.0.0.1 --serve-metrics-fault html
 # a whole second to read it in: the cap, not the timeout, is what stops it

@@ -197,6 +197,41 @@ batch_cmd() {
 	replay "batch" "$dir"
 }
 
+# --batch -p on a running server: its first block, an interval after the attach, holds the
+# server's loop; on a process with no CUDA no empty block is printed, the wait is said once
+# and the end is one error line
+batch_attach() {
+	local dir=$SCRATCH/attach first sl rc out
+	start_server "$dir" --forever || { fail "batch -p: no server"; return; }
+	touch "$dir/go"
+	"$SPECPROBE" top --batch -n 2 --width 0 -p "$target" >"$dir/top.txt" 2>"$dir/top.err"
+	rc=$?
+	kill "$server_pid"
+	wait "$server_pid"
+	first=$(awk '/^== specprobe top/ { n++ } n == 1 && /^LOOPS/ { getline; getline; print; exit }' \
+		"$dir/top.txt")
+	if [ $rc = 0 ] && [ "$(echo "$first" | awk '{ print $2 }')" = "$target" ] &&
+		[ "$(echo "$first" | awk '{ print ($4 > 0) }')" = 1 ]; then
+		pass "batch -p: the first block shows the server's loop: $(echo "$first" | xargs)"
+	else
+		fail "batch -p: exit $rc, first block's loop row: '$first'"
+	fi
+	sleep 600 &
+	sl=$!
+	"$SPECPROBE" top --batch -i 0.2 -p $sl -d 2s >"$dir/none.txt" 2>"$dir/none.err"
+	rc=$?
+	kill $sl
+	wait $sl 2>/dev/null
+	out=$(tail -1 "$dir/none.err")
+	if [ $rc = 1 ] && [ ! -s "$dir/none.txt" ] &&
+		[ "$(grep -c 'waiting for one to be loaded' "$dir/none.err")" = 1 ] &&
+		[[ "$out" == *"are they CUDA programs?"* ]]; then
+		pass "batch -p of no CUDA process: no block, the wait said once, exit 1: $out"
+	else
+		fail "batch -p of no CUDA process: exit $rc, $(grep -c '^==' "$dir/none.txt") blocks: $out"
+	fi
+}
+
 # SIGTERM while tracing: top stops, the probes go, the kept recording reads whole.
 sigterm() {
 	local dir=$SCRATCH/term top before back=yes report=0 end why
@@ -376,6 +411,7 @@ real_gpu() {
 live_tmux
 sizes
 batch_cmd
+batch_attach
 real_gpu
 replay_hung
 sigterm

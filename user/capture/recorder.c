@@ -582,8 +582,13 @@ static int record_run(struct recorder *r)
 			 WEXITSTATUS(r->tracer.child_status));
 	/* libraries probed in advance for a command count only if something mapped them */
 	if (!r->tracer.nr_attached || !r->tracer.targets.maps_ever) {
+		const struct recording_args *a = r->req->rec;
+		/* a recording of nothing, which no one asked for by name, is not kept */
+		bool removed = a->output_named && !unlink(a->output);
+
 		log_error("no libcuda.so or libnccl.so was loaded by the traced processes: "
-			  "are they CUDA programs?");
+			  "are they CUDA programs?%s%s%s", removed ? " (" : "",
+			  removed ? a->output : "", removed ? " removed)" : "");
 		return 1;
 	}
 	return ret ? 1 : 0;

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /* specprobe demo: trace the bundled simulated server, show what was captured. */
 #include <argp.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -43,7 +44,8 @@ enum { OPT_KEEP = 256, OPT_CYCLES, OPT_RANKS };
 
 static const struct argp_option options[] = {
 	{ "keep", OPT_KEEP, "DIR", 0,
-	  "Keep the recording and ground truth in DIR (default: a new /tmp folder); made 0700, or "
+	  "Keep the recording and ground truth in DIR (without it they are made in a new /tmp "
+	  "folder, removed at the end); made 0700, or "
 	  "one there must be root's or yours and writable by no one else", 0 },
 	{ "output", OPT_KEEP, "DIR", OPTION_ALIAS | OPTION_HIDDEN, NULL, 0 },
 	{ "cycles", OPT_CYCLES, "N", 0, "Decode cycles to run (default 200)", 0 },
@@ -385,9 +387,28 @@ static int run_demo(const char *server, const char *dir)
 		return -1;
 	if (show_findings(recording, truth) || show_report(self, recording))
 		return -1;
-	printf("\nrecording: %s (specprobe dump --json %s, specprobe report %s)\n"
-	       "ground truth: %s.rank*\n", recording, recording, recording, truth);
+	if (env.dir)
+		printf("\nrecording: %s (specprobe dump --json %s, specprobe report %s)\n"
+		       "ground truth: %s.rank*\n", recording, recording, recording, truth);
+	else
+		printf("\nthe recording and ground truth are removed: --keep DIR keeps them\n");
 	return 0;
+}
+
+/* The demo's own folder (mkdtemp's, holding only the files it made) and what is in it. */
+static void remove_dir(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+
+	if (!d)
+		return;
+	while ((e = readdir(d)))
+		if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
+			unlinkat(dirfd(d), e->d_name, 0);
+	closedir(d);
+	if (rmdir(dir))
+		log_warn("removing %s: %s", dir, strerror(errno));
 }
 
 /*
@@ -442,5 +463,9 @@ int cmd_demo(int argc, char **argv)
 			return 1;
 		}
 	}
-	return run_demo(server, dir) ? 1 : 0;
+	if (run_demo(server, dir))
+		return 1;	/* its logs are named in the error: the folder stays */
+	if (!env.dir)
+		remove_dir(dir);
+	return 0;
 }

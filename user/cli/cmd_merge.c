@@ -20,7 +20,7 @@ static const char doc[] =
 	"N << 22 added. The output reads with report, diff, dump and export.\n\n"
 	"EXAMPLES:\n"
 	"  specprobe merge rank0.sprb rank1.sprb -o all.sprb\n"
-	"  specprobe merge hostA/run.sprb hostB/run.sprb -o both.sprb   # rings read as sets\n\n"
+	"  specprobe merge hostA/run.sprb hostB/run.sprb -o both.sprb  # rings: as sets\n\n"
 	"The output is written aside and renamed into place once whole; it may be none of the "
 	"inputs, nor a segment of one (compared by device and inode).\n";
 
