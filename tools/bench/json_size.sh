@@ -5,7 +5,8 @@
 # one a call that could synchronise) of CYCLES, 2x and 4x CYCLES cycles, each with 4, 16 and
 # 64 target layers (a layer is two launches and a memset a verify), drafting up to 6 tokens;
 # then CYCLES with up to 2 and 12 draft tokens (a sync per token); then the JSON's size from
-# each SPECPROBE given on the same recordings (the first: the build here).
+# each SPECPROBE given on the same recordings (the first: the build here). groups: the
+# entries of could_sync[] (calls that could synchronise and did not, grouped).
 #   tools/bench/json_size.sh [CYCLES] [SPECPROBE...]      (root, after make)
 set -eu
 TOP=$(cd "$(dirname "$0")/../.." && pwd)
@@ -21,10 +22,12 @@ field() {
 d = json.load(open(sys.argv[2]))
 k = sys.argv[1]
 print(d["recording"][k] if k in ("calls", "launches", "copies") else
-      d["summary"]["cycles"] if k == "cycles" else d[k])' "$1" "$2"
+      d["summary"]["cycles"] if k == "cycles" else len(d["could_sync"]) if k == "groups" else
+      d[k])' "$1" "$2"
 }
 
-printf '%-7s %-6s %-3s %8s %8s %6s %6s %8s' cycles layers k calls launches syncs counted rec_KB
+printf '%-7s %-6s %-3s %8s %8s %6s %6s %6s %8s' cycles layers k calls launches syncs counted \
+	groups rec_KB
 for i in "${!BINS[@]}"; do printf ' %10s %8s %8s' "json$i""_KB" B/call B/cycle; done
 printf '\n'
 runs=()
@@ -44,10 +47,11 @@ for run in "${runs[@]}"; do
 		--accept-us 0 --extend-us 0 2>"$TMP/rec.err"
 	grep -q ' 0 dropped' "$TMP/rec.err" || echo "note: $(tail -1 "$TMP/rec.err")" >&2
 	"${BINS[0]}" report --json "$rec" >"$TMP/r0.json"
-	printf '%-7s %-6s %-3s %8s %8s %6s %6s %8.0f' "$n" "$layers" "$k" \
+	printf '%-7s %-6s %-3s %8s %8s %6s %6s %6s %8.0f' "$n" "$layers" "$k" \
 		"$(field calls "$TMP/r0.json")" \
 		"$(field launches "$TMP/r0.json")" "$(field sync_calls "$TMP/r0.json")" \
-		"$(field cycles "$TMP/r0.json")" "$(($(stat -c %s "$rec") / 1024))"
+		"$(field cycles "$TMP/r0.json")" "$(field groups "$TMP/r0.json")" \
+		"$(($(stat -c %s "$rec") / 1024))"
 	calls=$(field calls "$TMP/r0.json") counted=$(field cycles "$TMP/r0.json")
 	for i in "${!BINS[@]}"; do
 		"${BINS[$i]}" report --json "$rec" >"$TMP/r.json"

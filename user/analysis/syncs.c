@@ -435,15 +435,10 @@ static int add_quiet(struct quiet_table *tab, const struct sync_verdict *sv,
 	uintptr_t at = (uintptr_t)hmap__get(&tab->index, key, site);
 
 	if (!at) {
-		if (tab->nr == tab->cap) {
-			size_t n = tab->cap ? tab->cap * 2 : 16;
-			struct quiet_site *grown = realloc(tab->sites, n * sizeof(*grown));
-
-			if (!grown)
-				return -ENOMEM;
-			tab->sites = grown;
-			tab->cap = n;
-		}
+		if (tab->nr == tab->cap &&
+		    grow__zeroed((void **)&tab->sites, &tab->cap, tab->cap ? 2 * tab->cap : 16,
+				 sizeof(*tab->sites)))
+			return -ENOMEM;
 		tab->sites[tab->nr] = (struct quiet_site){ .name = sy->name, .kind = sy->kind,
 							   .pos = sv->pos, .verdict = sv->verdict,
 							   .site = site };
