@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 """Compare the sync verdicts of `specprobe report --json` with specsim's planted calls.
 
-  check_syncs.py --report REPORT.json TRUTH...
+  check_syncs.py --report REPORT.json [--counts] [--text REPORT.txt] TRUTH...
 
 Calls planted with --plant carry "tag":"planted:KIND" (or "unknown:KIND") and "position"
 in the truth; a poll plant is a spin of queries, the last one ready. Every sync in the
@@ -44,6 +44,9 @@ the calls made between the recording's attach mark and its last call:
   mark on, the syncs are the truth's one by one, and the launches, copies and memsets, the
   legacy-stream work and the quiet host copies the truth's (exact where the recording holds
   no call from before the mark, else within the truth's calls made while attaching);
+- text (--text): the text report's lead lines give the JSON's counts, each out of its own
+  whole (calls; launches, copies and syncs of them; legacy-stream work of the launches and
+  copies; flagged of the syncs);
 - starvation bounds: context syncs have one, stream syncs exactly when no other stream
   had work in flight, and each equals the truth's return-to-next-launch interval within
   the brackets of the two calls;
@@ -602,11 +605,34 @@ def check_counts(ck, rep, ranks):
             + ("" if exact else " within the calls made while attaching"))
 
 
+def check_text(ck, rep, path):
+    """The text report's lead lines give the JSON's counts, each out of its own whole: the
+    calls, the launches and copies among them, the syncs; the legacy-stream work out of the
+    launches and copies, the flagged syncs out of the syncs."""
+    text = open(path).read()
+    rec, lw = rep["recording"], rep["legacy_work"]
+    want = [f"  of the {rec['calls']} calls: {rec['launches']} launches, {rec['copies']} "
+            f"copies and memsets; {rep['sync_calls']} syncs\n",
+            f"\nFlagged syncs: {rep['flagged_syncs']} of {rep['sync_calls']} syncs "]
+    if lw["calls"]:
+        did = f"{lw['synchronised']} did, syncs above" if lw["synchronised"] else "none did"
+        want.append(f"  {lw['calls']} of {rec['launches'] + rec['copies']} launches and copies, "
+                    f"on the legacy stream, could synchronise: {did}\n")
+    if rep["host_unknown_no_wait"]:
+        want.append(f"  ({rep['host_unknown_no_wait']} of {rec['copies']} copies: async, host "
+                    "memory of unknown kind, no wait shown: not syncs)\n")
+    for line in want:
+        if line not in text:
+            ck.fail(f"text report without {line.strip()!r}")
+    return len(want)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--report", required=True)
     ap.add_argument("--counts", action="store_true",
                     help="also check sync_calls and legacy_work against the truth")
+    ap.add_argument("--text", help="also check the lead lines of this text report")
     ap.add_argument("truth", nargs="+")
     a = ap.parse_args()
     rep = json.load(open(a.report))
@@ -618,6 +644,8 @@ def main():
             ranks.append(check_rank(ck, rep, *load(path)))
         if a.counts:
             said = check_counts(ck, rep, ranks)
+        if a.text:
+            said += f"; the text's {check_text(ck, rep, a.text)} lead lines as the JSON's"
     check_overhead(ck, rep)
     for f in ck.failures[:20]:
         print("  FAIL:", f)
