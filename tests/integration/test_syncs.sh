@@ -21,14 +21,15 @@ check() {
 		fail "$name: report failed: $(head -1 "$dir/report.err")"
 		return
 	fi
-	if python3 "$CHECK" --counts --report "$dir/report.json" "$dir"/gt.rank* >"$dir/check.out"; then
+	"$SPECPROBE" report "$dir/rec.sprb" >"$dir/report.txt" 2>/dev/null
+	if python3 "$CHECK" --counts --text "$dir/report.txt" --report "$dir/report.json" \
+		"$dir"/gt.rank* >"$dir/check.out"; then
 		pass "$name: $(tail -1 "$dir/check.out" | sed 's/^ *//')"
 	else
 		cat "$dir/check.out"
 		fail "$name: sync classification differs from the planted calls ($dir)"
 		trap - EXIT
 	fi
-	"$SPECPROBE" report "$dir/rec.sprb" >"$dir/report.txt" 2>/dev/null
 	widest=$(expand -t8 "$dir/report.txt" |
 		awk '{ if (length($0) > w) w = length($0) } END { print w }')
 	if grep -q '^Flagged syncs: ' "$dir/report.txt" && grep -q '^Self-overhead: a probe' \

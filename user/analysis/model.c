@@ -197,6 +197,27 @@ static int dispatch(struct model *m, struct model_proc *p, struct model_thread *
 	}
 }
 
+/* Launches and copies, each once: a kernel NCCL launches inside a collective is the collective's. */
+static void count_kind(struct model_view *v, const struct sp_call *c, const struct probe_info *pi)
+{
+	if (c->entry.depth)
+		return;
+	switch (pi->op) {
+	case OP_LAUNCH:
+	case OP_LAUNCH_EX:
+	case OP_HOST_FUNC:
+	case OP_GRAPH_LAUNCH:
+	case OP_COLLECTIVE:
+		v->launches++;
+		break;
+	case OP_COPY:
+		v->copies++;
+		break;
+	default:
+		break;
+	}
+}
+
 int model__call(struct model *m, const struct sp_call *c)
 {
 	const struct probe_info *pi;
@@ -233,6 +254,7 @@ int model__call(struct model *m, const struct sp_call *c)
 		p->pinned_known = true;
 	if (waits__does_work(pi))
 		p->work_calls++;
+	count_kind(&m->view, c, pi);
 	ret = dispatch(m, p, t, c, pi);
 	if (ret)
 		m->view.out_of_memory = true;

@@ -298,6 +298,9 @@ struct model_view {
 	__u64 attach_start_ns, attach_done_ns;
 	/* totals */
 	__u64 calls, unreturned, dropped, failed_reads, first_ns, last_ns;
+	/* calls not nested in another: launches (kernels, graphs, host functions,
+	 * collectives), and copies and memsets */
+	__u64 launches, copies;
 	bool ended_cleanly;
 	bool out_of_memory;	/* some state could not be kept: the report is partial */
 	/* what the file holds of its recording (SP_REC_SEGMENT, _WINDOW, _CLOCK) */

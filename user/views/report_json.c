@@ -64,9 +64,10 @@ static void put_recording(FILE *out, const struct model_view *v)
 	put_int_or_null(out, "first_ns", v->first_ns, v->calls);
 	fputc(',', out);
 	put_int_or_null(out, "last_ns", v->last_ns, v->calls);
-	fprintf(out, ",\"calls\":%llu,\"unreturned\":%llu,\"dropped\":%llu,\"failed_reads\":%llu,"
-		     "\"ended_cleanly\":%s,\"partial\":%s",
-		(unsigned long long)v->calls, (unsigned long long)v->unreturned,
+	fprintf(out, ",\"calls\":%llu,\"launches\":%llu,\"copies\":%llu,\"unreturned\":%llu,"
+		     "\"dropped\":%llu,\"failed_reads\":%llu,\"ended_cleanly\":%s,\"partial\":%s",
+		(unsigned long long)v->calls, (unsigned long long)v->launches,
+		(unsigned long long)v->copies, (unsigned long long)v->unreturned,
 		(unsigned long long)v->dropped, (unsigned long long)v->failed_reads,
 		v->ended_cleanly ? "true" : "false", v->out_of_memory ? "true" : "false");
 	put_flight(out, v);
@@ -530,6 +531,9 @@ static int walk_sync(void *ctx, const struct sync_verdict *sv)
 {
 	struct list_walk *w = ctx;
 
+	/* calls that could synchronise and did not are counted in could_sync[] */
+	if (!sv->is_sync)
+		return 0;
 	fputs(w->n++ ? ",\n" : "\n", w->out);
 	put_sync(w->out, sv, w->stacks);
 	return 0;
@@ -542,6 +546,28 @@ static int walk_cycle(void *ctx, const struct cycle *c)
 	fputs(w->n++ ? ",\n" : "\n", w->out);
 	put_cycle(w->out, w->lp, c);
 	return 0;
+}
+
+/* The calls that could synchronise and did not, by group: as many as the groups. */
+static void put_could_sync(FILE *out, const struct quiet_table *tab,
+			   const struct callstacks *stacks)
+{
+	fputs(",\"could_sync\":[", out);
+	for (size_t i = 0; i < tab->nr; i++) {
+		const struct quiet_site *q = &tab->sites[i];
+		const struct cs_site *site = callstacks__site(stacks, q->site);
+
+		fprintf(out, "%s{\"call\":\"%s\",\"kind\":\"%s\",\"position\":\"%s\","
+			     "\"verdict\":\"%s\",\"call_site\":",
+			i ? ",\n" : "\n", model__call_name(q->name), model__sync_kind_name(q->kind),
+			syncs__pos_name(q->pos), syncs__verdict_name(q->verdict));
+		if (site)
+			json__string(out, site->label, 1024);
+		else
+			fputs("null", out);
+		fprintf(out, ",\"count\":%zu}", q->count);
+	}
+	fputc(']', out);
 }
 
 static void put_syncs(FILE *out, const struct results *res)
@@ -567,6 +593,7 @@ static void put_syncs(FILE *out, const struct results *res)
 	fputs("],\"unknown_sites\":[", out);
 	put_sites(out, &sy->unknown_sites, sy->cycles);
 	fputc(']', out);
+	put_could_sync(out, &sy->quiet, sw.stacks);
 	put_callsites(out, res);
 }
 

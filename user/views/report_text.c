@@ -52,7 +52,20 @@ static void put_flight_notes(FILE *out, const struct model_view *v)
 			(unsigned long long)v->merged_gap_ns);
 }
 
-static void put_header(FILE *out, const struct model_view *v)
+/* What the calls were, each count out of the calls. */
+static void put_call_kinds(FILE *out, const struct model_view *v, const struct syncs *sy)
+{
+	if (!v->calls)
+		return;
+	fprintf(out, "  of the %llu calls: %llu launches, %llu copies and memsets",
+		(unsigned long long)v->calls, (unsigned long long)v->launches,
+		(unsigned long long)v->copies);
+	if (sy)
+		fprintf(out, "; %zu syncs", sy->sync_calls);
+	fputc('\n', out);
+}
+
+static void put_header(FILE *out, const struct model_view *v, const struct syncs *sy)
 {
 	fprintf(out, "specprobe report: host %s, kernel %s\n", v->host[0] ? v->host : "?",
 		v->kernel[0] ? v->kernel : "?");
@@ -62,6 +75,7 @@ static void put_header(FILE *out, const struct model_view *v)
 		(unsigned long long)v->unreturned, (unsigned long long)v->dropped,
 		(unsigned long long)v->failed_reads,
 		v->ended_cleanly ? "" : "; the recording did not end cleanly");
+	put_call_kinds(out, v, sy);
 	fprintf(out,
 		"  probes attached in %.1f ms; every call from the attach mark on is recorded\n",
 		ms(v->attach_done_ns - v->attach_start_ns));
@@ -663,29 +677,34 @@ static void put_site_table(FILE *out, const struct site_table *tab, size_t cycle
 		fprintf(out, "  ... %zu more call sites (--json: syncs[])\n", tab->nr - shown);
 }
 
-/* Calls that could have synchronised, apart from the syncs: what legacy work cost. */
-static void put_could_sync(FILE *out, const struct syncs *sy)
+/*
+ * Calls that could have synchronised, apart from the syncs, each count out of its
+ * own whole: legacy work out of the launches and copies, the syncs among it out of it.
+ */
+static void put_could_sync(FILE *out, const struct model_view *v, const struct syncs *sy)
 {
 	char did[48] = "none did";
 
 	if (sy->legacy_synced)
-		snprintf(did, sizeof(did), "%zu did, counted above", sy->legacy_synced);
+		snprintf(did, sizeof(did), "%zu did, syncs above", sy->legacy_synced);
 	if (sy->legacy_work)
-		fprintf(out, "  (%zu legacy-stream launches and copies could synchronise: %s)\n",
-			sy->legacy_work, did);
+		fprintf(out, "  %zu of %llu launches and copies, on the legacy stream, could "
+			     "synchronise: %s\n", sy->legacy_work,
+			(unsigned long long)(v->launches + v->copies), did);
 	if (sy->legacy_unknown)
-		fprintf(out, "  (%zu of them behind streams made before attach: cannot be told, "
-			     "counted above)\n", sy->legacy_unknown);
+		fprintf(out, "  (%zu of the %zu behind streams made before attach: cannot be told, "
+			     "syncs above)\n", sy->legacy_unknown, sy->legacy_work);
 	if (sy->host_unknown_quiet)
-		fprintf(out, "  (%zu async copies of host memory of unknown kind showed no wait: "
-			     "not counted)\n", sy->host_unknown_quiet);
+		fprintf(out, "  (%zu of %llu copies: async, host memory of unknown kind, no wait "
+			     "shown: not syncs)\n", sy->host_unknown_quiet,
+			(unsigned long long)v->copies);
 }
 
-static void put_syncs(FILE *out, const struct syncs *sy)
+static void put_syncs(FILE *out, const struct model_view *v, const struct syncs *sy)
 {
 	fprintf(out, "\nFlagged syncs: %zu of %zu syncs (calls that blocked, or waited "
 		     "implicitly)\n", sy->flagged, sy->sync_calls);
-	put_could_sync(out, sy);
+	put_could_sync(out, v, sy);
 	if (sy->flagged_sites.nr)
 		put_site_table(out, &sy->flagged_sites, sy->cycles);
 	else
@@ -787,13 +806,13 @@ void report__text(FILE *out, const struct results *res, const struct report_opts
 	const struct cycle_summary *s = &res->overall;
 	struct model_view *v = model__view(m);
 
-	put_header(out, v);
+	put_header(out, v, res->syncs_err ? NULL : &res->syncs);
 	if (res->server)
 		put_server(out, res->server);
 	put_gpu_lead(out, v, s);
 	/* what matters first: the syncs that cost the loop */
 	if (!res->syncs_err) {
-		put_syncs(out, &res->syncs);
+		put_syncs(out, v, &res->syncs);
 		put_callsites(out, &res->syncs, v->stacks);
 	} else
 		fputs("\nFlagged syncs: out of memory\n", out);

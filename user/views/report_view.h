@@ -8,7 +8,7 @@
 #include "decode.h"
 #include "results.h"
 
-#define REPORT_JSON_VERSION 1
+#define REPORT_JSON_VERSION 2
 
 struct report_opts {
 	bool json;
