@@ -318,10 +318,13 @@ int safepath__resolve(const char *path, bool follow, struct safepath *out, char 
 	if (strlen(name) > NAME_MAX)
 		return fail(err, err_sz, -ENAMETOOLONG, "%s: %s", path, strerror(ENAMETOOLONG));
 	snprintf(out->name, sizeof(out->name), "%s", name);
-	out->dirfd = open_folder(dir, &hops, err, err_sz);
-	if (out->dirfd < 0)
-		return out->dirfd;
+	ret = open_folder(dir, &hops, err, err_sz);
+	if (ret < 0)
+		return ret;
+	out->dirfd = ret;
 	if (follow && (ret = follow_last(out, path, &hops, err, err_sz))) {
+		if (out->dirfd < 0)
+			out->dirfd = -1;	/* the walk took it */
 		safepath__release(out);
 		return ret;
 	}
