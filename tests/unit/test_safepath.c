@@ -224,11 +224,9 @@ static void test_reading(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_plain),
-		cmocka_unit_test(test_relative),
-		cmocka_unit_test(test_links),
-		cmocka_unit_test(test_foreign),
-		cmocka_unit_test(test_reading),
+	    cmocka_unit_test(test_plain),   cmocka_unit_test(test_relative),
+	    cmocka_unit_test(test_links),   cmocka_unit_test(test_foreign),
+	    cmocka_unit_test(test_reading),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -117,7 +117,7 @@ struct tf_writer *tf_writer__create_mode(const char *path, bool force, mode_t mo
  */
 struct tf_writer *tf_writer__create_whole(const char *path, bool force, mode_t mode,
 					  const struct tf_header *hdr, char *err, size_t err_sz);
-/* As tf_writer__create_mode, for name in the folder dirfd (kept open by the caller), shown as path. */
+/* As tf_writer__create_mode, for name in the folder dirfd (the caller's), shown as path. */
 struct tf_writer *tf_writer__create_at(int dirfd, const char *name, const char *path, bool force,
 				       mode_t mode, const struct tf_header *hdr, char *err,
 				       size_t err_sz);

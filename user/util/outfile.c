@@ -2,7 +2,6 @@
 /* Outputs written aside and renamed into place; inputs that must be regular files. */
 #include <errno.h>
 #include <fcntl.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,23 +9,12 @@
 #include <unistd.h>
 #include <sys/random.h>
 #include <sys/stat.h>
+#include "log.h"
 #include "outfile.h"
 #include "safepath.h"
 
-#define TMP_TRIES	64
-#define TMP_NAME_MAX	200	/* of the final name, kept in the temporary one */
-
-static int fail(char *err, size_t err_sz, int ret, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err && err_sz) {
-		va_start(ap, fmt);
-		vsnprintf(err, err_sz, fmt, ap);
-		va_end(ap);
-	}
-	return ret;
-}
+#define TMP_TRIES 64
+#define TMP_NAME_MAX 200 /* of the final name, kept in the temporary one */
 
 /* What is at name in dirfd now: 0 when the output may take the name. */
 static int check_target(int dirfd, const char *name, const char *path, bool force, char *err,
@@ -37,16 +25,17 @@ static int check_target(int dirfd, const char *name, const char *path, bool forc
 	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW)) {
 		if (errno == ENOENT)
 			return 0;
-		return fail(err, err_sz, -errno, "%s: %s", path, strerror(errno));
+		return log_reason(err, err_sz, -errno, "%s: %s", path, strerror(errno));
 	}
 	if (S_ISLNK(st.st_mode))
-		return fail(err, err_sz, -ELOOP,
-			    "%s is a symbolic link: refusing to write through it", path);
+		return log_reason(err, err_sz, -ELOOP,
+				  "%s is a symbolic link: refusing to write through it", path);
 	if (!S_ISREG(st.st_mode))
-		return fail(err, err_sz, -EEXIST,
-			    "%s is not a regular file: refusing to replace it", path);
+		return log_reason(err, err_sz, -EEXIST,
+				  "%s is not a regular file: refusing to replace it", path);
 	if (!force)
-		return fail(err, err_sz, -EEXIST, "%s exists: use --force to overwrite", path);
+		return log_reason(err, err_sz, -EEXIST, "%s exists: use --force to overwrite",
+				  path);
 	return 0;
 }
 
@@ -81,15 +70,16 @@ static int check_created(struct outfile *o, mode_t mode, char *err, size_t err_s
 	struct stat st;
 
 	if (fstat(o->fd, &st))
-		return fail(err, err_sz, -errno, "creating %s: %s", o->path, strerror(errno));
+		return log_reason(err, err_sz, -errno, "creating %s: %s", o->path, strerror(errno));
 	if (!S_ISREG(st.st_mode) || st.st_uid != geteuid() || st.st_nlink != 1)
-		return fail(err, err_sz, -EPERM, "%s: the file created for it is not this user's "
-			    "own (uid %u, %lu links): refusing to write it", o->path,
-			    (unsigned int)st.st_uid, (unsigned long)st.st_nlink);
+		return log_reason(err, err_sz, -EPERM,
+				  "%s: the file created for it is not this user's "
+				  "own (uid %u, %lu links): refusing to write it",
+				  o->path, (unsigned int)st.st_uid, (unsigned long)st.st_nlink);
 	/* the mode asked for, whatever the umask */
 	if (fchmod(o->fd, mode))
-		return fail(err, err_sz, -errno, "setting the mode of %s: %s", o->path,
-			    strerror(errno));
+		return log_reason(err, err_sz, -errno, "setting the mode of %s: %s", o->path,
+				  strerror(errno));
 	return 0;
 }
 
@@ -102,10 +92,11 @@ static int create_tmp(struct outfile *o, mode_t mode, char *err, size_t err_sz)
 		free(o->tmp);
 		o->tmp = tmp_name(o->name);
 		if (!o->tmp)
-			return fail(err, err_sz, -ENOMEM, "%s: out of memory", o->path);
+			return log_reason(err, err_sz, -ENOMEM, "%s: out of memory", o->path);
 		/* O_EXCL: a file made here and now, created with its mode; never a FIFO's wait */
-		o->fd = openat(o->dirfd, o->tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
-				O_CLOEXEC | O_NONBLOCK, mode);
+		o->fd =
+		    openat(o->dirfd, o->tmp,
+			   O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK, mode);
 		if (o->fd >= 0)
 			return check_created(o, mode, err, err_sz);
 		if (errno != EEXIST)
@@ -114,7 +105,7 @@ static int create_tmp(struct outfile *o, mode_t mode, char *err, size_t err_sz)
 	ret = -errno;
 	free(o->tmp);
 	o->tmp = NULL;
-	return fail(err, err_sz, ret, "creating %s: %s", o->path, strerror(-ret));
+	return log_reason(err, err_sz, ret, "creating %s: %s", o->path, strerror(-ret));
 }
 
 int outfile__openat(struct outfile *o, int dirfd, const char *name, const char *path, bool force,
@@ -125,17 +116,17 @@ int outfile__openat(struct outfile *o, int dirfd, const char *name, const char *
 	*o = (struct outfile)OUTFILE_INIT;
 	o->force = force;
 	if (!strcmp(name, ".") || !strcmp(name, ".."))
-		return fail(err, err_sz, -EISDIR, "%s names a folder, not a file", path);
+		return log_reason(err, err_sz, -EISDIR, "%s names a folder, not a file", path);
 	ret = check_target(dirfd, name, path, force, err, err_sz);
 	if (ret)
 		return ret;
 	o->dirfd = fcntl(dirfd, F_DUPFD_CLOEXEC, 0);
 	if (o->dirfd < 0)
-		return fail(err, err_sz, -errno, "%s: %s", path, strerror(errno));
+		return log_reason(err, err_sz, -errno, "%s: %s", path, strerror(errno));
 	o->path = strdup(path);
 	o->name = strdup(name);
-	ret = o->path && o->name ? create_tmp(o, mode, err, err_sz) :
-				   fail(err, err_sz, -ENOMEM, "%s: out of memory", path);
+	ret = o->path && o->name ? create_tmp(o, mode, err, err_sz)
+				 : log_reason(err, err_sz, -ENOMEM, "%s: out of memory", path);
 	if (ret)
 		outfile__discard(o);
 	return ret;
@@ -180,9 +171,9 @@ int outfile__publish(struct outfile *o, char *err, size_t err_sz)
 	else
 		ret = rename_noreplace(o->dirfd, o->tmp, o->name);
 	if (ret == -EEXIST)
-		fail(err, err_sz, ret, "%s exists: use --force to overwrite", o->path);
+		log_reason(err, err_sz, ret, "%s exists: use --force to overwrite", o->path);
 	else if (ret)
-		fail(err, err_sz, ret, "renaming to %s: %s", o->path, strerror(-ret));
+		log_reason(err, err_sz, ret, "renaming to %s: %s", o->path, strerror(-ret));
 	if (ret)
 		unlinkat(o->dirfd, o->tmp, 0);
 	free(o->tmp);
@@ -195,7 +186,7 @@ int outfile__commit(struct outfile *o, char *err, size_t err_sz)
 	int ret = 0;
 
 	if (o->fd >= 0 && close(o->fd))
-		ret = fail(err, err_sz, -errno, "writing %s: %s", o->path, strerror(errno));
+		ret = log_reason(err, err_sz, -errno, "writing %s: %s", o->path, strerror(errno));
 	o->fd = -1;
 	if (!ret)
 		ret = outfile__publish(o, err, err_sz);

@@ -2,7 +2,6 @@
 /* Paths resolved through no link another user could plant (safepath.h). */
 #include <errno.h>
 #include <fcntl.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,28 +9,16 @@
 #include <linux/openat2.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include "log.h"
 #include "safepath.h"
 
-#define MAX_HOPS	40	/* links followed in one path, as the kernel allows */
+#define MAX_HOPS 40 /* links followed in one path, as the kernel allows */
 
 static bool forced_walk;
 
 void safepath__force_walk(bool on)
 {
 	forced_walk = on;
-}
-
-__attribute__((format(printf, 4, 5)))
-static int fail(char *err, size_t err_sz, int ret, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err && err_sz) {
-		va_start(ap, fmt);
-		vsnprintf(err, err_sz, fmt, ap);
-		va_end(ap);
-	}
-	return ret;
 }
 
 const char *safepath__kind(mode_t mode)
@@ -81,7 +68,7 @@ static const char *distrust(const struct stat *dir_st, const struct stat *link_s
  */
 static int normalize(const char *path, char *out, size_t out_sz)
 {
-	size_t len = 0, keep = path[0] == '/';	/* ".." never removes the leading "/" */
+	size_t len = 0, keep = path[0] == '/'; /* ".." never removes the leading "/" */
 
 	if (out_sz < 2)
 		return -ENAMETOOLONG;
@@ -102,7 +89,7 @@ static int normalize(const char *path, char *out, size_t out_sz)
 				len = last > keep ? last - 1 : keep;
 				n = 0;
 			} else if (keep) {
-				n = 0;		/* "/.." is "/" */
+				n = 0; /* "/.." is "/" */
 			}
 		} else if (n == 1 && *p == '.') {
 			n = 0;
@@ -136,30 +123,31 @@ static int follow(int fd, const char *comp, const struct stat *link_st, const ch
 	if (fstat(fd, &dir_st)) {
 		ret = -errno;
 		close(fd);
-		return fail(err, err_sz, ret, "%s: %s", shown, strerror(-ret));
+		return log_reason(err, err_sz, ret, "%s: %s", shown, strerror(-ret));
 	}
 	if (distrust(&dir_st, link_st, why, sizeof(why))) {
 		close(fd);
-		return fail(err, err_sz, -ELOOP, "%s: a symbolic link in the path, %s: refusing "
-			    "to follow it", shown, why);
+		return log_reason(err, err_sz, -ELOOP,
+				  "%s: a symbolic link in the path, %s: refusing "
+				  "to follow it",
+				  shown, why);
 	}
 	if (++*hops > MAX_HOPS) {
 		close(fd);
-		return fail(err, err_sz, -ELOOP, "%s: too many symbolic links", shown);
+		return log_reason(err, err_sz, -ELOOP, "%s: too many symbolic links", shown);
 	}
 	n = readlinkat(fd, comp, target, sizeof(target) - 1);
 	if (n <= 0) {
 		ret = n < 0 ? -errno : -ENOENT;
 		close(fd);
-		return fail(err, err_sz, ret, "%s: %s", shown, strerror(-ret));
+		return log_reason(err, err_sz, ret, "%s: %s", shown, strerror(-ret));
 	}
 	target[n] = '\0';
 	return walk(fd, target, hops, err, err_sz);
 }
 
 /* One component from the folder fd (which it takes): the folder it names, or -errno. */
-static int step(int fd, const char *comp, const char *shown, int *hops, char *err,
-		size_t err_sz)
+static int step(int fd, const char *comp, const char *shown, int *hops, char *err, size_t err_sz)
 {
 	int next = openat(fd, comp, O_PATH | O_NOFOLLOW | O_CLOEXEC), ret;
 	struct stat st;
@@ -169,7 +157,7 @@ static int step(int fd, const char *comp, const char *shown, int *hops, char *er
 		if (next >= 0)
 			close(next);
 		close(fd);
-		return fail(err, err_sz, ret, "%s: %s", shown, strerror(-ret));
+		return log_reason(err, err_sz, ret, "%s: %s", shown, strerror(-ret));
 	}
 	if (S_ISDIR(st.st_mode)) {
 		close(fd);
@@ -179,10 +167,12 @@ static int step(int fd, const char *comp, const char *shown, int *hops, char *er
 	if (S_ISLNK(st.st_mode))
 		return follow(fd, comp, &st, shown, hops, err, err_sz);
 	close(fd);
-	return fail(err, err_sz, -ENOTDIR, "%s: %s, not a folder", shown, safepath__kind(st.st_mode));
+	return log_reason(err, err_sz, -ENOTDIR, "%s: %s, not a folder", shown,
+			  safepath__kind(st.st_mode));
 }
 
-/* The folder dir names from fd (which it takes; "/" restarts at the root), one component at a time. */
+/* The folder dir names from fd (which it takes; "/" restarts at the root), one component at a time.
+ */
 static int walk(int fd, const char *dir, int *hops, char *err, size_t err_sz)
 {
 	char comp[NAME_MAX + 1], shown[PATH_MAX];
@@ -192,7 +182,7 @@ static int walk(int fd, const char *dir, int *hops, char *err, size_t err_sz)
 		close(fd);
 		fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
 		if (fd < 0)
-			return fail(err, err_sz, -errno, "/: %s", strerror(errno));
+			return log_reason(err, err_sz, -errno, "/: %s", strerror(errno));
 	}
 	p += strspn(p, "/");
 	while (*p && fd >= 0) {
@@ -200,8 +190,8 @@ static int walk(int fd, const char *dir, int *hops, char *err, size_t err_sz)
 
 		if (n > NAME_MAX) {
 			close(fd);
-			return fail(err, err_sz, -ENAMETOOLONG, "%.*s: %s", (int)(p - dir + n), dir,
-				    strerror(ENAMETOOLONG));
+			return log_reason(err, err_sz, -ENAMETOOLONG, "%.*s: %s",
+					  (int)(p - dir + n), dir, strerror(ENAMETOOLONG));
 		}
 		memcpy(comp, p, n);
 		comp[n] = '\0';
@@ -217,8 +207,8 @@ static int walk(int fd, const char *dir, int *hops, char *err, size_t err_sz)
 /* The folder dir names (normalized; "" is "."): openat2 first, the walk where it cannot. */
 static int open_folder(const char *dir, int *hops, char *err, size_t err_sz)
 {
-	struct open_how how = { .flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
-				.resolve = RESOLVE_NO_SYMLINKS };
+	struct open_how how = {.flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
+			       .resolve = RESOLVE_NO_SYMLINKS};
 	const char *no2 = getenv("SPECPROBE_NO_OPENAT2");
 	int fd;
 
@@ -232,7 +222,7 @@ static int open_folder(const char *dir, int *hops, char *err, size_t err_sz)
 	}
 	fd = open(".", O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0)
-		return fail(err, err_sz, -errno, "the current folder: %s", strerror(errno));
+		return log_reason(err, err_sz, -errno, "the current folder: %s", strerror(errno));
 	return walk(fd, dir, hops, err, err_sz);
 }
 
@@ -251,8 +241,7 @@ static void split(const char *path, char *dir, size_t dir_sz, const char **name)
 }
 
 /* A link at sp's name that may be followed: sp moves to where it leads. 0 or -errno. */
-static int follow_last(struct safepath *sp, const char *path, int *hops, char *err,
-		       size_t err_sz)
+static int follow_last(struct safepath *sp, const char *path, int *hops, char *err, size_t err_sz)
 {
 	char target[PATH_MAX], dir[PATH_MAX], why[64];
 	const char *name;
@@ -261,16 +250,18 @@ static int follow_last(struct safepath *sp, const char *path, int *hops, char *e
 
 	while (!fstatat(sp->dirfd, sp->name, &st, AT_SYMLINK_NOFOLLOW) && S_ISLNK(st.st_mode)) {
 		if (fstat(sp->dirfd, &dir_st))
-			return fail(err, err_sz, -errno, "%s: %s", path, strerror(errno));
+			return log_reason(err, err_sz, -errno, "%s: %s", path, strerror(errno));
 		if (distrust(&dir_st, &st, why, sizeof(why)))
-			return fail(err, err_sz, -ELOOP, "%s: a symbolic link, %s: refusing to "
-				    "follow it", path, why);
+			return log_reason(err, err_sz, -ELOOP,
+					  "%s: a symbolic link, %s: refusing to "
+					  "follow it",
+					  path, why);
 		if (++*hops > MAX_HOPS)
-			return fail(err, err_sz, -ELOOP, "%s: too many symbolic links", path);
+			return log_reason(err, err_sz, -ELOOP, "%s: too many symbolic links", path);
 		n = readlinkat(sp->dirfd, sp->name, target, sizeof(target) - 1);
 		if (n <= 0)
-			return fail(err, err_sz, n ? -errno : -ENOENT, "%s: %s", path,
-				    strerror(n ? errno : ENOENT));
+			return log_reason(err, err_sz, n ? -errno : -ENOENT, "%s: %s", path,
+					  strerror(n ? errno : ENOENT));
 		target[n] = '\0';
 		split(target, dir, sizeof(dir), &name);
 		if (!*name || !strcmp(name, ".") || !strcmp(name, "..")) {
@@ -279,8 +270,8 @@ static int follow_last(struct safepath *sp, const char *path, int *hops, char *e
 			name = ".";
 		}
 		if (strlen(name) > NAME_MAX)
-			return fail(err, err_sz, -ENAMETOOLONG, "%s: %s", target,
-				    strerror(ENAMETOOLONG));
+			return log_reason(err, err_sz, -ENAMETOOLONG, "%s: %s", target,
+					  strerror(ENAMETOOLONG));
 		snprintf(sp->name, sizeof(sp->name), "%s", name);
 		sp->dirfd = walk(sp->dirfd, *dir ? dir : ".", hops, err, err_sz);
 		if (sp->dirfd < 0)
@@ -295,13 +286,12 @@ static int reopen_dir(int fd)
 	int real = openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 
 	if (real < 0)
-		return fd;	/* search-only (--x): O_PATH still serves the *at calls */
+		return fd; /* search-only (--x): O_PATH still serves the *at calls */
 	close(fd);
 	return real;
 }
 
-int safepath__resolve(const char *path, bool follow, struct safepath *out, char *err,
-		      size_t err_sz)
+int safepath__resolve(const char *path, bool follow, struct safepath *out, char *err, size_t err_sz)
 {
 	char norm[PATH_MAX], dir[PATH_MAX];
 	const char *name;
@@ -309,14 +299,16 @@ int safepath__resolve(const char *path, bool follow, struct safepath *out, char 
 
 	*out = (struct safepath)SAFEPATH_INIT;
 	if (!*path)
-		return fail(err, err_sz, -ENOENT, "an empty path names no file");
+		return log_reason(err, err_sz, -ENOENT, "an empty path names no file");
 	if (normalize(path, norm, sizeof(norm)))
-		return fail(err, err_sz, -ENAMETOOLONG, "%s: %s", path, strerror(ENAMETOOLONG));
+		return log_reason(err, err_sz, -ENAMETOOLONG, "%s: %s", path,
+				  strerror(ENAMETOOLONG));
 	split(norm, dir, sizeof(dir), &name);
 	if (!*name)
 		name = ".";
 	if (strlen(name) > NAME_MAX)
-		return fail(err, err_sz, -ENAMETOOLONG, "%s: %s", path, strerror(ENAMETOOLONG));
+		return log_reason(err, err_sz, -ENAMETOOLONG, "%s: %s", path,
+				  strerror(ENAMETOOLONG));
 	snprintf(out->name, sizeof(out->name), "%s", name);
 	ret = open_folder(dir, &hops, err, err_sz);
 	if (ret < 0)
@@ -324,7 +316,7 @@ int safepath__resolve(const char *path, bool follow, struct safepath *out, char 
 	out->dirfd = ret;
 	if (follow && (ret = follow_last(out, path, &hops, err, err_sz))) {
 		if (out->dirfd < 0)
-			out->dirfd = -1;	/* the walk took it */
+			out->dirfd = -1; /* the walk took it */
 		safepath__release(out);
 		return ret;
 	}
@@ -339,26 +331,25 @@ void safepath__release(struct safepath *sp)
 	sp->dirfd = -1;
 }
 
-int safepath__open_regular(int dirfd, const char *name, const char *path, char *err,
-			   size_t err_sz)
+int safepath__open_regular(int dirfd, const char *name, const char *path, char *err, size_t err_sz)
 {
 	struct stat st, opened;
 	int fd, ret;
 
 	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW))
-		return fail(err, err_sz, -errno, "%s: %s", path, strerror(errno));
+		return log_reason(err, err_sz, -errno, "%s: %s", path, strerror(errno));
 	if (!S_ISREG(st.st_mode))
-		return fail(err, err_sz, S_ISLNK(st.st_mode) ? -ELOOP : -EINVAL,
-			    "%s is %s, not a regular file: refusing to read it", path,
-			    safepath__kind(st.st_mode));
+		return log_reason(err, err_sz, S_ISLNK(st.st_mode) ? -ELOOP : -EINVAL,
+				  "%s is %s, not a regular file: refusing to read it", path,
+				  safepath__kind(st.st_mode));
 	fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0)
-		return fail(err, err_sz, -errno, "%s: %s", path, strerror(errno));
+		return log_reason(err, err_sz, -errno, "%s: %s", path, strerror(errno));
 	/* the name may have changed between: what was opened must be what was looked at */
 	if (fstat(fd, &opened) || !S_ISREG(opened.st_mode) || opened.st_ino != st.st_ino ||
 	    opened.st_dev != st.st_dev) {
-		ret = fail(err, err_sz, -EAGAIN, "%s changed as it was opened: refusing to read it",
-			   path);
+		ret = log_reason(err, err_sz, -EAGAIN,
+				 "%s changed as it was opened: refusing to read it", path);
 		close(fd);
 		return ret;
 	}
@@ -385,7 +376,7 @@ int safepath__open_dir(const char *path, bool create, mode_t mode, char *err, si
 	if (fd)
 		return fd;
 	if (create && mkdirat(sp.dirfd, sp.name, mode) && errno != EEXIST) {
-		fd = fail(err, err_sz, -errno, "creating %s: %s", path, strerror(errno));
+		fd = log_reason(err, err_sz, -errno, "creating %s: %s", path, strerror(errno));
 		safepath__release(&sp);
 		return fd;
 	}
@@ -395,10 +386,10 @@ int safepath__open_dir(const char *path, bool create, mode_t mode, char *err, si
 
 		fd = -errno;
 		if (!fstatat(sp.dirfd, sp.name, &st, AT_SYMLINK_NOFOLLOW) && !S_ISDIR(st.st_mode))
-			fail(err, err_sz, -ENOTDIR, "%s is %s, not a folder", path,
-			     safepath__kind(st.st_mode));
+			log_reason(err, err_sz, -ENOTDIR, "%s is %s, not a folder", path,
+				   safepath__kind(st.st_mode));
 		else
-			fail(err, err_sz, fd, "%s: %s", path, strerror(-fd));
+			log_reason(err, err_sz, fd, "%s: %s", path, strerror(-fd));
 	}
 	safepath__release(&sp);
 	return fd;
