@@ -120,9 +120,10 @@ demo_swapped() {
 	if [ $? -eq 0 ] && [ -n "$rec" ] && [ $status -eq 0 ] && [ -L "$nob/keep" ] &&
 		"$SPECPROBE" dump --counts "$nob/keep.old/demo.sprb" >/dev/null 2>&1 &&
 		[ -s "$nob/keep.old/truth.rank0" ] && [ -s "$nob/keep.old/record.log" ] &&
-		[ -s "$nob/keep.old/server.log" ]; then
+		[ -s "$nob/keep.old/server.log" ] &&
+		grep -q "keep was moved or replaced" "$SCRATCH/demo.out"; then
 		pass "demo --keep renamed mid-run, a link planted at its name: every file in the" \
-			"folder it made (demo.sprb reads, truth.rank0, both logs), exit 0"
+			"folder it made (demo.sprb reads, truth.rank0, both logs), exit 0, said"
 	else
 		fail "demo --keep swapped: recorder ${rec:-never seen}, swap $status," \
 			"$(ls -A "$nob/keep.old" 2>/dev/null | tr '\n' ' ') $(tail -1 "$SCRATCH/demo.out")"

@@ -337,6 +337,18 @@ static int show_findings(const char *recording, const char *truth)
 	return 0;
 }
 
+/* The folder worked in is no longer at dir (renamed, a link planted there): say so. */
+static void warn_moved(const char *dir)
+{
+	struct stat here, named;
+
+	if (!stat(".", &here) && !lstat(dir, &named) && here.st_dev == named.st_dev &&
+	    here.st_ino == named.st_ino)
+		return;
+	log_warn("%s was moved or replaced while the demo ran: its files stay in the folder "
+		 "it made, wherever that is now, and nothing was written where %s leads", dir, dir);
+}
+
 /*
  * Run in the demo's folder, the current folder by now: every name is relative
  * to it, in this process and its children, so renaming the folder or planting
@@ -396,6 +408,7 @@ static int run_demo(const char *server, const char *dir)
 	printf("\nrecording: %s/%s (specprobe dump --json %s/%s, specprobe report %s/%s)\n"
 	       "ground truth: %s/%s.rank*\n", dir, recording, dir, recording, dir, recording, dir,
 	       truth);
+	warn_moved(dir);
 	return 0;
 }
 
