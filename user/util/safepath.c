@@ -171,8 +171,7 @@ static int step(int fd, const char *comp, const char *shown, int *hops, char *er
 			  safepath__kind(st.st_mode));
 }
 
-/* The folder dir names from fd (which it takes; "/" restarts at the root), one component at a time.
- */
+/* The folder dir names from fd (which it takes; "/" starts at the root), a component at a time. */
 static int walk(int fd, const char *dir, int *hops, char *err, size_t err_sz)
 {
 	char comp[NAME_MAX + 1], shown[PATH_MAX];
