@@ -4,6 +4,7 @@
  * file (and a tap) until the duration, Ctrl-C or the traced processes end.
  */
 #include <errno.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +17,7 @@
 #include "host.h"
 #include "hungwatch.h"
 #include "log.h"
+#include "outfile.h"
 #include "ring.h"
 #include "recorder.h"
 #include "servermetrics.h"
@@ -200,25 +202,15 @@ static int on_record(void *ctx, const void *rec, size_t size)
 }
 
 /* The output must not exist (without --force) and must be a regular file, never a symlink. */
+/* Refused before anything is traced: what outfile__open would refuse later. */
 static int check_output(const char *path, bool force)
 {
-	struct stat st;
+	char err[PATH_MAX + 128];
 
-	if (lstat(path, &st))
+	if (!outfile__check(path, force, err, sizeof(err)))
 		return 0;
-	if (S_ISLNK(st.st_mode)) {
-		log_error("%s is a symbolic link: refusing to write through it", path);
-		return -1;
-	}
-	if (!S_ISREG(st.st_mode)) {
-		log_error("%s is not a regular file: refusing to replace it", path);
-		return -1;
-	}
-	if (!force) {
-		log_error("%s exists: use --force to overwrite", path);
-		return -1;
-	}
-	return 0;
+	log_error("%s", err);
+	return -1;
 }
 
 static int write_counters(struct recorder *r, __u16 type)
@@ -279,12 +271,13 @@ static int start_dump(struct recorder *r, const struct hung_call *c, __u64 now)
 
 static int cut_dump(struct recorder *r)
 {
-	char base[4096];
+	char base[4096], suffix[32];
 	int n;
 
-	snprintf(base, sizeof(base), "%s.hung-%d", r->req->rec->output, r->dumps);
+	snprintf(suffix, sizeof(suffix), ".hung-%d", r->dumps);
+	snprintf(base, sizeof(base), "%s%s", r->req->rec->output, suffix);
 	r->dump_due_ns = 0;
-	n = tf_ring__dump(r->ring, base);
+	n = tf_ring__dump(r->ring, suffix);
 	if (n < 0) {
 		log_error("%s", tf_ring__error(r->ring));
 		return n;
