@@ -60,6 +60,16 @@ if [[ "$lead" =~ ^[0-9.]+\ tok/s,\ accept\ length\ [0-9.]+\ \(vllm\),\ [0-9.]+\ 
 else
 	fail "text report: no tok/s line before the flagged syncs ($lead)"
 fi
+# its first line gives the tokens/s of the report's JSON (checked against the truth above)
+first=$(head -1 "$SCRATCH/vllm/report.txt")
+want=$(python3 -c 'import json, sys; print("%.1f" % json.load(open(sys.argv[1]))["server"]
+	["tokens_per_s"])' "$SCRATCH/vllm/report.json" 2>/dev/null)
+if [[ "$first" =~ ^specprobe\ report:\ [0-9.]+\ cycles/s,\ ([0-9.]+)\ tok/s, ]] &&
+	[ "${BASH_REMATCH[1]}" = "$want" ]; then
+	pass "the report's first line: $first"
+else
+	fail "the report's first line: '$first', want $want tok/s"
+fi
 if grep -q 'accept length [0-9.]* (sglang gauge)' "$SCRATCH/sglang/report.txt"; then
 	pass "SGLang's accept length is said to be its gauge"
 else

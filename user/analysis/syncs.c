@@ -524,15 +524,22 @@ static int callsite_cmp(const void *a, const void *b)
 	return (x->site > y->site) - (x->site < y->site);
 }
 
-/* Every sync with a recorded stack, counted by its call site. */
 /* One more sync of a call site, flagged or not. */
 static void count_at_site(struct callsite_stat *cs, const struct sync_verdict *sv)
 {
 	cs->count++;
 	cs->blocked_ns += sv->blocked_ns;
-	if (sv->flagged) {
-		cs->flagged++;
-		cs->flagged_ns += sv->blocked_ns;
+	cs->own += !sv->flagged && sv->own;
+	if (!sv->flagged)
+		return;
+	if (!cs->flagged++) {
+		cs->flagged_name = sv->sync->name;
+		cs->flagged_pos = sv->pos;
+	}
+	cs->flagged_ns += sv->blocked_ns;
+	if (sv->has_gpu_idle) {
+		cs->flagged_gpu_known++;
+		cs->flagged_gpu_idle_ns += sv->gpu_idle_ns;
 	}
 }
 

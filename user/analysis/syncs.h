@@ -90,6 +90,12 @@ struct callsite_stat {
 	__u32 site;		/* callstacks__site() */
 	size_t count, flagged;
 	__u64 blocked_ns, flagged_ns;
+	size_t own;		/* of the others: the loop's accept syncs and result copies */
+	/* of the flagged: the first one's call and position, the GPU idle caused known */
+	__u16 flagged_name;
+	enum sync_pos flagged_pos;
+	size_t flagged_gpu_known;
+	__u64 flagged_gpu_idle_ns;	/* its sum */
 };
 
 /*

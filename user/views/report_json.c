@@ -205,12 +205,16 @@ static void put_summary_gpu(FILE *out, const struct cycle_summary *s)
 	}
 	fprintf(out, ",\"gpu\":{\"cycles\":%zu,\"cycles_unmatched\":%zu,\"window_ns\":%.1f,"
 		     "\"idle_ns\":%.1f,\"idle_after_flagged_ns\":%.1f,\"flagged_syncs\":%.3f,"
+		     "\"window_ns_p50\":%llu,\"idle_ns_p50\":%llu,\"cycles_idle_after_flagged\":%zu,"
 		     "\"phases\":{",
 		s->gpu_cycles, s->gpu_cycles_unmatched, s->gpu_window_ns, s->gpu_idle_ns,
-		s->gpu_idle_flagged_ns, s->gpu_flagged_syncs);
+		s->gpu_idle_flagged_ns, s->gpu_flagged_syncs,
+		(unsigned long long)s->gpu_window_p50_ns, (unsigned long long)s->gpu_idle_p50_ns,
+		s->gpu_cycles_flagged);
 	for (int p = 0; p < PHASE_NR; p++)
-		fprintf(out, "%s\"%s\":{\"busy_ns\":%.1f,\"span_ns\":%.1f}", p ? "," : "",
-			cycles__phase_name(p), s->phase[p].gpu_busy_ns, s->phase[p].gpu_span_ns);
+		fprintf(out, "%s\"%s\":{\"busy_ns\":%.1f,\"span_ns\":%.1f,\"busy_ns_p50\":%llu}",
+			p ? "," : "", cycles__phase_name(p), s->phase[p].gpu_busy_ns,
+			s->phase[p].gpu_span_ns, (unsigned long long)s->phase[p].gpu_busy_p50_ns);
 	fputs("}}", out);
 }
 
@@ -495,9 +499,16 @@ static void put_callsite(FILE *out, const struct cs_site *site, const struct cal
 		fputs("null", out);
 	}
 	fprintf(out, ",\"count\":%zu,\"flagged\":%zu,\"blocked_ns\":%llu,"
-		     "\"flagged_blocked_ns\":%llu}",
+		     "\"flagged_blocked_ns\":%llu,\"own\":%zu,",
 		cs->count, cs->flagged, (unsigned long long)cs->blocked_ns,
-		(unsigned long long)cs->flagged_ns);
+		(unsigned long long)cs->flagged_ns, cs->own);
+	put_int_or_null(out, "flagged_gpu_idle_caused_ns", cs->flagged_gpu_idle_ns,
+			cs->flagged_gpu_known);
+	if (cs->flagged)
+		fprintf(out, ",\"flagged_call\":\"%s\",\"flagged_position\":\"%s\"}",
+			model__call_name(cs->flagged_name), syncs__pos_name(cs->flagged_pos));
+	else
+		fputs(",\"flagged_call\":null,\"flagged_position\":null}", out);
 }
 
 /* Syncs by call site: the innermost Python line and native caller outside the driver. */

@@ -65,13 +65,10 @@ static void put_call_kinds(FILE *out, const struct model_view *v, const struct s
 	fputc('\n', out);
 }
 
+/* What the recording holds, after the five lines of report__head. */
 static void put_header(FILE *out, const struct model_view *v, const struct syncs *sy)
 {
-	fprintf(out, "specprobe report: host %s, kernel %s\n", v->host[0] ? v->host : "?",
-		v->kernel[0] ? v->kernel : "?");
-	fprintf(out,
-		"  %llu calls over %.3f s; %llu unreturned, %llu dropped, %llu failed reads%s\n",
-		(unsigned long long)v->calls, v->calls ? (v->last_ns - v->first_ns) / 1e9 : 0.0,
+	fprintf(out, "  %llu unreturned, %llu dropped, %llu failed reads%s\n",
 		(unsigned long long)v->unreturned, (unsigned long long)v->dropped,
 		(unsigned long long)v->failed_reads,
 		v->ended_cleanly ? "" : "; the recording did not end cleanly");
@@ -311,41 +308,9 @@ static void put_gpu_breakdown(FILE *out, const struct cycle_summary *s)
 	put_notes(out, s);
 }
 
-/* Figures of tens of ms read with one decimal; a fast loop's need more. */
-static int gpu_ms_digits(double ns)
+/* --gpu: the agents that kept the timeline from being whole, and the matching left over. */
+static void put_gpu_gaps(FILE *out, const struct model_view *v, const struct gpu_stats *st)
 {
-	return ns >= 10e6 ? 1 : ns >= 1e6 ? 2 : 3;
-}
-
-/* --gpu: the answer first, in GPU time, and what kept the timeline from being whole. */
-static void put_gpu_lead(FILE *out, const struct model_view *v, const struct cycle_summary *s)
-{
-	const struct gpu_stats *st = v->gpu ? gputime__stats(v->gpu) : NULL;
-	double win = s->gpu_window_ns;
-
-	if (!st)
-		return;
-	if (s->gpu_cycles && win > 0) {
-		fprintf(out, "\nGPU: verify %.*f ms GPU (%.0f %%), draft %.*f ms (%.0f %%), GPU idle "
-			     "%.*f ms a cycle",
-			gpu_ms_digits(s->phase[PHASE_VERIFY].gpu_busy_ns),
-			ms(s->phase[PHASE_VERIFY].gpu_busy_ns),
-			100 * s->phase[PHASE_VERIFY].gpu_busy_ns / win,
-			gpu_ms_digits(s->phase[PHASE_DRAFT].gpu_busy_ns),
-			ms(s->phase[PHASE_DRAFT].gpu_busy_ns),
-			100 * s->phase[PHASE_DRAFT].gpu_busy_ns / win, gpu_ms_digits(s->gpu_idle_ns),
-			ms(s->gpu_idle_ns));
-		if (s->gpu_flagged_syncs > 0)
-			fprintf(out, ", %.*f ms of it after %.*f flagged sync%s",
-				gpu_ms_digits(s->gpu_idle_flagged_ns), ms(s->gpu_idle_flagged_ns),
-				s->gpu_flagged_syncs == (long)s->gpu_flagged_syncs ? 0 : 1,
-				s->gpu_flagged_syncs, s->gpu_flagged_syncs == 1 ? "" : "s");
-		fputc('\n', out);
-	}
-	else if (st->records)
-		fputs("\nGPU: no cycle had every launch matched to its execution\n", out);
-	else
-		fputs("\nGPU: no GPU records: host-only\n", out);
 	for (__u32 i = 0; i < st->nr_agents; i++) {
 		const struct gpu_agent *a = &st->agents[i];
 		int killed;
@@ -376,6 +341,44 @@ static void put_gpu_lead(FILE *out, const struct model_view *v, const struct cyc
 			(unsigned long long)st->unmatched_calls);
 }
 
+/* --gpu: the answer in GPU time, medians a cycle; where its idle time comes from, as shares. */
+static void put_gpu_medians(FILE *out, const struct cycle_summary *s)
+{
+	double idle = s->gpu_idle_ns, win = s->gpu_window_ns;
+
+	fprintf(out, "\nGPU busy a cycle, p50 ms of %zu: draft %.3f, verify %.3f, accept %.3f, "
+		     "extend %.3f; idle %.3f\n", s->gpu_cycles,
+		ms(s->phase[PHASE_DRAFT].gpu_busy_p50_ns), ms(s->phase[PHASE_VERIFY].gpu_busy_p50_ns),
+		ms(s->phase[PHASE_ACCEPT].gpu_busy_p50_ns), ms(s->phase[PHASE_EXTEND].gpu_busy_p50_ns),
+		ms(s->gpu_idle_p50_ns));
+	fprintf(out, "  GPU idle: %.1f %% of GPU time; %.0f %% of it caused by flagged syncs (in %zu "
+		     "of %zu cycles)\n", win > 0 ? 100 * idle / win : 0.0,
+		idle > 0 ? 100 * s->gpu_idle_flagged_ns / idle : 0.0, s->gpu_cycles_flagged,
+		s->gpu_cycles);
+	if (idle > s->gpu_idle_flagged_ns)
+		fputs("  the rest waited on the host: after the loop's own accept sync, or between "
+		      "launches\n", out);
+	if (s->gpu_cycles_unmatched)
+		fprintf(out, "  %zu cycles not in these figures: some launch of theirs was not "
+			     "matched to its execution\n", s->gpu_cycles_unmatched);
+}
+
+/* --gpu: the answer first, in GPU time, and what kept the timeline from being whole. */
+static void put_gpu_lead(FILE *out, const struct model_view *v, const struct cycle_summary *s)
+{
+	const struct gpu_stats *st = v->gpu ? gputime__stats(v->gpu) : NULL;
+
+	if (!st)
+		return;
+	if (s->gpu_cycles && s->gpu_window_ns > 0)
+		put_gpu_medians(out, s);
+	else if (st->records)
+		fputs("\nGPU: no cycle had every launch matched to its execution\n", out);
+	else
+		fputs("\nGPU: no GPU records: host-only\n", out);
+	put_gpu_gaps(out, v, st);
+}
+
 static void put_breakdown(FILE *out, const struct cycles *cy, const struct cycle_summary *s)
 {
 	fprintf(out, "\nPhase breakdown: mean per cycle over %zu cycles of %zu loop(s), "
@@ -400,14 +403,22 @@ static void put_breakdown(FILE *out, const struct cycles *cy, const struct cycle
 	put_notes(out, s);
 }
 
-static void put_cycle_row(FILE *out, const struct cycle *c, __u64 t0)
+/* gpu: the GPU busy and idle columns (--gpu) take the place of the launch and sync counts. */
+static void put_cycle_row(FILE *out, const struct cycle *c, __u64 t0, bool gpu)
 {
 	fprintf(out, "  %-7u %9.3f %8.3f", c->index, ms(c->start_ns - t0),
 		ms(c->end_ns - c->start_ns));
 	for (int p = 0; p < PHASE_NR; p++)
 		fprintf(out, " %7.3f", ms(c->phase[p].span_ns));
-	fprintf(out, " %8.3f %6u %5u%s\n", ms(c->blocked_ns), c->launches, c->syncs,
-		c->draft_joined ? "" : "  synced");
+	fprintf(out, " %8.3f", ms(c->blocked_ns));
+	if (!gpu)
+		fprintf(out, " %6u %5u", c->launches, c->syncs);
+	else if (c->gpu_known)
+		fprintf(out, " %8.3f %8.3f",
+			ms(c->gpu_end_ns - c->gpu_start_ns - c->gpu_idle_ns), ms(c->gpu_idle_ns));
+	else
+		fprintf(out, " %8s %8s", "-", "-");
+	fprintf(out, "%s\n", c->draft_joined ? "" : "  synced");
 }
 
 /* Slower first; of equal ones, the earlier. */
@@ -422,6 +433,7 @@ static bool slower(const struct cycle *x, const struct cycle *y)
 struct cycle_walk {
 	FILE *out;
 	__u64 t0;
+	bool gpu;		/* GPU columns */
 	size_t shown, seen;
 	bool synced;
 	struct cycle slowest[SLOWEST_CYCLES];
@@ -448,15 +460,15 @@ static int walk_cycle(void *ctx, const struct cycle *c)
 	struct cycle_walk *w = ctx;
 
 	if (w->seen++ < w->shown)
-		put_cycle_row(w->out, c, w->t0);
+		put_cycle_row(w->out, c, w->t0, w->gpu);
 	w->synced |= !c->draft_joined;
 	keep_slowest(w, c);
 	return 0;
 }
 
-static void put_cycle_table(FILE *out, const struct loop *lp, __u64 t0, bool all)
+static void put_cycle_table(FILE *out, const struct loop *lp, __u64 t0, bool all, bool gpu)
 {
-	struct cycle_walk w = { .out = out, .t0 = t0 };
+	struct cycle_walk w = { .out = out, .t0 = t0, .gpu = gpu };
 
 	w.shown = all || lp->nr_cycles <= FIRST_CYCLES + SLOWEST_CYCLES ? lp->nr_cycles
 									 : FIRST_CYCLES;
@@ -470,15 +482,19 @@ static void put_cycle_table(FILE *out, const struct loop *lp, __u64 t0, bool all
 	if (lp->skipped_no_draft)
 		fprintf(out, "  %u verify launches had no draft before them: not cycles\n",
 			lp->skipped_no_draft);
-	fprintf(out, "  %-7s %9s %8s %7s %7s %7s %7s %7s %8s %6s %5s\n", "cycle", "start", "total",
-		"draft", "verify", "accept", "extend", "other", "blocked", "launch", "sync");
+	fprintf(out, "  %-7s %9s %8s %7s %7s %7s %7s %7s %8s", "cycle", "start", "total", "draft",
+		"verify", "accept", "extend", "other", "blocked");
+	if (gpu)
+		fprintf(out, " %8s %8s\n", "GPU busy", "GPU idle");
+	else
+		fprintf(out, " %6s %5s\n", "launch", "sync");
 	if (loop__each_cycle(lp, walk_cycle, &w))
 		fputs("  (the cycles could not be read back)\n", out);
 	if (w.shown < lp->nr_cycles) {
 		fprintf(out, "  ... %zu more (--all-cycles, or --json)\n", lp->nr_cycles - w.shown);
 		fputs("  slowest:\n", out);
 		for (size_t i = 0; i < w.nr_slowest; i++)
-			put_cycle_row(out, &w.slowest[i], t0);
+			put_cycle_row(out, &w.slowest[i], t0, gpu);
 	}
 	if (w.synced)
 		fputs("  synced: a sync between draft and verify launches shows the draft's "
@@ -627,11 +643,25 @@ static void stream_name(char *buf, size_t size, __u64 stream)
 		snprintf(buf, size, "0x%llx", (unsigned long long)stream);
 }
 
+/* "4.0 graphs, 1.0 copies": the work in flight, per call, only the kinds there were. */
+static void work_text(char *buf, size_t size, const struct sync_site *site)
+{
+	const double per[] = { site->waited_graphs, site->waited_kernels, site->waited_copies };
+	static const char *const names[] = { "graphs", "kernels", "copies" };
+	size_t len = 0;
+
+	snprintf(buf, size, "nothing seen");
+	for (int i = 0; i < 3 && len < size; i++)
+		if (per[i] > 0)
+			len += snprintf(buf + len, size - len, "%s%.1f %s", len ? ", " : "",
+					per[i] / site->count, names[i]);
+}
+
 /* Evidence line: what it did, how long it blocked, what was in flight on what it waited for. */
 static void put_evidence(FILE *out, const struct sync_site *site)
 {
-	char what[48], idle[40] = "";
-	double n = site->count;
+	char what[48], idle[40] = "", work[64];
+	int len;
 
 	if (site->breaks)
 		snprintf(what, sizeof(what), "breaks overlap %zux", site->breaks);
@@ -640,17 +670,18 @@ static void put_evidence(FILE *out, const struct sync_site *site)
 	if (site->gpu_known)	/* measured on the GPU: it replaces the bound */
 		snprintf(idle, sizeof(idle), ", GPU idle caused %.3f",
 			 ms((double)site->gpu_idle_ns / site->gpu_known));
-	else if (site->bounded)
-		snprintf(idle, sizeof(idle), ", idle %.3f", ms((double)site->bound_ns /
-							       site->bounded));
-	if (site->kind == SYNC_LEGACY)	/* a launch: it returns at once, the GPU waits */
-		fprintf(out, "    %s; behind %.1f graphs %.1f kernels %.1f copies there\n", what,
-			site->waited_graphs / n, site->waited_kernels / n, site->waited_copies / n);
-	else
-		fprintf(out, "    %s; blocked %.3f ms%s; waited on %.1f graphs %.1f kernels "
-			     "%.1f copies\n",
-			what, ms(site->blocked_ns / n), idle, site->waited_graphs / n,
-			site->waited_kernels / n, site->waited_copies / n);
+	else if (site->bounded)	/* one figure, told by "<=" as the bound (docs/guide.md) */
+		snprintf(idle, sizeof(idle), ", GPU idle caused <=%.3f",
+			 ms((double)site->bound_ns / site->bounded));
+	work_text(work, sizeof(work), site);
+	if (site->kind == SYNC_LEGACY) {	/* a launch: it returns at once, the GPU waits */
+		fprintf(out, "    %s; behind %s there\n", what, work);
+		return;
+	}
+	len = fprintf(out, "    %s; blocked %.3f ms%s;", what,
+		      ms(site->blocked_ns / (double)site->count), idle);
+	/* within 100 columns: what it waited on goes to a line of its own when long */
+	fprintf(out, "%swaited on %s\n", len + 11 + strlen(work) > 100 ? "\n      " : " ", work);
 }
 
 static void put_site(FILE *out, const struct sync_site *site, size_t cycles)
@@ -711,8 +742,9 @@ static void put_syncs(FILE *out, const struct model_view *v, const struct syncs 
 		fputs("  none\n", out);
 	fprintf(out, "  not flagged: %zu accept syncs and result copies, %zu with no wait seen "
 		     "(nothing in\n  flight, or back sooner than its return probe costs, %.1f us), %zu outside the "
-		     "loop, %zu unknown\n  per call: blocked and GPU idle after it (means), what was "
-		     "in flight on what it\n  waited for; ms/cycle: blocked time per counted cycle\n",
+		     "loop, %zu unknown\n  per call (means): blocked, GPU idle caused (<=: the bound, its "
+		     "return to the next\n  launch), what was in flight on what it waited for; "
+		     "ms/cycle: blocked per counted cycle\n",
 		sy->verdicts_of[VERDICT_ACCEPT], sy->verdicts_of[VERDICT_NO_WAIT],
 		sy->trap_ns / 1e3, sy->verdicts_of[VERDICT_OUTSIDE], sy->unknown);
 	if (sy->verdicts_of[VERDICT_STEP])
@@ -725,33 +757,80 @@ static void put_syncs(FILE *out, const struct model_view *v, const struct syncs 
 	}
 }
 
-/* Syncs by where they were called: a short table, the whole list is in the JSON report. */
+/* One call site's row; n and ms are the flagged or the other syncs'. */
+static void put_callsite_row(FILE *out, const struct cs_site *site, size_t n, __u64 blocked_ns,
+			     const char *what)
+{
+	const char *label = site ? site->label : "?", *tail = report__label_tail(label, 62);
+
+	fprintf(out, "  %6zu %10.3f  %-8s %s%s\n", n, ms((double)blocked_ns), what,
+		tail != label ? "..." : "", tail);
+}
+
+/* Most of the syncs that are not flagged first. */
+static int by_others(const void *a, const void *b)
+{
+	const struct callsite_stat *x = *(const struct callsite_stat *const *)a;
+	const struct callsite_stat *y = *(const struct callsite_stat *const *)b;
+	size_t nx = x->count - x->flagged, ny = y->count - y->flagged;
+
+	if (nx != ny)
+		return (nx < ny) - (nx > ny);
+	return (x->site > y->site) - (x->site < y->site);
+}
+
+/* The sites of syncs not flagged, apart: the loop's own accept sync is not a cost to cut. */
+static void put_callsites_others(FILE *out, const struct syncs *sy,
+				 const struct callstacks *stacks)
+{
+	const struct callsite_stat **order = malloc(sy->nr_by_callsite * sizeof(*order));
+	size_t nr = 0;
+
+	if (!order)
+		return;
+	for (size_t i = 0; i < sy->nr_by_callsite; i++)
+		if (sy->by_callsite[i].count > sy->by_callsite[i].flagged)
+			order[nr++] = &sy->by_callsite[i];
+	qsort(order, nr, sizeof(*order), by_others);
+	for (size_t i = 0; i < nr && i < 5; i++) {
+		const struct callsite_stat *cs = order[i];
+		size_t others = cs->count - cs->flagged;
+
+		put_callsite_row(out, callstacks__site(stacks, cs->site), others,
+				 cs->blocked_ns - cs->flagged_ns, cs->own == others ? "accept"
+						: cs->own ? "accept+" : "other");
+	}
+	if (nr > 5)
+		fprintf(out, "  ... %zu more call sites (--json: call_sites[])\n", nr - 5);
+	free(order);
+}
+
+/* Syncs by where they were called: the flagged, then the rest; all in the JSON report. */
 static void put_callsites(FILE *out, const struct syncs *sy, const struct callstacks *stacks)
 {
-	size_t shown = sy->nr_by_callsite < 5 ? sy->nr_by_callsite : 5;
+	size_t shown = 0, flagged_sites = 0;
 
 	if (!sy->nr_by_callsite)
 		return;
-	fprintf(out, "\nCall sites: %zu of %zu syncs with a stack, most flagged first\n",
+	fprintf(out, "\nCall sites: %zu of %zu syncs with a stack; flagged, then not\n",
 		sy->with_stack, sy->sync_calls);
-	fprintf(out, "  %6s %7s %10s  %s\n", "count", "flagged", "blocked ms", "site");
-	for (size_t i = 0; i < shown; i++) {
+	fprintf(out, "  %6s %10s  %-8s %s\n", "count", "blocked ms", "verdict", "site");
+	for (size_t i = 0; i < sy->nr_by_callsite; i++) {
 		const struct callsite_stat *cs = &sy->by_callsite[i];
-		const struct cs_site *site = callstacks__site(stacks, cs->site);
 
-		const char *label = site ? site->label : "?", *tail = label;
-		size_t len = strlen(label);
-
-		/* the line stays within 100 columns: a long path loses its start */
-		if (len > 70)
-			for (tail = label + len - 67; (*tail & 0xc0) == 0x80; tail++)
-				;	/* not inside a UTF-8 character */
-		fprintf(out, "  %6zu %7zu %10.3f  %s%s\n", cs->count, cs->flagged,
-			ms((double)cs->blocked_ns), tail != label ? "..." : "", tail);
+		if (!cs->flagged)
+			continue;
+		flagged_sites++;
+		if (shown++ < 5)
+			put_callsite_row(out, callstacks__site(stacks, cs->site), cs->flagged,
+					 cs->flagged_ns, "FLAGGED");
 	}
-	if (shown < sy->nr_by_callsite)
-		fprintf(out, "  ... %zu more call sites (--json: call_sites[])\n",
-			sy->nr_by_callsite - shown);
+	if (flagged_sites > 5)
+		fprintf(out, "  ... %zu more flagged call sites (--json: call_sites[])\n",
+			flagged_sites - 5);
+	put_callsites_others(out, sy, stacks);
+	fputs("  (accept: the loop's own accept syncs and result copies; other: outside the loop, "
+	      "or\n  no wait seen; a site of both kinds has a row of each)\n", out);
 }
 
 /* The probes' cost in one sentence: a share of the CPU time the traced processes used. */
@@ -806,6 +885,7 @@ void report__text(FILE *out, const struct results *res, const struct report_opts
 	const struct cycle_summary *s = &res->overall;
 	struct model_view *v = model__view(m);
 
+	report__head(out, res);
 	put_header(out, v, res->syncs_err ? NULL : &res->syncs);
 	if (res->server)
 		put_server(out, res->server);
@@ -830,7 +910,8 @@ void report__text(FILE *out, const struct results *res, const struct report_opts
 		put_rank_rows(out, res);
 		put_breakdown(out, cy, s);
 		for (size_t i = 0; i < cy->nr_loops; i++)
-			put_cycle_table(out, &cy->loops[i], v->first_ns, opts->all_cycles);
+			put_cycle_table(out, &cy->loops[i], v->first_ns, opts->all_cycles,
+					s->gpu_cycles > 0);
 	}
 	put_graphs(out, m, v);
 	put_overhead(out, v);
