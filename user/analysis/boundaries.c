@@ -213,7 +213,7 @@ static __u64 longest_draft_gap(const struct thread_ctx *tc)
  */
 static void trust_first_drafts(struct thread_ctx *tc)
 {
-	__u64 gap = longest_draft_gap(tc), mark = thread_mark(tc->v, tc->t);
+	__u64 gap = longest_draft_gap(tc), mark = thread_mark(tc->t);
 
 	for (size_t i = 0; i < tc->nr_iters; i++) {
 		struct iter *it = &tc->iters[i];
@@ -781,7 +781,7 @@ void boundaries__export_iter(const struct thread_ctx *tc, size_t i, struct loop_
 int boundaries__count_iter(struct thread_ctx *tc, size_t i, struct loop *lp, struct cycle *c)
 {
 	const struct iter *it = &tc->iters[i];
-	bool before_attach = tc->t->events[draft_or_verify(it)].ts < tc->v->attach_done_ns;
+	bool before_attach = tc->t->events[draft_or_verify(it)].ts < tc->t->attach_done_ns;
 
 	/* a verify with no draft before it (warm-up, a plain decode step) is no cycle */
 	if (it->draft == NONE && it->draft_seen) {

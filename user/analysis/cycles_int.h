@@ -141,14 +141,15 @@ static inline bool on_stream_of(const struct loop_event *e, const struct loop_ev
 enum opening { OPEN_UNSEEN, OPEN_NOTHING, OPEN_EAGER, OPEN_GRAPH };
 
 /*
- * The attach mark as a thread's records can show it: a thread that waited for
- * a CPU after the mark made its first recorded call that much later than it
- * would have, so a call begun before the mark may come later than the mark
- * by the time calls follow one another plus that wait.
+ * The attach mark as a thread's records can show it (its process's: in a
+ * merge, its input's): a thread that waited for a CPU after the mark made its
+ * first recorded call that much later than it would have, so a call begun
+ * before the mark may come later than the mark by the time calls follow one
+ * another plus that wait.
  */
-static inline __u64 thread_mark(const struct model_view *v, const struct model_thread *t)
+static inline __u64 thread_mark(const struct model_thread *t)
 {
-	return v->attach_done_ns + t->late_start_ns;
+	return t->attach_done_ns + t->late_start_ns;
 }
 
 static inline void set_role(struct model_exec *x, enum graph_role role, enum role_source from)

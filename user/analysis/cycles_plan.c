@@ -522,10 +522,9 @@ static void end_stats(struct cycles_plan *pl, struct model *m)
 	}
 }
 
-static int loop_start_of(const struct model_view *v, const struct model_thread *t,
-			 const struct plan_thread *pt)
+static int loop_start_of(const struct model_thread *t, const struct plan_thread *pt)
 {
-	__u64 bound = thread_mark(v, t) + pt->longest_period;
+	__u64 bound = thread_mark(t) + pt->longest_period;
 	const struct exec_stats *st;
 
 	if (pt->first_nothing && pt->first_nothing_ts <= bound)
@@ -553,7 +552,7 @@ static void end_leads(struct cycles_plan *pl, const struct model_view *v)
 			continue;
 		says[0] = sign(pt->structure_votes);
 		says[1] = pt->loop_end;
-		says[2] = loop_start_of(v, v->threads[k], pt);
+		says[2] = loop_start_of(v->threads[k], pt);
 		says[3] = pt->shape_votes > 0 ? 1 : -1;
 		for (int r = 0; r < 4; r++)
 			if (says[r]) {
@@ -709,7 +708,7 @@ static int trust_first(struct cycles_plan *pl, struct thread_ctx *tc)
 		pl->stage = PLAN_GAP;
 		return -EAGAIN;
 	}
-	if (tc->t->events[it->draft].ts > thread_mark(tc->v, tc->t) + pl->gap)
+	if (tc->t->events[it->draft].ts > thread_mark(tc->t) + pl->gap)
 		it->draft_seen = true;
 	return 0;
 }

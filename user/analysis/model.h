@@ -242,6 +242,7 @@ struct model_thread {
 	__u64 calls, first_ns, last_ns;
 	/* run-queue wait from the attach mark to its first record: that much later than it ran */
 	__u64 late_start_ns;
+	__u64 attach_done_ns;	/* its process's attach mark (in a merge, its input's) */
 	struct loop_event *events;
 	size_t nr_events, cap_events;
 	struct model_sync poll;	/* the spin of queries going on, if polling */
