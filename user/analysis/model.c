@@ -400,6 +400,9 @@ static void attach_mark(struct model *m, const struct sp_attach_rec *rec)
 		}
 	}
 	*mark = rec->done_ns;
+	m->view.merged_marks++;
+	if (rec->done_ns > rec->ts && rec->done_ns - rec->ts > m->view.merged_attach_ns)
+		m->view.merged_attach_ns = rec->done_ns - rec->ts;
 }
 
 /* Kept apart until the process makes a call: a launcher that makes none is no process here. */

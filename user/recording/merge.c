@@ -796,14 +796,24 @@ static int finish(struct merge *m)
 	return ret;
 }
 
-/* The output, by device and inode, must be none of the files an input is read from. */
+/*
+ * The output, by device and inode, must be none of the files an input is read
+ * from, nor a name a reader of an input would take for it or for a segment of
+ * it (written there, it would change what the input reads as).
+ */
 static int output_is_input(const struct merge_request *req, const char *input)
 {
-	if (strcmp(input, req->output) && !tf_ring__names(input, req->output))
-		return 0;
-	log_error("%s is the input %s or one of its segments: name another output", req->output,
-		  input);
-	return -EINVAL;
+	if (!strcmp(input, req->output) || tf_ring__names(input, req->output)) {
+		log_error("%s is the input %s or one of its segments: name another output",
+			  req->output, input);
+		return -EINVAL;
+	}
+	if (tf_ring__claims(input, req->output)) {
+		log_error("%s is a name a reader of the input %s takes for it or a segment of it: "
+			  "name another output", req->output, input);
+		return -EINVAL;
+	}
+	return 0;
 }
 
 static int merge_into(struct merge *m, const struct merge_request *req)

@@ -681,8 +681,7 @@ void tf_segment_path(char *dst, size_t dst_sz, const char *base, __u32 n)
 	snprintf(dst, dst_sz, "%s.%u", base, n);
 }
 
-/* The number N of a name "BASE.N" (digits only, no leading zero), or -1. */
-static long long segment_number(const char *name, const char *base)
+long long tf_segment_number(const char *name, const char *base)
 {
 	size_t len = strlen(base);
 	unsigned long long n = 0;
@@ -723,7 +722,7 @@ static int list_segments(const char *path, __u32 **out, __u32 *nr)
 	if (!d)
 		return -ENOENT;
 	while ((de = readdir(d))) {
-		long long num = segment_number(de->d_name, slash ? slash + 1 : path);
+		long long num = tf_segment_number(de->d_name, slash ? slash + 1 : path);
 
 		if (num < 0)
 			continue;

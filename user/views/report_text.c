@@ -76,9 +76,12 @@ static void put_header(FILE *out, const struct model_view *v, const struct syncs
 		(unsigned long long)v->failed_reads,
 		v->ended_cleanly ? "" : "; the recording did not end cleanly");
 	put_call_kinds(out, v, sy);
-	fprintf(out,
-		"  probes attached in %.1f ms; every call from the attach mark on is recorded\n",
-		ms(v->attach_done_ns - v->attach_start_ns));
+	if (v->merged_marks && v->merged_sources > 1)
+		fprintf(out, "  probes attached in at most %.1f ms per input; every call from each "
+			"process's input's attach mark on is recorded\n", ms(v->merged_attach_ns));
+	else
+		fprintf(out, "  probes attached in %.1f ms; every call from the attach mark on is "
+			"recorded\n", ms(v->attach_done_ns - v->attach_start_ns));
 	put_flight_notes(out, v);
 	if (v->dropped)
 		fprintf(out,
