@@ -530,6 +530,8 @@ static void write_plain(const char *path, const char *host, __u64 mono, __u64 re
 	char err[512];
 
 	fill_header(&h, host, mono, real);
+	h.attach_start_ns = first_ts - 500;
+	h.attach_done_ns = first_ts;
 	w = tf_writer__create(path, false, &h, err, sizeof(err));
 	assert_non_null(w);
 	for (__u32 i = 1; i <= 10; i++) {
@@ -550,7 +552,7 @@ static void test_merge_two_hosts(void **state)
 	struct merge_request req = { inputs, 2, m, false };
 	struct tf_reader *r;
 	const void *rec;
-	int from_b = 0, calls = 0;
+	int from_b = 0, calls = 0, marks = 0;
 	__u64 last_ts = 0;
 
 	snprintf(a, sizeof(a), "%s/a.sprb", (char *)*state);
@@ -564,7 +566,17 @@ static void test_merge_two_hosts(void **state)
 	assert_non_null(r);
 	while (tf_reader__next(r, &rec) > 0) {
 		const struct sp_call_rec *c = rec;
+		const struct sp_attach_rec *at = rec;
 
+		if (at->type == SP_REC_ATTACH) {
+			/* each process's own input's marks, on a's clock, before its calls */
+			assert_int_equal(calls, 0);
+			assert_int_equal(at->tgid, target + (at->source << MERGE_HOST_SHIFT));
+			/* b's mark 9000500 moved by its shift, 1000000: later than a's */
+			assert_int_equal(at->done_ns, at->source ? 10000500 : 10000000);
+			assert_int_equal(at->ts, at->done_ns - 500);
+			marks++;
+		}
 		if (c->type != SP_REC_CALL)
 			continue;
 		calls++;
@@ -573,6 +585,7 @@ static void test_merge_two_hosts(void **state)
 		if (c->tgid == target + (1u << MERGE_HOST_SHIFT)) {
 			from_b++;
 			assert_int_equal(c->probe, 1);	/* its own library, not host a's */
+			assert_int_equal(c->tid, c->tgid);	/* threads of two hosts kept apart */
 		} else {
 			assert_int_equal(c->tgid, target);
 			assert_int_equal(c->probe, 0);
@@ -580,6 +593,7 @@ static void test_merge_two_hosts(void **state)
 	}
 	assert_int_equal(calls, 20);
 	assert_int_equal(from_b, 10);
+	assert_int_equal(marks, 2);
 	assert_int_equal(tf_reader__header(r)->nr_libs, 2);
 	assert_int_equal(tf_reader__header(r)->nr_clocks, 2);
 	assert_int_equal(tf_reader__header(r)->clocks[1].shift_ns, 1000000);

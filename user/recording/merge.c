@@ -171,13 +171,18 @@ static void own_space(struct merge *m, int i, int j, __u32 tgid, __u32 base)
  * Offsets from the first source's clock; tgids of each other host, and of
  * another window of a process, moved into a space of their own.
  */
-static void place_sources(struct merge *m)
+static int place_sources(struct merge *m)
 {
 	const struct sp_clock_rec *ref = &m->src[0].clock;
 	__s64 ref_off = (__s64)(ref->realtime_ns - ref->mono_ns);
-	__u32 host_base[MERGE_MAX_INPUTS];
-	int spaces = 0, hosts = 0;
+	__u32 host_base[MERGE_MAX_INPUTS], unit = 1, spaces = 0;
+	int hosts = 0;
 
+	/* an input that is a merge may use spaces of its own already: each space is as wide */
+	for (int i = 0; i < m->nr; i++)
+		for (__u32 k = 0; k < m->src[i].nr_tgids; k++)
+			if ((m->src[i].tgids[k] >> MERGE_HOST_SHIFT) + 1 > unit)
+				unit = (m->src[i].tgids[k] >> MERGE_HOST_SHIFT) + 1;
 	for (int i = 0; i < m->nr; i++) {
 		struct source *s = &m->src[i];
 		__u32 tgid;
@@ -190,13 +195,19 @@ static void place_sources(struct merge *m)
 				s->host = m->src[j].host;
 		if (s->host < 0) {
 			s->host = hosts++;
-			host_base[s->host] = (__u32)spaces++ << MERGE_HOST_SHIFT;
+			host_base[s->host] = spaces++ * unit << MERGE_HOST_SHIFT;
 		}
 		s->tgid_base = host_base[s->host];
 		j = shares_process(m, i, &tgid);
 		if (j >= 0)
-			own_space(m, i, j, tgid, (__u32)spaces++ << MERGE_HOST_SHIFT);
+			own_space(m, i, j, tgid, spaces++ * unit << MERGE_HOST_SHIFT);
 	}
+	if (spaces * unit > 1u << (32 - MERGE_HOST_SHIFT)) {
+		log_error("the inputs need %u pid spaces of 2^%d; a merge holds at most %u", spaces * unit,
+			  MERGE_HOST_SHIFT, 1u << (32 - MERGE_HOST_SHIFT));
+		return -E2BIG;
+	}
+	return 0;
 }
 
 static int grow_map(__u32 **map, __u32 *nr, __u32 idx, __u32 to)
@@ -821,8 +832,9 @@ static int merge_into(struct merge *m, const struct merge_request *req)
 	char err[1024];
 	int ret;
 
-	place_sources(m);
-	ret = build_header(m);
+	ret = place_sources(m);
+	if (!ret)
+		ret = build_header(m);
 	if (ret)
 		return ret;
 	/* written aside: the output gets its name only once the merge is whole */
