@@ -190,6 +190,8 @@ void leads__apply_votes(struct thread_ctx *tc);
 
 /* boundaries.c */
 int boundaries__groups(struct thread_ctx *tc);
+/* The longest time between two draft launches of iteration i, if its draft was seen whole. */
+__u64 boundaries__draft_gap(const struct thread_ctx *tc, size_t i);
 bool boundaries__is_draft_launch(const struct thread_ctx *tc, const struct loop_event *e,
 				 const struct loop_event *verify);
 bool boundaries__covers(const struct model_thread *t, size_t j, __u64 stream, size_t since);
