@@ -527,6 +527,8 @@ static void write_plain(const char *path, const char *host, __u64 mono, __u64 re
 	struct tf_header h;
 	struct tf_writer *w;
 	struct sp_stats_rec end = { .type = SP_REC_END, .size = sizeof(end) };
+	struct sp_gpu_rec gpu = { .type = SP_REC_GPU, .size = sizeof(gpu), .tgid = target,
+				  .kind = SP_GPU_KERNEL };
 	char err[512];
 
 	fill_header(&h, host, mono, real);
@@ -539,6 +541,10 @@ static void write_plain(const char *path, const char *host, __u64 mono, __u64 re
 
 		assert_int_equal(tf_writer__write(w, &c, sizeof(c)), 0);
 	}
+	/* a GPU execution of the last call (--gpu), placed by its end */
+	gpu.start = first_ts + 10100;
+	gpu.end = first_ts + 10600;
+	assert_int_equal(tf_writer__write(w, &gpu, sizeof(gpu)), 0);
 	end.ts = first_ts + 20000;
 	assert_int_equal(tf_writer__write(w, &end, sizeof(end)), 0);
 	assert_int_equal(tf_writer__close(w), 0);
@@ -552,7 +558,7 @@ static void test_merge_two_hosts(void **state)
 	struct merge_request req = { inputs, 2, m, false };
 	struct tf_reader *r;
 	const void *rec;
-	int from_b = 0, calls = 0, marks = 0;
+	int from_b = 0, calls = 0, marks = 0, gpus = 0;
 	__u64 last_ts = 0;
 
 	snprintf(a, sizeof(a), "%s/a.sprb", (char *)*state);
@@ -577,6 +583,15 @@ static void test_merge_two_hosts(void **state)
 			assert_int_equal(at->ts, at->done_ns - 500);
 			marks++;
 		}
+		if (c->type == SP_REC_GPU) {
+			const struct sp_gpu_rec *g = rec;
+
+			/* each on its host's process, on a's clock: b's 9011100 + 1000000 */
+			gpus++;
+			assert_true(g->tgid == target || g->tgid == target + (1u << MERGE_HOST_SHIFT));
+			assert_int_equal(g->end, g->tgid == target ? 10010600 : 10011100);
+			assert_int_equal(g->start, g->end - 500);
+		}
 		if (c->type != SP_REC_CALL)
 			continue;
 		calls++;
@@ -594,6 +609,7 @@ static void test_merge_two_hosts(void **state)
 	assert_int_equal(calls, 20);
 	assert_int_equal(from_b, 10);
 	assert_int_equal(marks, 2);
+	assert_int_equal(gpus, 2);
 	assert_int_equal(tf_reader__header(r)->nr_libs, 2);
 	assert_int_equal(tf_reader__header(r)->nr_clocks, 2);
 	assert_int_equal(tf_reader__header(r)->clocks[1].shift_ns, 1000000);

@@ -407,6 +407,8 @@ union rec_buf {
 	struct sp_runq_rec runq;
 	struct sp_stack_rec stack;
 	struct sp_attach_rec attach;
+	struct sp_gpu_rec gpu;
+	struct sp_gpu_state_rec gpu_state;
 };
 
 static void move_ts(const struct source *s, union rec_buf *b)
@@ -518,6 +520,14 @@ static int translate(struct merge *m, struct source *s, union rec_buf *b)
 		b->attach.done_ns = shifted(s, b->attach.done_ns);
 		move_tgid_ts(s, b);
 		return 1;
+	case SP_REC_GPU:
+		b->gpu.end = shifted(s, b->gpu.end);
+		move_tgid_ts(s, b);	/* start */
+		return 1;
+	case SP_REC_GPU_STATE:
+		b->gpu_state.flushed_ns = shifted(s, b->gpu_state.flushed_ns);
+		move_tgid_ts(s, b);
+		return 1;
 	case SP_REC_EXEC:
 	case SP_REC_EXIT:
 	case SP_REC_PROC:
@@ -542,7 +552,8 @@ static int translate(struct merge *m, struct source *s, union rec_buf *b)
 		/* fall through */
 	case SP_REC_PYCODE:
 	case SP_REC_OBJMAP:
-		/* call sites: a tgid at offset 4 and no time; they follow their call */
+	case SP_REC_GPU_NAME:
+		/* call sites and kernel names: a tgid at offset 4 and no time */
 		memcpy(&tgid, b->bytes + 4, sizeof(tgid));
 		tgid += s->tgid_base;
 		memcpy(b->bytes + 4, &tgid, sizeof(tgid));
