@@ -4,7 +4,8 @@
 # recorded apart, two attached 250 ms apart while running, one process in two windows, a
 # merge merged again. Per process, the merge's cycles and flagged syncs (and those counted
 # in a cycle) equal the sum of each input's own report, and specsim's truth for whole runs.
-# Overlapping windows of one process are said; outputs a ring set would read are refused.
+# Overlapping windows of one process are said; --gpu runs merge whole; outputs a ring set would
+# read are refused.
 source "$(dirname "$0")/lib.sh"
 CHECK="python3 $TOP/tests/integration/check_merge.py"
 
@@ -102,6 +103,33 @@ windows() {
 		"$dir/m.sprb" "$SCRATCH/apart/a/rec.sprb" "$SCRATCH/apart/b/rec.sprb"
 }
 
+# two --gpu whole runs (specsim's look-alike libcupti): every execution kept and matched
+gpu() {
+	local dir="$SCRATCH/gpu" x
+	if [ ! -e "$TOP/.output/specsim/libcupti.so" ]; then
+		echo "  gpu: skipped, specsim has no look-alike libcupti"
+		return
+	fi
+	mkdir -p "$dir"
+	for x in a b; do
+		"$SPECPROBE" record --gpu -o "$dir/$x.sprb" -- "$SERVER" -q --cycles 60 \
+			--plant-sync 5 --ground-truth "$dir/gt-$x" 2>"$dir/$x.err"
+	done
+	merged "gpu: two --gpu runs" "$dir" "$dir"/gt-a.rank* "$dir"/gt-b.rank* -- \
+		"$dir/a.sprb" "$dir/b.sprb" || return
+	if python3 - "$dir"/a.sprb.json "$dir"/b.sprb.json "$dir"/m.sprb.json <<'EOF2'
+import json, sys
+a, b, m = (json.load(open(p))["gpu"] for p in sys.argv[1:4])
+ok = m["records"] == a["records"] + b["records"] > 0 and m["matched"] == m["records"]
+sys.exit(0 if ok and len(m["agents"]) == 2 else 1)
+EOF2
+	then
+		pass "gpu: every GPU execution of both runs merged and matched to its launch"
+	else
+		fail "gpu: GPU executions lost or unmatched in the merge ($dir)"
+	fi
+}
+
 # ring.sprb.N and the set's own name are refused as outputs, whether there or not
 ring_names() {
 	local dir="$SCRATCH/ringnames" before
@@ -126,5 +154,6 @@ ring_names() {
 apart
 together
 windows
+gpu
 ring_names
 finish
