@@ -183,25 +183,34 @@ void boundaries__find_draft(struct thread_ctx *tc, size_t i)
 	/* ran into the start of the recording: launches before it may be unseen */
 }
 
+__u64 boundaries__draft_gap(const struct thread_ctx *tc, size_t i)
+{
+	const struct model_thread *t = tc->t;
+	const struct iter *it = &tc->iters[i];
+	size_t prev = it->draft;
+	__u64 longest = 0;
+
+	if (prev == NONE || !it->draft_seen)
+		return 0;
+	for (size_t j = prev + 1; j < it->vs; j++) {
+		if (!boundaries__is_draft_launch(tc, &t->events[j], &t->events[it->vs]))
+			continue;
+		if (t->events[j].ts - t->events[prev].ts > longest)
+			longest = t->events[j].ts - t->events[prev].ts;
+		prev = j;
+	}
+	return longest;
+}
+
 /* Longest time between two draft launches of one iteration seen whole. */
 static __u64 longest_draft_gap(const struct thread_ctx *tc)
 {
-	const struct model_thread *t = tc->t;
 	__u64 longest = 0;
 
 	for (size_t i = 0; i < tc->nr_iters; i++) {
-		const struct iter *it = &tc->iters[i];
-		size_t prev = it->draft;
+		__u64 gap = boundaries__draft_gap(tc, i);
 
-		if (prev == NONE || !it->draft_seen)
-			continue;
-		for (size_t j = prev + 1; j < it->vs; j++) {
-			if (!boundaries__is_draft_launch(tc, &t->events[j], &t->events[it->vs]))
-				continue;
-			if (t->events[j].ts - t->events[prev].ts > longest)
-				longest = t->events[j].ts - t->events[prev].ts;
-			prev = j;
-		}
+		longest = gap > longest ? gap : longest;
 	}
 	return longest;
 }
@@ -213,7 +222,7 @@ static __u64 longest_draft_gap(const struct thread_ctx *tc)
  */
 static void trust_first_drafts(struct thread_ctx *tc)
 {
-	__u64 gap = longest_draft_gap(tc), mark = thread_mark(tc->v, tc->t);
+	__u64 gap = longest_draft_gap(tc), mark = thread_mark(tc->t);
 
 	for (size_t i = 0; i < tc->nr_iters; i++) {
 		struct iter *it = &tc->iters[i];
@@ -781,7 +790,7 @@ void boundaries__export_iter(const struct thread_ctx *tc, size_t i, struct loop_
 int boundaries__count_iter(struct thread_ctx *tc, size_t i, struct loop *lp, struct cycle *c)
 {
 	const struct iter *it = &tc->iters[i];
-	bool before_attach = tc->t->events[draft_or_verify(it)].ts < tc->v->attach_done_ns;
+	bool before_attach = tc->t->events[draft_or_verify(it)].ts < tc->t->attach_done_ns;
 
 	/* a verify with no draft before it (warm-up, a plain decode step) is no cycle */
 	if (it->draft == NONE && it->draft_seen) {

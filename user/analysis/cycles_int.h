@@ -141,14 +141,15 @@ static inline bool on_stream_of(const struct loop_event *e, const struct loop_ev
 enum opening { OPEN_UNSEEN, OPEN_NOTHING, OPEN_EAGER, OPEN_GRAPH };
 
 /*
- * The attach mark as a thread's records can show it: a thread that waited for
- * a CPU after the mark made its first recorded call that much later than it
- * would have, so a call begun before the mark may come later than the mark
- * by the time calls follow one another plus that wait.
+ * The attach mark as a thread's records can show it (its process's: in a
+ * merge, its input's): a thread that waited for a CPU after the mark made its
+ * first recorded call that much later than it would have, so a call begun
+ * before the mark may come later than the mark by the time calls follow one
+ * another plus that wait.
  */
-static inline __u64 thread_mark(const struct model_view *v, const struct model_thread *t)
+static inline __u64 thread_mark(const struct model_thread *t)
 {
-	return v->attach_done_ns + t->late_start_ns;
+	return t->attach_done_ns + t->late_start_ns;
 }
 
 static inline void set_role(struct model_exec *x, enum graph_role role, enum role_source from)
@@ -189,6 +190,8 @@ void leads__apply_votes(struct thread_ctx *tc);
 
 /* boundaries.c */
 int boundaries__groups(struct thread_ctx *tc);
+/* The longest time between two draft launches of iteration i, if its draft was seen whole. */
+__u64 boundaries__draft_gap(const struct thread_ctx *tc, size_t i);
 bool boundaries__is_draft_launch(const struct thread_ctx *tc, const struct loop_event *e,
 				 const struct loop_event *verify);
 bool boundaries__covers(const struct model_thread *t, size_t j, __u64 stream, size_t since);

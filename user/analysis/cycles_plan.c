@@ -53,6 +53,7 @@ struct plan_thread {
 	long structure_votes, shape_votes;
 	int loop_end;
 	__u64 longest_period;
+	__u64 gap;			/* its longest draft gap (longest_draft_gap) */
 	bool first_nothing, start_found;
 	__u64 first_nothing_ts, start_open_ts;
 	enum opening start_how;
@@ -77,8 +78,7 @@ struct cycles_plan {
 	struct plan_role *roles;	/* by exec id */
 	size_t nr_roles;
 	struct sp_calib_rec calib;
-	bool gap_known;
-	__u64 gap;
+	bool gap_known;			/* every thread's gap is */
 	__u64 hold_ns;		/* --gpu: iterations whose next one ends after it wait; 0: none */
 };
 
@@ -335,22 +335,13 @@ static void leads_iter(struct thread_ctx *tc, struct plan_thread *pt, size_t i, 
 	}
 }
 
-/* As longest_draft_gap, for settled iteration i. */
-static void gap_iter(struct thread_ctx *tc, size_t i, struct cycles_plan *pl)
+/* As longest_draft_gap, for settled iteration i: the thread's own, as in memory. */
+static void gap_iter(struct thread_ctx *tc, size_t i, struct plan_thread *pt)
 {
-	const struct model_thread *t = tc->t;
-	const struct iter *it = &tc->iters[i];
-	size_t prev = it->draft;
+	__u64 gap = boundaries__draft_gap(tc, i);
 
-	if (prev == NONE || !it->draft_seen)
-		return;
-	for (size_t j = prev + 1; j < it->vs; j++) {
-		if (!boundaries__is_draft_launch(tc, &t->events[j], &t->events[it->vs]))
-			continue;
-		if (t->events[j].ts - t->events[prev].ts > pl->gap)
-			pl->gap = t->events[j].ts - t->events[prev].ts;
-		prev = j;
-	}
+	if (gap > pt->gap)
+		pt->gap = gap;
 }
 
 /* The first window iteration not counted yet, and the first one this step leaves. */
@@ -412,7 +403,7 @@ static int iters_step(struct cycles_plan *pl, struct thread_ctx *tc, struct plan
 		if (pl->stage == PLAN_LEADS)
 			leads_iter(tc, pt, i, final && i + 1 == tc->nr_iters);
 		else
-			gap_iter(tc, i, pl);
+			gap_iter(tc, i, pt);
 		pt->nr_iters++;
 	}
 	if (hi > lo)
@@ -522,10 +513,9 @@ static void end_stats(struct cycles_plan *pl, struct model *m)
 	}
 }
 
-static int loop_start_of(const struct model_view *v, const struct model_thread *t,
-			 const struct plan_thread *pt)
+static int loop_start_of(const struct model_thread *t, const struct plan_thread *pt)
 {
-	__u64 bound = thread_mark(v, t) + pt->longest_period;
+	__u64 bound = thread_mark(t) + pt->longest_period;
 	const struct exec_stats *st;
 
 	if (pt->first_nothing && pt->first_nothing_ts <= bound)
@@ -553,7 +543,7 @@ static void end_leads(struct cycles_plan *pl, const struct model_view *v)
 			continue;
 		says[0] = sign(pt->structure_votes);
 		says[1] = pt->loop_end;
-		says[2] = loop_start_of(v, v->threads[k], pt);
+		says[2] = loop_start_of(v->threads[k], pt);
 		says[3] = pt->shape_votes > 0 ? 1 : -1;
 		for (int r = 0; r < 4; r++)
 			if (says[r]) {
@@ -696,10 +686,12 @@ static int settle_iter(struct plan_thread *pt, const struct plan_iter *pi)
 
 /*
  * The run's first iteration, cut at the recording's start, is trusted by the
- * longest draft gap of the whole run (trust_first_drafts): -EAGAIN until a
- * pass has found it.
+ * thread's longest draft gap over the whole run (trust_first_drafts): -EAGAIN
+ * until a pass has found it. Another thread's gap is no guide (a merge's other
+ * window of the process, another rank).
  */
-static int trust_first(struct cycles_plan *pl, struct thread_ctx *tc)
+static int trust_first(struct cycles_plan *pl, const struct plan_thread *pt,
+		       struct thread_ctx *tc)
 {
 	struct iter *it = &tc->iters[0];
 
@@ -709,7 +701,7 @@ static int trust_first(struct cycles_plan *pl, struct thread_ctx *tc)
 		pl->stage = PLAN_GAP;
 		return -EAGAIN;
 	}
-	if (tc->t->events[it->draft].ts > thread_mark(tc->v, tc->t) + pl->gap)
+	if (tc->t->events[it->draft].ts > thread_mark(tc->t) + pt->gap)
 		it->draft_seen = true;
 	return 0;
 }
@@ -766,7 +758,7 @@ static int window_loop(struct cycles_plan *pl, struct thread_ctx *tc, struct pla
 		hi = held_back(tc, lo, hi, pl->hold_ns);
 	boundaries__find_parts(tc, false);
 	if (!pt->run.iterations && !lo && hi)
-		ret = trust_first(pl, tc);
+		ret = trust_first(pl, pt, tc);
 	*lp = (struct loop){ .tgid = t->tgid, .tid = t->tid, .rank = pt->run.rank,
 			     .verify_exec = pt->anchor, .verify_from = pt->verify_from,
 			     .lead_from = pt->lead_from, .lead_extends = pt->lead_extends,

@@ -199,7 +199,7 @@ static __u64 longest_period(const struct thread_ctx *tc)
 static int lead_at_loop_start(const struct thread_ctx *tc)
 {
 	const struct model_thread *t = tc->t;
-	__u64 bound = thread_mark(tc->v, t) + longest_period(tc);
+	__u64 bound = thread_mark(t) + longest_period(tc);
 
 	for (size_t i = 0; i < tc->nr_iters; i++) {
 		size_t open = NONE;

@@ -379,6 +379,32 @@ static void runq_sample(struct model *m, const struct sp_runq_rec *rec)
 		t->late_start_ns = model__late_start(m, rec->tid);
 }
 
+__u64 model__attach_mark(struct model *m, __u32 tgid)
+{
+	const __u64 *mark = hmap__get(&m->marks, tgid, 0);
+
+	return mark ? *mark : m->view.attach_done_ns;
+}
+
+/* A merge's mark for one process: the latest before its first call holds. */
+static void attach_mark(struct model *m, const struct sp_attach_rec *rec)
+{
+	__u64 *mark = hmap__get(&m->marks, rec->tgid, 0);
+
+	if (!mark) {
+		mark = calloc(1, sizeof(*mark));
+		if (!mark || hmap__set(&m->marks, rec->tgid, 0, mark)) {
+			free(mark);
+			m->view.out_of_memory = true;
+			return;
+		}
+	}
+	*mark = rec->done_ns;
+	m->view.merged_marks++;
+	if (rec->done_ns > rec->ts && rec->done_ns - rec->ts > m->view.merged_attach_ns)
+		m->view.merged_attach_ns = rec->done_ns - rec->ts;
+}
+
 /* Kept apart until the process makes a call: a launcher that makes none is no process here. */
 static void host_mapping(struct model *m, const struct sp_hostmem_rec *rec)
 {
@@ -476,6 +502,10 @@ void model__record(struct model *m, const void *rec, size_t size)
 	case SP_REC_RUNQ:
 		if (size >= sizeof(struct sp_runq_rec))
 			runq_sample(m, rec);
+		break;
+	case SP_REC_ATTACH:
+		if (size >= sizeof(struct sp_attach_rec))
+			attach_mark(m, rec);
 		break;
 	case SP_REC_HOSTMEM:
 		if (size >= sizeof(struct sp_hostmem_rec))
@@ -605,6 +635,7 @@ void model__free(struct model *m)
 	free_values(&m->events);
 	free_values(&m->cpus);
 	free_values(&m->runq);
+	free_values(&m->marks);
 	for (size_t i = 0; i < m->hostmaps.cap; i++)
 		hostmem__free(m->hostmaps.slots[i].value);
 	free_values(&m->hostmaps);

@@ -242,6 +242,7 @@ struct model_thread {
 	__u64 calls, first_ns, last_ns;
 	/* run-queue wait from the attach mark to its first record: that much later than it ran */
 	__u64 late_start_ns;
+	__u64 attach_done_ns;	/* its process's attach mark (in a merge, its input's) */
 	struct loop_event *events;
 	size_t nr_events, cap_events;
 	struct model_sync poll;	/* the spin of queries going on, if polling */
@@ -310,6 +311,8 @@ struct model_view {
 	__u64 merged_gap_ns;		/* bound on any source's offset from the first's, measured */
 	__u64 merged_ref_gap_ns;	/* the first source's clock-read gap */
 	bool merged_gap_unknown;	/* some source's gap was not measured */
+	__u32 merged_marks;		/* processes with their own input's attach mark */
+	__u64 merged_attach_ns;		/* the longest of those inputs' attaches */
 	const struct callstacks *stacks;	/* the decoder's, naming syncs' .stack; NULL */
 	const struct gputime *gpu;	/* --gpu: the executions matched to calls; NULL: none came */
 };

@@ -405,11 +405,18 @@ static bool same_file(const struct stat *a, const struct stat *b)
 	return a->st_dev == b->st_dev && a->st_ino == b->st_ino;
 }
 
+/* The folder a path's last component is in. */
+static void folder_name(const char *path, char *dir, size_t size)
+{
+	const char *slash = strrchr(path, '/');
+
+	snprintf(dir, size, "%.*s", slash ? (int)(slash - path) + 1 : 1, slash ? path : ".");
+}
+
 bool tf_ring__names(const char *base, const char *path)
 {
 	const char *slash = strrchr(base, '/');
 	const char *name = slash ? slash + 1 : base;
-	size_t len = strlen(name);
 	char dir[RING_PATH_SIZE];
 	struct stat out, st;
 	struct dirent *de;
@@ -419,19 +426,36 @@ bool tf_ring__names(const char *base, const char *path)
 	if (stat(path, &out))
 		return false;
 	found = !stat(base, &st) && same_file(&st, &out);
-	snprintf(dir, sizeof(dir), "%.*s", slash ? (int)(slash - base) + 1 : 1, slash ? base : ".");
+	folder_name(base, dir, sizeof(dir));
 	d = opendir(dir);
 	while (!found && d && (de = readdir(d))) {
-		const char *n = de->d_name + len + 1;
-
-		if (strncmp(de->d_name, name, len) || de->d_name[len] != '.' || !*n ||
-		    strspn(n, "0123456789") != strlen(n))
+		if (tf_segment_number(de->d_name, name) < 0)
 			continue;
 		found = !fstatat(dirfd(d), de->d_name, &st, 0) && same_file(&st, &out);
 	}
 	if (d)
 		closedir(d);
 	return found;
+}
+
+static int folder_of(const char *path, struct stat *st)
+{
+	char dir[RING_PATH_SIZE];
+
+	folder_name(path, dir, sizeof(dir));
+	return stat(dir, st);
+}
+
+bool tf_ring__claims(const char *base, const char *path)
+{
+	const char *b = strrchr(base, '/'), *p = strrchr(path, '/');
+	struct stat bdir, pdir;
+
+	b = b ? b + 1 : base;
+	p = p ? p + 1 : path;
+	if (strcmp(p, b) && tf_segment_number(p, b) < 0)
+		return false;
+	return !folder_of(base, &bdir) && !folder_of(path, &pdir) && same_file(&bdir, &pdir);
 }
 
 struct tf_ring *tf_ring__create(const char *base, bool force, mode_t mode,

@@ -59,5 +59,11 @@ void tf_ring__free(struct tf_ring *r);
  * BASE.N (what a reader of base may read)? False when path does not exist.
  */
 bool tf_ring__names(const char *base, const char *path);
+/*
+ * Would a reader of base take path for base itself or for one of its segments,
+ * whether or not it exists (same folder by device and inode, name BASE or
+ * BASE.N)? A file written there changes what base reads as.
+ */
+bool tf_ring__claims(const char *base, const char *path);
 
 #endif /* __RING_H */

@@ -695,8 +695,7 @@ void tf_segment_path(char *dst, size_t dst_sz, const char *base, __u32 n)
 	snprintf(dst, dst_sz, "%s.%u", base, n);
 }
 
-/* The number N of a name "BASE.N" (digits only, no leading zero), or -1. */
-static long long segment_number(const char *name, const char *base)
+long long tf_segment_number(const char *name, const char *base)
 {
 	size_t len = strlen(base);
 	unsigned long long n = 0;
@@ -736,7 +735,7 @@ static int list_segments(int dirfd, const char *name, __u32 **out, __u32 *nr)
 		return -ENOENT;
 	}
 	while ((de = readdir(d))) {
-		long long num = segment_number(de->d_name, name);
+		long long num = tf_segment_number(de->d_name, name);
 
 		if (num < 0)
 			continue;
@@ -1053,6 +1052,8 @@ static bool rec_size_ok(__u16 type, __u16 size)
 		return size == sizeof(struct sp_runq_rec);
 	case SP_REC_EXIT_STATUS:
 		return size == sizeof(struct sp_exit_status_rec);
+	case SP_REC_ATTACH:
+		return size == sizeof(struct sp_attach_rec);
 	default:
 		return false;
 	}
@@ -1080,6 +1081,7 @@ TS_AT_8(struct sp_runq_rec);
 TS_AT_8(struct sp_exit_status_rec);
 TS_AT_8(struct sp_gpu_state_rec);
 TS_AT_8(struct sp_srvmetric_rec);
+TS_AT_8(struct sp_attach_rec);
 
 bool tf_record_ts(const void *rec, size_t size, __u64 *ts)
 {
@@ -1111,6 +1113,7 @@ bool tf_record_ts(const void *rec, size_t size, __u64 *ts)
 	case SP_REC_SRVMETRIC:
 	case SP_REC_RUNQ:
 	case SP_REC_EXIT_STATUS:
+	case SP_REC_ATTACH:
 		/* all of these keep it at offset 8 (TS_AT_8 above) */
 		if (size < 8 + sizeof(*ts))
 			return false;

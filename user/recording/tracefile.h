@@ -133,6 +133,8 @@ __u64 tf_writer__bytes(const struct tf_writer *w);
 
 /* "BASE.N": the name of segment n of a ring written to base. */
 void tf_segment_path(char *dst, size_t dst_sz, const char *base, __u32 n);
+/* The number N of a file name "BASE.N" (digits only, no leading zero), or -1. */
+long long tf_segment_number(const char *name, const char *base);
 
 /*
  * Open and validate the header. NULL with a one-line reason in err. The path

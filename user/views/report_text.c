@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "gputime.h"
+#include "merge.h"
 #include "promtext.h"
 #include "report_view.h"
 
@@ -25,6 +26,16 @@ static void put_rank(FILE *out, int rank)
 }
 
 /* Rings, dumps and merges: what the file does not hold, and how its clocks were joined. */
+#define MOVED_PID (1u << MERGE_HOST_SHIFT)
+
+static bool moved_pids(const struct model_view *v)
+{
+	for (size_t i = 0; i < v->nr_procs; i++)
+		if (v->procs[i]->tgid >= MOVED_PID)
+			return true;
+	return false;
+}
+
 static void put_flight_notes(FILE *out, const struct model_view *v)
 {
 	const struct sp_segment_rec *seg = &v->rotated;
@@ -50,6 +61,10 @@ static void put_flight_notes(FILE *out, const struct model_view *v)
 			"as measured; the hosts' realtime (NTP) offsets are not in the files\n",
 			v->merged_sources, v->merged_gap_unknown ? "an unmeasured gap plus " : "",
 			(unsigned long long)v->merged_gap_ns);
+	if (v->merged_sources > 1 && moved_pids(v))
+		fprintf(out, "  note: a pid of %u or more is another host's, or another window of "
+			"a process, kept apart: its own pid is the pid mod %u\n", MOVED_PID,
+			MOVED_PID);
 }
 
 /* What the calls were, each count out of the calls. */
@@ -73,9 +88,12 @@ static void put_header(FILE *out, const struct model_view *v, const struct syncs
 		(unsigned long long)v->failed_reads,
 		v->ended_cleanly ? "" : "; the recording did not end cleanly");
 	put_call_kinds(out, v, sy);
-	fprintf(out,
-		"  probes attached in %.1f ms; every call from the attach mark on is recorded\n",
-		ms(v->attach_done_ns - v->attach_start_ns));
+	if (v->merged_marks && v->merged_sources > 1)
+		fprintf(out, "  probes attached in at most %.1f ms per input; every call from each "
+			"process's input's attach mark on is recorded\n", ms(v->merged_attach_ns));
+	else
+		fprintf(out, "  probes attached in %.1f ms; every call from the attach mark on is "
+			"recorded\n", ms(v->attach_done_ns - v->attach_start_ns));
 	put_flight_notes(out, v);
 	if (v->dropped)
 		fprintf(out,
