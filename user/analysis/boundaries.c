@@ -709,6 +709,19 @@ static size_t iter_end(const struct thread_ctx *tc, size_t i)
 	return it->ve + 1;
 }
 
+/*
+ * A verify with no draft launch before it inside a loop the Python frames
+ * told: a round whose candidate generator drafted nothing (Hugging Face's
+ * last round, no new token left to draft), the loop's all the same.
+ */
+static bool draftless_round(const struct thread_ctx *tc, size_t i, const struct loop *lp)
+{
+	const struct iter *it = &tc->iters[i];
+
+	return tc->frames_loop && it->draft == NONE && it->draft_seen &&
+	       (i > 0 || (lp && lp->nr_cycles));
+}
+
 void boundaries__export_iter(const struct thread_ctx *tc, size_t i, struct loop_iter *out)
 {
 	const struct iter *it = &tc->iters[i];
@@ -716,7 +729,7 @@ void boundaries__export_iter(const struct thread_ctx *tc, size_t i, struct loop_
 	*out = (struct loop_iter){
 		.first = draft_or_verify(it), .vs = it->vs, .ve = it->ve, .copy = it->copy,
 		.accept = it->accept, .after = it->after, .end = iter_end(tc, i), .cycle = -1,
-		.no_draft = it->draft == NONE && it->draft_seen,
+		.no_draft = it->draft == NONE && it->draft_seen && !draftless_round(tc, i, NULL),
 	};
 }
 
@@ -727,7 +740,7 @@ int boundaries__count_iter(struct thread_ctx *tc, size_t i, struct loop *lp, str
 	bool before_attach = tc->t->events[draft_or_verify(it)].ts < tc->v->attach_done_ns;
 
 	/* a verify with no draft before it (warm-up, a plain decode step) is no cycle */
-	if (it->draft == NONE && it->draft_seen) {
+	if (it->draft == NONE && it->draft_seen && !draftless_round(tc, i, lp)) {
 		lp->skipped_no_draft++;
 		return 0;
 	}

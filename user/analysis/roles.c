@@ -495,6 +495,10 @@ void roles__mark_verify(struct thread_ctx *tc, struct model_exec *anchor, enum r
 {
 	const struct exec_stats *ast = &tc->stats[anchor->id];
 
+	if (from == ROLE_FROM_FRAMES) {
+		frames__mark(tc);
+		return;
+	}
 	if (anchor->eager) {
 		mark_eager_verify(tc, anchor, from);
 		return;
@@ -536,4 +540,23 @@ void roles__by_family(struct model_view *v)
 			}
 		}
 	}
+}
+
+/*
+ * The verify anchor from every piece of evidence, each one's vote kept in ev:
+ * the Python frames decide where a generation runs inside the loop's (they
+ * see the program, not the kernels' shapes); else the kernels.
+ */
+struct model_exec *roles__choose(struct thread_ctx *tc, struct role_evidence *ev,
+				 enum role_source *from)
+{
+	struct model_exec *kernels = roles__pick_anchor(tc, &ev->kernels_from);
+	struct model_exec *frames = frames__anchor(tc);
+
+	ev->kernels_said = kernels != NULL;
+	ev->kernels_verify = kernels ? kernels->id : 0;
+	frames__count(tc, ev);
+	ev->decided_by = frames ? ROLE_FROM_FRAMES : kernels ? ev->kernels_from : ROLE_FROM_NONE;
+	*from = ev->decided_by;
+	return frames ? frames : kernels;
 }
