@@ -51,6 +51,29 @@ else
 	fail "h100-clean: cycles and flagged sites ${got:-none}, want 200 stream@accept:398"
 fi
 
+# Hugging Face assisted generation (eager PyTorch, docs/results/hf-assisted.truth.json): every
+# candidate round a cycle, the loop told by the Python frames of its syncs, and none of the
+# draft's syncs flagged but where the recorded stack lost the candidate generator's frames
+# (utils.py:2234 in the first rounds of the small draft: 36)
+for v in rand:96:36 same:21:9; do
+	IFS=: read -r name want want_fp <<<"$v"
+	dir=$SCRATCH/hf-$name
+	mkdir -p "$dir"
+	xz -dc "$R/hf-assisted-$name.sprb.xz" >"$dir/rec.sprb"
+	"$SPECPROBE" report --json "$dir/rec.sprb" >"$dir/report.json" 2>/dev/null
+	got=$(python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+fp = sum(1 for s in d["syncs"] if s["flagged"] and s["position"] == "draft-verify")
+print(len(d["cycles"]), ";".join("%s/%s" % (l["verify_from"], l["role_evidence"]["decided_by"])
+                                 for l in d["loops"]), fp)' "$dir/report.json" 2>/dev/null)
+	if [ "$got" = "$want python-frames/python-frames $want_fp" ]; then
+		pass "hf-$name: $want cycles as the truth, told by the Python frames, $want_fp draft syncs flagged (stacks cut)"
+	else
+		fail "hf-$name: cycles, loop and flagged draft syncs ${got:-none}, want $want python-frames/python-frames $want_fp"
+	fi
+done
+
 dir=$SCRATCH/profiler-late
 mkdir -p "$dir"
 xz -dc "$R/h200-profiler-late.sprb.xz" >"$dir/rec.sprb"

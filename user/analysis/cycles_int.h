@@ -48,6 +48,8 @@ enum frame_class {
 
 /* Loop statements a nested generation was seen under, kept at most. */
 #define FRAME_DRAFT_STMTS 8
+_Static_assert(FRAME_DRAFT_STMTS == sizeof(((struct role_evidence *)0)->draft_stmts) / sizeof(__u64),
+	       "role_evidence holds the draft statements");
 
 /* The Python frames' votes, a call at a time over the windows. */
 struct frame_walk {
@@ -108,6 +110,8 @@ struct thread_ctx {
 	bool frames_nested;		/* the frames tell (frames.c) */
 	bool frames_loop;		/* ... and they chose the verify */
 	struct frame_prefix frame_prefix;
+	__u64 draft_stmts[FRAME_DRAFT_STMTS];
+	__u32 nr_draft_stmts;
 };
 
 static inline bool is_launch(const struct loop_event *e)

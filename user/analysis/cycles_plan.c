@@ -162,7 +162,7 @@ static int save_roles(struct cycles_plan *pl, const struct model_view *v)
 
 static struct thread_ctx plan_ctx(struct model *m, struct model_thread *t, struct plan_thread *pt)
 {
-	return (struct thread_ctx){
+	struct thread_ctx tc = {
 		.m = m, .v = model__view(m), .t = t, .stats = pt->stats,
 		.copies_d2h = pt->copies_d2h, .has_extend = pt->has_extend,
 		.graph_drafts = pt->graph_drafts, .eager = pt->eager,
@@ -170,8 +170,12 @@ static struct thread_ctx plan_ctx(struct model *m, struct model_thread *t, struc
 		.lead_from = pt->lead_from,
 		.frames_nested = pt->frames.seen_nested, .frame_prefix = pt->frames.prefix,
 		.frames_loop = pt->anchored && pt->verify_from == ROLE_FROM_FRAMES,
+		.nr_draft_stmts = pt->frames.nr_draft_stmts,
 		.lead_extends = pt->lead_extends,
 	};
+
+	memcpy(tc.draft_stmts, pt->frames.draft_stmts, sizeof(tc.draft_stmts));
+	return tc;
 }
 
 /* Pieces rounds read these counts (add_pieces): which graph came next to which. */

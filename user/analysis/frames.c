@@ -213,6 +213,8 @@ int frames__collect(struct thread_ctx *tc)
 	ret = frames__walk(&fw, tc->stats, tc->v, tc->t, stacks, tc->t->nr_events);
 	tc->frames_nested = fw.seen_nested;
 	tc->frame_prefix = fw.prefix;
+	memcpy(tc->draft_stmts, fw.draft_stmts, sizeof(tc->draft_stmts));
+	tc->nr_draft_stmts = fw.nr_draft_stmts;
 	frames__walk_free(&fw);
 	free(stacks);
 	return ret;
@@ -279,4 +281,18 @@ void frames__count(const struct thread_ctx *tc, struct role_evidence *ev)
 	}
 	ev->frames_nested = tc->frames_nested;
 	ev->prefix = tc->frame_prefix;
+	memcpy(ev->draft_stmts, tc->draft_stmts, sizeof(ev->draft_stmts));
+	ev->nr_draft_stmts = tc->nr_draft_stmts;
+}
+
+bool frames__in_draft(const struct role_evidence *ev, const struct cs_stack *st)
+{
+	__u64 stmt;
+
+	if (!st || !st->nr_py || !ev->frames_nested)
+		return false;
+	if (frames__nested(&ev->prefix, st))
+		return true;
+	stmt = statement_of(&ev->prefix, st);
+	return has_statement(ev->draft_stmts, ev->nr_draft_stmts, stmt);
 }

@@ -31,11 +31,15 @@ struct role_evidence {
 	__u32 frame_draft, frame_verify, frame_extend;
 	bool frames_nested;		/* some sync ran a generation inside the loop's */
 	struct frame_prefix prefix;
+	__u64 draft_stmts[8];		/* loop statements the draft ran under */
+	__u32 nr_draft_stmts;
 	enum role_source decided_by;	/* the piece that chose the verify */
 };
 
 struct cs_stack;
 /* Does the stack run a generation inside the loop's (a frame of the prefix again)? */
 bool frames__nested(const struct frame_prefix *fp, const struct cs_stack *st);
+/* Was a sync of this stack made by the loop's draft (nested, or under its statement)? */
+bool frames__in_draft(const struct role_evidence *ev, const struct cs_stack *st);
 
 #endif /* __ROLES_H */
