@@ -112,19 +112,11 @@ static int site_launch(struct site_stats *ss, struct exec_stats *stats, size_t n
 /* Call site of each sync among t's events, by event; NULL: no stacks (or no memory). */
 __u32 *roles__event_sites(const struct model_view *v, const struct model_thread *t)
 {
-	__u32 *sites;
+	__u32 *sites = frames__event_stacks(v, t);
 
-	if (!v->stacks || !t->nr_events || !(sites = calloc(t->nr_events, sizeof(*sites))))
-		return NULL;
-	for (size_t i = 0; i < v->nr_syncs; i++) {
-		const struct model_sync *sy = &v->syncs[i];
-		const struct cs_stack *st;
-		size_t k = sy->event_index;
+	for (size_t k = 0; sites && k < t->nr_events; k++) {
+		const struct cs_stack *st = sites[k] ? callstacks__stack(v->stacks, sites[k]) : NULL;
 
-		if (sy->tid != t->tid || sy->tgid != t->tgid || !sy->stack || k >= t->nr_events ||
-		    t->events[k].ts != sy->ts || !is_blocking(&t->events[k]))
-			continue;
-		st = callstacks__stack(v->stacks, sy->stack);
 		sites[k] = st ? st->site : 0;
 	}
 	return sites;
