@@ -131,6 +131,34 @@ static bool eager_drafts(const struct thread_ctx *tc)
 }
 
 /*
+ * Where the frames told the loop, the draft begins after the loop's last own
+ * sync before the verify (the last round's bookkeeping): its first launch
+ * after it. Syncs of the draft (nested, or under the drafting statement) and
+ * those whose walk lost frames do not end it; before the first verify, a sync
+ * outside the loop's function does (the generation's set-up before its loop).
+ */
+static void frames_draft(struct thread_ctx *tc, size_t i)
+{
+	const struct model_thread *t = tc->t;
+	struct iter *it = &tc->iters[i];
+	size_t floor = i ? tc->iters[i - 1].ve + 1 : 0, j = it->vs;
+
+	it->draft = NONE;
+	it->draft_cut = false;
+	it->draft_seen = i > 0;
+	while (j-- > floor) {
+		__u32 stack = tc->event_stacks[j];
+
+		if (stack && frames__class(&tc->frames, tc->v, stack, !i) == FRAME_LOOP) {
+			it->draft_seen = true;
+			return;
+		}
+		if (is_launch(&t->events[j]))
+			it->draft = j;
+	}
+}
+
+/*
  * Walking back from verify: past calls that are not draft launches (a sync
  * between draft and verify, work on other streams), then over draft launches
  * (draft graphs, eager launches on the verify stream), up to a sync or a
@@ -146,6 +174,12 @@ void boundaries__find_draft(struct thread_ctx *tc, size_t i)
 	size_t floor = i ? tc->iters[i - 1].ve + 1 : 0, j = it->vs;
 	size_t graph = tc->graph_drafts ? last_draft_graph(tc, floor, it->vs) : NONE;
 
+	if (tc->frames_loop && !tc->event_stacks)
+		tc->event_stacks = frames__event_stacks(tc->v, t);
+	if (tc->frames_loop && tc->event_stacks) {
+		frames_draft(tc, i);
+		return;
+	}
 	it->draft = NONE;
 	it->draft_seen = i > 0;
 	it->draft_cut = false;

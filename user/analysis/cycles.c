@@ -63,6 +63,7 @@ static void thread_ctx_free(struct thread_ctx *tc)
 	hmap__free(&tc->own_sites.counts);
 	free(tc->stats);
 	free(tc->iters);
+	free(tc->event_stacks);
 	free(tc->accept_of);
 }
 

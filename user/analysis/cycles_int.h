@@ -46,22 +46,14 @@ enum frame_class {
 	FRAME_NESTED,	/* a generation run inside the loop's: the draft model's */
 };
 
-/* Loop statements a nested generation was seen under, kept at most. */
-#define FRAME_DRAFT_STMTS 8
-_Static_assert(FRAME_DRAFT_STMTS == sizeof(((struct role_evidence *)0)->draft_stmts) / sizeof(__u64),
-	       "role_evidence holds the draft statements");
-
 /* The Python frames' votes, a call at a time over the windows. */
 struct frame_walk {
-	struct frame_prefix prefix;
-	__u64 draft_stmts[FRAME_DRAFT_STMTS];	/* the loop's statements that draft */
-	__u32 nr_draft_stmts;
-	__u64 accept_stmts[FRAME_DRAFT_STMTS];	/* ... that read the verify's result */
+	struct frame_loop loop;
+	__u64 accept_stmts[FRAME_STMTS];	/* the loop's statements that read the verify's */
 	__u32 nr_accept_stmts;
 	enum frame_class last;		/* of the last sync with frames */
 	size_t *pending;		/* exec ids of the bursts since it */
 	size_t nr_pending, cap_pending;
-	bool seen_nested;
 };
 
 /* Up to this many call sites of syncs between two graph launches are read. */
@@ -107,11 +99,9 @@ struct thread_ctx {
 	struct site_stats own_sites;	/* the whole run's, where the thread is read at once */
 	enum lead_from lead_from;
 	bool lead_extends;
-	bool frames_nested;		/* the frames tell (frames.c) */
+	struct frame_loop frames;	/* what the Python frames told (frames.c) */
 	bool frames_loop;		/* ... and they chose the verify */
-	struct frame_prefix frame_prefix;
-	__u64 draft_stmts[FRAME_DRAFT_STMTS];
-	__u32 nr_draft_stmts;
+	__u32 *event_stacks;		/* frames_loop: each sync's stack, by event (made on use) */
 };
 
 static inline bool is_launch(const struct loop_event *e)
@@ -214,6 +204,8 @@ __u32 *frames__event_stacks(const struct model_view *v, const struct model_threa
 int frames__walk(struct frame_walk *fw, struct exec_stats *stats, const struct model_view *v,
 		 const struct model_thread *t, const __u32 *stacks, size_t upto);
 void frames__walk_free(struct frame_walk *fw);
+enum frame_class frames__class(const struct frame_loop *fl, const struct model_view *v,
+			       __u32 stack, bool outside_is_loop);
 int frames__collect(struct thread_ctx *tc);
 struct model_exec *frames__anchor(const struct thread_ctx *tc);
 void frames__mark(struct thread_ctx *tc);

@@ -162,20 +162,16 @@ static int save_roles(struct cycles_plan *pl, const struct model_view *v)
 
 static struct thread_ctx plan_ctx(struct model *m, struct model_thread *t, struct plan_thread *pt)
 {
-	struct thread_ctx tc = {
+	return (struct thread_ctx){
 		.m = m, .v = model__view(m), .t = t, .stats = pt->stats,
 		.copies_d2h = pt->copies_d2h, .has_extend = pt->has_extend,
 		.graph_drafts = pt->graph_drafts, .eager = pt->eager,
 		.plain_graphs = pt->plain_graphs, .sites = pt->sites_seen ? &pt->sites : NULL,
 		.lead_from = pt->lead_from,
-		.frames_nested = pt->frames.seen_nested, .frame_prefix = pt->frames.prefix,
+		.frames = pt->frames.loop,
 		.frames_loop = pt->anchored && pt->verify_from == ROLE_FROM_FRAMES,
-		.nr_draft_stmts = pt->frames.nr_draft_stmts,
 		.lead_extends = pt->lead_extends,
 	};
-
-	memcpy(tc.draft_stmts, pt->frames.draft_stmts, sizeof(tc.draft_stmts));
-	return tc;
 }
 
 /* Pieces rounds read these counts (add_pieces): which graph came next to which. */
@@ -482,6 +478,7 @@ int cycles_plan__step(struct cycles_plan *pl, struct model *m, bool final, __u64
 		tc = plan_ctx(m, t, pt);
 		ret = iters_step(pl, &tc, pt, final, &keep_ns[k]);
 		free(tc.iters);
+		free(tc.event_stacks);
 	}
 	return ret;
 }
@@ -845,6 +842,7 @@ int cycles_plan__window(struct cycles_plan *pl, struct model *m, bool final, str
 		else
 			out->nr_loops++;
 		free(tc.iters);
+		free(tc.event_stacks);
 		free(tc.accept_of);
 	}
 	return ret;

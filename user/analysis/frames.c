@@ -91,9 +91,15 @@ static bool has_statement(const __u64 *stmts, __u32 n, __u64 stmt)
 	return false;
 }
 
-static bool is_draft_statement(const struct frame_walk *fw, __u64 stmt)
+static bool is_draft_statement(const struct frame_loop *fl, __u64 stmt)
 {
-	return has_statement(fw->draft_stmts, fw->nr_draft_stmts, stmt);
+	return has_statement(fl->draft_stmts, fl->nr_draft_stmts, stmt);
+}
+
+/* The code of the first frame past the prefix; 0: none. */
+static __u64 past_prefix(const struct frame_prefix *fp, const struct cs_stack *st)
+{
+	return fp->known && st->nr_py > fp->nr ? st->py[st->nr_py - 1 - fp->nr].code : 0;
 }
 
 /*
@@ -102,20 +108,26 @@ static bool is_draft_statement(const struct frame_walk *fw, __u64 stmt)
  * loop's syncs made under it, outside the nested generation (reading the
  * candidates' length), are the draft's too.
  */
-static enum frame_class class_of(struct frame_walk *fw, const struct cs_stack *st, __u64 *stmt_out)
+static enum frame_class class_of(struct frame_loop *fl, const struct cs_stack *st,
+				 __u64 *stmt_out)
 {
 	__u64 stmt;
 
 	if (!st)
 		return FRAME_NONE;
-	narrow(&fw->prefix, st);
-	stmt = *stmt_out = statement_of(&fw->prefix, st);
-	if (frames__nested(&fw->prefix, st)) {
-		if (stmt && !is_draft_statement(fw, stmt) && fw->nr_draft_stmts < FRAME_DRAFT_STMTS)
-			fw->draft_stmts[fw->nr_draft_stmts++] = stmt;
+	narrow(&fl->prefix, st);
+	stmt = *stmt_out = statement_of(&fl->prefix, st);
+	/* past the prefix, not the loop's function: its walk lost frames, it tells nothing */
+	if (fl->nested && past_prefix(&fl->prefix, st) != fl->loop_code)
+		return FRAME_NONE;
+	if (frames__nested(&fl->prefix, st)) {
+		fl->nested = true;
+		fl->loop_code = past_prefix(&fl->prefix, st);
+		if (stmt && !is_draft_statement(fl, stmt) && fl->nr_draft_stmts < FRAME_STMTS)
+			fl->draft_stmts[fl->nr_draft_stmts++] = stmt;
 		return FRAME_NESTED;
 	}
-	return is_draft_statement(fw, stmt) ? FRAME_NESTED : FRAME_LOOP;
+	return is_draft_statement(fl, stmt) ? FRAME_NESTED : FRAME_LOOP;
 }
 
 /* The stack of each blocking event of t (0: none); NULL: no stacks or memory. */
@@ -160,7 +172,7 @@ static void settle(struct frame_walk *fw, struct exec_stats *stats, enum frame_c
 			st->frame_extend++;
 	}
 	if (fw->nr_pending && fw->last == FRAME_NESTED && next == FRAME_LOOP && stmt && !accept &&
-	    fw->nr_accept_stmts < FRAME_DRAFT_STMTS)
+	    fw->nr_accept_stmts < FRAME_STMTS)
 		fw->accept_stmts[fw->nr_accept_stmts++] = stmt;
 	fw->nr_pending = 0;
 	fw->last = next;
@@ -173,10 +185,9 @@ int frames__walk(struct frame_walk *fw, struct exec_stats *stats, const struct m
 		const struct loop_event *e = &t->events[j];
 		__u64 stmt = 0;
 		enum frame_class cls =
-			stacks[j] ? class_of(fw, stack_of(v, stacks[j]), &stmt) : FRAME_NONE;
+			stacks[j] ? class_of(&fw->loop, stack_of(v, stacks[j]), &stmt) : FRAME_NONE;
 
 		if (cls) {
-			fw->seen_nested |= cls == FRAME_NESTED;
 			settle(fw, stats, cls, stmt);
 			continue;
 		}
@@ -211,10 +222,7 @@ int frames__collect(struct thread_ctx *tc)
 	if (!stacks)
 		return 0;
 	ret = frames__walk(&fw, tc->stats, tc->v, tc->t, stacks, tc->t->nr_events);
-	tc->frames_nested = fw.seen_nested;
-	tc->frame_prefix = fw.prefix;
-	memcpy(tc->draft_stmts, fw.draft_stmts, sizeof(tc->draft_stmts));
-	tc->nr_draft_stmts = fw.nr_draft_stmts;
+	tc->frames = fw.loop;
 	frames__walk_free(&fw);
 	free(stacks);
 	return ret;
@@ -245,7 +253,7 @@ struct model_exec *frames__anchor(const struct thread_ctx *tc)
 	struct model_exec *best = NULL;
 
 	/* beside CUDA graphs the forwards are graphs: the kernels tell them */
-	if (!tc->frames_nested || tc->plain_graphs)
+	if (!tc->frames.nested || tc->plain_graphs)
 		return NULL;
 	for (size_t id = 0; id < tc->v->nr_execs; id++) {
 		struct model_exec *x = tc->v->execs[id];
@@ -279,20 +287,32 @@ void frames__count(const struct thread_ctx *tc, struct role_evidence *ev)
 		ev->frame_verify += st->frame_verify;
 		ev->frame_extend += st->frame_extend;
 	}
-	ev->frames_nested = tc->frames_nested;
-	ev->prefix = tc->frame_prefix;
-	memcpy(ev->draft_stmts, tc->draft_stmts, sizeof(ev->draft_stmts));
-	ev->nr_draft_stmts = tc->nr_draft_stmts;
+	ev->frames = tc->frames;
 }
 
-bool frames__in_draft(const struct role_evidence *ev, const struct cs_stack *st)
+/*
+ * A sync's class against a loop the frames told, nothing learnt from it:
+ * lost (its walk lost frames, or it is outside the loop's function) is
+ * FRAME_NONE, or FRAME_LOOP where outside_is_loop.
+ */
+enum frame_class frames__class(const struct frame_loop *fl, const struct model_view *v,
+			       __u32 stack, bool outside_is_loop)
 {
-	__u64 stmt;
+	const struct cs_stack *st = stack_of(v, stack);
 
-	if (!st || !st->nr_py || !ev->frames_nested)
+	if (!st)
+		return FRAME_NONE;
+	if (past_prefix(&fl->prefix, st) != fl->loop_code)
+		return outside_is_loop ? FRAME_LOOP : FRAME_NONE;
+	return frames__nested(&fl->prefix, st) ||
+	       is_draft_statement(fl, statement_of(&fl->prefix, st)) ? FRAME_NESTED : FRAME_LOOP;
+}
+
+bool frames__in_draft(const struct frame_loop *fl, const struct cs_stack *st)
+{
+	if (!st || !st->nr_py || !fl->nested)
 		return false;
-	if (frames__nested(&ev->prefix, st))
+	if (frames__nested(&fl->prefix, st) || past_prefix(&fl->prefix, st) != fl->loop_code)
 		return true;
-	stmt = statement_of(&ev->prefix, st);
-	return has_statement(ev->draft_stmts, ev->nr_draft_stmts, stmt);
+	return is_draft_statement(fl, statement_of(&fl->prefix, st));
 }

@@ -14,12 +14,23 @@
 
 /* Outermost frames kept of what every sync of a thread shares. */
 #define FRAME_PREFIX_MAX 32
+/* Loop statements kept that draft, and that read the verify's result. */
+#define FRAME_STMTS 8
 
 /* The frames every sync shared, outermost first (code objects). */
 struct frame_prefix {
 	__u64 code[FRAME_PREFIX_MAX];
 	__u32 nr;
 	bool known;
+};
+
+/* What the Python frames told of a thread's generation loop (frames.c). */
+struct frame_loop {
+	struct frame_prefix prefix;
+	__u64 loop_code;		/* the loop's function: first frame past the prefix */
+	__u64 draft_stmts[FRAME_STMTS];	/* its statements a nested generation ran under */
+	__u32 nr_draft_stmts;
+	bool nested;			/* some sync ran a generation inside the loop's */
 };
 
 struct role_evidence {
@@ -29,17 +40,18 @@ struct role_evidence {
 	bool kernels_said;
 	/* the Python frames: eager bursts voted draft, verify and extend */
 	__u32 frame_draft, frame_verify, frame_extend;
-	bool frames_nested;		/* some sync ran a generation inside the loop's */
-	struct frame_prefix prefix;
-	__u64 draft_stmts[8];		/* loop statements the draft ran under */
-	__u32 nr_draft_stmts;
+	struct frame_loop frames;
 	enum role_source decided_by;	/* the piece that chose the verify */
 };
 
 struct cs_stack;
 /* Does the stack run a generation inside the loop's (a frame of the prefix again)? */
 bool frames__nested(const struct frame_prefix *fp, const struct cs_stack *st);
-/* Was a sync of this stack made by the loop's draft (nested, or under its statement)? */
-bool frames__in_draft(const struct role_evidence *ev, const struct cs_stack *st);
+/*
+ * Was a sync of this stack, made between a round's extend and its verify,
+ * the draft's own: nested, under the statement that drafts, or not under
+ * the loop's function at all (its walk lost frames)?
+ */
+bool frames__in_draft(const struct frame_loop *fl, const struct cs_stack *st);
 
 #endif /* __ROLES_H */

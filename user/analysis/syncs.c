@@ -163,7 +163,7 @@ static long place(const struct loop *lp, const struct model_view *v, const struc
 		   h / 2 <= t->nr_events && step_read(v, t, h);
 	/* where the frames told the loop, the draft's own syncs are those its frames place in it */
 	if (sv->pos == SPOS_DRAFT_VERIFY && !sv->step && lp->evidence.decided_by == ROLE_FROM_FRAMES)
-		sv->step = frames__in_draft(&lp->evidence, draft_stack(v, sv->sync));
+		sv->step = frames__in_draft(&lp->evidence.frames, draft_stack(v, sv->sync));
 	return i;
 }
 

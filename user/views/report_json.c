@@ -256,7 +256,7 @@ static void put_role_evidence(FILE *out, struct model *m, const struct role_evid
 		fputs("\"verify_exec\":null},", out);
 	fprintf(out, "\"python_frames\":{\"nested\":%s,\"draft_bursts\":%u,\"verify_bursts\":%u,"
 		     "\"extend_bursts\":%u}},",
-		ev->frames_nested ? "true" : "false", ev->frame_draft, ev->frame_verify,
+		ev->frames.nested ? "true" : "false", ev->frame_draft, ev->frame_verify,
 		ev->frame_extend);
 }
 
