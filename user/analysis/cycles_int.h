@@ -204,6 +204,8 @@ __u32 *frames__event_stacks(const struct model_view *v, const struct model_threa
 int frames__walk(struct frame_walk *fw, struct exec_stats *stats, const struct model_view *v,
 		 const struct model_thread *t, const __u32 *stacks, size_t upto);
 void frames__walk_free(struct frame_walk *fw);
+/* A sync's class (NULL stack: FRAME_NONE), what the loop's frames learn from it first; *stmt: its statement. */
+enum frame_class frames__learn(struct frame_loop *fl, const struct cs_stack *st, __u64 *stmt);
 enum frame_class frames__class(const struct frame_loop *fl, const struct model_view *v,
 			       __u32 stack, bool outside_is_loop);
 int frames__collect(struct thread_ctx *tc);

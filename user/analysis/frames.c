@@ -108,8 +108,7 @@ static __u64 past_prefix(const struct frame_prefix *fp, const struct cs_stack *s
  * loop's syncs made under it, outside the nested generation (reading the
  * candidates' length), are the draft's too.
  */
-static enum frame_class class_of(struct frame_loop *fl, const struct cs_stack *st,
-				 __u64 *stmt_out)
+enum frame_class frames__learn(struct frame_loop *fl, const struct cs_stack *st, __u64 *stmt_out)
 {
 	__u64 stmt;
 
@@ -185,7 +184,7 @@ int frames__walk(struct frame_walk *fw, struct exec_stats *stats, const struct m
 		const struct loop_event *e = &t->events[j];
 		__u64 stmt = 0;
 		enum frame_class cls =
-			stacks[j] ? class_of(&fw->loop, stack_of(v, stacks[j]), &stmt) : FRAME_NONE;
+			stacks[j] ? frames__learn(&fw->loop, stack_of(v, stacks[j]), &stmt) : FRAME_NONE;
 
 		if (cls) {
 			settle(fw, stats, cls, stmt);
