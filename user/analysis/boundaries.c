@@ -130,6 +130,14 @@ static bool eager_drafts(const struct thread_ctx *tc)
 	return tc->eager && !tc->plain_graphs;
 }
 
+/* Where the frames told the loop: the stack of each of its syncs, made on first use. */
+static bool frames_stacks(struct thread_ctx *tc)
+{
+	if (tc->frames_loop && !tc->event_stacks)
+		tc->event_stacks = frames__event_stacks(tc->v, tc->t);
+	return tc->frames_loop && tc->event_stacks;
+}
+
 /*
  * Where the frames told the loop, the draft begins after the loop's last own
  * sync before the verify (the last round's bookkeeping): its first launch
@@ -174,9 +182,7 @@ void boundaries__find_draft(struct thread_ctx *tc, size_t i)
 	size_t floor = i ? tc->iters[i - 1].ve + 1 : 0, j = it->vs;
 	size_t graph = tc->graph_drafts ? last_draft_graph(tc, floor, it->vs) : NONE;
 
-	if (tc->frames_loop && !tc->event_stacks)
-		tc->event_stacks = frames__event_stacks(tc->v, t);
-	if (tc->frames_loop && tc->event_stacks) {
+	if (frames_stacks(tc)) {
 		frames_draft(tc, i);
 		return;
 	}
@@ -262,6 +268,32 @@ static size_t draft_or_verify(const struct iter *it)
 	return it->draft != NONE ? it->draft : it->vs;
 }
 
+/*
+ * The loop's last cycle, where the frames told the loop: its extend runs
+ * through the loop's own syncs after the accept (the cache trim, the
+ * bookkeeping, the loop's condition) to the last of them; a nested one (a
+ * draft again) or the end of the recording ends the search.
+ */
+static void frames_last_extend(struct thread_ctx *tc, struct iter *it)
+{
+	size_t last = NONE;
+
+	for (size_t j = it->after; j < tc->t->nr_events; j++) {
+		__u32 stack = tc->event_stacks[j];
+		enum frame_class cls =
+			stack ? frames__class(&tc->frames, tc->v, stack, false) : FRAME_NONE;
+
+		if (cls == FRAME_NESTED)
+			break;
+		if (cls == FRAME_LOOP)
+			last = j;
+	}
+	if (last != NONE) {
+		it->x1 = it->after;
+		it->xl = last;
+	}
+}
+
 static void find_extend(struct thread_ctx *tc, size_t i)
 {
 	const struct model_thread *t = tc->t;
@@ -280,6 +312,10 @@ static void find_extend(struct thread_ctx *tc, size_t i)
 				it->xl = j;
 		if (it->x1 >= end)
 			it->x1 = it->xl = NONE;
+		return;
+	}
+	if (frames_stacks(tc)) {
+		frames_last_extend(tc, it);
 		return;
 	}
 	/* the last one ends with its extend launches; what follows is not the loop */
