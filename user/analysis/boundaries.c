@@ -130,6 +130,42 @@ static bool eager_drafts(const struct thread_ctx *tc)
 	return tc->eager && !tc->plain_graphs;
 }
 
+/* Where the frames told the loop: the stack of each of its syncs, made on first use. */
+static bool frames_stacks(struct thread_ctx *tc)
+{
+	if (tc->frames_loop && !tc->event_stacks)
+		tc->event_stacks = frames__event_stacks(tc->v, tc->t);
+	return tc->frames_loop && tc->event_stacks;
+}
+
+/*
+ * Where the frames told the loop, the draft begins after the loop's last own
+ * sync before the verify (the last round's bookkeeping): its first launch
+ * after it. Syncs of the draft (nested, or under the drafting statement) and
+ * those whose walk lost frames do not end it; before the first verify, a sync
+ * outside the loop's function does (the generation's set-up before its loop).
+ */
+static void frames_draft(struct thread_ctx *tc, size_t i)
+{
+	const struct model_thread *t = tc->t;
+	struct iter *it = &tc->iters[i];
+	size_t floor = i ? tc->iters[i - 1].ve + 1 : 0, j = it->vs;
+
+	it->draft = NONE;
+	it->draft_cut = false;
+	it->draft_seen = i > 0;
+	while (j-- > floor) {
+		__u32 stack = tc->event_stacks[j];
+
+		if (stack && frames__class(&tc->frames, tc->v, stack, !i) == FRAME_LOOP) {
+			it->draft_seen = true;
+			return;
+		}
+		if (is_launch(&t->events[j]))
+			it->draft = j;
+	}
+}
+
 /*
  * Walking back from verify: past calls that are not draft launches (a sync
  * between draft and verify, work on other streams), then over draft launches
@@ -146,6 +182,10 @@ void boundaries__find_draft(struct thread_ctx *tc, size_t i)
 	size_t floor = i ? tc->iters[i - 1].ve + 1 : 0, j = it->vs;
 	size_t graph = tc->graph_drafts ? last_draft_graph(tc, floor, it->vs) : NONE;
 
+	if (frames_stacks(tc)) {
+		frames_draft(tc, i);
+		return;
+	}
 	it->draft = NONE;
 	it->setup = NONE;
 	it->draft_seen = i > 0;
@@ -287,6 +327,32 @@ static void find_setup(struct thread_ctx *tc, size_t i)
 	}
 }
 
+/*
+ * The loop's last cycle, where the frames told the loop: its extend runs
+ * through the loop's own syncs after the accept (the cache trim, the
+ * bookkeeping, the loop's condition) to the last of them; a nested one (a
+ * draft again) or the end of the recording ends the search.
+ */
+static void frames_last_extend(struct thread_ctx *tc, struct iter *it)
+{
+	size_t last = NONE;
+
+	for (size_t j = it->after; j < tc->t->nr_events; j++) {
+		__u32 stack = tc->event_stacks[j];
+		enum frame_class cls =
+			stack ? frames__class(&tc->frames, tc->v, stack, false) : FRAME_NONE;
+
+		if (cls == FRAME_NESTED)
+			break;
+		if (cls == FRAME_LOOP)
+			last = j;
+	}
+	if (last != NONE) {
+		it->x1 = it->after;
+		it->xl = last;
+	}
+}
+
 static void find_extend(struct thread_ctx *tc, size_t i)
 {
 	const struct model_thread *t = tc->t;
@@ -305,6 +371,10 @@ static void find_extend(struct thread_ctx *tc, size_t i)
 				it->xl = j;
 		if (it->x1 >= end)
 			it->x1 = it->xl = NONE;
+		return;
+	}
+	if (frames_stacks(tc)) {
+		frames_last_extend(tc, it);
 		return;
 	}
 	/* the last one ends with its extend launches; what follows is not the loop */
@@ -773,6 +843,19 @@ static size_t iter_end(const struct thread_ctx *tc, size_t i)
 	return it->ve + 1;
 }
 
+/*
+ * A verify with no draft launch before it inside a loop the Python frames
+ * told: a round whose candidate generator drafted nothing (Hugging Face's
+ * last round, no new token left to draft), the loop's all the same.
+ */
+static bool draftless_round(const struct thread_ctx *tc, size_t i, const struct loop *lp)
+{
+	const struct iter *it = &tc->iters[i];
+
+	return tc->frames_loop && it->draft == NONE && it->draft_seen &&
+	       (i > 0 || (lp && lp->nr_cycles));
+}
+
 void boundaries__export_iter(const struct thread_ctx *tc, size_t i, struct loop_iter *out)
 {
 	const struct iter *it = &tc->iters[i];
@@ -782,7 +865,7 @@ void boundaries__export_iter(const struct thread_ctx *tc, size_t i, struct loop_
 	*out = (struct loop_iter){
 		.first = first_launch(it), .vs = it->vs, .ve = it->ve, .copy = it->copy,
 		.accept = it->accept, .after = it->after, .end = end, .cycle = -1,
-		.no_draft = it->draft == NONE && it->draft_seen,
+		.no_draft = it->draft == NONE && it->draft_seen && !draftless_round(tc, i, NULL),
 	};
 }
 
@@ -793,7 +876,7 @@ int boundaries__count_iter(struct thread_ctx *tc, size_t i, struct loop *lp, str
 	bool before_attach = tc->t->events[draft_or_verify(it)].ts < tc->t->attach_done_ns;
 
 	/* a verify with no draft before it (warm-up, a plain decode step) is no cycle */
-	if (it->draft == NONE && it->draft_seen) {
+	if (it->draft == NONE && it->draft_seen && !draftless_round(tc, i, lp)) {
 		lp->skipped_no_draft++;
 		return 0;
 	}

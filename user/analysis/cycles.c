@@ -63,6 +63,7 @@ static void thread_ctx_free(struct thread_ctx *tc)
 	hmap__free(&tc->own_sites.counts);
 	free(tc->stats);
 	free(tc->iters);
+	free(tc->event_stacks);
 	free(tc->accept_of);
 }
 
@@ -88,13 +89,17 @@ static int analyse_threads(struct model *m, struct thread_ctx *tcs, size_t nr, s
 	struct model_view *v = model__view(m);
 	struct model_exec **anchors = calloc(nr ? nr : 1, sizeof(*anchors));
 	enum role_source *froms = calloc(nr ? nr : 1, sizeof(*froms));
+	struct role_evidence *evs = calloc(nr ? nr : 1, sizeof(*evs));
 	int ret = -ENOMEM;
 
-	if (!anchors || !froms)
+	if (!anchors || !froms || !evs)
 		goto out;
 	for (size_t k = 0; k < nr; k++) {
 		roles__collect_stats(&tcs[k]);
-		anchors[k] = roles__pick_anchor(&tcs[k], &froms[k]);
+		if (frames__collect(&tcs[k]))
+			goto out;
+		anchors[k] = roles__choose(&tcs[k], &evs[k], &froms[k]);
+		tcs[k].frames_loop = froms[k] == ROLE_FROM_FRAMES;
 		if (anchors[k] && anchors[k]->role == ROLE_UNKNOWN)
 			roles__mark_verify(&tcs[k], anchors[k], froms[k]);
 	}
@@ -122,6 +127,7 @@ static int analyse_threads(struct model *m, struct thread_ctx *tcs, size_t nr, s
 		lp->rank = loop__rank_of(v, lp->tgid);
 		lp->verify_exec = anchors[k]->id;
 		lp->verify_from = froms[k];
+		lp->evidence = evs[k];
 		lp->lead_from = tcs[k].lead_from;
 		lp->lead_extends = tcs[k].lead_extends;
 		out->nr_loops++;
@@ -132,6 +138,7 @@ static int analyse_threads(struct model *m, struct thread_ctx *tcs, size_t nr, s
 out:
 	free(anchors);
 	free(froms);
+	free(evs);
 	return ret;
 }
 

@@ -35,6 +35,25 @@ struct exec_stats {
 	__u32 after_run;	/* launches right after a run of another exec's launches */
 	/* the call site that most of its launches are followed by a sync from (recorded stacks) */
 	__u32 site, site_launches;
+	/* eager bursts voted by the Python frames of the syncs around them (frames.c) */
+	__u32 frame_draft, frame_verify, frame_extend;
+};
+
+/* A sync's stack against the loop's frames (frames.c). */
+enum frame_class {
+	FRAME_NONE,	/* no Python frames */
+	FRAME_LOOP,	/* the generation loop's own */
+	FRAME_NESTED,	/* a generation run inside the loop's: the draft model's */
+};
+
+/* The Python frames' votes, a call at a time over the windows. */
+struct frame_walk {
+	struct frame_loop loop;
+	__u64 accept_stmts[FRAME_STMTS];	/* the loop's statements that read the verify's */
+	__u32 nr_accept_stmts;
+	enum frame_class last;		/* of the last sync with frames */
+	size_t *pending;		/* exec ids of the bursts since it */
+	size_t nr_pending, cap_pending;
 };
 
 /* Up to this many call sites of syncs between two graph launches are read. */
@@ -81,6 +100,9 @@ struct thread_ctx {
 	struct site_stats own_sites;	/* the whole run's, where the thread is read at once */
 	enum lead_from lead_from;
 	bool lead_extends;
+	struct frame_loop frames;	/* what the Python frames told (frames.c) */
+	bool frames_loop;		/* ... and they chose the verify */
+	__u32 *event_stacks;		/* frames_loop: each sync's stack, by event (made on use) */
 };
 
 static inline bool is_launch(const struct loop_event *e)
@@ -176,6 +198,22 @@ void roles__mark_family(struct thread_ctx *tc, const struct model_exec *like,
 			enum role_source from);
 void roles__mark_verify(struct thread_ctx *tc, struct model_exec *anchor, enum role_source from);
 void roles__by_family(struct model_view *v);
+struct model_exec *roles__choose(struct thread_ctx *tc, struct role_evidence *ev,
+				 enum role_source *from);
+
+/* frames.c */
+__u32 *frames__event_stacks(const struct model_view *v, const struct model_thread *t);
+int frames__walk(struct frame_walk *fw, struct exec_stats *stats, const struct model_view *v,
+		 const struct model_thread *t, const __u32 *stacks, size_t upto);
+void frames__walk_free(struct frame_walk *fw);
+/* A sync's class (NULL stack: FRAME_NONE), what the loop's frames learn from it first; *stmt: its statement. */
+enum frame_class frames__learn(struct frame_loop *fl, const struct cs_stack *st, __u64 *stmt);
+enum frame_class frames__class(const struct frame_loop *fl, const struct model_view *v,
+			       __u32 stack, bool outside_is_loop);
+int frames__collect(struct thread_ctx *tc);
+struct model_exec *frames__anchor(const struct thread_ctx *tc);
+void frames__mark(struct thread_ctx *tc);
+void frames__count(const struct thread_ctx *tc, struct role_evidence *ev);
 
 /* leads.c */
 size_t leads__lead_of(const struct thread_ctx *tc, size_t i);

@@ -39,6 +39,8 @@ struct plan_thread {
 	bool plain_graphs;		/* CUDA graphs launched too */
 	struct site_stats sites;	/* call sites of syncs, counted window by window */
 	bool sites_seen;		/* some sync had one */
+	struct frame_walk frames;	/* the Python frames' votes so far */
+	struct role_evidence evidence;
 	size_t neighbour;		/* exec of its last graph launch since a sync */
 	struct exec_pair *pairs;	/* graph launches one after the other, no sync between */
 	size_t nr_pairs, cap_pairs;
@@ -96,6 +98,7 @@ void cycles_plan__free(struct cycles_plan *pl)
 		free(pl->threads[i].pairs);
 		hmap__free(&pl->threads[i].pair_at);
 		hmap__free(&pl->threads[i].sites.counts);
+		frames__walk_free(&pl->threads[i].frames);
 		free(pl->threads[i].owned);
 		if (pl->threads[i].run.store)
 			fclose(pl->threads[i].run.store);
@@ -165,6 +168,8 @@ static struct thread_ctx plan_ctx(struct model *m, struct model_thread *t, struc
 		.graph_drafts = pt->graph_drafts, .eager = pt->eager,
 		.plain_graphs = pt->plain_graphs, .sites = pt->sites_seen ? &pt->sites : NULL,
 		.lead_from = pt->lead_from,
+		.frames = pt->frames.loop,
+		.frames_loop = pt->anchored && pt->verify_from == ROLE_FROM_FRAMES,
 		.lead_extends = pt->lead_extends,
 	};
 }
@@ -205,6 +210,20 @@ static int plan_sites(struct plan_thread *pt, const struct model_view *v,
 	pt->sites_seen = true;
 	ret = roles__sites_of_events(&pt->sites, pt->stats, t, sites, upto);
 	free(sites);
+	return ret;
+}
+
+/* The Python frames' votes of the settled part of a window (frames.c). */
+static int plan_frames(struct plan_thread *pt, const struct model_view *v,
+		       const struct model_thread *t, size_t upto)
+{
+	__u32 *stacks = frames__event_stacks(v, t);
+	int ret;
+
+	if (!stacks)
+		return 0;
+	ret = frames__walk(&pt->frames, pt->stats, v, t, stacks, upto);
+	free(stacks);
 	return ret;
 }
 
@@ -443,11 +462,14 @@ int cycles_plan__step(struct cycles_plan *pl, struct model *m, bool final, __u64
 			ret = stats_event(pt, &t->events[j]);
 		if (pl->stage == PLAN_STATS && !ret)
 			ret = plan_sites(pt, v, t, upto);
+		if (pl->stage == PLAN_STATS && !ret)
+			ret = plan_frames(pt, v, t, upto);
 		if (pl->stage == PLAN_STATS || !pt->anchored)
 			continue;
 		tc = plan_ctx(m, t, pt);
 		ret = iters_step(pl, &tc, pt, final, &keep_ns[k]);
 		free(tc.iters);
+		free(tc.event_stacks);
 	}
 	return ret;
 }
@@ -507,7 +529,7 @@ static void end_stats(struct cycles_plan *pl, struct model *m)
 
 		if (!pt->graphs)
 			continue;
-		anchor = roles__pick_anchor(&tc, &pt->verify_from);
+		anchor = roles__choose(&tc, &pt->evidence, &pt->verify_from);
 		pt->anchored = anchor != NULL;
 		pt->anchor = anchor ? anchor->id : 0;
 	}
@@ -761,6 +783,7 @@ static int window_loop(struct cycles_plan *pl, struct thread_ctx *tc, struct pla
 		ret = trust_first(pl, pt, tc);
 	*lp = (struct loop){ .tgid = t->tgid, .tid = t->tid, .rank = pt->run.rank,
 			     .verify_exec = pt->anchor, .verify_from = pt->verify_from,
+			     .evidence = pt->evidence,
 			     .lead_from = pt->lead_from, .lead_extends = pt->lead_extends,
 			     .iters = lp->iters, .nr_iters = tc->nr_iters };
 	for (size_t i = 0; i < tc->nr_iters; i++) {
@@ -811,6 +834,7 @@ int cycles_plan__window(struct cycles_plan *pl, struct model *m, bool final, str
 		else
 			out->nr_loops++;
 		free(tc.iters);
+		free(tc.event_stacks);
 		free(tc.accept_of);
 	}
 	return ret;
@@ -852,6 +876,7 @@ int cycles_plan__loops(struct cycles_plan *pl, struct model *m, struct cycles *o
 		lp->rank = loop__rank_of(v, lp->tgid);
 		lp->verify_exec = pt->anchor;
 		lp->verify_from = pt->verify_from;
+		lp->evidence = pt->evidence;
 		lp->lead_from = pt->lead_from;
 		lp->lead_extends = pt->lead_extends;
 		pt->run.store = NULL;

@@ -665,6 +665,7 @@ static const char *const role_sources[ROLE_FROM_NR] = {
 	[ROLE_FROM_POSITION] = "position", [ROLE_FROM_FAMILY] = "same-kernels",
 	[ROLE_FROM_EAGER] = "eager-launches", [ROLE_FROM_EAGER_STEPS] = "eager-steps",
 	[ROLE_FROM_EAGER_GRAPHS] = "eager-graphs", [ROLE_FROM_EAGER_SITES] = "eager-sites",
+	[ROLE_FROM_FRAMES] = "python-frames",
 };
 
 static const char *const sync_kind_names[SYNC_KIND_NR] = {

@@ -136,6 +136,7 @@ enum role_source {
 	ROLE_FROM_EAGER_STEPS,	/* eager verify: as many launches as the draft's, which repeats */
 	ROLE_FROM_EAGER_GRAPHS,	/* eager verify beside graphs: larger than all, hands the result */
 	ROLE_FROM_EAGER_SITES,	/* eager verify: its syncs' call site, not the draft steps' */
+	ROLE_FROM_FRAMES,	/* eager: the Python frames of the syncs around its bursts */
 	ROLE_FROM_NR,
 };
 

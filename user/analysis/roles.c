@@ -112,19 +112,11 @@ static int site_launch(struct site_stats *ss, struct exec_stats *stats, size_t n
 /* Call site of each sync among t's events, by event; NULL: no stacks (or no memory). */
 __u32 *roles__event_sites(const struct model_view *v, const struct model_thread *t)
 {
-	__u32 *sites;
+	__u32 *sites = frames__event_stacks(v, t);
 
-	if (!v->stacks || !t->nr_events || !(sites = calloc(t->nr_events, sizeof(*sites))))
-		return NULL;
-	for (size_t i = 0; i < v->nr_syncs; i++) {
-		const struct model_sync *sy = &v->syncs[i];
-		const struct cs_stack *st;
-		size_t k = sy->event_index;
+	for (size_t k = 0; sites && k < t->nr_events; k++) {
+		const struct cs_stack *st = sites[k] ? callstacks__stack(v->stacks, sites[k]) : NULL;
 
-		if (sy->tid != t->tid || sy->tgid != t->tgid || !sy->stack || k >= t->nr_events ||
-		    t->events[k].ts != sy->ts || !is_blocking(&t->events[k]))
-			continue;
-		st = callstacks__stack(v->stacks, sy->stack);
 		sites[k] = st ? st->site : 0;
 	}
 	return sites;
@@ -495,6 +487,10 @@ void roles__mark_verify(struct thread_ctx *tc, struct model_exec *anchor, enum r
 {
 	const struct exec_stats *ast = &tc->stats[anchor->id];
 
+	if (from == ROLE_FROM_FRAMES) {
+		frames__mark(tc);
+		return;
+	}
 	if (anchor->eager) {
 		mark_eager_verify(tc, anchor, from);
 		return;
@@ -536,4 +532,23 @@ void roles__by_family(struct model_view *v)
 			}
 		}
 	}
+}
+
+/*
+ * The verify anchor from every piece of evidence, each one's vote kept in ev:
+ * the Python frames decide where a generation runs inside the loop's (they
+ * see the program, not the kernels' shapes); else the kernels.
+ */
+struct model_exec *roles__choose(struct thread_ctx *tc, struct role_evidence *ev,
+				 enum role_source *from)
+{
+	struct model_exec *kernels = roles__pick_anchor(tc, &ev->kernels_from);
+	struct model_exec *frames = frames__anchor(tc);
+
+	ev->kernels_said = kernels != NULL;
+	ev->kernels_verify = kernels ? kernels->id : 0;
+	frames__count(tc, ev);
+	ev->decided_by = frames ? ROLE_FROM_FRAMES : kernels ? ev->kernels_from : ROLE_FROM_NONE;
+	*from = ev->decided_by;
+	return frames ? frames : kernels;
 }

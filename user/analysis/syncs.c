@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include "callstack.h"
 #include "grow.h"
 #include "spill.h"
 #include "gputime.h"
@@ -127,6 +128,11 @@ static bool step_read(const struct model_view *v, const struct model_thread *t, 
 	return false;
 }
 
+static const struct cs_stack *draft_stack(const struct model_view *v, const struct model_sync *sy)
+{
+	return v->stacks && sy->stack ? callstacks__stack(v->stacks, sy->stack) : NULL;
+}
+
 /* The iteration of sv's cycle; -1: none. */
 static long place(const struct loop *lp, const struct model_view *v, const struct model_thread *t,
 		  struct sync_verdict *sv)
@@ -156,6 +162,9 @@ static long place(const struct loop *lp, const struct model_view *v, const struc
 	/* legacy-stream work in a step is the step's launches and copies, not its read */
 	sv->step = sv->pos == SPOS_DRAFT_VERIFY && sv->sync->kind != SYNC_LEGACY && t &&
 		   h / 2 <= t->nr_events && step_read(v, t, h);
+	/* where the frames told the loop, the draft's own syncs are those its frames place in it */
+	if (sv->pos == SPOS_DRAFT_VERIFY && !sv->step && lp->evidence.decided_by == ROLE_FROM_FRAMES)
+		sv->step = frames__in_draft(&lp->evidence.frames, draft_stack(v, sv->sync));
 	return i;
 }
 

@@ -253,6 +253,22 @@ static __u64 late_start_of(const struct model_view *v, const struct loop *lp)
 	return 0;
 }
 
+/* Each piece of evidence of the loop's roles and its vote; decided_by: the one that chose. */
+static void put_role_evidence(FILE *out, struct model *m, const struct role_evidence *ev)
+{
+	fprintf(out, "\"role_evidence\":{\"decided_by\":\"%s\",\"kernels\":{\"verify_from\":\"%s\",",
+		model__role_source_name(ev->decided_by), model__role_source_name(ev->kernels_from));
+	if (ev->kernels_said)
+		fprintf(out, "\"verify_exec\":\"0x%llx\"},",
+			(unsigned long long)model__view(m)->execs[ev->kernels_verify]->handle);
+	else
+		fputs("\"verify_exec\":null},", out);
+	fprintf(out, "\"python_frames\":{\"nested\":%s,\"draft_bursts\":%u,\"verify_bursts\":%u,"
+		     "\"extend_bursts\":%u}},",
+		ev->frames.nested ? "true" : "false", ev->frame_draft, ev->frame_verify,
+		ev->frame_extend);
+}
+
 static void put_loop(FILE *out, struct model *m, const struct loop *lp,
 		     const struct cycle_summary *s)
 {
@@ -272,6 +288,7 @@ static void put_loop(FILE *out, struct model *m, const struct loop *lp,
 	else
 		fprintf(out, "\"lead_role\":\"%s\",", lp->lead_extends ? "extend" : "draft");
 	fprintf(out, "\"lead_from\":\"%s\",", cycles__lead_from_name(lp->lead_from));
+	put_role_evidence(out, m, &lp->evidence);
 	put_summary_fields(out, s);
 	fputc('}', out);
 }
