@@ -321,7 +321,21 @@ def check_cycles(ck, rep, r, allow_null):
                       f"{where}: gpu.{p}.start_ns")
 
 
+def phase_sums(ck, node, where="report"):
+    """Every phase mean with a wait: busy + wait = span (the GPU waiting inside it)."""
+    if isinstance(node, dict):
+        if {"busy_ns", "wait_ns", "span_ns"} <= node.keys():
+            want = max(node["span_ns"] - node["busy_ns"], 0)
+            ck.same(round(node["wait_ns"], 0), round(want, 0), f"{where}: wait_ns")
+        for k, v in node.items():
+            phase_sums(ck, v, f"{where}.{k}")
+    elif isinstance(node, list):
+        for i, v in enumerate(node):
+            phase_sums(ck, v, f"{where}[{i}]")
+
+
 def check_totals(ck, rep, ranks, allow_null=False):
+    phase_sums(ck, rep)
     gpu = rep.get("gpu")
     if gpu is None:
         ck.same(None, "an object", "top-level gpu")

@@ -37,11 +37,21 @@ void bounds__begin(struct rank_state *st, int cycle)
 	t->open = true;
 }
 
-/* The first draft launch starts this cycle and ends the previous one. */
+/*
+ * The call just made begins cycle's draft setup (its position uploaded, inputs
+ * copied in): the cycle starts there, at its first draft launch otherwise.
+ */
+void bounds__draft_setup(struct rank_state *st, int cycle)
+{
+	st->setup_entry = truth__last(true);
+	st->setup_cycle = cycle;
+}
+
+/* The first draft launch (or its setup) starts this cycle and ends the previous one. */
 void bounds__draft_launch(struct rank_state *st, int cycle)
 {
 	struct cycle_track *t = track_of(st, cycle), *prev = track_of(st, cycle - 1);
-	struct gt_ref entry = truth__last(true);
+	struct gt_ref entry = st->setup_cycle == cycle ? st->setup_entry : truth__last(true);
 
 	if (!t || t->b.draft_launches++)
 		return;

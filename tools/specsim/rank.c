@@ -161,6 +161,7 @@ int rank__run(void)
 	if (!st)
 		return -1;
 	st->rank = env.rank;
+	st->setup_cycle = -1;
 	truth__init(env.rank, env.ranks);
 	if (metrics_serve__start())
 		goto out;

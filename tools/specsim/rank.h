@@ -92,6 +92,8 @@ struct rank_state {
 	int schedule[MAX_SCHEDULE];	/* batch index per cycle, in turn */
 	int nr_schedule;
 	struct cycle_track track[2];	/* this cycle's bounds and the previous one's */
+	struct gt_ref setup_entry;	/* where cycle setup_cycle's draft setup began */
+	int setup_cycle;		/* -1: no setup noted */
 	struct capture_count count;
 	struct torch_state torch;
 	int cycles_run;
@@ -112,6 +114,7 @@ int graphs__capture_all(struct rank_state *st);
 /* bounds.c: note the calls that bound a cycle, right after making them */
 void bounds__begin(struct rank_state *st, int cycle);
 void bounds__draft_launch(struct rank_state *st, int cycle);
+void bounds__draft_setup(struct rank_state *st, int cycle);
 void bounds__verify_launch(struct rank_state *st, int cycle);
 void bounds__blocking(struct rank_state *st, int cycle);
 void bounds__accepted(struct rank_state *st, int for_cycle);

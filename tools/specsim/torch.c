@@ -164,6 +164,7 @@ int torch__prologue(struct rank_state *st, int cycle)
 	note_busy(true);
 	CU(cuMemcpyHtoDAsync_v2, (dst, t->pos_host, 8, NULL), A("dst", dst),
 	   A("src_host", t->pos_host), A("bytes", 8), A("stream", NULL));
+	bounds__draft_setup(st, cycle + 1);
 	if (extra_sync(st, pos, cycle))
 		return -1;
 	return legacy_kernel(st, t->pos_add, pos) || input_copies(st, pos) ? -1 : 0;

@@ -212,8 +212,12 @@ static void put_summary_gpu(FILE *out, const struct cycle_summary *s)
 		(unsigned long long)s->gpu_window_p50_ns, (unsigned long long)s->gpu_idle_p50_ns,
 		s->gpu_cycles_flagged);
 	for (int p = 0; p < PHASE_NR; p++)
-		fprintf(out, "%s\"%s\":{\"busy_ns\":%.1f,\"span_ns\":%.1f,\"busy_ns_p50\":%llu}",
+		fprintf(out, "%s\"%s\":{\"busy_ns\":%.1f,\"wait_ns\":%.1f,\"span_ns\":%.1f,"
+			     "\"busy_ns_p50\":%llu}",
 			p ? "," : "", cycles__phase_name(p), s->phase[p].gpu_busy_ns,
+			s->phase[p].gpu_span_ns > s->phase[p].gpu_busy_ns
+				? s->phase[p].gpu_span_ns - s->phase[p].gpu_busy_ns
+				: 0,
 			s->phase[p].gpu_span_ns, (unsigned long long)s->phase[p].gpu_busy_p50_ns);
 	fputs("}}", out);
 }

@@ -303,22 +303,30 @@ static void put_notes(FILE *out, const struct cycle_summary *s)
 			s->lead_shape_extend);
 }
 
+/* Inside a phase's GPU span, the time no work of it ran: the GPU waited for the host. */
+static double gpu_wait_ns(double span_ns, double busy_ns)
+{
+	return span_ns > busy_ns ? span_ns - busy_ns : 0;
+}
+
 /* --gpu: the phase table with each phase's GPU busy time (cycles matched whole only). */
 static void put_gpu_breakdown(FILE *out, const struct cycle_summary *s)
 {
-	fputs("  phase    host span ms  blocked in syncs ms  launches  syncs  GPU busy ms  GPU span ms"
-	      "\n", out);
+	fputs("  phase    host span ms  blocked in syncs ms  launches  syncs  GPU busy ms  GPU wait ms"
+	      "  GPU span ms\n", out);
 	for (int p = 0; p < PHASE_NR; p++)
-		fprintf(out, "  %-8s %12.3f  %19.3f  %8.2f  %5.2f  %11.3f  %11.3f\n",
+		fprintf(out, "  %-8s %12.3f  %19.3f  %8.2f  %5.2f  %11.3f  %11.3f  %11.3f\n",
 			cycles__phase_name(p), ms(s->phase[p].span_ns), ms(s->phase[p].blocked_ns),
 			s->phase[p].launches, s->phase[p].syncs, ms(s->phase[p].gpu_busy_ns),
+			ms(gpu_wait_ns(s->phase[p].gpu_span_ns, s->phase[p].gpu_busy_ns)),
 			ms(s->phase[p].gpu_span_ns));
-	fprintf(out, "  %-8s %12.3f  %19.3f  %8.2f  %5.2f  %11.3f  %11.3f\n", "cycle",
+	fprintf(out, "  %-8s %12.3f  %19.3f  %8.2f  %5.2f  %11.3f  %11.3f  %11.3f\n", "cycle",
 		ms(s->total.span_ns), ms(s->total.blocked_ns), s->total.launches, s->total.syncs,
-		ms(s->gpu_window_ns - s->gpu_idle_ns), ms(s->gpu_window_ns));
+		ms(s->gpu_window_ns - s->gpu_idle_ns), ms(s->gpu_idle_ns), ms(s->gpu_window_ns));
 	fprintf(out, "  (GPU: means over %zu cycles whose every launch was matched; %zu not; GPU "
 		     "idle %.3f ms a cycle)\n  (GPU span: from when the GPU could start the phase, as "
-		     "CUDA events around it read)\n",
+		     "CUDA events around it read;\n   GPU wait: its span less its busy time, the GPU "
+		     "waiting for the host inside the phase)\n",
 		s->gpu_cycles, s->gpu_cycles_unmatched, ms(s->gpu_idle_ns));
 	fputs("  (accept overlaps the next cycle when its sync is deferred; other: no phase)\n",
 	      out);
