@@ -59,6 +59,19 @@ for c in "${ATTACHED[@]}"; do
 	CASES+=("$c")
 done
 same=0 differ=0
+# compare NAME EXT...: DIR/NAME.old.EXT against DIR/NAME.new.EXT, counted
+compare() {
+	local name=$1 ext
+	shift
+	for ext in "$@"; do
+		if cmp -s "$DIR/$name.old.$ext" "$DIR/$name.new.$ext"; then
+			same=$((same + 1))
+		else
+			echo "$name: $ext differs ($DIR/$name.old.$ext $DIR/$name.new.$ext)"
+			differ=$((differ + 1))
+		fi
+	done
+}
 for c in "${CASES[@]}"; do
 	name=${c%%|*} rec=$DIR/${c%%|*}.sprb
 	# shellcheck disable=SC2086
@@ -70,14 +83,7 @@ for c in "${CASES[@]}"; do
 		"$b" report --json "$rec" >"$DIR/$name.$bin.json" 2>&1
 		"$b" export --force -o "$DIR/$name.$bin.pftrace" "$rec" >/dev/null 2>&1
 	done
-	for ext in txt json pftrace; do
-		if cmp -s "$DIR/$name.old.$ext" "$DIR/$name.new.$ext"; then
-			same=$((same + 1))
-		else
-			echo "$name: $ext differs ($DIR/$name.old.$ext $DIR/$name.new.$ext)"
-			differ=$((differ + 1))
-		fi
-	done
+	compare "$name" txt json pftrace
 done
 # same_diff NAME ARGS...: diff ARGS, text and JSON, of both binaries byte for byte
 same_diff() {
@@ -88,14 +94,7 @@ same_diff() {
 		"$b" diff "$@" >"$DIR/$name.$bin.diff" 2>&1
 		"$b" diff --json "$@" >"$DIR/$name.$bin.diff.json" 2>&1
 	done
-	for ext in diff diff.json; do
-		if cmp -s "$DIR/$name.old.$ext" "$DIR/$name.new.$ext"; then
-			same=$((same + 1))
-		else
-			echo "$name: $ext differs ($DIR/$name.old.$ext $DIR/$name.new.$ext)"
-			differ=$((differ + 1))
-		fi
-	done
+	compare "$name" diff diff.json
 }
 first=$DIR/${CASES[0]%%|*}.sprb
 for c in "${CASES[@]}"; do
