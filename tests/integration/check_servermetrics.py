@@ -134,6 +134,7 @@ HOSTILE_LINES = {
               "without an answer",
     "too_big": "the answer is over 8 MiB: its Content-Length is 100000000 bytes",
     "no_family": "no figure to read: none of the vLLM or SGLang speculative-decoding families",
+    "not_text": "the answer is not the Prometheus text format: its Transfer-Encoding is chunked",
 }
 
 

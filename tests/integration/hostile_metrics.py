@@ -81,6 +81,8 @@ SCHEDULE = [
     ("cut-body", "closed", lambda conn: conn.sendall(head(1000) + body(MARKS)[:100])),
     ("big-declared", "too_big", lambda conn: conn.sendall(head(100000000) + body(MARKS))),
     ("big-streamed", "too_big", stream_huge),
+    ("chunked", "not_text", lambda conn: conn.sendall(
+        head(None, "Transfer-Encoding: chunked\r\n") + b"1a\r\n" + body(MARKS)[:26] + b"\r\n0\r\n\r\n")),
     ("no-family", "no_family",
      lambda conn: conn.sendall(whole(b"process_cpu_seconds_total 1.5\n"))),
 ]

@@ -245,8 +245,8 @@ for name in down slow html huge; do
 done
 
 # hostile answers (hostile_metrics.py): negative, NaN, infinite and huge counters, 0x10 and
-# extra fields, a Content-Length of -1, closed connections, 100 MB bodies declared and not, no
-# family: each scrape recorded under its own cause, none of their numbers kept, the report's
+# extra fields, a Content-Length of -1, closed connections, 100 MB bodies declared and not, a
+# chunked body, no family: each scrape recorded under its own cause, none of their numbers kept, the report's
 # figures those of the good answers between them, one line per cause naming it
 hostile() {
 	local dir="$SCRATCH/hostile" hport=$((PORT + 7)) hsrv rec out

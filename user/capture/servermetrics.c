@@ -239,16 +239,19 @@ static int content_length(const char *v, const char *end, struct answer *a)
 		v++;
 	while (end > v && (end[-1] == ' ' || end[-1] == '\t'))
 		end--;
-	for (const char *c = v; c < end && nd <= 15; c++, nd++) {
-		if (*c < '0' || *c > '9')
-			break;
-		n = n * 10 + (*c - '0');
-	}
+	while (v + nd < end && v[nd] >= '0' && v[nd] <= '9')
+		nd++;
 	if (!nd || nd != (size_t)(end - v)) {
 		WHY(a, "Content-Length '%.*s' is no byte count", end - v > 24 ? 24 : (int)(end - v),
 		    v);
 		return SP_SRV_BAD_LENGTH;
 	}
+	if (nd > 15) {
+		WHY(a, "its Content-Length is %.*s bytes", nd > 24 ? 24 : (int)nd, v);
+		return SP_SRV_TOO_BIG;
+	}
+	for (size_t i = 0; i < nd; i++)
+		n = n * 10 + (v[i] - '0');
 	if (a->content_length >= 0 && a->content_length != n) {
 		WHY(a, "two Content-Lengths, %lld and %lld", a->content_length, n);
 		return SP_SRV_BAD_LENGTH;
@@ -286,6 +289,12 @@ static int check_head(struct answer *a)
 			}
 		} else if (!strncasecmp(p, "content-length:", 15)) {
 			ret = content_length(p + 15, eol, a);
+		} else if (!strncasecmp(p, "transfer-encoding:", 18)) {
+			const char *v = p + 18 + strspn(p + 18, " \t");
+
+			/* an HTTP/1.0 request takes the body as it is; chunks would be read as lines */
+			WHY(a, "its Transfer-Encoding is %.*s", (int)(eol - v > 24 ? 24 : eol - v), v);
+			ret = SP_SRV_NOT_TEXT;
 		}
 		p = eol + 2;
 	}
@@ -300,7 +309,7 @@ static int check_read(struct answer *a, size_t before)
 
 	if (!a->head_len) {
 		const char *from = a->buf + (before > 3 ? before - 3 : 0);
-		const char *hdr_end = strstr(from, "\r\n\r\n");
+		const char *hdr_end = memmem(from, a->buf + a->len - from, "\r\n\r\n", 4);
 
 		if (!hdr_end && a->len > HEAD_MAX) {
 			WHY(a, "no end of its headers in the first %u KiB", HEAD_MAX >> 10);
