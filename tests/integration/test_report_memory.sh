@@ -9,6 +9,9 @@ source "$(dirname "$0")/lib.sh"
 
 CYCLES=20000
 SLACK_KB=8192
+# diff holds two readers: the peaks of one command on one recording were seen 10 MiB apart
+# between runs on a loaded machine; a whole recording in memory would add ~120 MiB here
+DIFF_SLACK_KB=16384
 
 # peak_kb ARGS...: peak RSS of specprobe ARGS in KiB (its output thrown away), or nothing
 peak_kb() {
@@ -48,7 +51,7 @@ short=$(peak_kb diff "$SCRATCH/short.sprb" "$SCRATCH/short.sprb")
 long=$(peak_kb diff "$SCRATCH/long.sprb" "$SCRATCH/long.sprb")
 if [ -z "$short" ] || [ -z "$long" ]; then
 	fail "diff: failed on a recording"
-elif [ "$long" -le $((short + SLACK_KB)) ]; then
+elif [ "$long" -le $((short + DIFF_SLACK_KB)) ]; then
 	pass "diff A A: peak RSS $((short / 1024)) MiB for $CYCLES cycles, $((long / 1024)) MiB for 4x"
 else
 	fail "diff A A: peak RSS $((short / 1024)) MiB for $CYCLES cycles, $((long / 1024)) MiB for 4x"
