@@ -645,6 +645,10 @@ enum sp_srv_status {
 	SP_SRV_TOO_BIG = 4,		/* a body over the size cap */
 	SP_SRV_HTTP = 5,		/* an HTTP status other than 200 (value holds it) */
 	SP_SRV_NO_FAMILY = 6,		/* text format, but none of the known families */
+	SP_SRV_CLOSED = 7,		/* the connection closed (or reset) before a whole answer */
+	SP_SRV_BAD_LENGTH = 8,		/* a Content-Length that is no byte count, or not the body's */
+	SP_SRV_BAD_SAMPLE = 9,		/* a known family's line that is not name{labels} value [ts] */
+	SP_SRV_BAD_VALUE = 10,		/* a value its family cannot hold (a counter below 0, NaN...) */
 	SP_SRV_STATUS_NR,
 };
 

@@ -4,7 +4,7 @@
 #   make fuzz FUZZ_SECONDS=3600    a longer run of each; FUZZERS=elf picks harnesses
 # Seeds come from tests/fuzz/seeds.sh; what a run adds stays in .output/fuzz/corpus,
 # a crash leaves its input in .output/fuzz/crashes.
-FUZZERS ?= recording analysis top elf ldcache pylines
+FUZZERS ?= recording analysis top elf ldcache pylines promtext
 FUZZ_TEST_SECONDS ?= 30
 FUZZ_SECONDS ?= 600
 FUZZ_DIR := .output/fuzz

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
-# Seed corpora for the fuzz harnesses, in DIR/{recording,top,elf,ldcache,pylines}:
+# Seed corpora for the fuzz harnesses, in DIR/{recording,top,elf,ldcache,pylines,promtext}:
 # short recordings of the simulated server and of the look-alike caller (root:
 # they are traced), the same cut at several places, ELF files and ld.so.cache;
 # for top, recordings followed by fuzz_top's 8 bytes of screen size and keys.
@@ -10,7 +10,7 @@ dir=${1:?usage: seeds.sh DIR}
 sim=$top/.output/specsim/specsim-server
 look=$top/.output/lookalike
 rm -rf "$dir"
-mkdir -p "$dir/recording" "$dir/top" "$dir/elf" "$dir/ldcache" "$dir/pylines"
+mkdir -p "$dir/recording" "$dir/top" "$dir/elf" "$dir/ldcache" "$dir/pylines" "$dir/promtext"
 work=$(mktemp -d /tmp/specprobe-seeds.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 
@@ -82,5 +82,16 @@ for i, code in enumerate(codes):
     with open(os.path.join(sys.argv[1], f"3.{minor}-{i}"), "wb") as f:
         f.write(bytes([fmt]) + code.co_linetable)
 PY
+done
+# /metrics bodies: vLLM's and SGLang's families, and values no counter holds
+printf '%s\n' '# TYPE vllm:generation_tokens_total counter' \
+	'vllm:generation_tokens_total{engine="0",model_name="m"} 962.0' \
+	'vllm:spec_decode_num_drafts_total{engine="0"} 412.0 1712000000000' \
+	'vllm:spec_decode_num_draft_tokens_total 1236' \
+	'vllm:spec_decode_num_accepted_tokens_total{a="x\"}"} 530.0' >"$dir/promtext/vllm"
+printf '%s\r\n' 'sglang:spec_accept_length{tp_rank="0"} 2.5' 'sglang:spec_accept_rate 0.5' \
+	'sglang:generation_tokens_total 1.5e3' 'sglang:gen_throughput NaN' >"$dir/promtext/sglang"
+for v in -5 NaN +Inf 1e308 0x10 '1 2 3 4' 9007199254740993; do
+	echo "vllm:generation_tokens_total $v" >"$dir/promtext/bad-$(echo "$v" | tr -c 'a-zA-Z0-9\n' _)"
 done
 echo "seeds: $(find "$dir" -type f | wc -l) files in $dir" >&2

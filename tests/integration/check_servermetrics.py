@@ -5,6 +5,11 @@ served counters held after the cycles done (each cycle's accepted tokens are in 
 and the report's figures are those samples' deltas over its span (a drop counted from 0).
 
 check_servermetrics.py vllm|sglang TRUTH REC REPORT_JSON [--reset] [--few-drafts]
+check_servermetrics.py hostile LOG REC REPORT_JSON REPORT_TXT RECORD_STDERR
+    against hostile_metrics.py's LOG: each scrape recorded with the status its answer
+    must give (a good one with exactly the values served, or slow on a loaded machine),
+    no number of a hostile answer kept, the report's figures those of the good answers
+    alone, and one line on stderr per kind of failure naming its cause.
 check_servermetrics.py metrics HOST:PORT REC
     once specprobe's own --metrics endpoint says the trace ended: its specprobe_server_*
     series equal the recording's samples (counters: the increase since the first good
@@ -117,9 +122,78 @@ def metrics_main(addr, rec):
           f"{want.get('specprobe_server_tokens_per_second', 0):.1f} tok/s last)")
 
 
+STATUSES = ["ok", "down", "slow", "not_text", "too_big", "http", "no_family", "closed",
+            "bad_length", "bad_sample", "bad_value"]
+# the line each kind of failure gets: what failed, then why (the schedule's first of the kind)
+HOSTILE_LINES = {
+    "bad_value": "a value its family cannot hold: vllm:generation_tokens_total = -5: below 0",
+    "bad_sample": "a sample that is not the text format: vllm:generation_tokens_total: a value "
+                  "that is no Prometheus number in 'vllm:generation_tokens_total{engine=",
+    "bad_length": "the answer's length is wrong: Content-Length '-1' is no byte count",
+    "closed": "the connection closed before a whole answer: the server closed the connection "
+              "without an answer",
+    "too_big": "the answer is over 8 MiB: its Content-Length is 100000000 bytes",
+    "no_family": "no figure to read: none of the vLLM or SGLang speculative-decoding families",
+    "not_text": "the answer is not the Prometheus text format: its Transfer-Encoding is chunked",
+}
+
+
+def hostile_main(log, rec, rep_json, rep_txt, rec_err):
+    from collections import Counter
+    from hostile_metrics import MARK, SCHEDULE
+    served = [json.loads(line) for line in open(log)]
+    got = [(s, st, f) for s, (ts, st, f) in sorted(samples(rec).items())]
+    last_bad = max(i for i, s in enumerate(served) if s["status"] != "ok")
+    assert len(got) > last_bad + 1, f"{len(got)} scrapes recorded, the schedule ended at {last_bad}"
+    assert len(got) <= len(served), f"{len(got)} scrapes recorded, {len(served)} answered"
+    want_failed = Counter()
+    for s, (scrape, st, fams) in zip(served, got):
+        status = STATUSES[st] if st < len(STATUSES) else st
+        assert MARK not in fams.values(), f"scrape {scrape} ({s['case']}) kept {fams}"
+        if s["status"] == "ok" and status == "slow":
+            want_failed["slow"] += 1  # the answer came late on a loaded machine: no number
+            continue
+        assert status == s["status"], f"scrape {scrape}: {s['case']} recorded as {status}"
+        if status == "ok":
+            assert fams == {int(k): float(v) for k, v in s["values"].items()}, \
+                f"scrape {scrape}: recorded {fams}, served {s['values']}"
+        else:
+            want_failed[status] += 1
+    assert sum(want_failed.values()) >= len(SCHEDULE)
+
+    r = json.load(open(rep_json))["server"]
+    assert r["have"] and r["resets"] == 0, f"have {r['have']}, resets {r['resets']}"
+    assert r["failed_by"] == dict(want_failed), f"failed_by {r['failed_by']}, {want_failed}"
+    assert r["failed_scrapes"] == sum(want_failed.values()), "failed_scrapes"
+    good = {ts: f for ts, st, f in samples(rec).values() if st == 0 and f}
+    a, b = good[r["span_start_ns"]], good[r["span_end_ns"]]
+    assert r["generated_tokens"] == b[GENERATED] - a[GENERATED], "generated tokens"
+    assert r["drafts"] == b[DRAFTS] - a[DRAFTS], "drafts"
+    assert abs(r["accept_length"] - 2.6) < 1e-12, f"accept length {r['accept_length']}"
+    assert abs(r["acceptance_rate"] - 16 / 30) < 1e-12, f"rate {r['acceptance_rate']}"
+
+    err = open(rec_err).read().splitlines()
+    for status in sorted(set(want_failed) - {"slow"}):
+        lines = [line for line in err if HOSTILE_LINES[status] in line]
+        assert len(lines) == 1, f"{status}: {len(lines)} lines saying '{HOSTILE_LINES[status]}'"
+    said = [line for line in err if "--server-metrics" in line]
+    assert len(said) == len(set(want_failed)), f"{len(said)} lines: {said}"
+    for wrong in ("HTML", "none of the vLLM or SGLang speculative-decoding families (SGLang"):
+        assert not any(wrong in line for line in said), f"'{wrong}' said: {said}"
+    txt = open(rep_txt).read()
+    assert "counter drop" not in txt, "a counter drop reported"
+    by = ", ".join(f"{n} {k}" for k, n in sorted(want_failed.items(),
+                                                key=lambda kv: STATUSES.index(kv[0])))
+    assert f"{sum(want_failed.values())} scrape(s) failed ({by})" in txt, f"text: ({by})"
+    print(f"{len(got)} scrapes as answered ({len(SCHEDULE)} hostile, none kept: {by}); "
+          f"accept length {r['accept_length']:.2f}, {r['generated_tokens']:.0f} tokens")
+
+
 def main():
     if sys.argv[1] == "metrics":
         return metrics_main(*sys.argv[2:4])
+    if sys.argv[1] == "hostile":
+        return hostile_main(*sys.argv[2:7])
     fmt, truth, rec, rep = sys.argv[1:5]
     reset, few = "--reset" in sys.argv, "--few-drafts" in sys.argv
     acc, k = {}, 0

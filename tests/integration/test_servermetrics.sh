@@ -254,6 +254,43 @@ for name in down slow html huge; do
 	[ "$have" = False ] || fail "$name: the report has server figures ($have)"
 done
 
+# hostile answers (hostile_metrics.py): negative, NaN, infinite and huge counters, 0x10 and
+# extra fields, a Content-Length of -1, closed connections, 100 MB bodies declared and not, a
+# chunked body, no family: each scrape recorded under its own cause, none of their numbers kept, the report's
+# figures those of the good answers between them, one line per cause naming it
+hostile() {
+	local dir="$SCRATCH/hostile" hport=$((PORT + 7)) hsrv rec out
+	mkdir -p "$dir"
+	python3 "$TOP/tests/integration/hostile_metrics.py" "$hport" "$dir/served.jsonl" &
+	hsrv=$!
+	if ! wait_file "$dir/served.jsonl.ready" || ! start_server "$dir/sim" --cycles 100000000
+	then
+		fail "hostile: the endpoint or specsim did not start"
+		kill $hsrv
+		return
+	fi
+	"$SPECPROBE" record -o "$dir/rec.sprb" -p "$target" --server-metrics-interval 300ms \
+		--server-metrics "http://127.0.0.1:$hport/metrics" 2>"$dir/rec.err" &
+	rec=$!
+	wait_file "$dir/rec.sprb"
+	touch "$dir/sim/go"
+	wait_file "$dir/served.jsonl.done"
+	kill -INT $rec
+	wait $rec
+	kill $server_pid $hsrv
+	wait $server_pid $hsrv 2>/dev/null
+	"$SPECPROBE" report --json "$dir/rec.sprb" >"$dir/report.json" 2>/dev/null
+	"$SPECPROBE" report "$dir/rec.sprb" >"$dir/report.txt" 2>&1
+	if out=$(cd "$TOP/tests/integration" && python3 "$CHECK" hostile "$dir/served.jsonl" \
+		"$dir/rec.sprb" "$dir/report.json" "$dir/report.txt" "$dir/rec.err" 2>&1); then
+		pass "hostile: $out"
+	else
+		grep -- --server-metrics "$dir/rec.err"
+		fail "hostile: $out"
+	fi
+}
+hostile
+
 # a host that is not loopback: used as given, with one warning
 addr=$(hostname -I 2>/dev/null | tr ' ' '\n' | grep -m1 -E '^[0-9]+\.[0-9.]+$' | grep -v '^127\.')
 if [ -n "$addr" ]; then

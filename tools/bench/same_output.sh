@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 # Two specprobe binaries give the same outputs: record the simulated server in the loop
 # shapes the tests use (once, into DIR), then compare report, report --json and export of
-# each recording byte for byte.
+# each recording, and diff and diff --json of the first against each (and one with
+# --also-a and --also-b), byte for byte.
 #   tools/bench/same_output.sh OLD_SPECPROBE NEW_SPECPROBE [DIR]      (root, after make)
 set -u
 TOP=$(cd "$(dirname "$0")/../.." && pwd)
@@ -58,6 +59,19 @@ for c in "${ATTACHED[@]}"; do
 	CASES+=("$c")
 done
 same=0 differ=0
+# compare NAME EXT...: DIR/NAME.old.EXT against DIR/NAME.new.EXT, counted
+compare() {
+	local name=$1 ext
+	shift
+	for ext in "$@"; do
+		if cmp -s "$DIR/$name.old.$ext" "$DIR/$name.new.$ext"; then
+			same=$((same + 1))
+		else
+			echo "$name: $ext differs ($DIR/$name.old.$ext $DIR/$name.new.$ext)"
+			differ=$((differ + 1))
+		fi
+	done
+}
 for c in "${CASES[@]}"; do
 	name=${c%%|*} rec=$DIR/${c%%|*}.sprb
 	# shellcheck disable=SC2086
@@ -69,14 +83,24 @@ for c in "${CASES[@]}"; do
 		"$b" report --json "$rec" >"$DIR/$name.$bin.json" 2>&1
 		"$b" export --force -o "$DIR/$name.$bin.pftrace" "$rec" >/dev/null 2>&1
 	done
-	for ext in txt json pftrace; do
-		if cmp -s "$DIR/$name.old.$ext" "$DIR/$name.new.$ext"; then
-			same=$((same + 1))
-		else
-			echo "$name: $ext differs ($DIR/$name.old.$ext $DIR/$name.new.$ext)"
-			differ=$((differ + 1))
-		fi
-	done
+	compare "$name" txt json pftrace
 done
+# same_diff NAME ARGS...: diff ARGS, text and JSON, of both binaries byte for byte
+same_diff() {
+	local name=$1 bin b
+	shift
+	for bin in old new; do
+		b=$OLD; [ $bin = new ] && b=$NEW
+		"$b" diff "$@" >"$DIR/$name.$bin.diff" 2>&1
+		"$b" diff --json "$@" >"$DIR/$name.$bin.diff.json" 2>&1
+	done
+	compare "$name" diff diff.json
+}
+first=$DIR/${CASES[0]%%|*}.sprb
+for c in "${CASES[@]}"; do
+	same_diff "diff-${c%%|*}" "$first" "$DIR/${c%%|*}.sprb"
+done
+same_diff diff-also "$first" "$DIR/planted.sprb" --also-a "$DIR/torch.sprb" \
+	--also-b "$DIR/mid-run.sprb"
 echo "same_output: $same identical, $differ differ (recordings in $DIR)"
 [ "$differ" -eq 0 ]

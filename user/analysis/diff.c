@@ -33,6 +33,22 @@ static void phase_of(const struct cycle *c, int p, __u64 *span, __u64 *blocked)
 	}
 }
 
+/* One phase of each cycle, as the loops hand them over (from memory or their stores). */
+struct phase_fill {
+	int phase;
+	__u64 *span, *blocked;
+	size_t k;
+};
+
+static int fill_phase(void *ctx, const struct cycle *c)
+{
+	struct phase_fill *f = ctx;
+
+	phase_of(c, f->phase, &f->span[f->k], &f->blocked[f->k]);
+	f->k++;
+	return 0;
+}
+
 /* Medians of spans and blocked time per phase; the means come from the summary. */
 static int phase_medians(const struct cycles *cy, struct diff_side *s)
 {
@@ -46,11 +62,16 @@ static int phase_medians(const struct cycles *cy, struct diff_side *s)
 	}
 	for (int p = 0; p <= PHASE_NR; p++) {
 		const struct phase_mean *pm = p < PHASE_NR ? &s->sum.phase[p] : &s->sum.total;
-		size_t k = 0;
+		struct phase_fill f = { p, span, blocked, 0 };
+		int ret = 0;
 
-		for (size_t l = 0; l < cy->nr_loops; l++)
-			for (size_t i = 0; i < cy->loops[l].nr_cycles; i++, k++)
-				phase_of(&cy->loops[l].cycles[i], p, &span[k], &blocked[k]);
+		for (size_t l = 0; l < cy->nr_loops && !ret; l++)
+			ret = loop__each_cycle(&cy->loops[l], fill_phase, &f);
+		if (ret) {
+			free(span);
+			free(blocked);
+			return ret;
+		}
 		qsort(span, n, sizeof(*span), cmp_u64);
 		qsort(blocked, n, sizeof(*blocked), cmp_u64);
 		s->phase[p] = (struct diff_phase){
@@ -113,32 +134,49 @@ static void read_setup(const struct diff_input *in, struct diff_setup *st)
 	}
 }
 
+struct time_fill {
+	__u64 *v;
+	size_t k;
+};
+
+static int fill_time(void *ctx, const struct cycle *c)
+{
+	struct time_fill *f = ctx;
+
+	f->v[f->k++] = c->end_ns - c->start_ns;
+	return 0;
+}
+
 /* Cycle times of some loops as bootstrap groups; free_sample frees them. */
 static int to_sample(const struct loop *const *loops, size_t nr, struct boot_sample *s)
 {
 	const __u64 **group = calloc(nr ? nr : 1, sizeof(*group));
 	size_t *len = calloc(nr ? nr : 1, sizeof(*len));
+	int ret = -ENOMEM;
 
 	if (!group || !len)
-		goto nomem;
+		goto fail;
 	for (size_t l = 0; l < nr; l++) {
-		__u64 *v = malloc((loops[l]->nr_cycles + 1) * sizeof(*v));
+		struct time_fill f = { malloc((loops[l]->nr_cycles + 1) * sizeof(*f.v)), 0 };
 
-		if (!v)
-			goto nomem;
-		for (size_t i = 0; i < loops[l]->nr_cycles; i++)
-			v[i] = loops[l]->cycles[i].end_ns - loops[l]->cycles[i].start_ns;
-		group[l] = v;
+		group[l] = f.v;
+		if (!f.v) {
+			ret = -ENOMEM;
+			goto fail;
+		}
+		ret = loop__each_cycle(loops[l], fill_time, &f);
+		if (ret)
+			goto fail;
 		len[l] = loops[l]->nr_cycles;
 	}
 	*s = (struct boot_sample){ group, len, nr };
 	return 0;
-nomem:
+fail:
 	for (size_t l = 0; group && l < nr; l++)
 		free((void *)group[l]);
 	free(group);
 	free(len);
-	return -ENOMEM;
+	return ret;
 }
 
 static void free_sample(struct boot_sample *s)

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "cycles.h"
+#include "promtext.h"
 #include "srvmetrics.h"
 
 /* One good scrape: the families it held. */
@@ -26,6 +27,7 @@ struct srvstats {
 	struct cycle_mark *cycles;
 	size_t nr_cycles, cap_cycles;
 	__u32 failed, last_failed;
+	__u32 failed_by[SP_SRV_STATUS_NR + 1];
 	__u32 tgid;
 	bool any;
 };
@@ -55,6 +57,15 @@ static void *grow_to(void *p, size_t *cap, size_t need, size_t elem)
 	return grown;
 }
 
+static void fail_scrape(struct srvstats *s, __u32 scrape, unsigned int status)
+{
+	if (scrape == s->last_failed)
+		return;
+	s->failed++;
+	s->failed_by[status < SP_SRV_STATUS_NR ? status : SP_SRV_STATUS_NR]++;
+	s->last_failed = scrape;
+}
+
 int srvstats__record(struct srvstats *s, const void *rec, size_t size)
 {
 	const struct sp_srvmetric_rec *m = rec;
@@ -66,14 +77,22 @@ int srvstats__record(struct srvstats *s, const void *rec, size_t size)
 	/* a scrape after the server exited has no process: keep the one it had */
 	if (m->tgid)
 		s->tgid = m->tgid;
-	if (m->status != SP_SRV_OK || !m->family || m->family >= SP_SRV_FAMILY_NR) {
-		if (m->status != SP_SRV_OK && m->scrape != s->last_failed) {
-			s->failed++;
-			s->last_failed = m->scrape;
-		}
+	sc = s->nr_scrapes ? &s->scrapes[s->nr_scrapes - 1] : NULL;
+	if (m->status == SP_SRV_OK && m->family && m->family < SP_SRV_FAMILY_NR &&
+	    promtext__check(m->family, m->value)) {
+		/* the scrape's other families go with it: none of its numbers is data */
+		if (sc && sc->number == m->scrape && sc->ts == m->ts)
+			s->nr_scrapes--;
+		fail_scrape(s, m->scrape, SP_SRV_BAD_VALUE);
 		return 1;
 	}
-	sc = s->nr_scrapes ? &s->scrapes[s->nr_scrapes - 1] : NULL;
+	if (m->status != SP_SRV_OK || !m->family || m->family >= SP_SRV_FAMILY_NR) {
+		if (m->status != SP_SRV_OK)
+			fail_scrape(s, m->scrape, m->status);
+		return 1;
+	}
+	if (m->scrape == s->last_failed)
+		return 1;
 	if (!sc || sc->number != m->scrape || sc->ts != m->ts) {
 		struct scrape *grown = grow_to(s->scrapes, &s->cap_scrapes, s->nr_scrapes + 1,
 					       sizeof(*grown));
@@ -221,6 +240,7 @@ void srvstats__compute(const struct srvstats *s, struct srv_figures *out)
 	out->tgid = s->tgid;
 	out->scrapes = s->nr_scrapes;
 	out->failed = s->failed;
+	memcpy(out->failed_by, s->failed_by, sizeof(out->failed_by));
 	if (s->nr_scrapes < 2)
 		return;
 	cycles_in(s, 0, ~0ull, &first, &last);

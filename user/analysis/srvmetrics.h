@@ -21,6 +21,8 @@ struct srv_figures {
 	enum sp_srv_server server;
 	__u32 tgid;			/* the process the samples were kept under; 0: none */
 	__u32 scrapes, failed;		/* good and failed scrapes in the whole recording */
+	/* failed ones by status (SP_SRV_STATUS_NR: one unknown, or a sample out of its range) */
+	__u32 failed_by[SP_SRV_STATUS_NR + 1];
 	__u32 resets;			/* counter drops inside the span (server restarts) */
 	__u64 span_start_ns, span_end_ns;	/* the two scrapes bounding the span */
 	bool has[SP_SRV_FAMILY_NR];	/* which families the span's scrapes held */
@@ -39,7 +41,11 @@ struct srv_figures {
 struct srvstats;
 
 struct srvstats *srvstats__new(void);
-/* SP_REC_SRVMETRIC: 1 (taken), 0 for other records, -ENOMEM. */
+/*
+ * SP_REC_SRVMETRIC: 1 (taken), 0 for other records, -ENOMEM. A sample whose
+ * value its family cannot hold (promtext__check: a damaged file) fails its
+ * whole scrape, counted under SP_SRV_BAD_VALUE.
+ */
 int srvstats__record(struct srvstats *s, const void *rec, size_t size);
 /* Whether any server-metrics record came. */
 bool srvstats__any(const struct srvstats *s);

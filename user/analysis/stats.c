@@ -158,8 +158,9 @@ int bootstrap__change(const struct boot_sample *a, const struct boot_sample *b,
 {
 	unsigned int n = opts && opts->resamples ? opts->resamples : BOOT_RESAMPLES;
 	__u64 state = opts ? opts->seed : BOOT_SEED;
+	size_t need_a = draws(a) * a->nr_groups, need_b = draws(b) * b->nr_groups;
 	double *medians = NULL, *means = NULL;
-	__u64 *buf_a = NULL, *buf_b = NULL;
+	__u64 *buf = NULL;
 	int ret;
 
 	memset(out, 0, sizeof(*out));
@@ -172,16 +173,16 @@ int bootstrap__change(const struct boot_sample *a, const struct boot_sample *b,
 	out->mean_change = out->mean_b - out->mean_a;
 	medians = malloc(n * sizeof(*medians));
 	means = malloc(n * sizeof(*means));
-	buf_a = malloc(draws(a) * a->nr_groups * sizeof(*buf_a));
-	buf_b = malloc(draws(b) * b->nr_groups * sizeof(*buf_b));
+	/* one resample at a time: A's median is taken before B's draws fill it */
+	buf = malloc((need_a > need_b ? need_a : need_b) * sizeof(*buf));
 	ret = -ENOMEM;
-	if (!medians || !means || !buf_a || !buf_b)
+	if (!medians || !means || !buf)
 		goto out;
 	for (unsigned int r = 0; r < n; r++) {
 		double med_a, med_b, mean_a, mean_b;
 
-		resample(a, buf_a, &state, &med_a, &mean_a);
-		resample(b, buf_b, &state, &med_b, &mean_b);
+		resample(a, buf, &state, &med_a, &mean_a);
+		resample(b, buf, &state, &med_b, &mean_b);
 		medians[r] = med_b - med_a;
 		means[r] = mean_b - mean_a;
 	}
@@ -191,8 +192,7 @@ int bootstrap__change(const struct boot_sample *a, const struct boot_sample *b,
 out:
 	free(medians);
 	free(means);
-	free(buf_a);
-	free(buf_b);
+	free(buf);
 	return ret;
 }
 

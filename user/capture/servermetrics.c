@@ -30,6 +30,7 @@ struct server_metrics {
 	bool stop;
 	struct sp_srvmetric_rec *queue;	/* under lock */
 	int nr_queued;
+	char why[SP_SRV_STATUS_NR][PROM_WHY];	/* under lock: the first failure of each kind */
 	bool told[SP_SRV_STATUS_NR];	/* the poller's: each trouble said once */
 	bool answered;			/* a good scrape came */
 };
@@ -189,17 +190,37 @@ static int connect_by(const struct srvm_url *url, __u64 deadline, int *why)
 	return -1;
 }
 
-static int send_all(int fd, const char *buf, size_t len, __u64 deadline)
+/* Why a scrape failed, for the one line that says so. */
+#define WHY(a, ...) snprintf((a)->why, sizeof((a)->why), __VA_ARGS__)
+
+/* One answer as it is read. */
+struct answer {
+	char *buf;		/* NUL-terminated at len */
+	size_t len, cap;
+	size_t head_len;	/* 0 until the headers' end came: where the body starts */
+	long long content_length;	/* -1: none given */
+	double http_status;
+	char why[PROM_WHY];
+};
+
+#define HEAD_MAX (64u << 10)	/* status line and headers */
+
+static int send_all(int fd, const char *buf, size_t len, __u64 deadline, struct answer *a)
 {
 	while (len) {
 		struct pollfd pfd = { .fd = fd, .events = POLLOUT };
 		ssize_t n;
 
-		if (poll(&pfd, 1, ms_left(deadline)) != 1)
+		if (poll(&pfd, 1, ms_left(deadline)) != 1) {
+			WHY(a, "the request could not be sent within the timeout");
 			return SP_SRV_SLOW;
+		}
 		n = send(fd, buf, len, MSG_NOSIGNAL);
-		if (n < 0 && errno != EAGAIN && errno != EINTR)
-			return SP_SRV_DOWN;
+		if (n < 0 && errno != EAGAIN && errno != EINTR) {
+			WHY(a, "the server closed the connection before the request was sent (%s)",
+			    strerror(errno));
+			return SP_SRV_CLOSED;
+		}
 		if (n > 0) {
 			buf += n;
 			len -= n;
@@ -208,117 +229,235 @@ static int send_all(int fd, const char *buf, size_t len, __u64 deadline)
 	return SP_SRV_OK;
 }
 
-/* The whole answer into *buf (NUL-terminated); SP_SRV_OK or why not. */
-static int read_all(int fd, __u64 deadline, char **buf, size_t *len)
+/* A Content-Length header's value: digits alone, else SP_SRV_BAD_LENGTH. */
+static int content_length(const char *v, const char *end, struct answer *a)
 {
-	size_t cap = 64 << 10, limit = SRVM_MAX_BODY + (64 << 10);
-	char *b = malloc(cap);
+	long long n = 0;
+	size_t nd = 0;
 
-	*len = 0;
-	if (!b)
-		return SP_SRV_DOWN;
+	while (v < end && (*v == ' ' || *v == '\t'))
+		v++;
+	while (end > v && (end[-1] == ' ' || end[-1] == '\t'))
+		end--;
+	while (v + nd < end && v[nd] >= '0' && v[nd] <= '9')
+		nd++;
+	if (!nd || nd != (size_t)(end - v)) {
+		WHY(a, "Content-Length '%.*s' is no byte count", end - v > 24 ? 24 : (int)(end - v),
+		    v);
+		return SP_SRV_BAD_LENGTH;
+	}
+	if (nd > 15) {
+		WHY(a, "its Content-Length is %.*s bytes", nd > 24 ? 24 : (int)nd, v);
+		return SP_SRV_TOO_BIG;
+	}
+	for (size_t i = 0; i < nd; i++)
+		n = n * 10 + (v[i] - '0');
+	if (a->content_length >= 0 && a->content_length != n) {
+		WHY(a, "two Content-Lengths, %lld and %lld", a->content_length, n);
+		return SP_SRV_BAD_LENGTH;
+	}
+	a->content_length = n;
+	if (n > SRVM_MAX_BODY) {
+		WHY(a, "its Content-Length is %lld bytes", n);
+		return SP_SRV_TOO_BIG;
+	}
+	return SP_SRV_OK;
+}
+
+/* The status line and headers, once whole: SP_SRV_OK to read the body, else why not. */
+static int check_head(struct answer *a)
+{
+	const char *p = a->buf, *end = a->buf + a->head_len - 2;
+	int status, ret = SP_SRV_OK;
+
+	if (sscanf(a->buf, "HTTP/1.%*d %3d", &status) != 1) {
+		WHY(a, "the answer does not begin with an HTTP/1 status line");
+		return SP_SRV_NOT_TEXT;
+	}
+	a->http_status = status;
+	if (status != 200)
+		return SP_SRV_HTTP;
+	for (p = strstr(p, "\r\n") + 2; p < end && ret == SP_SRV_OK;) {
+		const char *eol = strstr(p, "\r\n");
+
+		if (!strncasecmp(p, "content-type:", 13)) {
+			const char *v = p + 13 + strspn(p + 13, " \t");
+
+			if (!strncasecmp(v, "text/html", 9) || !strncasecmp(v, "application/json", 16)) {
+				WHY(a, "its Content-Type is %.*s", (int)strcspn(v, ";\r"), v);
+				ret = SP_SRV_NOT_TEXT;
+			}
+		} else if (!strncasecmp(p, "content-length:", 15)) {
+			ret = content_length(p + 15, eol, a);
+		} else if (!strncasecmp(p, "transfer-encoding:", 18)) {
+			const char *v = p + 18 + strspn(p + 18, " \t");
+
+			/* an HTTP/1.0 request takes the body as it is; chunks would be read as lines */
+			WHY(a, "its Transfer-Encoding is %.*s", (int)(eol - v > 24 ? 24 : eol - v), v);
+			ret = SP_SRV_NOT_TEXT;
+		}
+		p = eol + 2;
+	}
+	return ret;
+}
+
+/* After each read: the headers when they end, the body's size against its bounds. */
+static int check_read(struct answer *a, size_t before)
+{
+	size_t body;
+	int ret;
+
+	if (!a->head_len) {
+		const char *from = a->buf + (before > 3 ? before - 3 : 0);
+		const char *hdr_end = memmem(from, a->buf + a->len - from, "\r\n\r\n", 4);
+
+		if (!hdr_end && a->len > HEAD_MAX) {
+			WHY(a, "no end of its headers in the first %u KiB", HEAD_MAX >> 10);
+			return SP_SRV_NOT_TEXT;
+		}
+		if (!hdr_end)
+			return SP_SRV_OK;
+		a->head_len = hdr_end + 4 - a->buf;
+		if (memchr(a->buf, '\0', a->head_len)) {
+			WHY(a, "a NUL byte in its headers");
+			return SP_SRV_NOT_TEXT;
+		}
+		ret = check_head(a);
+		if (ret != SP_SRV_OK)
+			return ret;
+	}
+	body = a->len - a->head_len;
+	if (body > SRVM_MAX_BODY) {
+		WHY(a, "its body passed %u MiB without a Content-Length", SRVM_MAX_BODY >> 20);
+		return SP_SRV_TOO_BIG;
+	}
+	if (a->content_length >= 0 && body > (size_t)a->content_length) {
+		WHY(a, "its body runs past its Content-Length of %lld bytes", a->content_length);
+		return SP_SRV_BAD_LENGTH;
+	}
+	return SP_SRV_OK;
+}
+
+/* The connection closed: a whole answer, or why not. */
+static int check_end(struct answer *a)
+{
+	size_t body = a->len - a->head_len;
+
+	if (!a->len) {
+		WHY(a, "the server closed the connection without an answer");
+		return SP_SRV_CLOSED;
+	}
+	if (!a->head_len && strncmp(a->buf, "HTTP/", 5)) {
+		WHY(a, "the answer does not begin with an HTTP status line");
+		return SP_SRV_NOT_TEXT;
+	}
+	if (!a->head_len) {
+		WHY(a, "the connection closed %zu bytes into the headers", a->len);
+		return SP_SRV_CLOSED;
+	}
+	if (a->content_length >= 0 && body < (size_t)a->content_length) {
+		WHY(a, "the connection closed %zu bytes into a body of %lld (its Content-Length)",
+		    body, a->content_length);
+		return SP_SRV_CLOSED;
+	}
+	return SP_SRV_OK;
+}
+
+/* The whole answer into a->buf, stopping at the first thing wrong; SP_SRV_OK or why not. */
+static int read_answer(int fd, __u64 deadline, struct answer *a)
+{
+	const size_t limit = HEAD_MAX + SRVM_MAX_BODY + (64 << 10);
+
+	a->cap = 64 << 10;
+	a->buf = malloc(a->cap);
+	if (!a->buf) {
+		WHY(a, "no memory for the answer");
+		return SP_SRV_TOO_BIG;
+	}
 	for (;;) {
 		struct pollfd pfd = { .fd = fd, .events = POLLIN };
+		size_t before = a->len;
 		ssize_t n;
+		int ret;
 
-		if (*len + 1 >= cap) {
-			char *grown = cap >= limit ? NULL : realloc(b, cap * 2);
+		if (a->len + 1 >= a->cap) {
+			size_t cap = a->cap * 2 < limit ? a->cap * 2 : limit;
+			char *grown = cap > a->cap ? realloc(a->buf, cap) : NULL;
 
 			if (!grown) {
-				free(b);
+				WHY(a, "no room for an answer of over %zu bytes", a->len);
 				return SP_SRV_TOO_BIG;
 			}
-			b = grown;
-			cap *= 2;
+			a->buf = grown;
+			a->cap = cap;
 		}
 		if (poll(&pfd, 1, ms_left(deadline)) != 1) {
-			free(b);
+			WHY(a, "%zu bytes of the answer had come", a->len);
 			return SP_SRV_SLOW;
 		}
-		n = recv(fd, b + *len, cap - 1 - *len, 0);
+		n = recv(fd, a->buf + a->len, a->cap - 1 - a->len, 0);
 		if (n < 0 && (errno == EAGAIN || errno == EINTR))
 			continue;
 		if (n < 0) {
-			free(b);
-			return SP_SRV_DOWN;
+			WHY(a, "the connection was reset (%s) %zu bytes into the answer",
+			    strerror(errno), a->len);
+			return SP_SRV_CLOSED;
 		}
 		if (!n)
-			break;
-		*len += n;
+			return check_end(a);
+		a->len += n;
+		a->buf[a->len] = '\0';
+		ret = check_read(a, before);
+		if (ret != SP_SRV_OK)
+			return ret;
 	}
-	b[*len] = '\0';
-	*buf = b;
-	return SP_SRV_OK;
-}
-
-/* Status line and headers: the body's start, or why the answer is not one to read. */
-static int check_answer(const char *buf, size_t len, const char **body, double *http_status)
-{
-	const char *hdr_end = strstr(buf, "\r\n\r\n");
-	const char *ctype;
-	int status;
-
-	if (sscanf(buf, "HTTP/1.%*d %d", &status) != 1 || !hdr_end)
-		return SP_SRV_NOT_TEXT;
-	*http_status = status;
-	if (status != 200)
-		return SP_SRV_HTTP;
-	ctype = strcasestr(buf, "\r\ncontent-type:");
-	if (ctype && ctype < hdr_end) {
-		const char *v = ctype + 15;
-
-		v += strspn(v, " \t");
-		if (!strncasecmp(v, "text/html", 9) || !strncasecmp(v, "application/json", 16))
-			return SP_SRV_NOT_TEXT;
-	}
-	*body = hdr_end + 4;
-	if (len - (*body - buf) > SRVM_MAX_BODY)
-		return SP_SRV_TOO_BIG;
-	return SP_SRV_OK;
 }
 
 static int fetch(const struct srvm_url *url, int timeout_ms, struct prom_scrape *out,
-		 double *http_status)
+		 struct answer *a)
 {
 	__u64 deadline = mono_ns() + timeout_ms * 1000000ull;
-	char req[1536], *buf = NULL;
-	const char *body;
-	size_t len;
+	char req[1536];
 	int fd, why, n;
 
 	fd = connect_by(url, deadline, &why);
-	if (fd < 0)
+	if (fd < 0) {
+		WHY(a, "%s", why == SP_SRV_SLOW ? "the connection was not made within the timeout"
+						: strerror(errno));
 		return why;
+	}
 	n = snprintf(req, sizeof(req),
 		     "GET %s HTTP/1.0\r\nHost: %s%s%s:%s\r\nAccept: text/plain\r\n"
 		     "User-Agent: specprobe\r\nConnection: close\r\n\r\n", url->path,
 		     strchr(url->host, ':') ? "[" : "", url->host,
 		     strchr(url->host, ':') ? "]" : "", url->port);
-	why = send_all(fd, req, n, deadline);
+	why = send_all(fd, req, n, deadline, a);
 	if (why == SP_SRV_OK)
-		why = read_all(fd, deadline, &buf, &len);
+		why = read_answer(fd, deadline, a);
 	close(fd);
-	if (why == SP_SRV_OK)
-		why = check_answer(buf, len, &body, http_status);
-	if (why == SP_SRV_OK)
-		why = promtext__parse(body, len - (body - buf), out);
-	free(buf);
+	if (why == SP_SRV_OK) {
+		why = promtext__parse(a->buf + a->head_len, a->len - a->head_len, out);
+		memcpy(a->why, out->why, sizeof(a->why));
+	}
 	return why;
 }
 
 int server_metrics__scrape(const struct srvm_url *url, int timeout_ms, __u32 scrape,
-			   struct sp_srvmetric_rec *recs)
+			   struct sp_srvmetric_rec *recs, char *why, size_t why_sz)
 {
+	struct answer a = { .content_length = -1 };
 	struct prom_scrape s;
-	double http_status = 0;
 	__u64 ts;
-	int status = fetch(url, timeout_ms, &s, &http_status), n = 0;
+	int status = fetch(url, timeout_ms, &s, &a), n = 0;
 
+	free(a.buf);
 	ts = mono_ns();
 	if (status != SP_SRV_OK) {
+		snprintf(why, why_sz, "%s", a.why);
 		recs[0] = (struct sp_srvmetric_rec){
 			.type = SP_REC_SRVMETRIC, .size = sizeof(recs[0]), .ts = ts, .scrape = scrape,
-			.rank = -1, .status = status, .value = status == SP_SRV_HTTP ? http_status : 0,
+			.rank = -1, .status = status,
+			.value = status == SP_SRV_HTTP ? a.http_status : 0,
 		};
 		return 1;
 	}
@@ -339,12 +478,16 @@ static void tell(struct server_metrics *s, const struct sp_srvmetric_rec *r)
 	static const char *const what[SP_SRV_STATUS_NR] = {
 		[SP_SRV_DOWN] = "no connection (is the server up, and serving metrics there?)",
 		[SP_SRV_SLOW] = "no whole answer within the timeout",
-		[SP_SRV_NOT_TEXT] = "the answer is not the Prometheus text format (HTML?)",
+		[SP_SRV_NOT_TEXT] = "the answer is not the Prometheus text format",
 		[SP_SRV_TOO_BIG] = "the answer is over 8 MiB",
 		[SP_SRV_HTTP] = "the answer's HTTP status is not 200",
-		[SP_SRV_NO_FAMILY] = "none of the vLLM or SGLang speculative-decoding families "
-				     "(SGLang needs --enable-metrics)",
+		[SP_SRV_NO_FAMILY] = "no figure to read",
+		[SP_SRV_CLOSED] = "the connection closed before a whole answer",
+		[SP_SRV_BAD_LENGTH] = "the answer's length is wrong",
+		[SP_SRV_BAD_SAMPLE] = "a sample that is not the text format",
+		[SP_SRV_BAD_VALUE] = "a value its family cannot hold",
 	};
+	char why[PROM_WHY];
 
 	/* a server started with -- CMD listens only once loaded: its first answer is said */
 	if (r->status == SP_SRV_OK && !s->answered && s->told[SP_SRV_DOWN])
@@ -355,6 +498,9 @@ static void tell(struct server_metrics *s, const struct sp_srvmetric_rec *r)
 	if (r->status >= SP_SRV_STATUS_NR || s->told[r->status] || r->status == SP_SRV_OK)
 		return;
 	s->told[r->status] = true;
+	pthread_mutex_lock(&s->lock);
+	memcpy(why, s->why[r->status], sizeof(why));
+	pthread_mutex_unlock(&s->lock);
 	if (r->status == SP_SRV_DOWN && !s->answered)
 		log_warn("--server-metrics http://%s:%s%s: no connection at scrape %u (is the "
 			 "server up, and serving metrics there?); tracing on, scraping again each "
@@ -364,9 +510,20 @@ static void tell(struct server_metrics *s, const struct sp_srvmetric_rec *r)
 			 "the server's figures while it lasts", s->url.host, s->url.port,
 			 s->url.path, r->value);
 	else
-		log_warn("--server-metrics http://%s:%s%s: %s; tracing on without the server's "
-			 "figures while it lasts", s->url.host, s->url.port, s->url.path,
-			 what[r->status]);
+		log_warn("--server-metrics http://%s:%s%s: %s%s%s; that scrape's figures are left "
+			 "out, tracing on", s->url.host, s->url.port, s->url.path,
+			 what[r->status], why[0] ? ": " : "", why);
+}
+
+/* A failed scrape's why, kept for the poller if the first of its kind. */
+static void keep_why(struct server_metrics *s, const struct sp_srvmetric_rec *r, const char *why)
+{
+	if (r->status == SP_SRV_OK || r->status >= SP_SRV_STATUS_NR)
+		return;
+	pthread_mutex_lock(&s->lock);
+	if (!s->why[r->status][0])
+		snprintf(s->why[r->status], PROM_WHY, "%s", why);
+	pthread_mutex_unlock(&s->lock);
 }
 
 static void enqueue(struct server_metrics *s, const struct sp_srvmetric_rec *recs, int n)
@@ -381,6 +538,7 @@ static void *scrape_loop(void *arg)
 {
 	struct server_metrics *s = arg;
 	struct sp_srvmetric_rec recs[SP_SRV_FAMILY_NR];
+	char why[PROM_WHY];
 	__u64 next = mono_ns();
 	__u32 scrape = 0;
 
@@ -390,7 +548,9 @@ static void *scrape_loop(void *arg)
 		int n;
 
 		pthread_mutex_unlock(&s->lock);
-		n = server_metrics__scrape(&s->url, s->timeout_ms, ++scrape, recs);
+		n = server_metrics__scrape(&s->url, s->timeout_ms, ++scrape, recs, why,
+					   sizeof(why));
+		keep_why(s, &recs[0], why);
 		enqueue(s, recs, n);
 		next += s->interval_ns;
 		/* a scrape that ran past its turn: the next one a whole interval later */

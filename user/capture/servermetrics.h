@@ -38,8 +38,12 @@ int server_metrics__poll(struct server_metrics *s, __u32 tgid, session_record_fn
 /* Stop the thread (waits for a scrape under way, at most its timeout) and free; NULL is fine. */
 void server_metrics__free(struct server_metrics *s);
 
-/* One scrape, synchronously: fills recs (SP_SRV_FAMILY_NR of them); returns how many. */
+/*
+ * One scrape, synchronously: fills recs (SP_SRV_FAMILY_NR of them); returns
+ * how many. A failed one is a single record whose status says what failed,
+ * and why (a line's worth) which sample, header or byte count.
+ */
 int server_metrics__scrape(const struct srvm_url *url, int timeout_ms, __u32 scrape,
-			   struct sp_srvmetric_rec *recs);
+			   struct sp_srvmetric_rec *recs, char *why, size_t why_sz);
 
 #endif /* __SERVERMETRICS_H */

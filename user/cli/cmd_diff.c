@@ -8,6 +8,7 @@
 #include "diff_view.h"
 #include "log.h"
 #include "pipeline.h"
+#include "spill.h"
 
 enum { OPT_ALSO_A = 0x100, OPT_ALSO_B };	/* long options only */
 
@@ -73,36 +74,52 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	return 0;
 }
 
-/* Read and analyse one recording; NULL after one line saying why. */
-static struct pipeline *analyse(const char *path)
+/* Why a pass failed, in one line; always NULL, the pipeline freed. */
+static struct pipeline *pass_failed(struct pipeline *p, const char *path, int ret)
 {
-	static const struct pipeline_opts opts = { .analyse = true };
-	struct pipeline *p;
-	char err[512];
-	int ret;
-
-	p = pipeline__open(path, &opts, err, sizeof(err));
-	if (!p) {
-		log_error("%s", err);
-		return NULL;
-	}
-	ret = pipeline__read_all(p);
-	if (ret == -EBADMSG) {
+	if (ret == -EBADMSG)
 		log_error("%s: no diff", pipeline__error(p));
-		goto fail;
-	}
-	if (!ret)
-		pipeline__warn_input(p, path);
-	if (!ret)
-		ret = pipeline__finish(p);
-	if (ret < 0) {
+	else if (spill__failed())
+		log_error("%s: temporary files in %s: %s (set TMPDIR to a folder with room)",
+			  path, spill__dir(), strerror(-ret));
+	else
 		log_error("%s: %s", path, strerror(-ret));
-		goto fail;
-	}
-	return p;
-fail:
 	pipeline__free(p);
 	return NULL;
+}
+
+/*
+ * Read and analyse one recording as report does: in passes (wholerun.h), so
+ * that memory does not grow with its length; the cycles wait in temporary
+ * files. The last pass's pipeline, finished; NULL after one line saying why.
+ */
+static struct pipeline *analyse(const char *path, struct wholerun *whole)
+{
+	const struct pipeline_opts opts = { .analyse = true, .whole = whole };
+
+	for (;;) {
+		bool last = wholerun__last_pass(whole);
+		struct pipeline *p;
+		char err[512];
+		int ret;
+
+		p = pipeline__open(path, &opts, err, sizeof(err));
+		if (!p) {
+			log_error("%s", err);
+			return NULL;
+		}
+		ret = pipeline__read_all(p);
+		if (!ret)
+			ret = pipeline__finish(p);
+		if (ret == -EAGAIN || (!ret && !last)) {
+			pipeline__free(p);
+			continue;
+		}
+		if (ret < 0)
+			return pass_failed(p, path, ret);
+		pipeline__warn_input(p, path);
+		return p;
+	}
 }
 
 static bool has_cycles(const struct cycles *cy)
@@ -156,20 +173,28 @@ int cmd_diff(int argc, char **argv)
 {
 	static const struct argp argp = { options, parse_arg, "A B", doc, NULL, NULL, NULL };
 	struct pipeline *rep[2][DIFF_MAX_RUNS] = { { NULL } };
+	struct wholerun *whole[2][DIFF_MAX_RUNS] = { { NULL } };
 	int status = 1;
 
 	if (cli__argp_parse(&argp, argc, argv))
 		return 2;
 	for (int s = 0; s < 2; s++)
 		for (size_t i = 0; i < env.nr[s]; i++) {
-			rep[s][i] = analyse(env.input[s][i]);
+			whole[s][i] = wholerun__new();
+			if (!whole[s][i]) {
+				log_error("out of memory");
+				goto out;
+			}
+			rep[s][i] = analyse(env.input[s][i], whole[s][i]);
 			if (!rep[s][i])
 				goto out;
 		}
 	status = print(rep);
 out:
 	for (int s = 0; s < 2; s++)
-		for (size_t i = 0; i < env.nr[s]; i++)
+		for (size_t i = 0; i < env.nr[s]; i++) {
 			pipeline__free(rep[s][i]);
+			wholerun__free(whole[s][i]);
+		}
 	return status;
 }

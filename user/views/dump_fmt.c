@@ -268,20 +268,9 @@ static const char *const srv_family_names[SP_SRV_FAMILY_NR] = {
 	[SP_SRV_ACCEPT_LENGTH] = "accept_length", [SP_SRV_ACCEPT_RATE] = "accept_rate",
 };
 
-static const char *const srv_status_names[SP_SRV_STATUS_NR] = {
-	[SP_SRV_OK] = "ok", [SP_SRV_DOWN] = "down", [SP_SRV_SLOW] = "slow",
-	[SP_SRV_NOT_TEXT] = "not_text", [SP_SRV_TOO_BIG] = "too_big", [SP_SRV_HTTP] = "http",
-	[SP_SRV_NO_FAMILY] = "no_family",
-};
-
 static const char *srv_family_name(__u16 f)
 {
 	return f < SP_SRV_FAMILY_NR && srv_family_names[f] ? srv_family_names[f] : NULL;
-}
-
-static const char *srv_status_name(__u8 st)
-{
-	return st < SP_SRV_STATUS_NR ? srv_status_names[st] : "unknown";
 }
 
 static const char *srv_server_name(__u8 s)
@@ -297,7 +286,7 @@ void dump_fmt__srvmetric_text(FILE *out, const struct sp_srvmetric_rec *m)
 		(unsigned long long)(m->ts / 1000000000ull),
 		(unsigned long long)(m->ts % 1000000000ull), m->tgid, "-", m->scrape);
 	if (m->status != SP_SRV_OK)
-		fprintf(out, " failed: %s", srv_status_name(m->status));
+		fprintf(out, " failed: %s", promtext__status_name(m->status));
 	if (m->status == SP_SRV_HTTP)
 		fprintf(out, " %.0f", m->value);
 	if (m->status == SP_SRV_OK && fam)
@@ -314,7 +303,7 @@ void dump_fmt__srvmetric_json(FILE *out, const struct sp_srvmetric_rec *m)
 
 	fprintf(out, "{\"record\":\"server_metric\",\"pid\":%u,\"ts\":%llu,\"scrape\":%u,"
 		     "\"status\":\"%s\",\"server\":\"%s\",\"family\":", m->tgid,
-		(unsigned long long)m->ts, m->scrape, srv_status_name(m->status),
+		(unsigned long long)m->ts, m->scrape, promtext__status_name(m->status),
 		srv_server_name(m->server));
 	if (fam)
 		fprintf(out, "\"%s\",\"value\":%.17g,\"series\":%u", fam, m->value, m->series);

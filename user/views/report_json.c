@@ -712,6 +712,12 @@ static void put_server(FILE *out, const struct srv_figures *f)
 	fprintf(out, ",\"server\":{\"source\":\"%s\",\"pid\":%u,\"scrapes\":%u,"
 		"\"failed_scrapes\":%u,\"have\":%s", promtext__server_name(f->server), f->tgid,
 		f->scrapes, f->failed, f->have ? "true" : "false");
+	fputs(",\"failed_by\":{", out);
+	for (unsigned int st = 0, n = 0; st <= SP_SRV_STATUS_NR; st++)
+		if (f->failed_by[st])
+			fprintf(out, "%s\"%s\":%u", n++ ? "," : "", promtext__status_name(st),
+				f->failed_by[st]);
+	fputc('}', out);
 	if (!f->have) {
 		fputc('}', out);
 		return;

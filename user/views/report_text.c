@@ -103,6 +103,21 @@ static void put_header(FILE *out, const struct model_view *v, const struct syncs
 		fputs("  warning: out of memory while reading: the report is partial\n", out);
 }
 
+/* " (2 bad_value, 1 closed)": the failed scrapes by what failed; nothing when none did. */
+static void put_failed_by(FILE *out, const struct srv_figures *f)
+{
+	const char *sep = " (";
+
+	for (unsigned int st = 0; st <= SP_SRV_STATUS_NR; st++) {
+		if (!f->failed_by[st])
+			continue;
+		fprintf(out, "%s%u %s", sep, f->failed_by[st], promtext__status_name(st));
+		sep = ", ";
+	}
+	if (f->failed)
+		fputc(')', out);
+}
+
 /* --server-metrics: the user's number first, then what it rests on. */
 static void put_server(FILE *out, const struct srv_figures *f)
 {
@@ -110,8 +125,9 @@ static void put_server(FILE *out, const struct srv_figures *f)
 	double secs = (f->span_end_ns - f->span_start_ns) / 1e9;
 
 	if (!f->have) {
-		fprintf(out, "\nServer metrics: %u good scrape(s), %u failed: too few to give "
-			"tokens/s\n", f->scrapes, f->failed);
+		fprintf(out, "\nServer metrics: %u good scrape(s), %u failed", f->scrapes, f->failed);
+		put_failed_by(out, f);
+		fputs(": too few to give tokens/s\n", out);
 		return;
 	}
 	fputc('\n', out);
@@ -138,8 +154,11 @@ static void put_server(FILE *out, const struct srv_figures *f)
 	if (f->resets)
 		fprintf(out, "  %u counter drop(s): the server restarted; counted from 0 after each, "
 			"as Prometheus's rate() does\n", f->resets);
-	if (f->failed)
-		fprintf(out, "  %u scrape(s) failed: the span is between the good ones\n", f->failed);
+	if (f->failed) {
+		fprintf(out, "  %u scrape(s) failed", f->failed);
+		put_failed_by(out, f);
+		fputs(": left out, the span is between the good ones\n", out);
+	}
 	if (f->disagree)
 		fprintf(out, "  warning: the server counted %.0f drafts but specprobe %zu cycles in "
 			"the same %.1f s: one of them is wrong (the server's counter, or cycles "
