@@ -302,8 +302,9 @@ static bool upload_sync(const struct model_thread *t, size_t j, size_t floor)
  * The draft's setup: the work a decoder queues between what came before (a
  * graph of another role, the accept's read) and its first draft graph, such as
  * its position uploaded and waited for, and inputs copied into the graphs'
- * buffers. It is the draft's, as a CUDA event recorded where the draft begins
- * reads it, and the time the host spends getting to it is the draft's too.
+ * buffers, on the stream its steps run on. It is the draft's, as a CUDA event
+ * recorded where the draft begins reads it, and the time the host spends
+ * getting to it is the draft's too.
  */
 static void find_setup(struct thread_ctx *tc, size_t i)
 {
@@ -319,8 +320,11 @@ static void find_setup(struct thread_ctx *tc, size_t i)
 	for (size_t j = it->draft; j-- > floor;) {
 		const struct loop_event *e = &t->events[j];
 
+		/* work on another stream is not the draft's to wait for */
 		if (e->kind == LOOP_GRAPH || e->kind == LOOP_COLLECTIVE || is_d2h(e) ||
-		    (e->kind == LOOP_SYNC && !upload_sync(t, j, floor)))
+		    (e->kind == LOOP_SYNC && !upload_sync(t, j, floor)) ||
+		    ((e->kind == LOOP_KERNEL || e->kind == LOOP_COPY) &&
+		     e->stream != t->events[step].stream))
 			break;
 		if (e->kind != LOOP_RECORD)
 			it->setup = j;
