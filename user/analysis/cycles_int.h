@@ -188,6 +188,7 @@ static inline int sign(long n)
 /* roles.c */
 bool roles__same_step(const struct model_exec *a, const struct model_exec *b);
 bool roles__repeated_step(const struct exec_stats *st);
+bool roles__mark_pieces(struct thread_ctx *tc);
 bool roles__count_self_next(struct exec_stats *stats, size_t last, bool last_counted, size_t cur);
 __u32 *roles__event_sites(const struct model_view *v, const struct model_thread *t);
 int roles__sites_of_events(struct site_stats *ss, struct exec_stats *stats,

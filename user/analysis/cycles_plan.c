@@ -477,17 +477,8 @@ int cycles_plan__step(struct cycles_plan *pl, struct model *m, bool final, __u64
 /* add_pieces' end, for a round counted; 1: the family grew, another round. */
 static bool pieces_round(struct thread_ctx *tc)
 {
-	bool grown = false;
+	bool grown = roles__mark_pieces(tc);
 
-	for (size_t id = 0; id < tc->v->nr_execs; id++) {
-		const struct exec_stats *st = &tc->stats[id];
-
-		if (st->launches && st->adjacent * 2 > st->launches && !roles__repeated_step(st) &&
-		    tc->v->execs[id]->role != ROLE_VERIFY) {
-			roles__mark_family(tc, tc->v->execs[id], ROLE_FROM_PIECES);
-			grown = true;
-		}
-	}
 	for (size_t id = 0; id < tc->v->nr_execs; id++)
 		tc->stats[id].adjacent = tc->stats[id].repeats = 0;
 	return grown;

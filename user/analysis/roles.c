@@ -399,6 +399,23 @@ static size_t graph_neighbour(const struct model_thread *t, size_t j, int dir)
 	return NONE;
 }
 
+/* Graphs next to verify pieces in most of their launches join verify's family; true if any did. */
+bool roles__mark_pieces(struct thread_ctx *tc)
+{
+	bool grown = false;
+
+	for (size_t id = 0; id < tc->v->nr_execs; id++) {
+		const struct exec_stats *st = &tc->stats[id];
+
+		if (st->launches && st->adjacent * 2 > st->launches && !roles__repeated_step(st) &&
+		    tc->v->execs[id]->role != ROLE_VERIFY) {
+			roles__mark_family(tc, tc->v->execs[id], ROLE_FROM_PIECES);
+			grown = true;
+		}
+	}
+	return grown;
+}
+
 /*
  * Piecewise verify: a graph launched right before (after) a verify piece,
  * captured right before (after) it, is the neighbouring piece of one forward.
@@ -406,7 +423,6 @@ static size_t graph_neighbour(const struct model_thread *t, size_t j, int dir)
 static bool add_pieces(struct thread_ctx *tc)
 {
 	const struct model_thread *t = tc->t;
-	bool grown = false;
 
 	for (size_t id = 0; id < tc->v->nr_execs; id++)
 		tc->stats[id].adjacent = 0;
@@ -424,16 +440,7 @@ static bool add_pieces(struct thread_ctx *tc)
 				tc->stats[n->id].adjacent++;
 		}
 	}
-	for (size_t id = 0; id < tc->v->nr_execs; id++) {
-		const struct exec_stats *st = &tc->stats[id];
-
-		if (st->launches && st->adjacent * 2 > st->launches && !roles__repeated_step(st) &&
-		    tc->v->execs[id]->role != ROLE_VERIFY) {
-			roles__mark_family(tc, tc->v->execs[id], ROLE_FROM_PIECES);
-			grown = true;
-		}
-	}
-	return grown;
+	return roles__mark_pieces(tc);
 }
 
 static bool same_site(const struct thread_ctx *tc, size_t a, size_t b)
