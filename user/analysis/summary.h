@@ -49,4 +49,14 @@ struct cycle_summary {
 /* Summary over loops[0..nr); 0 or -ENOMEM. */
 int cycle_summary__compute(const struct loop *loops, size_t nr, struct cycle_summary *s);
 
+/*
+ * Nothing seen told the first graph after the accept from a first draft step:
+ * the extend phase is not known to be empty, it was read into the draft.
+ */
+static inline bool summary__extend_unresolved(const struct cycle_summary *s)
+{
+	return s->lead_shape_draft && !s->phase[PHASE_EXTEND].launches &&
+	       !s->phase[PHASE_EXTEND].span_ns;
+}
+
 #endif /* __SUMMARY_H */

@@ -54,6 +54,10 @@ static void put_split(FILE *out, const struct cycle_summary *s)
 
 		if (p == PHASE_OTHER && (whole <= 0 || part / whole < 0.005))
 			continue;	/* other only where it counts */
+		if (p == PHASE_EXTEND && summary__extend_unresolved(s)) {
+			fputs(", extend ? (read into draft)", out);
+			continue;
+		}
 		fprintf(out, "%s %s %.0f%%%s", p ? "," : "", cycles__phase_name(p),
 			whole > 0 ? 100 * part / whole : 0.0,
 			/* a deferred accept runs on into the next cycle: over 100 % together */

@@ -224,7 +224,8 @@ static void put_summary_gpu(FILE *out, const struct cycle_summary *s)
 
 static void put_summary_fields(FILE *out, const struct cycle_summary *s)
 {
-	fprintf(out, "\"cycles\":%zu,\"cycles_per_s\":%.3f,", s->cycles, s->cycles_per_s);
+	fprintf(out, "\"cycles\":%zu,\"cycles_per_s\":%.3f,\"extend_unresolved\":%s,", s->cycles,
+		s->cycles_per_s, summary__extend_unresolved(s) ? "true" : "false");
 	if (s->cycles)
 		fprintf(out,
 			"\"cycle_ns\":{\"p50\":%llu,\"p90\":%llu,\"p99\":%llu,\"mean\":%.1f,"

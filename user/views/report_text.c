@@ -334,7 +334,10 @@ static void put_gpu_breakdown(FILE *out, const struct cycle_summary *s)
 	fputs("  phase    host span ms  blocked in syncs ms  launches  syncs  GPU busy ms  GPU wait ms"
 	      "  GPU span ms\n", out);
 	for (int p = 0; p < PHASE_NR; p++)
-		fprintf(out, "  %-8s %12.3f  %19.3f  %8.2f  %5.2f  %11.3f  %11.3f  %11.3f\n",
+		if (p == PHASE_EXTEND && summary__extend_unresolved(s))
+			fputs("  extend   unresolved: read into draft (see the note below)\n", out);
+		else
+			fprintf(out, "  %-8s %12.3f  %19.3f  %8.2f  %5.2f  %11.3f  %11.3f  %11.3f\n",
 			cycles__phase_name(p), ms(s->phase[p].span_ns), ms(s->phase[p].blocked_ns),
 			s->phase[p].launches, s->phase[p].syncs, ms(s->phase[p].gpu_busy_ns),
 			ms(gpu_wait_ns(s->phase[p].gpu_span_ns, s->phase[p].gpu_busy_ns)),
@@ -437,9 +440,12 @@ static void put_breakdown(FILE *out, const struct cycles *cy, const struct cycle
 	}
 	fputs("  phase    host span ms  blocked in syncs ms  launches  syncs\n", out);
 	for (int p = 0; p < PHASE_NR; p++)
-		fprintf(out, "  %-8s %12.3f  %19.3f  %8.2f  %5.2f\n", cycles__phase_name(p),
-			ms(s->phase[p].span_ns), ms(s->phase[p].blocked_ns), s->phase[p].launches,
-			s->phase[p].syncs);
+		if (p == PHASE_EXTEND && summary__extend_unresolved(s))
+			fputs("  extend   unresolved: read into draft (see the note below)\n", out);
+		else
+			fprintf(out, "  %-8s %12.3f  %19.3f  %8.2f  %5.2f\n", cycles__phase_name(p),
+				ms(s->phase[p].span_ns), ms(s->phase[p].blocked_ns),
+				s->phase[p].launches, s->phase[p].syncs);
 	fprintf(out, "  %-8s %12.3f  %19.3f  %8.2f  %5.2f\n", "cycle", ms(s->total.span_ns),
 		ms(s->total.blocked_ns), s->total.launches, s->total.syncs);
 	fputs("  (accept overlaps the next cycle when its sync is deferred; other: no phase)\n",
