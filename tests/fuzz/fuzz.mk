@@ -3,7 +3,9 @@
 #   make fuzz-test                 each harness for FUZZ_TEST_SECONDS (make test runs this)
 #   make fuzz FUZZ_SECONDS=3600    a longer run of each; FUZZERS=elf picks harnesses
 # Seeds come from tests/fuzz/seeds.sh; what a run adds stays in .output/fuzz/corpus,
-# a crash leaves its input in .output/fuzz/crashes.
+# a crash leaves its input in .output/fuzz/crashes: keep it in tests/fuzz/regress, where
+# test_regress reads it with every reader on each build. The recording harnesses mutate the
+# fields readers index by (fuzz_fields.h) as well as bytes.
 FUZZERS ?= recording analysis top elf ldcache pylines
 FUZZ_TEST_SECONDS ?= 30
 FUZZ_SECONDS ?= 600
@@ -21,7 +23,7 @@ fuzz-build:
 
 fuzz-bins: $(FUZZ_BINS)
 
-$(OUTPUT)/bin/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz_input.h $(LIB_OBJS)
+$(OUTPUT)/bin/fuzz_%: tests/fuzz/fuzz_%.c $(wildcard tests/fuzz/fuzz_*.h) $(LIB_OBJS)
 	$(call msg,FUZZ-CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) -fsanitize=fuzzer $(INCLUDES) -Itests/fuzz $< $(LIB_OBJS) $(LDLIBS) \
