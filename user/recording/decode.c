@@ -214,11 +214,6 @@ static int release(struct decoder *d, bool all)
 		heap_pop(d);
 		if (top->wants_stack)
 			forget_stack_wait(d, top);
-		/* judged as it leaves: the record that describes a process may follow its call */
-		if (d->procs_set && !hmap__get(&d->procs, top->entry.tgid, 0)) {
-			top->undescribed = true;
-			d->stats.unknown_process_calls++;
-		}
 		if (top->entry.ts > d->released_ts)
 			d->released_ts = top->entry.ts;
 		ret = d->fn(d->ctx, top);
@@ -295,14 +290,16 @@ static int feed_call(struct decoder *d, const struct sp_call_rec *rec, size_t si
 	c->ts_return = c->result = c->out = 0;
 	c->stack = 0;
 	c->wants_stack = rec->flags & SP_CALL_HAS_STACK;
-	c->undescribed = false;
+	/* a fork or the header describes a process before its first call */
+	c->undescribed = d->procs_set && !hmap__get(&d->procs, rec->tgid, 0);
 	t->stack_wait = c->wants_stack ? c : NULL;
 	d->stats.calls++;
 	if (d->probes_set && rec->probe >= d->nr_probes && rec->probe != SP_CALIB_PROBE)
 		d->stats.unknown_cookie_calls++;
 	if (rec->ts < d->released_ts)
 		d->stats.late++;
-	if (d->procs_set && !hmap__get(&d->procs, rec->tgid, 0)) {
+	if (c->undescribed) {
+		d->stats.unknown_process_calls++;
 		d->strays[d->next_stray].tid = rec->tid;
 		d->strays[d->next_stray].seq = rec->seq;
 		d->next_stray = (d->next_stray + 1) % STRAYS;
