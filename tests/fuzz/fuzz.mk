@@ -32,14 +32,15 @@ $(OUTPUT)/bin/fuzz_%: tests/fuzz/fuzz_%.c $(wildcard tests/fuzz/fuzz_*.h) $(LIB_
 fuzz-seeds: specprobe tools
 	$(Q)tests/fuzz/seeds.sh $(FUZZ_DIR)/seeds
 
-# run_fuzzers SECONDS: each harness in turn; the two recording harnesses share one corpus
+# run_fuzzers SECONDS: each harness in turn; the two recording harnesses share one corpus.
+# The readers' own output and warnings are closed; libFuzzer and the sanitizers report still.
 define run_fuzzers
 	$(Q)set -e; for f in $(FUZZERS); do \
 		c=$(FUZZ_DIR)/corpus/$$(case $$f in analysis) echo recording;; *) echo $$f;; esac); \
 		mkdir -p $$c $(FUZZ_DIR)/crashes; \
 		echo "== fuzz_$$f, $(1) s"; \
 		$(FUZZ_DIR)/bin/fuzz_$$f -max_total_time=$(1) -timeout=20 \
-			-rss_limit_mb=4096 -print_final_stats=1 \
+			-rss_limit_mb=4096 -print_final_stats=1 -close_fd_mask=3 \
 			-artifact_prefix=$(FUZZ_DIR)/crashes/$$f- $$c \
 			$(FUZZ_DIR)/seeds/$$(basename $$c) 2>$(FUZZ_DIR)/$$f.log \
 			|| { tail -60 $(FUZZ_DIR)/$$f.log; exit 1; }; \
