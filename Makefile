@@ -150,6 +150,8 @@ deps:
 	if [ -n "$$missing" ]; then \
 		echo "installing:" $$missing; \
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
+	else \
+		echo "make deps: all $(words $(DEB_PACKAGES)) packages installed"; \
 	fi
 
 vmlinux:

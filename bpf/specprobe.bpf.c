@@ -830,6 +830,7 @@ int BPF_PROG(on_exit, struct task_struct *task)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 	__u32 tgid = id >> 32, tid = (__u32)id;
+	struct sp_exit_status_rec *status;
 	struct sp_exit_rec *rec;
 
 	if (!is_traced(tgid))
@@ -853,7 +854,20 @@ int BPF_PROG(on_exit, struct task_struct *task)
 	rec->size = sizeof(*rec);
 	rec->tgid = tgid;
 	rec->ts = bpf_ktime_get_ns();
-	bpf_ringbuf_submit(rec, BPF_RB_FORCE_WAKEUP);
+	bpf_ringbuf_submit(rec, 0);
+	status = bpf_ringbuf_reserve(&events, sizeof(*status), 0);
+	if (!status) {
+		count(SP_CNT_DROP_CALL);
+		return 0;
+	}
+	status->type = SP_REC_EXIT_STATUS;
+	status->size = sizeof(*status);
+	status->tgid = tgid;
+	status->ts = bpf_ktime_get_ns();
+	/* the last thread's code: a fatal signal's number, or exit's code << 8 */
+	status->status = BPF_CORE_READ(task, exit_code);
+	status->pad = 0;
+	bpf_ringbuf_submit(status, BPF_RB_FORCE_WAKEUP);
 	return 0;
 }
 

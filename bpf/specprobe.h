@@ -52,6 +52,10 @@ enum sp_rec_type {
 	SP_REC_SRVMETRIC = 68,	/* one known family's value at one scrape, or a failed scrape */
 	/* a thread's wait for a CPU so far: how late its first record came for want of one */
 	SP_REC_RUNQ = 69,
+	/* how a traced process ended: a death by a signal tells why its records stop */
+	SP_REC_EXIT_STATUS = 70,
+	/* a merge: when the input that holds a process attached to it (its own attach mark) */
+	SP_REC_ATTACH = 71,
 };
 
 #define SP_MAX_PROBES	4096	/* size of the spec map: probes of all libraries, late ones too */
@@ -191,6 +195,16 @@ struct sp_exit_rec {
 	__u16 size;
 	__u32 tgid;
 	__u64 ts;
+};
+
+/* Right after SP_REC_EXIT: the status as wait() would give it (signal, or code << 8). */
+struct sp_exit_status_rec {
+	__u16 type;
+	__u16 size;
+	__u32 tgid;
+	__u64 ts;
+	__u32 status;
+	__u32 pad;
 };
 
 struct sp_fork_rec {
@@ -515,6 +529,21 @@ struct sp_clock_rec {
 	__u32 flags;		/* enum sp_clock_flags */
 	char host[65];
 	char pad[7];
+};
+
+/*
+ * In a merge, a process's attach marks as its own input had them (on the
+ * merge's clock): the header's are only the earliest start and the latest
+ * end of them all. Placed at the start, before any call of the process.
+ */
+struct sp_attach_rec {
+	__u16 type;
+	__u16 size;
+	__u32 tgid;		/* as the merge numbers it */
+	__u64 ts;		/* attaching began (the input's attach_start_ns) */
+	__u64 done_ns;		/* every probe attached from here on (attach_done_ns) */
+	__u32 source;		/* input number in the merge */
+	__u32 pad;
 };
 
 /* What an SP_REC_GPU ran. */

@@ -6,7 +6,14 @@
       command, and a long option has the same short one (or none) everywhere
   check_cli.py man SPECPROBE MANPAGE   the commands, each command's options and top's
       keys are the same in --help and in the man page
+  check_cli.py reference SPECPROBE REFERENCE   each command's options of --help are in
+      REFERENCE's "Options" (its own line, or a group that names it), and no others
+  check_cli.py refusals SPECPROBE SCRATCH DOC...   no doc says that a combination the
+      command line takes is refused (each is tried: it is no usage error)
+  check_cli.py wrap SPECPROBE          no --help breaks a line mid-phrase: a paragraph
+      is filled to the margin, an example is never wrapped, -V is listed
 """
+import os
 import re
 import subprocess
 import sys
@@ -150,7 +157,186 @@ def check_man(specprobe, manpage):
     return 0
 
 
+def reference_options(path, cmds):
+    """{command: {(short, long)}} of the reference's Options: own lines and named groups."""
+    text = open(path).read()
+    m = re.search(r'^### Options\n(.*?)^###? ', text, re.M | re.S)
+    if not m:
+        sys.exit(f'{path}: no "### Options" section')
+    own, shared = {}, []
+    for item in re.split(r'^- ', m.group(1), flags=re.M)[1:]:
+        item = item.replace('\n', ' ')
+        opts = set()
+        for code in re.findall(r'`([^`]*)`', item):
+            for pair in re.findall(r'(?<![\w-])-([A-Za-z])`/`--([a-z][a-z0-9-]*)', item):
+                opts.add(pair)
+            for short, long in MAN_OPTION.findall(code):
+                if long and not any(lng == long for _, lng in opts):
+                    opts.add(('', long))
+                elif short and not any(s == short for s, _ in opts):
+                    opts.add((short, ''))
+        head = re.match(r'`([a-z]+)`:', item)
+        if head:
+            own[head.group(1)] = opts
+        else:
+            named = re.match(r'\*\*([^*]*)\*\*\s*(\([^)]*\))?', item)
+            users = re.findall(r'`([a-z]+)`', named.group(2) or '') if named else []
+            shared.append((users if users else cmds, opts))
+    return {cmd: own.get(cmd, set()).union(*[o for users, o in shared if cmd in users])
+            for cmd in cmds if cmd in own}
+
+
+def check_reference(specprobe, path):
+    cmds, problems, total = commands(specprobe), [], 0
+    documented = reference_options(path, cmds)
+    for cmd in cmds:
+        if cmd not in documented:
+            problems.append(f'{cmd}: no "- `{cmd}`:" line in the reference\'s Options')
+            continue
+        helped = help_options(run_help(specprobe, cmd))
+        total += len(helped)
+        for short, long in sorted(helped - documented[cmd]):
+            problems.append(f'{cmd}: {"-" + short + "/" if short else ""}--{long} of --help '
+                            'is not in the reference')
+        for short, long in sorted(documented[cmd] - helped):
+            problems.append(f'{cmd}: {"-" + short + "/" if short else ""}--{long} of the '
+                            'reference is not in --help')
+    if problems:
+        print('; '.join(problems))
+        return 1
+    print(f'{len(cmds)} commands, {total} options alike in --help and the reference')
+    return 0
+
+
+# Combinations the command line takes, with the words a doc would name them by; each
+# is tried with a pid that is no process: the run fails past the options, never exit 2.
+TAKEN = [
+    (['record', '--gpu', '-p', '{pid}', '-o', '{scratch}/gpu.sprb'], '--gpu', '-p'),
+    (['report', '--gpu', '-p', '{pid}', '-o', '{scratch}/gpu.sprb'], '--gpu', '-p'),
+    (['top', '--gpu', '--batch', '-n', '1', '-p', '{pid}'], '--gpu', '-p'),
+    (['record', '--server-metrics', 'http://127.0.0.1:1/metrics', '-p', '{pid}'],
+     '--server-metrics', '-p'),
+    (['top', '--server-metrics', 'http://127.0.0.1:1/metrics', '-p', '{pid}'],
+     '--server-metrics', '-p'),
+    (['record', '-p', '{pid}'], 'record', 'without -o'),
+]
+REFUSAL = re.compile(r'refused|not (?:yet )?(?:supported|taken)|needs -- CMD|only with -- CMD'
+                     r'|for now|is required', re.I)
+
+
+def man_units(path):
+    """A man page's paragraphs, each led by what it is about: its .TP tag or its heading."""
+    units, head, cur = [], '', None
+    lines = open(path).read().splitlines()
+    for i, line in enumerate(lines):
+        m = re.match(r'^\.(SH|SS)\s+"?([^"]*)"?$', line)
+        if m or line.startswith(('.TP', '.PP')):
+            if cur:
+                units.append(cur)
+            head = m.group(2) if m else head
+            cur = head + ': ' if m or line.startswith('.PP') else None
+        elif cur is None:
+            cur = deroff(line) + ': '    # the line after .TP: its tag
+        else:
+            cur += deroff(line) + ' '
+    return units + ([cur] if cur else [])
+
+
+def md_units(path):
+    """A Markdown file's paragraphs, list items and table rows."""
+    units, cur = [], ''
+    for line in open(path).read().splitlines():
+        if not line.strip() or line.startswith(('|', '#', '- ', '```')) or \
+                re.match(r'^\d+\. ', line):
+            if cur:
+                units.append(cur)
+            cur = ''
+        cur += line.strip() + ' '
+    return units + ([cur] if cur else [])
+
+
+def doc_sentences(path):
+    """A doc's sentences; a man page's each led by its tag or heading."""
+    if path.endswith('.1'):
+        return [unit.split(': ', 1)[0] + ': ' + sentence for unit in man_units(path)
+                for sentence in re.split(r'(?<=\.)\s+', unit)]
+    return [sentence for unit in md_units(path)
+            for sentence in re.split(r'(?<=[.!?])\s+', unit)]
+
+
+def says_refused(sentence, first, second):
+    plain = sentence.replace('`', '')
+    return (REFUSAL.search(plain) and re.search(r'(?<![\w-])' + re.escape(first) +
+                                                 r'(?![\w-])', plain)
+            and second.split()[-1] in plain)
+
+
+def check_refusals(specprobe, scratch, docs):
+    problems = []
+    with open('/proc/sys/kernel/pid_max') as f:
+        pid = f.read().strip()     # pids are below it: no process has it
+    for args, first, second in TAKEN:
+        argv = [a.format(pid=pid, scratch=scratch) for a in args]
+        out = subprocess.run([os.path.abspath(specprobe), *argv], capture_output=True, text=True, timeout=60,
+                             cwd=scratch)
+        if out.returncode == 2:
+            problems.append(f'{" ".join(argv)}: a usage error: {out.stderr.strip()[:120]}')
+            continue
+        for doc in docs:
+            for sentence in doc_sentences(doc):
+                if says_refused(sentence, first, second):
+                    problems.append(f'{doc}: says {first} with {second} is refused, and '
+                                    f'"{" ".join(args[:2])} ... {second}" is taken: '
+                                    f'"{sentence.strip()[:140]}"')
+    if problems:
+        print('; '.join(problems))
+        return 1
+    print(f'{len(TAKEN)} combinations taken by the command line, none said refused in '
+          f'{len(docs)} docs')
+    return 0
+
+
+RMARGIN = 79    # argp's right margin
+
+
+def wrap_problems(name, text):
+    """Lines of one --help that argp wrapped in a phrase or that the doc broke early."""
+    problems, lines = [], text.splitlines()
+    for line, nxt in zip(lines, lines[1:]):
+        if not line.strip() or not nxt.strip() or nxt[0] == ' ' or line.startswith('Usage:'):
+            continue
+        if line[0] == ' ':
+            # an example or an option's text run on at the left margin
+            problems.append(f'{name}: "{line.strip()[:40]}..." wraps to "{nxt[:30]}"')
+        elif len(line) + 1 + len(nxt.split()[0]) <= RMARGIN and not line.endswith(':'):
+            # a paragraph broken before the margin (a newline in the doc string)
+            problems.append(f'{name}: "...{line[-30:]}" is cut before the margin')
+    if name != 'specprobe' and not re.search(r'^  -V, --version ', text, re.M):
+        problems.append(f'{name}: no -V, --version')
+    return problems
+
+
+def check_wrap(specprobe):
+    problems, cmds = wrap_problems('specprobe', run_help(specprobe)), commands(specprobe)
+    if not re.search(r'^  -V, --version ', run_help(specprobe), re.M):
+        problems.append('specprobe --help: no -V, --version')
+    for cmd in cmds:
+        problems += wrap_problems(cmd, run_help(specprobe, cmd))
+    if problems:
+        print('; '.join(problems))
+        return 1
+    print(f'the help of specprobe and its {len(cmds)} commands filled to the margin, '
+          'no example wrapped, -V listed')
+    return 0
+
+
 def main():
+    if len(sys.argv) == 4 and sys.argv[1] == 'reference':
+        return check_reference(sys.argv[2], sys.argv[3])
+    if len(sys.argv) > 4 and sys.argv[1] == 'refusals':
+        return check_refusals(sys.argv[2], sys.argv[3], sys.argv[4:])
+    if len(sys.argv) == 3 and sys.argv[1] == 'wrap':
+        return check_wrap(sys.argv[2])
     if len(sys.argv) == 3 and sys.argv[1] == 'shorts':
         return check_shorts(sys.argv[2])
     if len(sys.argv) == 4 and sys.argv[1] == 'man':

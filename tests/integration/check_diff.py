@@ -19,6 +19,16 @@ holds the truth's change, leaves out 0), in the truth's direction.
 Within what diff's change and floor differ from the truth's (at most the bracket error),
 either verdict is right. --truth-shows: the truth
 itself has B slower (or faster): a planted change is there to be found.
+
+The one verdict of all rows (docs/diff-json.md, "One verdict") follows from its rows by the
+rule, its p50 row is cycle_time's verdict, the truth's mean change lies in the mean's
+interval, and where the truth's mean cycle time moved by more than twice the floor and
+that interval leaves out 0 it is significant in the truth's direction: a throughput that
+fell that much is never below the noise floor. --planted a|b: that side's server planted a
+sync (tag planted-sync); flagged_sites has its call site (a planting function), flagged
+there as often as the truth's planted syncs that blocked 100 us or more at least and as
+all of them at most, never on the other side, with blocked time per cycle at most the
+truth's planted syncs' brackets over the cycles counted.
 """
 import argparse
 import glob
@@ -64,12 +74,70 @@ def iqr(values):
     return nearest_rank(values, 75) - nearest_rank(values, 25)
 
 
+ORDER = ("tokens/s", "p50", "mean", "cycles/s")
+
+
+def check_verdict(whole, pooled, floor, err):
+    """The one verdict: its rule on its rows, and the truth's mean where it moved far."""
+    v, rows, bad = whole["verdict"], whole["verdict"]["rows"], []
+    sig = [r for r in ORDER if r in rows and rows[r]["verdict"] == "significant"]
+    dirs = {rows[r]["direction"] for r in sig}
+    want = ("significant" if sig else "below-noise-floor"
+            if any(r["verdict"] == "below-noise-floor" for r in rows.values())
+            else "not-significant")
+    if v["verdict"] != want or v["mixed"] != (len(dirs) > 1):
+        bad.append(f"verdict {v['verdict']} (mixed {v['mixed']}), its rows give {want}")
+    if sig and len(dirs) == 1 and (v["by"] != sig[0] or v["direction"] != dirs.pop()):
+        bad.append(f"verdict by {v['by']} {v['direction']}, the rows: {sig}")
+    if rows["p50"]["verdict"] != whole["cycle_time"]["verdict"]:
+        bad.append(f"p50 row {rows['p50']['verdict']}, cycle_time {whole['cycle_time']['verdict']}")
+    mean = {s: sum(pooled[s]) / len(pooled[s]) for s in pooled}
+    change = mean["b"] - mean["a"]
+    lo, hi = whole["cycle_time"]["mean_ci_ns"]
+    if not lo - 2 * err <= change <= hi + 2 * err:
+        bad.append(f"the truth's mean change {change:.0f} ns outside [{lo}, {hi}] (+-{2 * err})")
+    # one stalled cycle moves the mean and widens its interval to hold 0: then no verdict
+    if abs(change) > 2 * floor + 4 * err and not lo <= 0 <= hi and "tokens/s" not in rows:
+        direction = "slower" if change > 0 else "faster"
+        if v["verdict"] != "significant" or v["direction"] != direction:
+            bad.append(f"the truth's mean moved {change:+.0f} ns, over twice the floor "
+                       f"{floor:.0f} ns, yet {v['verdict']} {v['direction']}")
+    return bad
+
+
+def check_sites(whole, planted_dir, side):
+    """The planted sync's call site, flagged on the planted side only, as the truth has it."""
+    truth = [json.loads(l) for f in glob.glob(os.path.join(planted_dir, "gt.rank*"))
+             for l in open(f) if '"planted-sync"' in l]
+    calls = [c for c in truth if "before" in c]
+    waited = sum(1 for c in calls if c["after"] - c["before"] >= 100000)
+    cycles = len(json.load(open(os.path.join(planted_dir, "report.json")))["cycles"])
+    other = "a" if side == "b" else "b"
+    sites = [s for s in whole["flagged_sites"] or [] if "plant" in s["call_site"]]
+    if len(sites) != 1:
+        return [f"{len(sites)} flagged sites at a planting function: "
+                f"{[s['call_site'] for s in whole['flagged_sites'] or []]}"]
+    s, bad = sites[0], []
+    if not waited <= s["count"][side] <= len(calls) or s["count"][other]:
+        bad.append(f"{s['call_site']}: flagged {s['count']}, truth {len(calls)} planted on "
+                   f"{side}, {waited} of them blocked")
+    most = sum(c["after"] - c["before"] for c in calls) / cycles
+    if not 0 < s["blocked_ns_per_cycle"][side] <= most + 1:
+        bad.append(f"{s['call_site']}: {s['blocked_ns_per_cycle'][side]} ns blocked a cycle, "
+                   f"the truth's brackets {most:.0f}")
+    if not bad:
+        print(f"flagged at {s['call_site']}: A {s['count']['a']}, B {s['count']['b']} "
+              f"(truth {len(calls)} planted on {side}, {waited} blocked)")
+    return bad
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--diff", required=True)
     ap.add_argument("--a", nargs="+", required=True)
     ap.add_argument("--b", nargs=1, required=True)
     ap.add_argument("--truth-shows", choices=("slower", "faster"))
+    ap.add_argument("--planted", choices=("a", "b"))
     a = ap.parse_args()
     whole = json.load(open(a.diff))
     diff = whole["cycle_time"]
@@ -123,8 +191,15 @@ def main():
         expected = "either (at the floor)"
     if a.truth_shows and direction != a.truth_shows:
         failures.append(f"the truth does not show B {a.truth_shows}: change {change:+.0f} ns")
+    failures += check_verdict(whole, pooled, floor, err)
+    if a.planted:
+        failures += check_sites(whole, a.a[0] if a.planted == "a" else a.b[0], a.planted)
     for f in failures:
         print("  FAIL:", f)
+    print(f"verdict of all rows: {whole['verdict']['verdict']} {whole['verdict']['direction']}"
+          f" by {whole['verdict']['by']}; " + ", ".join(
+              f"{k} {v['change_rel'] * 100:+.1f} % {v['verdict']}"
+              for k, v in whole["verdict"]["rows"].items()))
     print(f"truth p50 {truth['a'] / 1e6:.3f} -> {truth['b'] / 1e6:.3f} ms, change "
           f"{change / 1e6:+.3f} ms, floor {floor / 1e6:.3f} ms, interval "
           f"[{lo / 1e6:+.3f}, {hi / 1e6:+.3f}] ms: {diff['verdict']} (truth: {expected})")

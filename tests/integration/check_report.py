@@ -14,10 +14,16 @@ contract (docs/report-json.md, "Cycles and phases"). Checks:
 - the graph inventory equals the truth's graph lines: every captured exec with its
   role, kernels (by name), side-stream kernels and collectives (--inventory full),
   or the role of every exec launched in the recording (--inventory launched).
+With --text REPORT.txt, the text report's first five lines (docs/guide.md, "The first
+screen"): cycles/s and the cycle's p50 inside the bounds the truth's brackets give the
+reported cycles, each phase's share of the cycle inside its bracketed bounds, and the top
+flagged sync one the server planted, at the position it was planted, called at a planting
+function; no top flagged sync where nothing was planted.
 """
 import argparse
 import collections
 import json
+import re
 import sys
 
 LAUNCHES = {"cuGraphLaunch", "cuLaunchKernel", "cuLaunchKernelEx"}
@@ -254,17 +260,131 @@ def check_graphs(ck, rep, r, inventory):
         ck.expect(got_names == names.get(h), f"{where}: kernels {dict(got_names)} != "
                                              f"{dict(names.get(h) or {})}")
 
+# what the server plants, and the functions of its own that make each (the call site; the
+# compiler may inline free_in_loop into accept_phase)
+PLANT_TAGS = {"planted-sync": "plant", "planted:": "plant",
+              "free-in-loop": "free_in_loop|accept_phase", "pageable-copy": "accept_phase"}
+HEAD_RATE = re.compile(r"specprobe report: ([\d.]+) cycles/s, (- tok/s \(no --server-metrics\)|"
+                       r"[\d.]+ tok/s), cycle p50 ([\d.]+) ms, (\d+) cycles$")
+HEAD_SPLIT = re.compile(r"  host a cycle \(mean ([\d.]+) ms\): (.*)$")
+HEAD_SYNC = re.compile(r"  top flagged sync: (\w+) at ([a-z-]+), ([\d.]+) % of the cycle "
+                       r"\(([\d.]+) ms blocked\)$")
+HEAD_SITE = re.compile(r"    called at (\S.*): (\d+) calls(, \d+ more flagged elsewhere)?$")
+
+
+def p50(values):
+    v = sorted(values)
+    return v[max((len(v) * 50 + 99) // 100 - 1, 0)]
+
+
+def bracket_cycles(rep, r):
+    """Each reported cycle of the rank with its truth cycle: [(tool, truth)], or None when
+    a reported cycle starts inside no truth cycle's first draft launch."""
+    cycles = bounds_cycles(r) if r["bounds"] else truth_cycles(r, True)
+    pairs = []
+    for c in (c for c in rep["cycles"] if c["pid"] == r["pid"]):
+        cy = next((cy for cy in cycles if inside(c["start_ns"], cy["start"])), None)
+        if cy is None:
+            return None
+        pairs.append((c, cy))
+    return pairs
+
+
+def span(a, b):
+    """Least and most time between two bracketed calls."""
+    return max(b["before"] - a["after"], 0), b["after"] - a["before"]
+
+
+def check_rates(ck, m, pairs_of):
+    rates_lo, rates_hi, lo, hi = [], [], [], []
+    for pairs in pairs_of:
+        d = [span(cy["start"], cy["end"]) for _, cy in pairs]
+        lo += [x for x, _ in d]
+        hi += [y for _, y in d]
+        if d:
+            rates_lo.append(len(d) * 1e9 / sum(y for _, y in d))
+            rates_hi.append(len(d) * 1e9 / max(sum(x for x, _ in d), 1))
+    rate, cycle_p50, n = float(m.group(1)), float(m.group(3)), int(m.group(4))
+    ck.expect(n == len(lo), f"head: {n} cycles, the report's JSON {len(lo)}")
+    rlo, rhi = sum(rates_lo) / len(rates_lo), sum(rates_hi) / len(rates_hi)
+    ck.expect(rlo - 0.05 <= rate <= rhi + 0.05, f"head: {rate} cycles/s outside the truth's "
+                                                 f"[{rlo:.2f}, {rhi:.2f}]")
+    plo, phi = p50(lo) / 1e6, p50(hi) / 1e6
+    ck.expect(plo - 0.0005 <= cycle_p50 <= phi + 0.0005,
+              f"head: cycle p50 {cycle_p50} ms outside the truth's [{plo:.4f}, {phi:.4f}]")
+
+
+def check_split(ck, m, pairs_of):
+    """Each phase's share of the cycle: its spans' least sum over the cycles' most, and back."""
+    shares = dict((k, float(v)) for k, v in re.findall(r"(\w+) (\d+)%", m.group(2)))
+    whole = [span(cy["start"], cy["end"]) for pairs in pairs_of for _, cy in pairs]
+    for p in PHASES:
+        ends = [cy[p] for pairs in pairs_of for _, cy in pairs]
+        if p not in shares or any(e[1] is None for e in ends):
+            ck.expect(p in shares, f"head: no share for {p}")
+            continue
+        part = [span(a, b) for a, b in ends]
+        lo = 100 * sum(x for x, _ in part) / sum(y for _, y in whole)
+        hi = 100 * sum(y for _, y in part) / max(sum(x for x, _ in whole), 1)
+        ck.expect(lo - 0.5 <= shares[p] <= hi + 0.5,
+                  f"head: {p} {shares[p]} % of the cycle outside the truth's [{lo:.1f}, {hi:.1f}]")
+
+
+def check_top_sync(ck, lines, truths):
+    planted = [c for r in truths for c in r["calls"]
+               if any(c.get("tag", "").startswith(t) for t in PLANT_TAGS)]
+    sync = HEAD_SYNC.match(lines[2])
+    if not sync:
+        ck.expect(lines[2].startswith("  flagged syncs: none") or not planted,
+                  f"head line 3: {lines[2]!r}")
+        return
+    call, pos = sync.group(1), sync.group(2)
+    # the demo's planted sync is between draft and verify; a free in the loop goes unplaced
+    where = {"planted-sync": "draft-verify"}
+    ok = [c for c in planted if c["base"] == call and
+          c.get("position", where.get(c["tag"], pos)) == pos]
+    ck.expect(ok, f"head: top flagged sync {call} at {pos}: nothing planted so "
+                  f"({sorted({(c['base'], c.get('position')) for c in planted})})")
+    site = HEAD_SITE.match(lines[3])
+    makers = {m for c in ok for t, m in PLANT_TAGS.items() if c["tag"].startswith(t)}
+    ck.expect(site and any(re.search(m, site.group(1)) for m in makers),
+              f"head: the top flagged sync's site is none of {sorted(makers)}: {lines[3]!r}")
+    if site:
+        ck.expect(0 < int(site.group(2)) <= len(planted),
+                  f"head: {site.group(2)} calls at the site, {len(planted)} planted")
+
+
+def check_head(ck, rep, truths, path):
+    """The text report's first five lines against the truth."""
+    lines = open(path).read().split("\n")[:5]
+    rate = HEAD_RATE.match(lines[0])
+    ck.expect(rate, f"head line 1: {lines[0]!r}")
+    pairs_of = [bracket_cycles(rep, r) for r in truths]
+    ck.expect(all(p is not None for p in pairs_of), "head: a reported cycle no truth cycle has")
+    if rate and all(p is not None for p in pairs_of):
+        check_rates(ck, rate, pairs_of)
+        split = HEAD_SPLIT.match(lines[1])
+        ck.expect(split, f"head line 2: {lines[1]!r}")
+        if split:
+            check_split(ck, split, pairs_of)
+    check_top_sync(ck, lines, truths)
+    ck.expect(lines[4].startswith("  host "), f"head line 5: {lines[4]!r}")
+
 
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--report", required=True)
     ap.add_argument("--inventory", choices=("full", "launched"), default="full")
     ap.add_argument("--verify-from", help="how every loop's verify must have been told")
+    ap.add_argument("--text", help="the text report, whose first five lines are checked")
     ap.add_argument("truth", nargs="+")
     a = ap.parse_args()
     rep = json.load(open(a.report))
     ck = Checker()
-    for r in load_truth(a.truth):
+    truths = load_truth(a.truth)
+    if a.text:
+        check_head(ck, rep, truths, a.text)
+    for r in truths:
         loops = [l for l in rep["loops"] if l["pid"] == r["pid"]]
         ck.expect(len(loops) == 1, f"rank {r['rank']}: {len(loops)} loops for pid {r['pid']}")
         if r["summary"]["nranks"] > 1 and loops and a.inventory == "full":

@@ -2,14 +2,17 @@
 # SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 """Compare the sync verdicts of `specprobe report --json` with specsim's planted calls.
 
-  check_syncs.py --report REPORT.json TRUTH...
+  check_syncs.py --report REPORT.json [--counts] [--text REPORT.txt] TRUTH...
 
 Calls planted with --plant carry "tag":"planted:KIND" (or "unknown:KIND") and "position"
 in the truth; a poll plant is a spin of queries, the last one ready. Every sync in the
 report has a "verdict": flagged, accept, no-wait, unknown, outside or clean. Checks, for
 the calls made between the recording's attach mark and its last call:
 - recall: every planted call is in syncs[] with the kind and the position it was planted
-  with, and with a verdict it may have; "flagged" where nothing else may be:
+  with, and with a verdict it may have; "flagged" where nothing else may be. syncs[] lists
+  only syncs: a plant that may turn out no sync (legacy-stream work that waited on nothing,
+  an async copy of unknown host memory that showed no wait) may be absent, counted in
+  could_sync[] instead:
   * reported outside the loop: verdict "outside" (a capture-sync is flagged anywhere);
   * a wait whose truth says "stream_busy": false found nothing to wait for: flagged or
     not ("no-wait", "clean"); the report cannot always tell;
@@ -36,6 +39,14 @@ the calls made between the recording's attach mark and its last call:
   "unknown" verdicts; host_memory agrees with the truth: pinned (host_from "traced" when
   allocated after attach, else "maps") where a cuMemHostAlloc/cuMemAllocHost made it,
   otherwise pageable or unknown, never unknown when traced from cuInit;
+- counts (--counts): syncs[] holds sync_calls entries, each is_sync; could_sync[] adds up
+  to the legacy-stream work and unknown-host copies that were no syncs; from the attach
+  mark on, the syncs are the truth's one by one, and the launches, copies and memsets, the
+  legacy-stream work and the quiet host copies the truth's (exact where the recording holds
+  no call from before the mark, else within the truth's calls made while attaching);
+- text (--text): the text report's lead lines give the JSON's counts, each out of its own
+  whole (calls; launches, copies and syncs of them; legacy-stream work of the launches and
+  copies; flagged of the syncs);
 - starvation bounds: context syncs have one, stream syncs exactly when no other stream
   had work in flight, and each equals the truth's return-to-next-launch interval within
   the brackets of the two calls;
@@ -123,6 +134,12 @@ class Want:
         self.kind, self.positions, self.verdicts = kind, positions, verdicts
         self.serialises = serialises
 
+    def may_be_quiet(self):
+        """Legacy-stream work that waited on nothing, or a copy of unknown host memory that
+        showed no wait, is no sync: not in syncs[]."""
+        kinds = self.kind if isinstance(self.kind, set) else {self.kind}
+        return bool(kinds & {"legacy", "unknown-host"}) and "no-wait" in self.verdicts
+
 
 class Rank:
     """One truth file against the report: what the tracer could know at attach."""
@@ -131,6 +148,7 @@ class Rank:
         self.pid = summary["pid"]
         self.summary, self.bounds = summary, bounds
         self.attach = rep["recording"]["attach_done_ns"]
+        self.attach_start = rep["recording"]["attach_start_ns"]
         self.last = rep["recording"]["last_ns"] or 0
         self.syncs = [s for s in rep["syncs"] if s["pid"] == self.pid]
         self.calls = calls
@@ -256,6 +274,10 @@ def check_plant(ck, rk, call, planted_ts):
                 ck.fail(f"{where}: pinned memory, yet {s['kind']} verdict {s.get('verdict')}")
         return
     ck.planted += 1
+    if not got and want.may_be_quiet():
+        ck.found += 1
+        ck.quiet += 1
+        return
     if len(got) != 1:
         ck.fail(f"{where}: {len(got)} syncs in the report at {call['before']}")
         return
@@ -415,7 +437,7 @@ def check_contract(ck, rep):
     syncs = rep.get("syncs", [])
     missing = [k for k in ("verdict", "host_memory", "host_from", "serialises_with")
                if syncs and any(k not in s for s in syncs)]
-    missing += [] if "unknown_syncs" in rep else ["unknown_syncs"]
+    missing += [k for k in ("unknown_syncs", "could_sync") if k not in rep]
     if missing:
         ck.fail(f"report without {', '.join(missing)}: it predates the verdict contract")
         return False
@@ -425,6 +447,10 @@ def check_contract(ck, rep):
     unknown = sum(1 for s in syncs if s["verdict"] == "unknown")
     if rep["unknown_syncs"] != unknown:
         ck.fail(f"unknown_syncs {rep['unknown_syncs']}, but {unknown} syncs are unknown")
+    not_syncs = sum(1 for s in syncs if not s["is_sync"])
+    if not_syncs or len(syncs) != rep["sync_calls"]:
+        ck.fail(f"syncs[] holds {len(syncs)} entries, {not_syncs} of them no sync, for "
+                f"{rep['sync_calls']} sync calls")
     return True
 
 
@@ -475,28 +501,33 @@ def legacy_work(call):
     return work and stream in (0, 1)
 
 
-def count_rank(rk, counts):
-    """The truth's sync calls and legacy-stream work, of one rank, entered from the attach
-    mark to the last call. Calls the tracer can only class by how long they blocked (an async
-    copy of host memory not pinned) count as the report's sync of that call says, each
-    checked to be one or the other."""
+def count_rank(rk, counts, start):
+    """The truth's sync calls, launches, copies and legacy-stream work, of one rank, entered
+    from start to the last call. Calls the tracer can only class by how long they blocked (an
+    async copy of host memory not pinned) count as the report says: a sync where syncs[]
+    has it; else, no sync, a copy to the host of unknown memory that showed no wait, or
+    legacy-stream work."""
     for call in rk.calls:
         tag = call.get("tag") or ""
-        if call["depth"] != 0 or not rk.attach <= call["before"] <= rk.last:
+        if call["depth"] != 0 or not start <= call["before"] <= rk.last:
             continue
+        counts["launches"] += call["base"] in LAUNCHES
+        counts["copies"] += call["base"].startswith(("cuMemcpy", "cuMemset"))
         if blocking(call) or call.get("serialises_with") is not None:
             counts["syncs"] += 1
         host = host_of(call)
         unpinned = host is not None and rk.pinned_alloc(host, call["before"]) is None
         if unpinned and call["base"].endswith("Async"):
             got = rk.syncs_of(call)
-            if len(got) != 1 and (call["base"] != "cuMemcpyHtoDAsync" or got):
+            if len(got) > 1:
                 counts["bad"].append(f"{call['name']} {tag} at {call['before']}: "
                                      f"{len(got)} syncs")
                 continue
-            if got and got[0]["is_sync"]:
+            if got and got[0]["kind"] == "legacy" and legacy_work(call):
+                count_legacy(rk, call, counts)
+            elif got:
                 counts["syncs"] += 1
-            elif got and got[0]["kind"] == "unknown-host":
+            elif call["base"] == "cuMemcpyDtoHAsync":
                 counts["quiet_host"] += 1
             elif legacy_work(call):
                 count_legacy(rk, call, counts)
@@ -516,44 +547,85 @@ def count_legacy(rk, call, counts):
         counts["syncs"] += call.get("serialises_with") is None
 
 
-def report_counts(syncs):
-    """(sync calls, legacy work, of it syncs, unknown-host copies not counted) of syncs[]."""
-    legacy = [s for s in syncs if s["kind"] == "legacy" and not s["held_back"]]
-    return (sum(1 for s in syncs if s["is_sync"]), len(legacy),
-            sum(1 for s in legacy if s["is_sync"]),
-            sum(1 for s in syncs if s["kind"] == "unknown-host" and not s["is_sync"]))
+def legacy_syncs(syncs):
+    """Legacy-stream work in syncs[]: it waited, or what it waited for cannot be told."""
+    return [s for s in syncs if s["kind"] == "legacy" and not s["held_back"]]
+
+
+def quiet_counts(rep):
+    """could_sync[]'s legacy-stream work and copies of unknown host memory."""
+    return tuple(sum(q["count"] for q in rep["could_sync"] if q["kind"] == kind)
+                 for kind in ("legacy", "unknown-host"))
+
+
+def truth_counts(ranks, start_of):
+    counts = collections.Counter(bad=[])
+    for rk in ranks:
+        count_rank(rk, counts, start_of(rk))
+    counts["quiet_legacy"] = counts["legacy"] - counts["synchronised"] - counts["unknown"]
+    return counts
 
 
 def check_counts(ck, rep, ranks):
-    """sync_calls is the truth's sync calls, legacy_work its work on the legacy stream: the
-    totals are those of syncs[], and those from the attach mark on are the truth's."""
-    counts = {"syncs": 0, "legacy": 0, "synchronised": 0, "unknown": 0, "quiet_host": 0,
-              "bad": []}
-    for rk in ranks:
-        count_rank(rk, counts)
+    """syncs[] lists the sync calls, could_sync[] counts the calls that could have been and
+    were not; from the attach mark on the syncs are the truth's one by one, the launches,
+    copies and quiet calls its counts (calls made while the probes attached may be recorded:
+    up to those more)."""
+    counts = truth_counts(ranks, lambda rk: rk.attach)
+    wide = truth_counts(ranks, lambda rk: rk.attach_start)
     for b in counts["bad"][:5]:
         ck.fail(f"counts: {b}")
-    lw = rep["legacy_work"]
+    lw, syncs, rec = rep["legacy_work"], rep["syncs"], rep["recording"]
+    quiet_legacy, quiet_host = quiet_counts(rep)
     total = (rep["sync_calls"], lw["calls"], lw["synchronised"] + lw["unknown"],
              rep["host_unknown_no_wait"])
-    if report_counts(rep["syncs"]) != total:
+    listed = (len(syncs), len(legacy_syncs(syncs)) + quiet_legacy, len(legacy_syncs(syncs)),
+              quiet_host)
+    if listed != total:
         ck.fail(f"sync_calls, legacy work, of it syncs, quiet host copies {total}, but syncs[] "
-                f"holds {report_counts(rep['syncs'])}")
+                f"and could_sync[] hold {listed}")
     inside = [s for rk in ranks for s in rk.syncs if rk.attach <= s["ts"] <= rk.last]
-    got = report_counts(inside)
-    want = (counts["syncs"], counts["legacy"], counts["synchronised"] + counts["unknown"],
-            counts["quiet_host"])
+    got = (len(inside), len(legacy_syncs(inside)))
+    want = (counts["syncs"], counts["synchronised"] + counts["unknown"])
     if got != want:
-        ck.fail(f"sync calls, legacy work, of it syncs, quiet host copies from the attach mark "
-                f"on: report {got}, truth {want}")
-    if len(inside) == len(rep["syncs"]) and (lw["synchronised"], lw["unknown"]) != (
-            counts["synchronised"], counts["unknown"]):
-        ck.fail(f"legacy work synchronised, unknown: report {lw['synchronised']}, "
-                f"{lw['unknown']}, truth {counts['synchronised']}, {counts['unknown']}")
-    return (f"{want[0]} sync calls, {want[1]} legacy-stream launches and copies "
-            f"({counts['synchronised']} synchronised, {counts['unknown']} unknown) as the truth"
-            + ("" if len(inside) == len(rep["syncs"]) else
-               f" from the attach mark on ({rep['sync_calls']} and {lw['calls']} in all)"))
+        ck.fail(f"syncs, of them legacy-stream work, from the attach mark on: report {got}, "
+                f"truth {want}")
+    names = ("launches", "copies", "quiet legacy work", "quiet host copies")
+    got = (rec["launches"], rec["copies"], quiet_legacy, quiet_host)
+    keys = ("launches", "copies", "quiet_legacy", "quiet_host")
+    for name, n, key in zip(names, got, keys):
+        if not counts[key] <= n <= wide[key]:
+            ck.fail(f"{name}: report {n}, truth {counts[key]} from the attach mark on"
+                    + (f", {wide[key]} from its start" if wide[key] != counts[key] else ""))
+    exact = all(counts[k] == wide[k] for k in keys)
+    return (f"syncs[] holds the {len(syncs)} syncs; of {counts['launches']} launches and "
+            f"{counts['copies']} copies {counts['legacy']} on the legacy stream "
+            f"({counts['synchronised']} synchronised, {counts['unknown']} unknown, "
+            f"{quiet_legacy} in could_sync[]) as the truth"
+            + ("" if exact else " within the calls made while attaching"))
+
+
+def check_text(ck, rep, path):
+    """The text report's lead lines give the JSON's counts, each out of its own whole: the
+    calls, the launches and copies among them, the syncs; the legacy-stream work out of the
+    launches and copies, the flagged syncs out of the syncs."""
+    text = open(path).read()
+    rec, lw = rep["recording"], rep["legacy_work"]
+    want = [f"\nFlagged syncs: {rep['flagged_syncs']} of {rep['sync_calls']} syncs "]
+    if rec["calls"]:
+        want.append(f"  of the {rec['calls']} calls: {rec['launches']} launches, "
+                    f"{rec['copies']} copies and memsets; {rep['sync_calls']} syncs\n")
+    if lw["calls"]:
+        did = f"{lw['synchronised']} did, syncs above" if lw["synchronised"] else "none did"
+        want.append(f"  {lw['calls']} of {rec['launches'] + rec['copies']} launches and copies, "
+                    f"on the legacy stream, could synchronise: {did}\n")
+    if rep["host_unknown_no_wait"]:
+        want.append(f"  ({rep['host_unknown_no_wait']} of {rec['copies']} copies: async, host "
+                    "memory of unknown kind, no wait shown: not syncs)\n")
+    for line in want:
+        if line not in text:
+            ck.fail(f"text report without {line.strip()!r}")
+    return len(want)
 
 
 def main():
@@ -561,6 +633,7 @@ def main():
     ap.add_argument("--report", required=True)
     ap.add_argument("--counts", action="store_true",
                     help="also check sync_calls and legacy_work against the truth")
+    ap.add_argument("--text", help="also check the lead lines of this text report")
     ap.add_argument("truth", nargs="+")
     a = ap.parse_args()
     rep = json.load(open(a.report))
@@ -572,6 +645,8 @@ def main():
             ranks.append(check_rank(ck, rep, *load(path)))
         if a.counts:
             said = check_counts(ck, rep, ranks)
+        if a.text:
+            said += f"; the text's {check_text(ck, rep, a.text)} lead lines as the JSON's"
     check_overhead(ck, rep)
     for f in ck.failures[:20]:
         print("  FAIL:", f)

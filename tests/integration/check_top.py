@@ -9,10 +9,12 @@
       recording's own span: from its first call to its last timed record
   check_top.py siteorder REPORT_JSON REPORT_TXT BATCH   flagged sites costliest first in
       report --json, the text report and top's end block
-  check_top.py fit screen|batch CAPTURE WIDTH HEIGHT CALL POS   a screen, or batch blocks,
-      captured with joined lines (tmux capture-pane -J) at WIDTH x HEIGHT: no line longer
-      than WIDTH, every line where its panel puts it (a row starts with its first column,
-      none is the tail of another), the loops' cycles/s and the flagged CALL at POS shown
+  check_top.py fit screen|batch CAPTURE WIDTH HEIGHT CALL POS SITE   a screen, or batch
+      blocks, captured with joined lines (tmux capture-pane -J) at WIDTH x HEIGHT: no line
+      longer than WIDTH, every line where its panel puts it (a row starts with its first
+      column, none is the tail of another), the loops' cycles/s and TOK/S, the flagged CALL
+      at POS with its call site (a function named SITE) in its row; the header's answer:
+      its cycles/s those of the loop rows, and CALL named at SITE as the top flagged sync
 """
 import json
 import os
@@ -113,7 +115,7 @@ def site_totals(lines):
         f = line.split()
         if in_sites and len(f) >= 8 and f[0] != 'rank':
             key = (f[2], f[3])
-            totals[key] = totals.get(key, 0) + int(f[-1])
+            totals[key] = totals.get(key, 0) + int(f[7])    # call_site may hold spaces
     return totals
 
 
@@ -263,7 +265,7 @@ def check_siteorder(report_json, report_txt, batch):
 
 
 # A table's header: its column names, some of several words.
-HEAD_WORDS = ["PHASES d v a e", "P50 ms", "P99 ms", "FLAGGED SYNC", "BLK ms/CYC", "CALL SITE",
+HEAD_WORDS = ["PHASES d v a e, blank other", "PHASES d v a e", "P50 ms", "P99 ms", "FLAGGED SYNC", "BLK ms/CYC", "CALL SITE",
               "HUNG CALL", "AGE s", "ENTRY POINT"]
 NUMBER = r'-?[\d.]+%?'
 
@@ -279,11 +281,14 @@ def row_ok(cols, line):
     f = line.split()
     if cols[0].lower() == 'rank' and not re.match(r'^(-|\d+)$', f[0] if f else ''):
         return False
-    if 'PHASES_d_v_a_e' in cols:        # the bar may hold spaces: one value, bracketed
+    bar = [c for c in cols if c.startswith('PHASES_d_v_a_e')]
+    if bar:                             # the bar may hold spaces: one value, bracketed
         m = re.search(r'\[[dvae ]*\]', line)
         f = (line[:m.start()] + 'bar' + line[m.end():]).split() if m else f
-    if 'CALL_SITE' in cols and len(f) == len(cols) - 1:
-        return True                     # no call site recorded for this row
+    if cols[-1].lower() == 'call_site':
+        if len(f) == len(cols) - 1:
+            return True                 # no call site recorded for this row
+        return len(f) >= len(cols)      # "symbol+0x48 (object)": a site of several words
     return len(f) == len(cols)
 
 
@@ -292,6 +297,7 @@ class Panels:
 
     def __init__(self):
         self.bad, self.rates, self.sites, self.cols = [], [], [], None
+        self.heads, self.answers, self.top_syncs, self.where = [], [], [], []
 
     def row(self, n, line):
         if not row_ok(self.cols, line):
@@ -301,9 +307,24 @@ class Panels:
         names = [c.lower() for c in self.cols]
         if 'cycles/s' in names and f[names.index('cycles/s')] != 'idle':
             self.rates.append(float(f[names.index('cycles/s')]))
+        self.heads.append(names)
         for key in ('flagged_sync', 'call'):
             if key in names and 'position' in names:
                 self.sites.append((f[names.index(key)], f[names.index('position')]))
+                if names[-1] == 'call_site' and len(f) >= len(names):
+                    self.where.append(' '.join(f[len(names) - 1:]))
+
+    def answer(self, line):
+        """The header's two lines: rates and shares, then the top flagged sync."""
+        m = re.match(r'^ ?([\d.]+) cycles/s  (-|[\d.]+) tok/s  p50 [\d.]+ ms  ', line)
+        if m:
+            self.answers.append(float(m.group(1)))
+            return True
+        m = re.match(r'^ ?top flagged: (\w+) (?:[a-z-]+ )?[\d.]+% of cycle(?: at (.*))?$', line)
+        if m:
+            self.top_syncs.append((m.group(1), m.group(2)))
+            return True
+        return re.match(r'^ ?no (cycle|flagged sync) in the window$', line) is not None
 
 
 def read_screen(lines, p):
@@ -312,7 +333,9 @@ def read_screen(lines, p):
     for n, line in enumerate(lines):
         if n == 0:
             ok = line.startswith(' specprobe top ')
-        elif n == 1:
+        elif n in (1, 2):
+            ok = p.answer(line)
+        elif n == 3:
             ok = re.match(r'^ (probes|records|drops|probes cost)', line) is not None
         elif not line.strip():
             p.cols, ok = None, True
@@ -320,6 +343,8 @@ def read_screen(lines, p):
             p.cols, ok = head_columns(line.split('  (open')[0]), True
         elif line.startswith(('  no flagged syncs', '  none')):
             ok = True
+        elif n == len(lines) - 1 and re.match(r'^ (\? help|\d+ flagged syncs)', line):
+            ok = True                   # the key line, right under a table that fills
         elif p.cols:
             p.row(n, line)
             ok = True
@@ -330,17 +355,18 @@ def read_screen(lines, p):
 
 
 BATCH_LINES = (r'^== specprobe top ', r'^tracer: ', r'^probes cost ', r'^(LOOPS|CALLS)$',
-               r'^SYNCS flagged$', r'^HUNG open>', r'^       at ', r'^  \(\d+ more flagged')
+               r'^SYNCS flagged$', r'^HUNG open>', r'^  \(\d+ more flagged')
 
 
 def read_batch(lines, p):
     """Blocks of text: each line one of the block's own, or a row of the table above it."""
     for n, line in enumerate(lines):
+        if p.answer(line):
+            continue
         if not line.strip() or any(re.match(b, line) for b in BATCH_LINES):
             p.cols = ([] if line in ('LOOPS', 'SYNCS flagged') or line.startswith('HUNG')
                       else ['entry', 'rate'] if line == 'CALLS' else p.cols)
-            if not line.startswith('       at '):
-                continue
+            continue
         elif p.cols == []:
             p.cols = head_columns(line)
             if p.cols[0] != 'rank':
@@ -351,7 +377,22 @@ def read_batch(lines, p):
             p.bad.append(f'line {n}: {line!r}')
 
 
-def check_fit(mode, capture, width, height, call, pos):
+def check_answer(p, call, site):
+    """The header names what the tables show: cycles/s among the loop rows' (their mean),
+    and the flagged call at its site."""
+    if not p.answers:
+        p.bad.append('no header line with cycles/s')
+    elif p.rates and not min(p.rates) - 0.05 <= p.answers[-1] <= max(p.rates) + 0.05:
+        p.bad.append(f'header {p.answers[-1]} cycles/s, the loop rows {p.rates}')
+    if not any(c == call and w and site in w for c, w in p.top_syncs):
+        p.bad.append(f'no header naming {call} at {site}: {p.top_syncs[-3:]}')
+    if not any(site in w for w in p.where):
+        p.bad.append(f'no flagged row with its call site {site}: {p.where[-3:]}')
+    if not any('tok/s' in h for h in p.heads):
+        p.bad.append('no TOK/S column')
+
+
+def check_fit(mode, capture, width, height, call, pos, site):
     lines = open(capture).read().rstrip('\n').split('\n')
     p = Panels()
     long = [(n, len(l)) for n, l in enumerate(lines) if len(l) > width]
@@ -364,11 +405,13 @@ def check_fit(mode, capture, width, height, call, pos):
         p.bad.append('no loop row with its cycles/s')
     if (call, pos) not in p.sites:
         p.bad.append(f'no flagged {call} at {pos}: {sorted(set(p.sites))}')
+    check_answer(p, call, site)
     for b in p.bad[:6]:
         print(b)
     if not p.bad:
         print(f'{len(lines)} lines within {width} columns, cycles/s '
-              f'{", ".join(f"{r:.1f}" for r in p.rates[:4])}, {call} at {pos} flagged')
+              f'{", ".join(f"{r:.1f}" for r in p.rates[:4])} (header {p.answers[-1]}), TOK/S, '
+              f'{call} at {pos} flagged, at {site} in its row and the header')
     return 1 if p.bad else 0
 
 
@@ -376,7 +419,7 @@ def main():
     cmd = sys.argv[1]
     if cmd == 'fit':
         return check_fit(sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5]),
-                         *sys.argv[6:8])
+                         *sys.argv[6:9])
     if cmd == 'frames':
         return check_frames(sys.argv[2], sys.argv[3], float(sys.argv[4]))
     if cmd == 'siteorder':

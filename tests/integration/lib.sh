@@ -8,8 +8,9 @@ PASSED=0
 FAILED=0
 trap 'rm -rf "$SCRATCH"' EXIT
 
-pass() { PASSED=$((PASSED + 1)); echo "  ok    $1"; }
-fail() { FAILED=$((FAILED + 1)); echo "  FAIL  $1"; }
+# the words of a line given in parts are joined, as echo joins them
+pass() { PASSED=$((PASSED + 1)); echo "  ok    $*"; }
+fail() { FAILED=$((FAILED + 1)); echo "  FAIL  $*"; }
 
 # The specprobe probe programs loaded now, whoever loaded them.
 our_programs() {

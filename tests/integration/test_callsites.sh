@@ -68,9 +68,11 @@ then
 else
 	fail "call sites differ ($dir)"
 fi
-if grep -Eq "^ +$ALPHA +0 +[0-9.]+  site_alpha\+0x[0-9a-f]+ \(sites\)$" "$dir/report.txt" &&
-	grep -Eq "^ +$BETA +0 +[0-9.]+  site_beta\+0x[0-9a-f]+ \(sites\)$" "$dir/report.txt"; then
-	pass "report's text names both call sites with their counts"
+# none flagged: each site's row is among the syncs not flagged, none a FLAGGED row
+if grep -Eq "^ +$ALPHA +[0-9.]+  other +site_alpha\+0x[0-9a-f]+ \(sites\)$" "$dir/report.txt" &&
+	grep -Eq "^ +$BETA +[0-9.]+  other +site_beta\+0x[0-9a-f]+ \(sites\)$" "$dir/report.txt" &&
+	! grep -q "FLAGGED  site_" "$dir/report.txt"; then
+	pass "report's text names both call sites with their counts, as not flagged"
 else
 	fail "report text: $(grep -A3 'Call sites' "$dir/report.txt")"
 fi
@@ -191,11 +193,14 @@ PY
 		fail "specsim: flagged syncs by call site ($sim)"
 	fi
 	"$SPECPROBE" top --batch --replay "$sim/rec.sprb" --speed 0 >"$sim/top.txt" 2>&1
-	if grep -A3 '^SYNCS flagged' "$sim/top.txt" | tail -1 |
-		grep -Eq '^ +at plant_calls\+0x[0-9a-f]+ \(specsim-server\)$'; then
-		pass "top: the sync panel names the flagged sync's call site"
+	# the site in the flagged sync's row, its last column, and in the header's answer
+	if grep -A2 '^SYNCS flagged' "$sim/top.txt" | tail -1 |
+		grep -Eq '^ +[-0-9]+ .* plant_calls\+0x[0-9a-f]+ \(specsim-server\)$' &&
+		grep -Eq '^top flagged: cuStreamSynchronize .* at plant_calls\+0x[0-9a-f]+' \
+			"$sim/top.txt"; then
+		pass "top: the sync panel and the header name the flagged sync's call site"
 	else
-		fail "top: $(grep -A3 '^SYNCS flagged' "$sim/top.txt" | tail -1)"
+		fail "top: $(grep -A2 '^SYNCS flagged' "$sim/top.txt" | tail -1)"
 	fi
 else
 	fail "specsim: no server or no recording"

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 # One command-line convention: -h is help on every command, a short option means one thing
-# in all of them, the man page holds what --help does, durations take ms, s and m, and a
-# pid given where a command is expected is refused with a hint to use -p.
+# in all of them, the man page and docs/reference.md hold what --help does, no doc calls
+# refused what the command line takes, durations take ms, s and m, and a pid given where a
+# command is expected is refused with a hint to use -p.
 source "$(dirname "$0")/lib.sh"
 CHECK="$(dirname "$0")/check_cli.py"
 # every command specprobe --help lists
@@ -102,16 +103,24 @@ pid_hint() {
 	[ -e "$SCRATCH/x.sprb" ] && fail "a refused record left $SCRATCH/x.sprb"
 }
 
-# -d 1s stops a recording of a server that goes on: it is still running when record is done
+# -d 1s stops a recording of a server that goes on (specsim --forever): it is still running
+# when record is done, and SIGTERM ends it cleanly, its truth whole
 record_duration() {
-	local dir="$SCRATCH/dur" rc alive calls
-	start_server "$dir" --cycles 100000000 || { fail "record -d 1s: no server"; return; }
+	local dir="$SCRATCH/dur" rc alive calls src stopped
+	start_server "$dir" --forever || { fail "record -d 1s: no server"; return; }
 	touch "$dir/go"
 	timeout 120 "$SPECPROBE" record -o "$dir/rec.sprb" -p "$target" -d 1s 2>"$dir/rec.err"
 	rc=$?
 	kill -0 "$server_pid" 2>/dev/null && alive=1
 	kill "$server_pid" 2>/dev/null
 	wait "$server_pid" 2>/dev/null
+	src=$?
+	stopped=$(grep -o '"cycles_run":[0-9]*\|"stopped":true' "$dir/gt.rank0" | tr -d '"' | xargs)
+	if [ $src = 0 ] && [[ "$stopped" =~ ^cycles_run:[1-9][0-9]*\ stopped:true$ ]]; then
+		pass "specsim --forever: SIGTERM ends it, exit 0, its truth says $stopped"
+	else
+		fail "specsim --forever: exit $src after SIGTERM, truth '$stopped'"
+	fi
 	calls=$("$SPECPROBE" dump -c "$dir/rec.sprb" 2>/dev/null |
 		awk '{ n += $1 } END { print n + 0 }')
 	if [ $rc -eq 0 ] && [ -n "$alive" ] && [ "$calls" -gt 0 ]; then
@@ -148,10 +157,93 @@ replay_same() {
 	fi
 }
 
+# make deps, with every package in: says so, in one line
+deps_said() {
+	local out
+	out=$(make -s -C "$TOP" deps 2>&1)
+	[[ "$out" =~ ^make\ deps:\ all\ [0-9]+\ packages\ installed$ ]] &&
+		pass "make deps, nothing to install: '$out'" || fail "make deps said: '$out'"
+}
+
+# record -p without -o: record-PID.sprb here, said on stderr, holding every call of the
+# server's truth from the attach on
+record_default_name() {
+	local dir="$SCRATCH/named" rec file
+	start_server "$dir" --cycles 60 || { fail "record without -o: no server"; return; }
+	file="$dir/record-$target.sprb"
+	(cd "$dir" && exec "$SPECPROBE" record -p "$target") 2>"$dir/rec.err" &
+	rec=$!
+	wait_file "$file"
+	touch "$dir/go"
+	wait "$server_pid"
+	wait $rec
+	"$SPECPROBE" dump --json "$file" >"$dir/calls.jsonl" 2>"$dir/dump.err"
+	"$SPECPROBE" dump -H "$file" 2>/dev/null | grep '^#' >"$dir/header.txt"
+	if grep -qxF "specprobe: recording to record-$target.sprb (no -o given)" "$dir/rec.err" &&
+		python3 "$TOP/tests/integration/check_truth.py" --calls "$dir/calls.jsonl" \
+			--header "$dir/header.txt" --dump-stderr "$dir/dump.err" \
+			"$dir"/gt.rank* >"$dir/check.out"; then
+		pass "record -p without -o: record-$target.sprb, said; $(tail -1 "$dir/check.out")"
+	else
+		fail "record -p without -o: $(head -1 "$dir/rec.err"); $(tail -1 "$dir/check.out")"
+	fi
+	# --gpu on a recording made without it: the same report, and one line saying why no GPU
+	"$SPECPROBE" report "$file" >"$dir/plain.txt" 2>/dev/null
+	"$SPECPROBE" report --gpu "$file" >"$dir/gpu.txt" 2>"$dir/gpu.err"
+	if cmp -s "$dir/plain.txt" "$dir/gpu.txt" && [ -s "$dir/plain.txt" ] &&
+		[ "$(grep -c 'no GPU records: it was recorded without --gpu' "$dir/gpu.err")" = 1 ]; then
+		pass "report --gpu of a recording without: $(grep -o 'no GPU.*' "$dir/gpu.err")"
+	else
+		fail "report --gpu of a recording without: $(tail -1 "$dir/gpu.err")"
+	fi
+}
+
+# report -p of a process with no CUDA: one error, and no recording left of it unless named
+report_no_cuda() {
+	local dir="$SCRATCH/nocuda" pid out rc
+	mkdir -p "$dir"
+	sleep 600 &
+	pid=$!
+	out=$(cd "$dir" && "$SPECPROBE" report -p $pid -d 1s 2>&1 >/dev/null)
+	rc=$?
+	if [ $rc = 1 ] && [ ! -e "$dir/report-$pid.sprb" ] && echo "$out" | tail -1 |
+		grep -qF "are they CUDA programs? (report-$pid.sprb removed)"; then
+		pass "report -p of no CUDA process: exit 1, report-$pid.sprb removed and said"
+	else
+		fail "report -p of no CUDA process: exit $rc, $(ls "$dir"): $(echo "$out" | tail -1)"
+	fi
+	"$SPECPROBE" report -p $pid -d 1s -o "$dir/kept.sprb" >/dev/null 2>&1
+	[ -s "$dir/kept.sprb" ] && pass "report -p -o FILE of no CUDA process: FILE kept" ||
+		fail "report -p -o FILE of no CUDA process: FILE removed"
+	kill $pid
+	wait $pid 2>/dev/null
+}
+
+# specsim-server -h is its help, as --help and -? are, and names --forever
+specsim_help() {
+	local h
+	h=$("$SERVER" -h 2>&1) || { fail "specsim-server -h: exit $?"; return; }
+	if [ "$h" = "$("$SERVER" --help 2>&1)" ] && [ "$h" = "$("$SERVER" '-?' 2>&1)" ] &&
+		echo "$h" | grep -qE '^ +--forever ' && echo "$h" | grep -qE '^ +-h, --help '; then
+		pass "specsim-server -h is its --help and -?, listing -h and --forever"
+	else
+		fail "specsim-server -h: $(echo "$h" | head -1)"
+	fi
+}
+
 help_everywhere
+specsim_help
+deps_said
 check_cli "short options" shorts "$SPECPROBE"
 check_cli "man page" man "$SPECPROBE" "$TOP/docs/specprobe.1"
+check_cli "reference" reference "$SPECPROBE" "$TOP/docs/reference.md"
+check_cli "help text" wrap "$SPECPROBE"
+mkdir -p "$SCRATCH/refusals"
+check_cli "no working feature said refused" refusals "$SPECPROBE" "$SCRATCH/refusals" \
+	"$TOP/docs/specprobe.1" "$TOP/README.md" "$TOP/tools/specsim/README.md" "$TOP"/docs/*.md
 durations
 pid_hint
 record_duration
+record_default_name
+report_no_cuda
 finish

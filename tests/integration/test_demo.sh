@@ -58,12 +58,22 @@ fi
 # make install: the installed binary finds the simulator in ../lib/specprobe
 dest=$SCRATCH/install
 if make -s -C "$TOP" install DESTDIR="$dest" PREFIX=/usr >"$SCRATCH/install.log" 2>&1 &&
-	"$dest/usr/bin/specprobe" demo --cycles 20 --output "$SCRATCH/installed" \
-		>"$SCRATCH/installed.out" 2>&1 &&
+	"$dest/usr/bin/specprobe" demo --cycles 20 >"$SCRATCH/installed.out" 2>&1 &&
 	grep -q "over 20 cycles of 1 loop" "$SCRATCH/installed.out" &&
 	[ -s "$dest/usr/share/man/man1/specprobe.1" ]; then
 	pass "make install: the installed demo reports 20 of 20 cycles; man page installed"
 else
 	fail "make install: $(tail -2 "$SCRATCH/install.log" "$SCRATCH/installed.out" | tr '\n' ' ')"
+fi
+# without --keep, the demo's /tmp folder (named in its record line) is gone at the end
+tmpdir=$(sed -n 's|^specprobe record -o \(/tmp/specprobe-demo\.[^/]*\)/demo\.sprb .*|\1|p' \
+	"$SCRATCH/installed.out")
+if [ -n "$tmpdir" ] && [ ! -e "$tmpdir" ] &&
+	grep -q '^the recording and ground truth are removed: --keep DIR keeps them$' \
+		"$SCRATCH/installed.out"; then
+	pass "demo without --keep: $tmpdir removed, and said"
+else
+	fail "demo without --keep: folder '${tmpdir:-none named}' left, or not said"
+	[ -n "$tmpdir" ] && rm -rf "$tmpdir"
 fi
 finish

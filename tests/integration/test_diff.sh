@@ -21,17 +21,20 @@ trace() {
 	"$SPECPROBE" report --json "$dir/rec.sprb" >"$dir/report.json"
 }
 
-# against_truth NAME A B [slower|faster]: diff --json A B against both truths; the verdict
-# expected is the truth's; with a direction, the truth has B so (a planted change)
+# against_truth NAME A B [slower|faster [a|b]]: diff --json A B against both truths; the
+# verdict expected is the truth's; with a direction, the truth has B so (a planted change);
+# with a side, that side's server planted a sync, which the flagged sites compare
 against_truth() {
 	local name=$1 a="$SCRATCH/$2" b="$SCRATCH/$3" out="$SCRATCH/$1.json" shows=()
 	[ -n "$4" ] && shows=(--truth-shows "$4")
+	[ -n "$5" ] && shows+=(--planted "$5")
 	if ! "$SPECPROBE" diff --json "$a/rec.sprb" "$b/rec.sprb" >"$out" 2>"$out.err"; then
 		fail "$name: diff failed: $(head -1 "$out.err")"
 		return
 	fi
 	if python3 "$CHECK" --diff "$out" --a "$a" --b "$b" "${shows[@]}" >"$out.check"; then
-		pass "$name: p50s, floor, interval and verdict as the truth gives: $(tail -1 "$out.check")"
+		pass "$name: p50s, floor, interval and verdict as the truth gives: $(tac \
+			"$out.check" | tr '\n' '|')"
 	else
 		cat "$out.check"
 		fail "$name: diff disagrees with the ground truth ($out)"
@@ -46,7 +49,7 @@ text_output() {
 	t1=$("$SPECPROBE" diff "$a" "$b")
 	t2=$("$SPECPROBE" diff "$a" "$b")
 	verdict=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))
-		["cycle_time"]["verdict"])' "$3")
+		["verdict"]["verdict"])' "$3")
 	if [ -n "$t1" ] && [ "$t1" = "$t2" ] && ! echo "$t1" | grep -q '.\{101\}' &&
 		echo "$t1" | grep -q "^  verdict: $verdict"; then
 		pass "text: reproducible, within 100 columns, verdict $verdict as in the JSON"
@@ -152,11 +155,14 @@ trace same-2 "${LOOP[@]}" || fail "same-2: no server"
 trace same-3 "${LOOP[@]}" || fail "same-3: no server"
 trace planted "${LOOP[@]}" --plant-sync 1 || fail "planted: no server"
 trace ranks-k5 --cycles 100 --ranks 2 --draft-k 5 || fail "ranks-k5: no server"
+trace k5 "${LOOP[@]}" --draft-k 5 || fail "k5: no server"
 trace no-cycles --cycles 0 || fail "no-cycles: no server"
 
 against_truth same-setting same-1 same-2
-against_truth planted-sync same-1 planted slower
-against_truth planted-reversed planted same-2 faster
+against_truth planted-sync same-1 planted slower b
+against_truth planted-reversed planted same-2 faster a
+# two more draft steps a cycle: B slower by every row, one verdict of them all
+against_truth k3-k5 same-1 k5 slower
 text_output same-1 planted "$SCRATCH/planted-sync.json"
 replicates replicates-same same-3 same-1 same-2
 replicates replicates-planted planted same-1 same-2

@@ -108,7 +108,7 @@ bad_input() {
 
 # record --perfetto: the trace written at the end holds what export makes of the recording
 record_perfetto() {
-	local dir="$SCRATCH/live" rec
+	local dir="$SCRATCH/live" rec modes
 	start_server "$dir" --cycles 40 --plant ctx@draft-verify/5 --clean-syncs ||
 		{ fail "record --perfetto: no server"; return; }
 	"$SPECPROBE" record -o "$dir/rec.sprb" --perfetto "$dir/live.pftrace" -p "$target" \
@@ -121,7 +121,12 @@ record_perfetto() {
 		fail "record --perfetto: no trace: $(tail -1 "$dir/rec.err")"
 		return
 	fi
-	"$SPECPROBE" export "$dir/rec.sprb" -o "$dir/export.pftrace" 2>/dev/null
+	# made as the recording is, whatever the umask: it holds the same calls
+	(umask 000 && "$SPECPROBE" export "$dir/rec.sprb" -o "$dir/export.pftrace" 2>/dev/null)
+	modes=$(stat -c %a "$dir/rec.sprb" "$dir/live.pftrace" "$dir/export.pftrace" | xargs)
+	[ "$modes" = "600 600 600" ] &&
+		pass "the recording, record --perfetto's trace and export's (umask 000) are 0600" ||
+		fail "modes of the recording, record --perfetto's trace and export's: $modes"
 	python3 "$CHECK" "$dir/live.pftrace" --counts >"$dir/live.counts"
 	python3 "$CHECK" "$dir/export.pftrace" --counts >"$dir/export.counts"
 	if [ -s "$dir/live.counts" ] && cmp -s "$dir/live.counts" "$dir/export.counts" &&

@@ -51,6 +51,35 @@ else
 	fail "h100-clean: cycles and flagged sites ${got:-none}, want 200 stream@accept:398"
 fi
 
+# Hugging Face assisted generation (eager PyTorch, docs/results/hf-assisted.truth.json): every
+# candidate round a cycle, the loop told by the Python frames of its syncs, none of the draft's
+# syncs (the assistant's generate(), the candidate generator's reads) nor any in the verify
+# flagged, and the loop's own reads that could go flagged: the cache trim's per-layer reads
+# (DynamicLayer.crop) in the extend, the compare's second read in the accept
+for v in rand:96 same:21; do
+	IFS=: read -r name want <<<"$v"
+	dir=$SCRATCH/hf-$name
+	mkdir -p "$dir"
+	xz -dc "$R/hf-assisted-$name.sprb.xz" >"$dir/rec.sprb"
+	"$SPECPROBE" report --json "$dir/rec.sprb" >"$dir/report.json" 2>/dev/null
+	got=$(python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+flagged = [s for s in d["syncs"] if s["flagged"]]
+inside = sum(1 for s in flagged if s["position"] in ("draft-verify", "verify"))
+crop = all(s["position"] == "extend" for s in flagged if "DynamicLayer.crop" in s["call_site"])
+crops = sum(1 for s in flagged if "DynamicLayer.crop" in s["call_site"])
+accept = sum(1 for s in flagged if s["position"] == "accept")
+print(len(d["cycles"]), ";".join("%s/%s" % (l["verify_from"], l["role_evidence"]["decided_by"])
+                                 for l in d["loops"]), inside, accept, crops > 0 and crop)' \
+		"$dir/report.json" 2>/dev/null)
+	if [ "$got" = "$want python-frames/python-frames 0 $want True" ]; then
+		pass "hf-$name: $want cycles as the truth, told by the Python frames; no draft or verify sync flagged, the trim's reads in the extend"
+	else
+		fail "hf-$name: cycles, loop, flagged draft/verify and accept syncs, trim ${got:-none}; want $want python-frames/python-frames 0 $want True"
+	fi
+done
+
 dir=$SCRATCH/profiler-late
 mkdir -p "$dir"
 xz -dc "$R/h200-profiler-late.sprb.xz" >"$dir/rec.sprb"

@@ -60,6 +60,16 @@ if [[ "$lead" =~ ^[0-9.]+\ tok/s,\ accept\ length\ [0-9.]+\ \(vllm\),\ [0-9.]+\ 
 else
 	fail "text report: no tok/s line before the flagged syncs ($lead)"
 fi
+# its first line gives the tokens/s of the report's JSON (checked against the truth above)
+first=$(head -1 "$SCRATCH/vllm/report.txt")
+want=$(python3 -c 'import json, sys; print("%.1f" % json.load(open(sys.argv[1]))["server"]
+	["tokens_per_s"])' "$SCRATCH/vllm/report.json" 2>/dev/null)
+if [[ "$first" =~ ^specprobe\ report:\ [0-9.]+\ cycles/s,\ ([0-9.]+)\ tok/s, ]] &&
+	[ "${BASH_REMATCH[1]}" = "$want" ]; then
+	pass "the report's first line: $first"
+else
+	fail "the report's first line: '$first', want $want tok/s"
+fi
 if grep -q 'accept length [0-9.]* (sglang gauge)' "$SCRATCH/sglang/report.txt"; then
 	pass "SGLang's accept length is said to be its gauge"
 else
@@ -207,8 +217,16 @@ bad() {
 	fi
 }
 
-# down: nobody listens on the port scraped (specsim serves another)
-URL_PORT=1 bad down "no connection at any scrape" vllm 127.0.0.1
+# down: nobody listens on the port scraped (specsim serves another): said at the first
+# scrape, while the trace goes on, not once it has ended
+URL_PORT=1 bad down "no connection at scrape 1 " vllm 127.0.0.1
+said=$(grep -n -m1 'no connection at scrape' "$SCRATCH/down/rec.err" | cut -d: -f1)
+ended=$(grep -n -m1 ' records, .* bytes to ' "$SCRATCH/down/rec.err" | cut -d: -f1)
+if [ -n "$said" ] && [ -n "$ended" ] && [ "$said" -lt "$ended" ]; then
+	pass "down: said while tracing (stderr line $said; the totals at line $ended)"
+else
+	fail "down: not said before the totals (line ${said:-none}, totals ${ended:-none})"
+fi
 bad slow "no whole answer within the timeout" vllm 127.0.0.1 --serve-metrics-fault slow
 bad html "not the Prometheus text format" sglang 127.0.0.1 --serve-metrics-fault html
 # a whole second to read it in: the cap, not the timeout, is what stops it

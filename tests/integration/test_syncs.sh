@@ -21,14 +21,15 @@ check() {
 		fail "$name: report failed: $(head -1 "$dir/report.err")"
 		return
 	fi
-	if python3 "$CHECK" --counts --report "$dir/report.json" "$dir"/gt.rank* >"$dir/check.out"; then
+	"$SPECPROBE" report "$dir/rec.sprb" >"$dir/report.txt" 2>/dev/null
+	if python3 "$CHECK" --counts --text "$dir/report.txt" --report "$dir/report.json" \
+		"$dir"/gt.rank* >"$dir/check.out"; then
 		pass "$name: $(tail -1 "$dir/check.out" | sed 's/^ *//')"
 	else
 		cat "$dir/check.out"
 		fail "$name: sync classification differs from the planted calls ($dir)"
 		trap - EXIT
 	fi
-	"$SPECPROBE" report "$dir/rec.sprb" >"$dir/report.txt" 2>/dev/null
 	widest=$(expand -t8 "$dir/report.txt" |
 		awk '{ if (length($0) > w) w = length($0) } END { print w }')
 	if grep -q '^Flagged syncs: ' "$dir/report.txt" && grep -q '^Self-overhead: a probe' \
@@ -178,4 +179,40 @@ site_order site-order --cycles 300 --plant ctx@extend/2 --plant pageable-copy@dr
 mid_run mid-run --cycles 1000000 --plant unknown-host@accept/2 \
 	--plant pageable-copy@accept/3 --plant alloc@after-verify/4 --plant ctx@accept/5 \
 	--plant event@after-verify/3 --plant legacy@extend/2 --clean-syncs
+# Hugging Face's assisted generation as a Python program runs it (tools/specsim/hf_assisted.py on
+# specsim's libcuda): the assistant's generate() nested in the target's, reads inside and
+# between forwards, the cache trim's per-layer reads, draft lengths that vary, a prefill of
+# both models, the last round drafting nothing. Every round a cycle, told by the Python frames
+# of the syncs, and no sync in a draft or a verify flagged.
+HF_PY=$(ls -d "${PYTHONS:-/root/.pyenv/versions}"/3.1[0-3].*/bin/python3.1[0-3] 2>/dev/null |
+	sort -V | tail -1)
+hf_assisted() {
+	local name=$1 dir="$SCRATCH/$1" got
+	shift
+	mkdir -p "$dir"
+	"$SPECPROBE" record -o "$dir/rec.sprb" -- "$HF_PY" "$TOP/tools/specsim/hf_assisted.py" \
+		"$TOP/.output/specsim/libcuda.so.1" "$dir/truth.json" "$@" >"$dir/run.out" \
+		2>"$dir/record.err"
+	"$SPECPROBE" report --json "$dir/rec.sprb" >"$dir/report.json" 2>"$dir/report.err"
+	got=$(python3 -c '
+import json, sys
+d, t = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+inside = sum(1 for s in d["syncs"] if s["flagged"] and s["position"] in ("draft-verify", "verify"))
+loops = ";".join(l["verify_from"] for l in d["loops"])
+ok = len(d["cycles"]) == t["rounds"] and loops == "python-frames" and not inside
+print("ok" if ok else "bad", len(d["cycles"]), t["rounds"], loops, inside, t["drafted"][-1])' \
+		"$dir/report.json" "$dir/truth.json" 2>&1)
+	case $got in
+	ok*) read -r _ cycles rounds _ _ last <<<"$got"
+	     pass "$name: $cycles cycles for $rounds rounds (last drafted $last), told by the Python frames, no draft or verify sync flagged" ;;
+	*) fail "$name: cycles, rounds, loops, flagged inside, last draft: ${got:-none} ($dir)" ;;
+	esac
+}
+if [ -n "$HF_PY" ]; then
+	hf_assisted hf-assisted
+	hf_assisted hf-assisted-same --same
+	hf_assisted hf-assisted-draftless --seed 11 --new-tokens 30
+else
+	echo "test_syncs: no CPython 3.10-3.13 under ${PYTHONS:-/root/.pyenv/versions}: hf-assisted not run"
+fi
 finish

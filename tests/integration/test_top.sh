@@ -97,15 +97,17 @@ live_tmux() {
 	replay "live" "$dir"
 }
 
-# The screen at 80x24 and 100x30, and --batch in an 80-column pane: no line wraps or is cut
-# into another, columns drop by need, the cycles/s and the flagged site stay.
+# The screen at 80x24, 100x30 and 160x40, and --batch in an 80-column pane and at --width
+# 160: no line wraps or is cut into another, columns drop by need; the cycles/s, TOK/S, the
+# flagged sync and its call site (specsim's planting function) stay, in its row and in the
+# header's answer.
 COST="probes cost [0-9.]* % of the traced processes' CPU time"
 sizes() {
 	local dir=$SCRATCH/sizes pids size w h n
-	start_server "$dir" -r 2 -n 12000 --plant stream@draft-verify/10 ||
+	start_server "$dir" -r 2 -n 40000 --plant stream@draft-verify/10 ||
 		{ fail "sizes: no server"; return; }
 	pids=$(tr '\n' ',' <"$dir/ready" | sed 's/,$//')
-	for size in 80x24 100x30; do
+	for size in 80x24 100x30 160x40; do
 		w=${size%x*} h=${size#*x}
 		tmux kill-session -t "$SESSION" 2>/dev/null
 		tmux new-session -d -s "$SESSION" -x "$w" -y "$h" \
@@ -116,7 +118,7 @@ sizes() {
 		for ((n = 0; n < 300; n++)); do
 			tmux capture-pane -p -J -t "$SESSION" >"$dir/screen-$size"
 			python3 "$CHECK" fit screen "$dir/screen-$size" "$w" "$h" \
-				cuStreamSynchronize draft-verify >"$dir/fit-$size.out" &&
+				cuStreamSynchronize draft-verify plant >"$dir/fit-$size.out" &&
 				grep -q "$COST" "$dir/screen-$size" && break
 			sleep 0.1
 		done
@@ -133,12 +135,20 @@ sizes() {
 		"$SPECPROBE top --batch -n 8 -i 0.5 -p $pids 2>$dir/batch.err; echo \$? >$dir/batch.rc; sleep 30"
 	wait_file "$dir/batch.rc" 600
 	tmux capture-pane -p -J -S - -t "$SESSION" >"$dir/batch-80"
-	if python3 "$CHECK" fit batch "$dir/batch-80" 80 0 cuStreamSynchronize draft-verify \
+	if python3 "$CHECK" fit batch "$dir/batch-80" 80 0 cuStreamSynchronize draft-verify plant \
 		>"$dir/fit-batch.out" && grep -q "^$COST" "$dir/batch-80"; then
 		pass "--batch on an 80-column terminal: $(cat "$dir/fit-batch.out"), $(grep -o \
 			"^$COST" "$dir/batch-80" | tail -1)"
 	else
 		fail "--batch at 80 columns: $(head -3 "$dir/fit-batch.out" | tr '\n' '|') ($dir)"
+	fi
+	"$SPECPROBE" top --batch -n 6 -i 0.5 --width 160 -p "$pids" >"$dir/batch-160" \
+		2>"$dir/batch-160.err"
+	if python3 "$CHECK" fit batch "$dir/batch-160" 160 0 cuStreamSynchronize draft-verify \
+		plant >"$dir/fit-batch-160.out"; then
+		pass "--batch --width 160: $(cat "$dir/fit-batch-160.out")"
+	else
+		fail "--batch at 160 columns: $(head -3 "$dir/fit-batch-160.out" | tr '\n' '|') ($dir)"
 	fi
 	tmux kill-session -t "$SESSION" 2>/dev/null
 	kill $server_pid 2>/dev/null
@@ -187,7 +197,8 @@ batch_cmd() {
 	rc=$?
 	planted=$(grep -c '"tag":"planted' "$dir"/gt* | awk -F: '{ s += $NF } END { print s }')
 	total=$(sed -n '/^== specprobe top end/,$p' "$dir/top.txt" |
-		awk '$3 == "cuStreamSynchronize" && $4 == "draft-verify" { print $NF }')
+		awk '$1 ~ /^(-|[0-9]+)$/ && $3 == "cuStreamSynchronize" && $4 == "draft-verify" {
+			print $8 }')
 	if [ "$rc" = 0 ] && [ "$(grep -c '^== specprobe top live' "$dir/top.txt")" -ge 2 ] &&
 		[ -n "$total" ] && [ "$total" = "$planted" ]; then
 		pass "batch: blocks per interval; end block flags the $planted planted syncs"
@@ -195,6 +206,41 @@ batch_cmd() {
 		fail "batch: exit $rc, end block total '$total', planted $planted ($dir)"
 	fi
 	replay "batch" "$dir"
+}
+
+# --batch -p on a running server: its first block, an interval after the attach, holds the
+# server's loop; on a process with no CUDA no empty block is printed, the wait is said once
+# and the end is one error line
+batch_attach() {
+	local dir=$SCRATCH/attach first sl rc out
+	start_server "$dir" --forever || { fail "batch -p: no server"; return; }
+	touch "$dir/go"
+	"$SPECPROBE" top --batch -n 2 --width 0 -p "$target" >"$dir/top.txt" 2>"$dir/top.err"
+	rc=$?
+	kill "$server_pid"
+	wait "$server_pid"
+	first=$(awk '/^== specprobe top/ { n++ } n == 1 && /^LOOPS/ { getline; getline; print; exit }' \
+		"$dir/top.txt")
+	if [ $rc = 0 ] && [ "$(echo "$first" | awk '{ print $2 }')" = "$target" ] &&
+		[ "$(echo "$first" | awk '{ print ($4 > 0) }')" = 1 ]; then
+		pass "batch -p: the first block shows the server's loop: $(echo "$first" | xargs)"
+	else
+		fail "batch -p: exit $rc, first block's loop row: '$first'"
+	fi
+	sleep 600 &
+	sl=$!
+	"$SPECPROBE" top --batch -i 0.2 -p $sl -d 2s >"$dir/none.txt" 2>"$dir/none.err"
+	rc=$?
+	kill $sl
+	wait $sl 2>/dev/null
+	out=$(tail -1 "$dir/none.err")
+	if [ $rc = 1 ] && [ ! -s "$dir/none.txt" ] &&
+		[ "$(grep -c 'waiting for one to be loaded' "$dir/none.err")" = 1 ] &&
+		[[ "$out" == *"are they CUDA programs?"* ]]; then
+		pass "batch -p of no CUDA process: no block, the wait said once, exit 1: $out"
+	else
+		fail "batch -p of no CUDA process: exit $rc, $(grep -c '^==' "$dir/none.txt") blocks: $out"
+	fi
 }
 
 # SIGTERM while tracing: top stops, the probes go, the kept recording reads whole.
@@ -376,6 +422,7 @@ real_gpu() {
 live_tmux
 sizes
 batch_cmd
+batch_attach
 real_gpu
 replay_hung
 sigterm

@@ -143,6 +143,16 @@ static inline __u64 copy_d2h(struct call_seq *s)
 			(__u64)MAIN_STREAM);
 }
 
+/* torch.tensor([pos], device=...): a scalar from pageable memory, waited for. */
+static inline __u64 upload_scalar(struct call_seq *s)
+{
+	__u64 ts = seq_call(s, "cuMemcpyHtoDAsync", 3000, 0, NULL, 4, 0x7200ull, 0x9100ull, 8ull,
+			    (__u64)MAIN_STREAM);
+
+	seq_call(s, "cuStreamSynchronize", 2000, 0, NULL, 1, (__u64)MAIN_STREAM);
+	return ts;
+}
+
 /* Work on the device alone, as eager ops make it inside a forward. */
 static inline __u64 copy_d2d(struct call_seq *s)
 {

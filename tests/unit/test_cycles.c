@@ -42,6 +42,7 @@ struct loop_cfg {
 	bool plant_ctx;		/* the plant_every sync is a context sync */
 	bool no_extend;		/* no extend graph: the next draft follows the accept */
 	bool feed;		/* a FEED_FUNC kernel before every draft and verify launch */
+	bool upload;		/* the draft begins with a scalar uploaded and waited for */
 	bool sync_before_loop;	/* a context sync, then the loop well after the mark */
 	bool no_final_sync;	/* the recording ends with the loop's last launch or sync */
 	bool no_last_deferred;	/* deferred: it ends before the last cycle's record is synced */
@@ -122,6 +123,9 @@ static void draft_phase(struct built *bt, const struct loop_cfg *cfg, int i, int
 
 	if (cfg->extra_every && i % cfg->extra_every == 1)
 		graphs++;
+	/* the draft's setup: its Python, then the upload, are the draft's */
+	if (cfg->upload)
+		w->d = upload_scalar(s);
 	for (int j = 0; cfg->eager_draft && j < cfg->eager_draft; j++) {
 		__u64 ts = kernel(s, DRAFT_FUNC, MAIN_STREAM);
 
@@ -789,6 +793,22 @@ static void test_per_step_graphs_no_extend(void **state)
 	done(&bt);
 }
 
+/* A draft that begins with its position uploaded: the setup is the draft's, extend ends before */
+static void test_draft_setup_upload(void **state)
+{
+	struct loop_cfg cfg = trees;
+	struct built bt;
+
+	cfg.upload = true;
+	run(&bt, &cfg);
+	expect_cycles(&bt, 0, 0);
+	done(&bt);
+	cfg = (struct loop_cfg){ .cycles = 6, .steps = 3, .upload = true, .feed = true };
+	run(&bt, &cfg);
+	expect_cycles(&bt, 0, 0);
+	done(&bt);
+}
+
 /* torch.cuda.synchronize() between the last draft step and verify: before verify's feed */
 static void test_ctx_sync_before_verify(void **state)
 {
@@ -1014,6 +1034,7 @@ int main(void)
 		cmocka_unit_test(test_syncs_before_the_accept_sync),
 		cmocka_unit_test(test_warmup_replays_are_not_cycles),
 		cmocka_unit_test(test_per_step_graphs_no_extend),
+		cmocka_unit_test(test_draft_setup_upload),
 		cmocka_unit_test(test_ctx_sync_before_verify),
 		cmocka_unit_test(test_loop_start_tells_no_extend),
 		cmocka_unit_test(test_nothing_tells),

@@ -102,7 +102,7 @@ static void test_gpu_rows(void **state)
 		"\"extend\":{\"a\":0.0,\"b\":0.0,\"change\":0.0},"
 		"\"other\":{\"a\":0.0,\"b\":0.0,\"change\":0.0}},"
 		"\"idle_mean_ns\":{\"a\":1100000.0,\"b\":600000.0,\"change\":-500000.0}},"
-		"\"setup\":"));
+		"\"verdict\":"));
 	free(text);
 	two_free(&t);
 }

@@ -527,9 +527,13 @@ static void write_plain(const char *path, const char *host, __u64 mono, __u64 re
 	struct tf_header h;
 	struct tf_writer *w;
 	struct sp_stats_rec end = { .type = SP_REC_END, .size = sizeof(end) };
+	struct sp_gpu_rec gpu = { .type = SP_REC_GPU, .size = sizeof(gpu), .tgid = target,
+				  .kind = SP_GPU_KERNEL };
 	char err[512];
 
 	fill_header(&h, host, mono, real);
+	h.attach_start_ns = first_ts - 500;
+	h.attach_done_ns = first_ts;
 	w = tf_writer__create(path, false, &h, err, sizeof(err));
 	assert_non_null(w);
 	for (__u32 i = 1; i <= 10; i++) {
@@ -537,6 +541,10 @@ static void write_plain(const char *path, const char *host, __u64 mono, __u64 re
 
 		assert_int_equal(tf_writer__write(w, &c, sizeof(c)), 0);
 	}
+	/* a GPU execution of the last call (--gpu), placed by its end */
+	gpu.start = first_ts + 10100;
+	gpu.end = first_ts + 10600;
+	assert_int_equal(tf_writer__write(w, &gpu, sizeof(gpu)), 0);
 	end.ts = first_ts + 20000;
 	assert_int_equal(tf_writer__write(w, &end, sizeof(end)), 0);
 	assert_int_equal(tf_writer__close(w), 0);
@@ -550,7 +558,7 @@ static void test_merge_two_hosts(void **state)
 	struct merge_request req = { inputs, 2, m, false };
 	struct tf_reader *r;
 	const void *rec;
-	int from_b = 0, calls = 0;
+	int from_b = 0, calls = 0, marks = 0, gpus = 0;
 	__u64 last_ts = 0;
 
 	snprintf(a, sizeof(a), "%s/a.sprb", (char *)*state);
@@ -564,7 +572,26 @@ static void test_merge_two_hosts(void **state)
 	assert_non_null(r);
 	while (tf_reader__next(r, &rec) > 0) {
 		const struct sp_call_rec *c = rec;
+		const struct sp_attach_rec *at = rec;
 
+		if (at->type == SP_REC_ATTACH) {
+			/* each process's own input's marks, on a's clock, before its calls */
+			assert_int_equal(calls, 0);
+			assert_int_equal(at->tgid, target + (at->source << MERGE_HOST_SHIFT));
+			/* b's mark 9000500 moved by its shift, 1000000: later than a's */
+			assert_int_equal(at->done_ns, at->source ? 10000500 : 10000000);
+			assert_int_equal(at->ts, at->done_ns - 500);
+			marks++;
+		}
+		if (c->type == SP_REC_GPU) {
+			const struct sp_gpu_rec *g = rec;
+
+			/* each on its host's process, on a's clock: b's 9011100 + 1000000 */
+			gpus++;
+			assert_true(g->tgid == target || g->tgid == target + (1u << MERGE_HOST_SHIFT));
+			assert_int_equal(g->end, g->tgid == target ? 10010600 : 10011100);
+			assert_int_equal(g->start, g->end - 500);
+		}
 		if (c->type != SP_REC_CALL)
 			continue;
 		calls++;
@@ -573,6 +600,7 @@ static void test_merge_two_hosts(void **state)
 		if (c->tgid == target + (1u << MERGE_HOST_SHIFT)) {
 			from_b++;
 			assert_int_equal(c->probe, 1);	/* its own library, not host a's */
+			assert_int_equal(c->tid, c->tgid);	/* threads of two hosts kept apart */
 		} else {
 			assert_int_equal(c->tgid, target);
 			assert_int_equal(c->probe, 0);
@@ -580,6 +608,8 @@ static void test_merge_two_hosts(void **state)
 	}
 	assert_int_equal(calls, 20);
 	assert_int_equal(from_b, 10);
+	assert_int_equal(marks, 2);
+	assert_int_equal(gpus, 2);
 	assert_int_equal(tf_reader__header(r)->nr_libs, 2);
 	assert_int_equal(tf_reader__header(r)->nr_clocks, 2);
 	assert_int_equal(tf_reader__header(r)->clocks[1].shift_ns, 1000000);

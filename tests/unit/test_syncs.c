@@ -427,19 +427,50 @@ static __u64 legacy_d2h_sync(struct call_seq *s, __u64 wait_ns)
 }
 
 /*
+ * The calls that could synchronise and did not are counted in groups, each key
+ * once, most calls first; with the sync calls they make up every model sync.
+ */
+static void assert_quiet_groups(const struct syncs *sy, size_t want_calls)
+{
+	const struct quiet_table *q = &sy->quiet;
+	size_t sum = 0;
+
+	for (size_t i = 0; i < q->nr; i++) {
+		sum += q->sites[i].count;
+		assert_true(q->sites[i].count > 0);
+		if (i)
+			assert_true(q->sites[i - 1].count >= q->sites[i].count);
+		for (size_t j = 0; j < i; j++)
+			assert_false(q->sites[j].name == q->sites[i].name &&
+				     q->sites[j].kind == q->sites[i].kind &&
+				     q->sites[j].pos == q->sites[i].pos &&
+				     q->sites[j].verdict == q->sites[i].verdict &&
+				     q->sites[j].site == q->sites[i].site);
+	}
+	assert_int_equal(sum, want_calls);
+	assert_int_equal(sum, sy->legacy_work - sy->legacy_synced - sy->legacy_unknown +
+				      sy->host_unknown_quiet);
+	assert_int_equal(sum + sy->sync_calls, sy->nr);
+}
+
+/*
  * PyTorch's default stream under cudagraph trees: input copies before each
  * replay, all on the legacy stream. Plain stream order: only the second sync
- * in accept (an .item()) is flagged, once a cycle.
+ * in accept (an .item()) is flagged, once a cycle. Its launches and copies are
+ * legacy work that waited on nothing: counted by group, none a sync.
  */
 static void test_legacy_own_stream_not_flagged(void **state)
 {
 	struct loop_cfg cfg = { .cycles = 0, .from_start = true };
 	struct built bt;
-	__u64 items[4], copies[4];
+	__u64 items[4], copies[4], launches_before, copies_before;
 
 	build(&bt, &cfg);
 	syncs__free(&bt.sy);
 	cycles__free(&bt.cy);
+	/* the captures before: their launches are calls too */
+	launches_before = model__view(bt.s.m)->launches;
+	copies_before = model__view(bt.s.m)->copies;
 	for (int i = 0; i < 4; i++) {
 		bt.s.now += 30000;
 		copies[i] = legacy_d2d(&bt.s);
@@ -466,6 +497,11 @@ static void test_legacy_own_stream_not_flagged(void **state)
 			assert_false(bt.sy.verdicts[i].flagged);
 	assert_int_equal(bt.sy.flagged_sites.nr, 1);
 	assert_int_equal(bt.sy.flagged_sites.sites[0].kind, SYNC_STREAM);
+	/* a cycle: 4 graphs and a kernel, 3 copies on the device, a memset, 2 to the host */
+	assert_int_equal(model__view(bt.s.m)->launches - launches_before, 4 * 5);
+	assert_int_equal(model__view(bt.s.m)->copies - copies_before, 4 * 6 + 1);
+	assert_int_equal(bt.sy.legacy_work, 4 * 11 + 1);
+	assert_quiet_groups(&bt.sy, 4 * 11 + 1);
 	done(&bt);
 }
 

@@ -1153,6 +1153,27 @@ static void test_ring_names(void **state)
 	assert_false(tf_ring__names(other, base));
 }
 
+/* Names a reader of base would take, there or not: base itself and BASE.N, in its folder. */
+static void test_ring_claims(void **state)
+{
+	char base[PATH_LEN], name[PATH_LEN + 32];
+
+	in_dir(state, "run.sprb", base);
+	assert_true(tf_ring__claims(base, base));
+	snprintf(name, sizeof(name), "%s.1", base);
+	assert_true(tf_ring__claims(base, name));	/* not there yet */
+	snprintf(name, sizeof(name), "%s/../%s/run.sprb.42", (char *)*state,
+		 strrchr((char *)*state, '/') + 1);
+	assert_true(tf_ring__claims(base, name));	/* the same folder by another path */
+	snprintf(name, sizeof(name), "%s.01", base);
+	assert_false(tf_ring__claims(base, name));	/* no reader takes a leading zero */
+	snprintf(name, sizeof(name), "%s.1x", base);
+	assert_false(tf_ring__claims(base, name));
+	snprintf(name, sizeof(name), "%s.sprb", base);
+	assert_false(tf_ring__claims(base, name));
+	assert_false(tf_ring__claims(base, "/tmp/run.sprb.1"));	/* another folder */
+}
+
 static void test_rejects_malformed_write(void **state)
 {
 	char path[PATH_LEN], err[ERR_LEN] = "";
@@ -1278,6 +1299,7 @@ int main(void)
 		TMP_TEST(test_force_replaces_by_rename),
 		TMP_TEST(test_refuses_non_regular),
 		TMP_TEST(test_ring_names),
+		TMP_TEST(test_ring_claims),
 		TMP_TEST(test_rejects_malformed_write),
 		TMP_TEST(test_calibration_sizes),
 		cmocka_unit_test(test_record_times),

@@ -97,6 +97,13 @@ class Decoder:
         torch, k = self.torch, self.args.k
         ev[0].record()
         tok, pos = self.tok, self.pos
+        if self.args.draft_setup:
+            # as decoders written elsewhere begin a draft: Python, a scalar uploaded from
+            # pageable memory (a synchronous copy), an eager op on the token, whose new
+            # tensor cudagraph trees copy into the graph's static input
+            host = sum(i & 7 for i in range(self.args.draft_setup))
+            upload = torch.tensor([host], device=tok.device)
+            tok = tok + (upload - upload)
         toks = [tok]
         for _ in range(k):
             tok, pos = self.draft(tok, pos)
@@ -182,6 +189,7 @@ def run(torch, args, prof):
     timed = range(args.warmup, total)
     truth = {
         "program": "gpu_decoder", "pid": os.getpid(), "mode": args.mode, "k": args.k,
+        "draft_setup": args.draft_setup,
         "spin_cycles": args.spin_cycles if args.mode == "split" and
         hasattr(torch.cuda, "_sleep") else 0,
         "sizes": {"hidden": args.hidden, "layers": args.layers, "vocab": args.vocab,
@@ -252,6 +260,9 @@ def main():
                     help="split: a stream sync between draft and verify")
     ap.add_argument("--spin-cycles", type=int, default=400000,
                     help="split: GPU clock cycles of the spin after the sync (0: none)")
+    ap.add_argument("--draft-setup", type=int, default=0, metavar="N",
+                    help="begin each draft with N steps of Python, a scalar upload and an "
+                    "eager op on the token (0: none)")
     ap.add_argument("--profiler", choices=("off", "early", "late"), default="off")
     ap.add_argument("--profile-table", help="the profiler's per-call counts, to this file")
     ap.add_argument("--turns", help="an A/B arm taking turns in this folder (see the top)")

@@ -319,5 +319,6 @@ SIM_EXPORT CUresult cuGraphLaunch(CUgraphExec hGraphExec, CUstream hStream)
 	s = sim_stream_resolve(hStream);
 	if (!exec_ok(hGraphExec) || !s)
 		return CUDA_ERROR_INVALID_HANDLE;
+	sim_activity_check_exec(hGraphExec);
 	return sim_stream_submit_exec(s, hGraphExec);
 }

@@ -399,6 +399,7 @@ static void kernel_record(const struct specsim_activity *a, cupti_timestamp_fn t
 		.block_x = 1, .block_y = 1, .block_z = 1,
 		.correlation_id = a->correlation_id,
 		.grid_id = a->correlation_id,
+		.graph_id = a->graph_id,
 		.name = a->name,
 		.channel_type = CUPTI_CHANNEL_COMPUTE,
 	};
@@ -465,6 +466,7 @@ static void memset_record(const struct specsim_activity *a, cupti_timestamp_fn t
 		.context_id = a->context_id,
 		.stream_id = a->stream_id,
 		.correlation_id = a->correlation_id,
+		.graph_id = a->graph_id,
 		.memory_kind = CUPTI_MEMORY_DEVICE,
 		.channel_type = CUPTI_CHANNEL_ASYNC_MEMCPY,
 	};

@@ -2,6 +2,7 @@
 /* specsim-server options: defaults in env, strict numbers, checks at the end. */
 #include <argp.h>
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,7 +42,7 @@ enum {
 	OPT_RATE_CALL, OPT_RATE_TRUTH, OPT_WORKER, OPT_READY_FD, OPT_GO_FD, OPT_UID_FILE,
 	OPT_EXTRA_DRAFT, OPT_VERIFY_PIECES, OPT_BATCH_SCHEDULE, OPT_PLANT, OPT_CLEAN_SYNCS, OPT_HANG,
 	OPT_TORCH, OPT_RANK_HINT, OPT_CAPTURE_ORDER, OPT_EAGER_LOOP, OPT_EAGER_SAME, OPT_EAGER_TRIM_JOINED,
-	OPT_VERIFY_MODE,
+	OPT_VERIFY_MODE, OPT_FOREVER, OPT_USAGE,
 };
 
 static const char doc[] =
@@ -52,9 +53,10 @@ static const char doc[] =
 	"memory, a sync), then the draft-extend cuGraphLaunch.\n\n"
 	"EXAMPLES:\n"
 	"  specsim-server --cycles 200 --ground-truth /tmp/gt.jsonl\n"
+	"  specsim-server --forever --serve-metrics vllm 8000 &   # specprobe top -p $!\n"
 	"  specsim-server --ranks 4 --plant-sync 5 --ready-file r --go-file go\n"
 	"  specsim-server --draft-mode eager --verify-pieces 2 --batch-schedule 1,4,4\n"
-	"  specsim-server --plant ctx@draft-verify/5 --plant pageable-copy@accept --clean-syncs\n"
+	"  specsim-server --plant ctx@draft-verify/5 --plant pageable-copy@accept\n"
 	"  specsim-server --torch -k 5 --plant side-stream/2 --plant pageable-copy/3\n"
 	"  specsim-server --eager-loop -k 6 --plant stream@draft-verify/4\n"
 	"  specsim-server --verify-mode eager -k 4 --plant event@draft-verify/3\n"
@@ -62,7 +64,10 @@ static const char doc[] =
 
 static const struct argp_option opts[] = {
 	{ NULL, 0, NULL, 0, "Decode loop:", 1 },
-	{ "cycles", 'n', "N", 0, "decode cycles (default 100)", 1 },
+	{ "cycles", 'n', "N", 0, "decode cycles (default 100: about 0.3 s)", 1 },
+	{ "forever", OPT_FOREVER, NULL, 0,
+	  "decode until stopped (SIGINT, SIGTERM), not --cycles: a target to attach to with "
+	  "-p; the cycle under way ends and the truth is whole", 1 },
 	{ "draft-k", 'k', "K", 0, "draft steps per cycle (default 3)", 1 },
 	{ "draft-mode", OPT_DRAFT_MODE, "MODE", 0,
 	  "per-step (one graph per draft step), one-graph, or eager (--draft-kernels "
@@ -162,6 +167,9 @@ static const struct argp_option opts[] = {
 	{ "rate-call", OPT_RATE_CALL, "CALL", 0, "launch, record, query or graph (default launch)",
 	  4 },
 	{ "rate-truth", OPT_RATE_TRUTH, NULL, 0, "note every rate-test call in the truth", 4 },
+	{ "help", 'h', NULL, 0, "give this help list", -1 },
+	{ NULL, '?', NULL, OPTION_HIDDEN, NULL, -1 },
+	{ "usage", OPT_USAGE, NULL, 0, "give a short usage message", -1 },
 	{ "rank-worker", OPT_WORKER, "R", OPTION_HIDDEN, NULL, 5 },
 	{ "ready-fd", OPT_READY_FD, "FD", OPTION_HIDDEN, NULL, 5 },
 	{ "go-fd", OPT_GO_FD, "FD", OPTION_HIDDEN, NULL, 5 },
@@ -558,6 +566,16 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 			argp_error(state, "--serve-metrics takes vllm|sglang PORT");
 		env.serve_port = parse_ll(state, state->argv[state->next++], 1, 65535);
 		return 0;
+	case 'h':
+	case '?':
+		argp_state_help(state, stdout, ARGP_HELP_STD_HELP);
+		return 0;
+	case OPT_USAGE:
+		argp_state_help(state, stdout, ARGP_HELP_USAGE | ARGP_HELP_EXIT_OK);
+		return 0;
+	case OPT_FOREVER:
+		env.forever = true;
+		return 0;
 	case OPT_SERVE_FAULT:
 		env.serve_fault = pick(state, arg, serve_faults, ARRAY_SIZE(serve_faults),
 				       "--serve-metrics-fault") + 1;
@@ -569,6 +587,9 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		/* an activity agent's records are checked against these lines */
 		if (getenv("CUDA_INJECTION64_PATH"))
 			env.gpu_log = true;
+		/* a cycle count no run reaches: two months at the default timings */
+		if (env.forever)
+			env.cycles = INT_MAX;
 		check_all(state);
 		return 0;
 	}
@@ -585,5 +606,6 @@ int options__parse(int argc, char **argv)
 {
 	static const struct argp argp = { .options = opts, .parser = parse_opt, .doc = doc };
 
-	return argp_parse(&argp, argc, argv, 0, NULL, NULL);
+	/* -h as well as --help and -?: argp's own help gives no -h */
+	return argp_parse(&argp, argc, argv, ARGP_NO_HELP, NULL, NULL);
 }

@@ -53,6 +53,7 @@ struct plant {
 
 struct env {
 	int cycles;
+	bool forever;		/* --forever: cycles until SIGINT or SIGTERM */
 	int draft_k;
 	enum draft_mode draft_mode;
 	enum verify_mode verify_mode;

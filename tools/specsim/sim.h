@@ -115,6 +115,7 @@ struct specsim_exec {
 	unsigned int refs;	/* the handle plus queued launches */
 	unsigned int graph_id;	/* activity id, from instantiate */
 	bool destroyed;
+	bool graph_traced;	/* graph-level activity was on when it was instantiated */
 };
 
 struct sim_dep {
@@ -235,6 +236,8 @@ void sim_activity_tag_locked(struct sim_item *it);
 void sim_activity_fill_span(struct specsim_gpu_span *span, const struct specsim_stream *s,
 			    const struct sim_item *it);
 void sim_activity_emit(const struct specsim_stream *s, const struct sim_item *it);
+/* At a graph's launch: crash where libcupti would (sim_activity.c). */
+void sim_activity_check_exec(const struct specsim_exec *x);
 void sim_inject(void);
 
 /* sim_graph.c */

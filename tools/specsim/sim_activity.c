@@ -5,6 +5,8 @@
  * injection of an agent named by CUDA_INJECTION64_PATH at the first cuInit.
  */
 #include <dlfcn.h>
+#include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -90,6 +92,9 @@ void sim_activity_fill_span(struct specsim_gpu_span *span, const struct specsim_
 	span->bytes = item_bytes(it);
 }
 
+static void emit_nodes(specsim_activity_fn fn, unsigned int kinds,
+		       const struct specsim_stream *s, const struct sim_item *it);
+
 /* On the worker, without the device lock, before the item counts as done. */
 void sim_activity_emit(const struct specsim_stream *s, const struct sim_item *it)
 {
@@ -98,6 +103,10 @@ void sim_activity_emit(const struct specsim_stream *s, const struct sim_item *it
 	enum specsim_activity_kind kind = item_kind(it);
 	struct specsim_activity act;
 
+	if (fn && kind == SPECSIM_ACT_GRAPH && !(kinds & kind)) {
+		emit_nodes(fn, kinds, s, it);
+		return;
+	}
 	if (!fn || !(kinds & kind))
 		return;
 	act = (struct specsim_activity){
@@ -114,6 +123,60 @@ void sim_activity_emit(const struct specsim_stream *s, const struct sim_item *it
 		.end_ns = it->end_ns,
 	};
 	fn(&act);
+}
+
+/*
+ * As libcupti 13 does (an H100, driver 580): graph-level records turned on after
+ * a graph was instantiated crash the process at that graph's next launch, a read
+ * of address 0x20 on the launching thread (tools/gpu/cupti_bisect.py found it).
+ */
+void sim_activity_check_exec(const struct specsim_exec *x)
+{
+	unsigned int kinds = __atomic_load_n(&sim_dev.observe_kinds, __ATOMIC_ACQUIRE);
+
+	if (!(kinds & SPECSIM_ACT_GRAPH) || x->graph_traced)
+		return;
+	fprintf(stderr, "specsim: graph %u launched with graph-level activity turned on after "
+			"its instantiation: crashing as libcupti does\n", x->graph_id);
+	raise(SIGSEGV);
+}
+
+/*
+ * Kernel-level activity without graph-level: a graph's launch is seen node by
+ * node (as CUPTI does, for graphs made before the kinds came on too), each with
+ * the graph's id and the launch's correlation id, the launch's time shared out.
+ */
+static void emit_nodes(specsim_activity_fn fn, unsigned int kinds,
+		       const struct specsim_stream *s, const struct sim_item *it)
+{
+	const struct specsim_exec *x = it->exec;
+	size_t n = x->nr_nodes ? x->nr_nodes : 1;
+	unsigned long long step = (it->end_ns - it->start_ns) / n;
+
+	for (size_t i = 0; i < x->nr_nodes; i++) {
+		const struct sim_node *node = &x->nodes[i];
+		enum specsim_activity_kind kind = node->kind == NODE_KERNEL ? SPECSIM_ACT_KERNEL
+						  : node->kind == NODE_MEMSET ? SPECSIM_ACT_MEMSET
+									      : 0;
+		struct specsim_activity act;
+
+		if (!(kinds & kind))
+			continue;
+		act = (struct specsim_activity){
+			.kind = kind,
+			.name = kind == SPECSIM_ACT_KERNEL && node->func ? node->func->name : NULL,
+			.stream_id = sim_stream_activity_id(s),
+			.context_id = it->device + 1,
+			.device_id = it->device,
+			.correlation_id = it->corr,
+			.graph_id = x->graph_id,
+			.bytes = kind == SPECSIM_ACT_MEMSET ? (unsigned long long)node->bytes *
+								      node->elem : 0,
+			.start_ns = it->start_ns + i * step,
+			.end_ns = i + 1 == x->nr_nodes ? it->end_ns : it->start_ns + (i + 1) * step,
+		};
+		fn(&act);
+	}
 }
 
 /* kinds 0 or fn NULL stops it; an item already running may still be handed over */

@@ -146,6 +146,8 @@ int sim_instantiate(CUgraphExec *out, struct specsim_graph *g)
 	x->magic = SIM_MAGIC_EXEC;
 	x->refs = 1;
 	x->graph_id = __atomic_add_fetch(&sim_dev.next_graph_id, 1, __ATOMIC_RELAXED);
+	x->graph_traced = __atomic_load_n(&sim_dev.observe_kinds, __ATOMIC_ACQUIRE) &
+			  SPECSIM_ACT_GRAPH;
 	*out = x;
 	return 0;
 }

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <linux/types.h>
 #include "model.h"
+#include "roles.h"
 
 enum phase {
 	PHASE_DRAFT,
@@ -100,6 +101,7 @@ struct loop {
 	int rank;
 	__u32 verify_exec;	/* exec id of the verify graph found first */
 	enum role_source verify_from;
+	struct role_evidence evidence;	/* each piece that told the roles, and its vote */
 	enum lead_from lead_from;
 	bool lead_extends;	/* its lead is an extend graph (else a draft step) */
 	struct cycle *cycles;

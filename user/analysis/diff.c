@@ -328,7 +328,12 @@ int diff__compute_runs(struct diff *d, const struct diff_input *const in[2], con
 			d->between_runs = spread;
 	}
 	ret = overall(d);
-	return ret ? ret : pair_loops(d, in[0]->cycles, in[1]->cycles);
+	if (!ret)
+		ret = pair_loops(d, in[0]->cycles, in[1]->cycles);
+	if (ret)
+		return ret;
+	diff__verdict(d);
+	return diff__sites(d);
 }
 
 int diff__compute(struct diff *d, const struct diff_input *a, const struct diff_input *b)
@@ -356,6 +361,9 @@ void diff__free(struct diff *d)
 	free(d->pairs);
 	d->pairs = NULL;
 	d->nr_pairs = 0;
+	free(d->sites);
+	d->sites = NULL;
+	d->nr_sites = 0;
 	for (int s = 0; s < 2; s++) {
 		free(d->runs[s].pooled);
 		d->runs[s].pooled = NULL;

@@ -13,6 +13,7 @@
 #include "model.h"
 #include "srvmetrics.h"
 #include "summary.h"
+#include "syncs.h"
 
 #define DIFF_MAX_COUNTS 8	/* distinct kernel counts shown per role */
 #define DIFF_MAX_RUNS 16	/* recordings per side */
@@ -23,6 +24,7 @@ struct diff_input {
 	struct model *model;
 	const struct cycles *cycles;
 	const struct srv_figures *server;	/* --server-metrics; NULL: none */
+	const struct syncs *syncs;		/* NULL: not classified */
 };
 
 /* What can be seen of a recording's setup. */
@@ -76,6 +78,34 @@ struct diff_runs {
 	size_t nr_pooled;
 };
 
+/* The rows one verdict is made of (docs/diff-json.md, "One verdict"). */
+enum diff_row { DIFF_ROW_P50, DIFF_ROW_MEAN, DIFF_ROW_CYCLES, DIFF_ROW_TOKENS, DIFF_ROW_NR };
+
+struct diff_row_verdict {
+	bool known;
+	double change_rel;		/* (B - A) / A */
+	int better;			/* +1: B better (less time, more per second), -1 worse */
+	enum change_verdict verdict;
+	bool interval;			/* told by a bootstrap interval, else by the floor alone */
+};
+
+struct diff_verdict {
+	struct diff_row_verdict row[DIFF_ROW_NR];
+	enum change_verdict verdict;	/* of all the rows */
+	int better;			/* +1, -1; 0: no change, or rows that disagree */
+	bool mixed;			/* significant rows that disagree */
+	enum diff_row by;		/* the significant row that tells: tokens/s first */
+	double floor_rel;		/* the noise floor over A's p50 */
+};
+
+/* Flagged syncs of one call site (by its label) in A and in B, per counted cycle. */
+struct diff_site {
+	const char *label;		/* borrowed from a recording's call stacks */
+	size_t count[2];
+	double blocked_ns[2];		/* per cycle */
+	double gpu_idle_ns[2];		/* GPU idle caused, per cycle; < 0: not known */
+};
+
 struct diff {
 	const struct diff_input *in[2];	/* the first recording of each side */
 	struct diff_runs runs[2];
@@ -85,6 +115,10 @@ struct diff {
 	struct diff_pair *pairs;
 	size_t nr_pairs;
 	bool by_rank;			/* loops were paired by rank, else by position */
+	struct diff_verdict verdict;	/* of every row: cycle time, cycles/s, tokens/s */
+	struct diff_site *sites;	/* costliest in either first */
+	size_t nr_sites;
+	bool sites_known;		/* both A and B had their syncs classified */
 };
 
 /* Analyse A against B; 0, -ENODATA (a recording has no cycles: in[] says which) or -ENOMEM. */
@@ -92,6 +126,10 @@ int diff__compute(struct diff *d, const struct diff_input *a, const struct diff_
 /* The same with nr[s] recordings of one setting per side (1 to DIFF_MAX_RUNS), or -EINVAL. */
 int diff__compute_runs(struct diff *d, const struct diff_input *const in[2], const size_t nr[2]);
 void diff__free(struct diff *d);
+/* diff_verdict.c: one verdict of every row, and the flagged syncs by call site; 0 or -ENOMEM. */
+void diff__verdict(struct diff *d);
+int diff__sites(struct diff *d);
+const char *diff__row_name(enum diff_row row);
 /* Both A and B have the server's own figures (--server-metrics): tokens/s and more compare. */
 bool diff__server(const struct diff *d);
 /* Both A and B have cycles with GPU figures (--gpu): their sums' GPU means compare. */

@@ -197,6 +197,27 @@ static int dispatch(struct model *m, struct model_proc *p, struct model_thread *
 	}
 }
 
+/* Launches and copies, each once: a kernel NCCL launches inside a collective is the collective's. */
+static void count_kind(struct model_view *v, const struct sp_call *c, const struct probe_info *pi)
+{
+	if (c->entry.depth)
+		return;
+	switch (pi->op) {
+	case OP_LAUNCH:
+	case OP_LAUNCH_EX:
+	case OP_HOST_FUNC:
+	case OP_GRAPH_LAUNCH:
+	case OP_COLLECTIVE:
+		v->launches++;
+		break;
+	case OP_COPY:
+		v->copies++;
+		break;
+	default:
+		break;
+	}
+}
+
 int model__call(struct model *m, const struct sp_call *c)
 {
 	const struct probe_info *pi;
@@ -234,6 +255,7 @@ int model__call(struct model *m, const struct sp_call *c)
 		p->pinned_known = true;
 	if (waits__does_work(pi))
 		p->work_calls++;
+	count_kind(&m->view, c, pi);
 	ret = dispatch(m, p, t, c, pi);
 	if (ret)
 		m->view.out_of_memory = true;
@@ -358,6 +380,32 @@ static void runq_sample(struct model *m, const struct sp_runq_rec *rec)
 		t->late_start_ns = model__late_start(m, rec->tid);
 }
 
+__u64 model__attach_mark(struct model *m, __u32 tgid)
+{
+	const __u64 *mark = hmap__get(&m->marks, tgid, 0);
+
+	return mark ? *mark : m->view.attach_done_ns;
+}
+
+/* A merge's mark for one process: the latest before its first call holds. */
+static void attach_mark(struct model *m, const struct sp_attach_rec *rec)
+{
+	__u64 *mark = hmap__get(&m->marks, rec->tgid, 0);
+
+	if (!mark) {
+		mark = calloc(1, sizeof(*mark));
+		if (!mark || hmap__set(&m->marks, rec->tgid, 0, mark)) {
+			free(mark);
+			m->view.out_of_memory = true;
+			return;
+		}
+	}
+	*mark = rec->done_ns;
+	m->view.merged_marks++;
+	if (rec->done_ns > rec->ts && rec->done_ns - rec->ts > m->view.merged_attach_ns)
+		m->view.merged_attach_ns = rec->done_ns - rec->ts;
+}
+
 /* Kept apart until the process makes a call: a launcher that makes none is no process here. */
 static void host_mapping(struct model *m, const struct sp_hostmem_rec *rec)
 {
@@ -427,6 +475,15 @@ void model__record(struct model *m, const void *rec, size_t size)
 		if (p)
 			p->exit_ns = ((const struct sp_exit_rec *)rec)->ts;
 		break;
+	case SP_REC_EXIT_STATUS:
+		if (size < sizeof(struct sp_exit_status_rec))
+			return;
+		p = hmap__get(&m->procs, ((const struct sp_exit_status_rec *)rec)->tgid, 0);
+		if (p) {
+			p->exit_status = ((const struct sp_exit_status_rec *)rec)->status;
+			p->exit_status_known = true;
+		}
+		break;
 	case SP_REC_PROBE:
 		if (size > sizeof(struct sp_probe_rec))
 			add_late_probe(m, rec);
@@ -446,6 +503,10 @@ void model__record(struct model *m, const void *rec, size_t size)
 	case SP_REC_RUNQ:
 		if (size >= sizeof(struct sp_runq_rec))
 			runq_sample(m, rec);
+		break;
+	case SP_REC_ATTACH:
+		if (size >= sizeof(struct sp_attach_rec))
+			attach_mark(m, rec);
 		break;
 	case SP_REC_HOSTMEM:
 		if (size >= sizeof(struct sp_hostmem_rec))
@@ -575,6 +636,7 @@ void model__free(struct model *m)
 	free_values(&m->events);
 	free_values(&m->cpus);
 	free_values(&m->runq);
+	free_values(&m->marks);
 	for (size_t i = 0; i < m->hostmaps.cap; i++)
 		hostmem__free(m->hostmaps.slots[i].value);
 	free_values(&m->hostmaps);
@@ -604,6 +666,7 @@ static const char *const role_sources[ROLE_FROM_NR] = {
 	[ROLE_FROM_POSITION] = "position", [ROLE_FROM_FAMILY] = "same-kernels",
 	[ROLE_FROM_EAGER] = "eager-launches", [ROLE_FROM_EAGER_STEPS] = "eager-steps",
 	[ROLE_FROM_EAGER_GRAPHS] = "eager-graphs", [ROLE_FROM_EAGER_SITES] = "eager-sites",
+	[ROLE_FROM_FRAMES] = "python-frames",
 };
 
 static const char *const sync_kind_names[SYNC_KIND_NR] = {

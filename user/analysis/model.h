@@ -136,6 +136,7 @@ enum role_source {
 	ROLE_FROM_EAGER_STEPS,	/* eager verify: as many launches as the draft's, which repeats */
 	ROLE_FROM_EAGER_GRAPHS,	/* eager verify beside graphs: larger than all, hands the result */
 	ROLE_FROM_EAGER_SITES,	/* eager verify: its syncs' call site, not the draft steps' */
+	ROLE_FROM_FRAMES,	/* eager: the Python frames of the syncs around its bursts */
 	ROLE_FROM_NR,
 };
 
@@ -218,6 +219,8 @@ struct model_proc {
 	int device;		/* from cuDevicePrimaryCtxRetain, -1 unknown */
 	__u64 first_ns, last_ns;
 	__u64 exit_ns;		/* 0: did not exit while traced */
+	__u32 exit_status;	/* as wait() gives it, where exit_status_known */
+	bool exit_status_known;
 	__u64 calls;
 	__u32 nr_threads, nr_streams, nr_events, nr_captures, nr_execs;
 	__u64 work_calls;	/* calls other than setup, names and driver lookups */
@@ -240,6 +243,7 @@ struct model_thread {
 	__u64 calls, first_ns, last_ns;
 	/* run-queue wait from the attach mark to its first record: that much later than it ran */
 	__u64 late_start_ns;
+	__u64 attach_done_ns;	/* its process's attach mark (in a merge, its input's) */
 	struct loop_event *events;
 	size_t nr_events, cap_events;
 	struct model_sync poll;	/* the spin of queries going on, if polling */
@@ -296,6 +300,9 @@ struct model_view {
 	__u64 attach_start_ns, attach_done_ns;
 	/* totals */
 	__u64 calls, unreturned, dropped, failed_reads, first_ns, last_ns;
+	/* calls not nested in another: launches (kernels, graphs, host functions,
+	 * collectives), and copies and memsets */
+	__u64 launches, copies;
 	bool ended_cleanly;
 	bool out_of_memory;	/* some state could not be kept: the report is partial */
 	/* what the file holds of its recording (SP_REC_SEGMENT, _WINDOW, _CLOCK) */
@@ -305,6 +312,8 @@ struct model_view {
 	__u64 merged_gap_ns;		/* bound on any source's offset from the first's, measured */
 	__u64 merged_ref_gap_ns;	/* the first source's clock-read gap */
 	bool merged_gap_unknown;	/* some source's gap was not measured */
+	__u32 merged_marks;		/* processes with their own input's attach mark */
+	__u64 merged_attach_ns;		/* the longest of those inputs' attaches */
 	const struct callstacks *stacks;	/* the decoder's, naming syncs' .stack; NULL */
 	const struct gputime *gpu;	/* --gpu: the executions matched to calls; NULL: none came */
 };

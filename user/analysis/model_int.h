@@ -91,6 +91,7 @@ struct model {
 	__u32 nr_probes;
 	struct hmap procs, threads, streams, events, names, graphs, execs, cpus;
 	struct hmap runq;	/* tid: struct runq_pair, from SP_REC_RUNQ */
+	struct hmap marks;	/* tgid: its input's attach mark in a merge (__u64), SP_REC_ATTACH */
 	struct hmap hostmaps;	/* mappings of processes that made no call yet */
 	struct hmap ranks;	/* SP_REC_RANK of processes that made no call yet */
 	struct model_stream **all_streams;	/* for the device-wide views of in-flight work */
@@ -198,6 +199,8 @@ enum wait_scope {
 
 /* model.c: a thread's run-queue wait from the attach mark to its first record (0: unknown) */
 __u64 model__late_start(struct model *m, __u32 tid);
+/* The attach mark of tgid's recording: its input's in a merge, else the header's. */
+__u64 model__attach_mark(struct model *m, __u32 tgid);
 
 /* model_store.c */
 bool store__grow_array(void **array, __u32 *cap, __u32 need, size_t elem);

@@ -78,6 +78,7 @@ struct model_thread *store__thread_get(struct model *m, struct model_proc *p, __
 	t->tgid = p->tgid;
 	t->index = m->view.nr_threads - 1;
 	t->late_start_ns = model__late_start(m, tid);
+	t->attach_done_ns = model__attach_mark(m, p->tgid);
 	p->nr_threads++;
 	return t;
 }

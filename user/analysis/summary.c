@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /* What the outputs show of a set of cycles: rates, percentiles, phase means. */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include "stats.h"
@@ -127,13 +128,30 @@ static void add_cycle(struct cycle_summary *s, const struct cycle *c)
 	add_gpu(s, c);
 }
 
-/* One loop's cycles into the summary, their durations into the array. */
+/* --gpu: the figures whose medians the outputs give, one array each (GPU_WINDOW, GPU_IDLE) */
+enum { GPU_WINDOW = PHASE_NR, GPU_IDLE, GPU_NR };
+
+/* One loop's cycles into the summary, their durations and GPU figures into the arrays. */
 struct summing {
 	struct cycle_summary *s;
 	__u64 *durations;
 	size_t k;
 	__u64 loop_ns;
+	__u64 *gpu[GPU_NR];	/* [phase]: busy; of the cycles with gpu_known */
+	size_t nr_gpu;
 };
+
+static void keep_gpu(struct summing *sm, const struct cycle *c)
+{
+	if (!c->gpu_known)
+		return;
+	for (int p = 0; p < PHASE_NR; p++)
+		sm->gpu[p][sm->nr_gpu] = c->phase[p].gpu_busy_ns;
+	sm->gpu[GPU_WINDOW][sm->nr_gpu] = c->gpu_end_ns - c->gpu_start_ns;
+	sm->gpu[GPU_IDLE][sm->nr_gpu] = c->gpu_idle_ns;
+	sm->nr_gpu++;
+	sm->s->gpu_cycles_flagged += c->gpu_flagged_syncs > 0;
+}
 
 static int sum_cycle(void *ctx, const struct cycle *c)
 {
@@ -142,7 +160,29 @@ static int sum_cycle(void *ctx, const struct cycle *c)
 	sm->durations[sm->k++] = c->end_ns - c->start_ns;
 	sm->loop_ns += c->end_ns - c->start_ns;
 	add_cycle(sm->s, c);
+	keep_gpu(sm, c);
 	return 0;
+}
+
+static __u64 median_of(__u64 *a, size_t n)
+{
+	sort_u64(a, n);
+	return bootstrap__percentile(a, n, 50);
+}
+
+/* The GPU medians once every cycle is in; the arrays freed. */
+static void gpu_medians(struct summing *sm)
+{
+	struct cycle_summary *s = sm->s;
+
+	if (sm->nr_gpu) {
+		for (int p = 0; p < PHASE_NR; p++)
+			s->phase[p].gpu_busy_p50_ns = median_of(sm->gpu[p], sm->nr_gpu);
+		s->gpu_window_p50_ns = median_of(sm->gpu[GPU_WINDOW], sm->nr_gpu);
+		s->gpu_idle_p50_ns = median_of(sm->gpu[GPU_IDLE], sm->nr_gpu);
+	}
+	for (int i = 0; i < GPU_NR; i++)
+		free(sm->gpu[i]);
 }
 
 int cycle_summary__compute(const struct loop *loops, size_t nr, struct cycle_summary *s)
@@ -151,6 +191,7 @@ int cycle_summary__compute(const struct loop *loops, size_t nr, struct cycle_sum
 	size_t n = 0;
 	double rate_sum = 0;
 	int rates = 0, ret;
+	bool short_of;
 
 	memset(s, 0, sizeof(*s));
 	for (size_t l = 0; l < nr; l++) {
@@ -163,13 +204,23 @@ int cycle_summary__compute(const struct loop *loops, size_t nr, struct cycle_sum
 	if (!n)
 		return 0;
 	sm.durations = malloc(n * sizeof(*sm.durations));
-	if (!sm.durations)
+	short_of = !sm.durations;
+	for (int i = 0; i < GPU_NR; i++) {
+		sm.gpu[i] = malloc(n * sizeof(*sm.gpu[i]));
+		short_of |= !sm.gpu[i];
+	}
+	if (short_of) {
+		free(sm.durations);
+		gpu_medians(&sm);
 		return -ENOMEM;
+	}
 	for (size_t l = 0; l < nr; l++) {
 		sm.loop_ns = 0;
 		ret = loop__each_cycle(&loops[l], sum_cycle, &sm);
 		if (ret) {
 			free(sm.durations);
+			sm.nr_gpu = 0;
+			gpu_medians(&sm);
 			return ret;
 		}
 		if (sm.loop_ns) {
@@ -186,6 +237,7 @@ int cycle_summary__compute(const struct loop *loops, size_t nr, struct cycle_sum
 	divide(&s->total, n);
 	s->accept_wait_ns /= n;
 	divide_gpu(s);
+	gpu_medians(&sm);
 	sort_u64(sm.durations, n);
 	s->min_ns = sm.durations[0];
 	s->max_ns = sm.durations[n - 1];

@@ -12,6 +12,7 @@ struct phase_mean {
 	double span_ns, blocked_ns, launches, syncs;
 	double gpu_busy_ns;		/* over the cycles with gpu_known */
 	double gpu_span_ns;		/* gpu_end_ns - gpu_start_ns, the same cycles */
+	__u64 gpu_busy_p50_ns;		/* the median of the same cycles' GPU busy */
 };
 
 #define SUMMARY_MAX_ACCEPT_KINDS 8
@@ -40,6 +41,9 @@ struct cycle_summary {
 	size_t gpu_cycles_unmatched;
 	double gpu_window_ns;		/* gpu_end_ns - gpu_start_ns */
 	double gpu_idle_ns, gpu_idle_flagged_ns, gpu_flagged_syncs;
+	/* their medians, and the cycles where a flagged sync caused GPU idle */
+	__u64 gpu_window_p50_ns, gpu_idle_p50_ns;
+	size_t gpu_cycles_flagged;
 };
 
 /* Summary over loops[0..nr); 0 or -ENOMEM. */

@@ -5,8 +5,10 @@
  * just before it (a call that made no loop event, such as a query or an alloc).
  */
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include "callstack.h"
 #include "grow.h"
 #include "spill.h"
 #include "gputime.h"
@@ -118,6 +120,11 @@ static bool step_read(const struct model_view *v, const struct model_thread *t, 
 	return false;
 }
 
+static const struct cs_stack *draft_stack(const struct model_view *v, const struct model_sync *sy)
+{
+	return v->stacks && sy->stack ? callstacks__stack(v->stacks, sy->stack) : NULL;
+}
+
 /* The iteration of sv's cycle; -1: none. */
 static long place(const struct loop *lp, const struct model_view *v, const struct model_thread *t,
 		  struct sync_verdict *sv)
@@ -147,6 +154,9 @@ static long place(const struct loop *lp, const struct model_view *v, const struc
 	/* legacy-stream work in a step is the step's launches and copies, not its read */
 	sv->step = sv->pos == SPOS_DRAFT_VERIFY && sv->sync->kind != SYNC_LEGACY && t &&
 		   h / 2 <= t->nr_events && step_read(v, t, h);
+	/* where the frames told the loop, the draft's own syncs are those its frames place in it */
+	if (sv->pos == SPOS_DRAFT_VERIFY && !sv->step && lp->evidence.decided_by == ROLE_FROM_FRAMES)
+		sv->step = frames__in_draft(&lp->evidence.frames, draft_stack(v, sv->sync));
 	return i;
 }
 
@@ -414,6 +424,61 @@ static int finish_sites(struct syncs *out, enum verdict v, struct site_table *ta
 	return ret ? ret : count_cycles_with(out, v, tab, cy);
 }
 
+/* A call that could synchronise and did not: one more of its group. */
+static int add_quiet(struct quiet_table *tab, const struct sync_verdict *sv,
+		     const struct callstacks *stacks)
+{
+	const struct model_sync *sy = sv->sync;
+	const struct cs_stack *st = callstacks__stack(stacks, sy->stack);
+	__u32 site = st && st->site <= callstacks__nr_sites(stacks) ? st->site : 0;
+	__u64 key = (__u64)sy->name | (__u64)sy->kind << 16 | (__u64)sv->pos << 24 |
+		    (__u64)sv->verdict << 32;
+	uintptr_t at = (uintptr_t)hmap__get(&tab->index, key, site);
+
+	if (!at) {
+		if (tab->nr == tab->cap &&
+		    grow__zeroed((void **)&tab->sites, &tab->cap, tab->cap ? 2 * tab->cap : 16,
+				 sizeof(*tab->sites)))
+			return -ENOMEM;
+		tab->sites[tab->nr] = (struct quiet_site){ .name = sy->name, .kind = sy->kind,
+							   .pos = sv->pos, .verdict = sv->verdict,
+							   .site = site };
+		at = ++tab->nr;
+		if (hmap__set(&tab->index, key, site, (void *)at))
+			return -ENOMEM;
+	}
+	tab->sites[at - 1].count++;
+	return 0;
+}
+
+/* Most calls first, then by call name, kind, position, verdict and call site. */
+static int quiet_cmp(const void *a, const void *b)
+{
+	const struct quiet_site *x = a, *y = b;
+	int by_name;
+
+	if (x->count != y->count)
+		return (x->count < y->count) - (x->count > y->count);
+	by_name = strcmp(model__call_name(x->name), model__call_name(y->name));
+	if (by_name)
+		return by_name;
+	if (x->kind != y->kind)
+		return (x->kind > y->kind) - (x->kind < y->kind);
+	if (x->pos != y->pos)
+		return (x->pos > y->pos) - (x->pos < y->pos);
+	if (x->verdict != y->verdict)
+		return (x->verdict > y->verdict) - (x->verdict < y->verdict);
+	return (x->site > y->site) - (x->site < y->site);
+}
+
+/* No call comes after: the groups in their order, the index no longer needed. */
+static void finish_quiet(struct quiet_table *tab)
+{
+	hmap__free(&tab->index);
+	if (tab->nr)
+		qsort(tab->sites, tab->nr, sizeof(*tab->sites), quiet_cmp);
+}
+
 static int classify_all(struct syncs *out, const struct model_view *v, const struct cycles *cy)
 {
 	for (size_t i = 0; i < v->nr_syncs; i++) {
@@ -433,6 +498,8 @@ static int classify_all(struct syncs *out, const struct model_view *v, const str
 		if (sv->flagged)
 			find_flow(lp, thread_of_proc(v, sy->tgid, sy->tid), owner, sv);
 		count_sync(out, sv);
+		if (!sv->is_sync && add_quiet(&out->quiet, sv, v->stacks))
+			return -ENOMEM;
 		if (sv->verdict == VERDICT_FLAGGED && add_site(&out->flagged_sites, sv))
 			return -ENOMEM;
 		if (sv->verdict == VERDICT_UNKNOWN && add_site(&out->unknown_sites, sv))
@@ -440,6 +507,7 @@ static int classify_all(struct syncs *out, const struct model_view *v, const str
 	}
 	out->flagged = out->verdicts_of[VERDICT_FLAGGED];
 	out->unknown = out->verdicts_of[VERDICT_UNKNOWN];
+	finish_quiet(&out->quiet);
 	if (finish_sites(out, VERDICT_FLAGGED, &out->flagged_sites, cy) ||
 	    finish_sites(out, VERDICT_UNKNOWN, &out->unknown_sites, cy))
 		return -ENOMEM;
@@ -457,15 +525,22 @@ static int callsite_cmp(const void *a, const void *b)
 	return (x->site > y->site) - (x->site < y->site);
 }
 
-/* Every sync with a recorded stack, counted by its call site. */
 /* One more sync of a call site, flagged or not. */
 static void count_at_site(struct callsite_stat *cs, const struct sync_verdict *sv)
 {
 	cs->count++;
 	cs->blocked_ns += sv->blocked_ns;
-	if (sv->flagged) {
-		cs->flagged++;
-		cs->flagged_ns += sv->blocked_ns;
+	cs->own += !sv->flagged && sv->own;
+	if (!sv->flagged)
+		return;
+	if (!cs->flagged++) {
+		cs->flagged_name = sv->sync->name;
+		cs->flagged_pos = sv->pos;
+	}
+	cs->flagged_ns += sv->blocked_ns;
+	if (sv->has_gpu_idle) {
+		cs->flagged_gpu_known++;
+		cs->flagged_gpu_idle_ns += sv->gpu_idle_ns;
 	}
 }
 
@@ -613,6 +688,8 @@ int syncs__add(struct syncs *out, const struct sync_verdict *sv, const struct ca
 		return -ENOMEM;
 	out->nr++;
 	count_sync(out, sv);
+	if (!sv->is_sync && add_quiet(&out->quiet, sv, stacks))
+		return -ENOMEM;
 	if (sv->verdict == VERDICT_FLAGGED || sv->verdict == VERDICT_UNKNOWN) {
 		if (add_site(tab, &v) || (v.cycle >= 0 && see_cycle(out->stream, which, tab, &v)))
 			return -ENOMEM;
@@ -641,6 +718,7 @@ int syncs__end(struct syncs *out, size_t cycles)
 	out->cycles = cycles;
 	out->flagged = out->verdicts_of[VERDICT_FLAGGED];
 	out->unknown = out->verdicts_of[VERDICT_UNKNOWN];
+	finish_quiet(&out->quiet);
 	if (sort_sites(out, VERDICT_FLAGGED, &out->flagged_sites) ||
 	    sort_sites(out, VERDICT_UNKNOWN, &out->unknown_sites))
 		return -ENOMEM;
@@ -689,6 +767,8 @@ void syncs__free(struct syncs *s)
 	free(s->verdicts);
 	free(s->flagged_sites.sites);
 	free(s->unknown_sites.sites);
+	free(s->quiet.sites);
+	hmap__free(&s->quiet.index);
 	free(s->by_callsite);
 	memset(s, 0, sizeof(*s));
 }
@@ -730,7 +810,13 @@ int syncs__overhead(const struct model_view *v, const struct model_proc *p, stru
 	o->added_ns = (p->hits_entry * (double)v->calib.entry_ps +
 		       p->hits_return * (double)(v->calib.entry_ps + v->calib.return_ps) +
 		       p->hits_stack * (double)v->calib.stack_ps) / 1000;
-	o->span_s = p->calls > 1 ? (p->last_ns - p->first_ns) / 1e9 : 0;
+	/*
+	 * over the time it was traced, not between its first and last call: a
+	 * burst of calls in a millisecond is no rate of hundreds of thousands
+	 */
+	if (p->calls)
+		o->span_s = ((p->exit_ns ? p->exit_ns : v->last_ns) -
+			     (v->first_ns < p->first_ns ? v->first_ns : p->first_ns)) / 1e9;
 	if (o->span_s > 0) {
 		o->entry_per_s = p->hits_entry / o->span_s;
 		o->return_per_s = p->hits_return / o->span_s;

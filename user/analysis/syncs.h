@@ -14,6 +14,7 @@
 #include <linux/types.h>
 #include "callstack.h"
 #include "cycles.h"
+#include "hmap.h"
 #include "model.h"
 
 /* Named as specsim's --plant positions, plus verify (between verify pieces). */
@@ -89,6 +90,31 @@ struct callsite_stat {
 	__u32 site;		/* callstacks__site() */
 	size_t count, flagged;
 	__u64 blocked_ns, flagged_ns;
+	size_t own;		/* of the others: the loop's accept syncs and result copies */
+	/* of the flagged: the first one's call and position, the GPU idle caused known */
+	__u16 flagged_name;
+	enum sync_pos flagged_pos;
+	size_t flagged_gpu_known;
+	__u64 flagged_gpu_idle_ns;	/* its sum */
+};
+
+/*
+ * Calls that could synchronise and did not, counted by call, kind, position,
+ * verdict and call site: their number grows with the calls, these groups do not.
+ */
+struct quiet_site {
+	__u16 name;
+	__u8 kind;		/* enum sync_kind */
+	__u8 pos;		/* enum sync_pos */
+	__u8 verdict;		/* enum verdict */
+	__u32 site;		/* callstacks__site(), 0: no stack recorded */
+	size_t count;
+};
+
+struct quiet_table {
+	struct quiet_site *sites;	/* most calls first, after the last one is added */
+	size_t nr, cap;
+	struct hmap index;		/* key to position + 1, while calls are added */
 };
 
 /*
@@ -106,6 +132,7 @@ struct syncs {
 	size_t legacy_unknown;	/* ... those behind streams of unknown flags: counted as syncs */
 	size_t host_unknown_quiet;	/* async copies of unknown host memory showing no wait */
 	struct site_table flagged_sites, unknown_sites;
+	struct quiet_table quiet;	/* the calls not sync calls, grouped */
 	size_t flagged, unknown;
 	size_t verdicts_of[VERDICT_NR];	/* of the sync calls */
 	size_t cycles;		/* counted cycles of all loops: per-cycle costs divide by it */

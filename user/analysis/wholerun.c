@@ -12,7 +12,7 @@
 
 /* Syncs of threads without a loop settle once this much older than the newest call. */
 #define OUTSIDE_LAG_NS 1000000000ull
-/* Settled iterations a window keeps before the unsettled ones (as cycles.c). */
+/* Settled iterations a window keeps before the unsettled ones (as cycles_plan.c). */
 #define CONTEXT_ITERS CYCLES_DEFERRED_REACH
 
 /* A handed sync waiting for the ones the model took before it. */

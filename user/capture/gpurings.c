@@ -24,6 +24,7 @@
 #include "inject.h"
 #include "launch.h"
 #include "log.h"
+#include "safepath.h"
 #include "specprobe.h"
 
 #define DIR_TEMPLATE "/dev/shm/specprobe-gpu.XXXXXX"
@@ -43,6 +44,7 @@ struct gpu_ring {
 
 struct gpu_rings {
 	char dir[sizeof(DIR_TEMPLATE)];	/* -- CMD only: -p brings the agent in by memfd */
+	int dir_fd;		/* the folder, held open from its making: all is done in it */
 	int lock_fd;
 	uid_t owner;		/* of the ring files: the command's user */
 	char env_inject[64 + sizeof(DIR_TEMPLATE)];
@@ -66,10 +68,14 @@ struct inject_try {
 
 #define INJECT_BUSY_TRIES 10	/* a second apart: then it is said and left */
 
-/* For gpu_rings__remove_now: paths ready, no allocation needed. */
-static char live_dir[sizeof(DIR_TEMPLATE)];
+/*
+ * For gpu_rings__remove_now: the folder and /dev/shm held open, no allocation
+ * needed. The folder is given to -u's user, who may rename it and plant a link
+ * at its name: it is never reached by its path again.
+ */
+static int live_dir_fd = -1, live_shm_fd = -1;
+static char live_name[sizeof(DIR_TEMPLATE)];
 static char live_agent[sizeof(DIR_TEMPLATE) + sizeof(GPUSHM_AGENT_FILE) + 1];
-static char live_lock[sizeof(DIR_TEMPLATE) + sizeof(LOCK_FILE) + 1];
 
 int gpu_rings__write_agent(int fd)
 {
@@ -94,9 +100,10 @@ int gpu_rings__write_agent(int fd)
 	return ret;
 }
 
-static int write_agent(const char *path)
+static int write_agent(int dir_fd)
 {
-	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0500);
+	int fd = openat(dir_fd, GPUSHM_AGENT_FILE, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
+			O_CLOEXEC, 0500);
 
 	return fd < 0 ? -errno : gpu_rings__write_agent(fd);
 }
@@ -155,18 +162,41 @@ static int give_to(struct gpu_rings *g, const char *user)
 		return 0;
 	if (launch__lookup_user(user, &uid, &gid, name, sizeof(name), home, sizeof(home)))
 		return -ENOENT;
-	if (chown(g->dir, uid, gid) || chown(live_agent, uid, gid))
+	if (fchown(g->dir_fd, uid, gid) ||
+	    fchownat(g->dir_fd, GPUSHM_AGENT_FILE, uid, gid, AT_SYMLINK_NOFOLLOW))
 		return -errno;
 	g->owner = uid;
+	return 0;
+}
+
+/* The folder mkdtemp made, held open: a folder of ours alone, or -errno. */
+static int hold_dir(struct gpu_rings *g)
+{
+	const char *name = g->dir + strlen("/dev/shm/");
+	struct stat st;
+
+	g->dir_fd = openat(live_shm_fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (g->dir_fd < 0)
+		return -errno;
+	if (fstat(g->dir_fd, &st) || st.st_uid != geteuid() || (st.st_mode & 077))
+		return -EPERM;
+	snprintf(live_name, sizeof(live_name), "%s", name);
+	live_dir_fd = g->dir_fd;
 	return 0;
 }
 
 /* -- CMD: the folder the command's agent is loaded from and makes its ring in, locked. */
 static int make_dir(struct gpu_rings *g, const char *user)
 {
+	char err[256];
 	int ret;
 
 	clear_dead_dirs();
+	live_shm_fd = safepath__open_dir("/dev/shm", false, 0, err, sizeof(err));
+	if (live_shm_fd < 0) {
+		log_error("--gpu: %s", err);
+		return live_shm_fd;
+	}
 	snprintf(g->dir, sizeof(g->dir), DIR_TEMPLATE);
 	if (!mkdtemp(g->dir)) {
 		ret = -errno;
@@ -174,16 +204,20 @@ static int make_dir(struct gpu_rings *g, const char *user)
 		log_error("--gpu: making a folder in /dev/shm: %s", strerror(-ret));
 		return ret;
 	}
-	snprintf(live_dir, sizeof(live_dir), "%s", g->dir);
+	ret = hold_dir(g);
+	if (ret) {
+		log_error("--gpu: opening %s: %s", g->dir, strerror(-ret));
+		return ret;
+	}
 	snprintf(live_agent, sizeof(live_agent), "%s/" GPUSHM_AGENT_FILE, g->dir);
-	snprintf(live_lock, sizeof(live_lock), "%s/" LOCK_FILE, g->dir);
-	g->lock_fd = open(live_lock, O_RDONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0400);
+	g->lock_fd = openat(g->dir_fd, LOCK_FILE, O_RDONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
+			    O_CLOEXEC, 0400);
 	if (g->lock_fd < 0 || flock(g->lock_fd, LOCK_EX | LOCK_NB)) {
 		ret = -errno;
 		log_error("--gpu: locking %s: %s", g->dir, strerror(-ret));
 		return ret;
 	}
-	ret = write_agent(live_agent);
+	ret = write_agent(g->dir_fd);
 	if (ret)
 		log_error("--gpu: writing the agent into %s: %s", g->dir, strerror(-ret));
 	else if ((ret = give_to(g, user)))
@@ -232,7 +266,7 @@ struct gpu_rings *gpu_rings__create(const char *cupti, const char *user, bool ru
 		log_error("--gpu: out of memory");
 		return NULL;
 	}
-	g->lock_fd = -1;
+	g->lock_fd = g->dir_fd = -1;
 	g->owner = geteuid();
 	ret = running ? 0 : make_dir(g, user);
 	if (ret || set_env(g, cupti)) {
@@ -337,7 +371,7 @@ char *const *gpu_rings__env(const struct gpu_rings *g)
 /* 1 mapped, 0 not ready yet (try again), -1 refused (removed). */
 static int map_ring(struct gpu_rings *g, const char *name, struct gpu_ring *out)
 {
-	int fd = open(name, O_RDWR | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+	int fd = openat(g->dir_fd, name, O_RDWR | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
 	struct gpushm_header *h;
 	struct stat st;
 
@@ -373,11 +407,22 @@ static int map_ring(struct gpu_rings *g, const char *name, struct gpu_ring *out)
 	return 1;
 }
 
+/* A listing of the held folder (never of what its name leads to now); NULL when none. */
+static DIR *list_dir(const struct gpu_rings *g)
+{
+	int fd = g->dir_fd >= 0 ? openat(g->dir_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+
+	if (!d && fd >= 0)
+		close(fd);
+	return d;
+}
+
 static void find_rings(struct gpu_rings *g)
 {
 	char path[sizeof(g->dir) + 300];
 	struct dirent *e;
-	DIR *d = g->dir[0] ? opendir(g->dir) : NULL;
+	DIR *d = list_dir(g);
 
 	while (d && (e = readdir(d))) {
 		struct gpu_ring *grown;
@@ -390,11 +435,11 @@ static void find_rings(struct gpu_rings *g)
 			break;
 		g->rings = grown;
 		snprintf(path, sizeof(path), "%s/%s", g->dir, e->d_name);
-		ret = map_ring(g, path, &g->rings[g->nr_rings]);
+		ret = map_ring(g, e->d_name, &g->rings[g->nr_rings]);
 		if (ret > 0)
 			g->nr_rings++;
 		if (ret)
-			unlink(path);
+			unlinkat(g->dir_fd, e->d_name, 0);
 		if (ret < 0)
 			log_warn("--gpu: %s is no ring an agent made: ignored", path);
 	}
@@ -566,6 +611,18 @@ int gpu_rings__finish(struct gpu_rings *g, int wait_ms, session_record_fn emit, 
 	return ret < 0 ? ret : 0;
 }
 
+/* The folder's name in /dev/shm, removed only while it is still our folder (not a link). */
+static void remove_dir(int dir_fd)
+{
+	struct stat held, named;
+
+	if (dir_fd < 0 || live_shm_fd < 0 || !live_name[0] || fstat(dir_fd, &held) ||
+	    fstatat(live_shm_fd, live_name, &named, AT_SYMLINK_NOFOLLOW) ||
+	    held.st_dev != named.st_dev || held.st_ino != named.st_ino)
+		return;
+	unlinkat(live_shm_fd, live_name, AT_REMOVEDIR);
+}
+
 void gpu_rings__free(struct gpu_rings *g)
 {
 	struct dirent *e;
@@ -577,27 +634,30 @@ void gpu_rings__free(struct gpu_rings *g)
 		munmap(g->rings[i].h, GPUSHM_FILE_BYTES);
 	free(g->rings);
 	free(g->tries);
-	d = g->dir[0] ? opendir(g->dir) : NULL;
+	d = list_dir(g);
 	while (d && (e = readdir(d)))
 		if (e->d_name[0] != '.')
 			unlinkat(dirfd(d), e->d_name, 0);
 	if (d)
 		closedir(d);
-	if (g->dir[0])
-		rmdir(g->dir);
+	remove_dir(g->dir_fd);
 	if (g->lock_fd >= 0)
 		close(g->lock_fd);
-	live_dir[0] = live_agent[0] = live_lock[0] = '\0';
+	if (g->dir_fd >= 0)
+		close(g->dir_fd);
+	if (live_shm_fd >= 0)
+		close(live_shm_fd);
+	live_dir_fd = live_shm_fd = -1;
+	live_name[0] = live_agent[0] = '\0';
 	free(g->env_cupti);
 	free(g);
 }
 
 void gpu_rings__remove_now(void)
 {
-	if (live_agent[0])
-		unlink(live_agent);
-	if (live_lock[0])
-		unlink(live_lock);
-	if (live_dir[0])
-		rmdir(live_dir);
+	if (live_dir_fd < 0)
+		return;
+	unlinkat(live_dir_fd, GPUSHM_AGENT_FILE, 0);
+	unlinkat(live_dir_fd, LOCK_FILE, 0);
+	remove_dir(live_dir_fd);
 }

@@ -4,6 +4,7 @@
  * file (and a tap) until the duration, Ctrl-C or the traced processes end.
  */
 #include <errno.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +17,7 @@
 #include "host.h"
 #include "hungwatch.h"
 #include "log.h"
+#include "outfile.h"
 #include "ring.h"
 #include "recorder.h"
 #include "servermetrics.h"
@@ -42,6 +44,7 @@ static void on_signal(int sig)
 }
 
 #define MAX_EXITED 256
+#define MAX_CALLERS 256
 
 struct recorder {
 	const struct record_request *req;
@@ -61,14 +64,66 @@ struct recorder {
 	/* exit records seen: a pid reused by an untraced process is not a target */
 	__u32 exited[MAX_EXITED];
 	int nr_exited;
+	/* -p --gpu: processes seen making a CUDA call, the only ones the agent goes into */
+	__u32 callers[MAX_CALLERS];
+	int nr_callers;
+	__u32 last_caller;
+	int callers_tried;	/* nr_callers at the last injection pass */
+	__u32 *inject_list;
 };
 
 static void note_exit(struct recorder *r, const void *rec, size_t size)
 {
+	const struct sp_exit_status_rec *st = rec;
 	const struct sp_exit_rec *e = rec;
+	int sig;
 
 	if (size >= sizeof(*e) && e->type == SP_REC_EXIT && r->nr_exited < MAX_EXITED)
 		r->exited[r->nr_exited++] = e->tgid;
+	if (size < sizeof(*st) || st->type != SP_REC_EXIT_STATUS || !(st->status & 0x7f))
+		return;
+	sig = st->status & 0x7f;
+	log_warn("pid %u: killed by SIG%s%s", st->tgid, sigabbrev_np(sig) ?: "?",
+		 st->status & 0x80 ? " (core dumped)" : "");
+}
+
+/*
+ * A process that made a CUDA call has a context: one that only maps libcuda
+ * (a compile worker importing torch) is left alone, nothing of it stopped.
+ */
+static void note_caller(struct recorder *r, const void *rec, size_t size)
+{
+	const struct sp_call_rec *c = rec;
+
+	if (size < sizeof(*c) || c->type != SP_REC_CALL ||
+	    c->tgid == r->last_caller)
+		return;
+	r->last_caller = c->tgid;
+	for (int i = 0; i < r->nr_callers; i++)
+		if (r->callers[i] == c->tgid)
+			return;
+	if (r->nr_callers < MAX_CALLERS)
+		r->callers[r->nr_callers++] = c->tgid;
+}
+
+/* The traced processes that have made a CUDA call, into r->inject_list: how many. */
+static int cuda_callers(struct recorder *r)
+{
+	const struct targets *t = &r->tracer.targets;
+	__u32 *grown;
+	int n = 0;
+
+	grown = realloc(r->inject_list, (t->nr_tgids + 1) * sizeof(*grown));
+	if (!grown)
+		return 0;
+	r->inject_list = grown;
+	for (int i = 0; i < t->nr_tgids; i++)
+		for (int j = 0; j < r->nr_callers; j++)
+			if (r->callers[j] == t->tgids[i]) {
+				r->inject_list[n++] = t->tgids[i];
+				break;
+			}
+	return n;
 }
 
 static bool has_output(const struct recorder *r)
@@ -126,6 +181,8 @@ static int on_record(void *ctx, const void *rec, size_t size)
 	int ret;
 
 	note_exit(r, rec, size);
+	if (r->gpu)
+		note_caller(r, rec, size);
 	if (r->hung)
 		hungwatch__record(r->hung, rec, size);
 	if (r->write_err) {
@@ -145,25 +202,15 @@ static int on_record(void *ctx, const void *rec, size_t size)
 }
 
 /* The output must not exist (without --force) and must be a regular file, never a symlink. */
+/* Refused before anything is traced: what outfile__open would refuse later. */
 static int check_output(const char *path, bool force)
 {
-	struct stat st;
+	char err[PATH_MAX + 128];
 
-	if (lstat(path, &st))
+	if (!outfile__check(path, force, err, sizeof(err)))
 		return 0;
-	if (S_ISLNK(st.st_mode)) {
-		log_error("%s is a symbolic link: refusing to write through it", path);
-		return -1;
-	}
-	if (!S_ISREG(st.st_mode)) {
-		log_error("%s is not a regular file: refusing to replace it", path);
-		return -1;
-	}
-	if (!force) {
-		log_error("%s exists: use --force to overwrite", path);
-		return -1;
-	}
-	return 0;
+	log_error("%s", err);
+	return -1;
 }
 
 static int write_counters(struct recorder *r, __u16 type)
@@ -224,12 +271,13 @@ static int start_dump(struct recorder *r, const struct hung_call *c, __u64 now)
 
 static int cut_dump(struct recorder *r)
 {
-	char base[4096];
+	char base[4096], suffix[32];
 	int n;
 
-	snprintf(base, sizeof(base), "%s.hung-%d", r->req->rec->output, r->dumps);
+	snprintf(suffix, sizeof(suffix), ".hung-%d", r->dumps);
+	snprintf(base, sizeof(base), "%s%s", r->req->rec->output, suffix);
 	r->dump_due_ns = 0;
-	n = tf_ring__dump(r->ring, base);
+	n = tf_ring__dump(r->ring, suffix);
 	if (n < 0) {
 		log_error("%s", tf_ring__error(r->ring));
 		return n;
@@ -293,11 +341,15 @@ static int record_loop(struct recorder *r)
 			break;
 		}
 		now = tracer__now_ns();
-		/* -p: the agent into each traced process with CUDA, new ones each second */
-		if (r->gpu && !r->req->targets->cmd && now - last_inject >= 1000000000ull) {
-			gpu_rings__inject(r->gpu, r->tracer.targets.tgids,
-					  r->tracer.targets.nr_tgids, around_injection,
-					  &r->tracer);
+		/*
+		 * -p: the agent into each traced process that made a CUDA call, at
+		 * once for a new caller, and each second for those not yet served
+		 */
+		if (r->gpu && !r->req->targets->cmd &&
+		    (r->nr_callers != r->callers_tried || now - last_inject >= 1000000000ull)) {
+			r->callers_tried = r->nr_callers;
+			gpu_rings__inject(r->gpu, r->inject_list, cuda_callers(r),
+					  around_injection, &r->tracer);
 			last_inject = now;
 		}
 		/* the agents' records go the same way as the probes' */
@@ -523,8 +575,13 @@ static int record_run(struct recorder *r)
 			 WEXITSTATUS(r->tracer.child_status));
 	/* libraries probed in advance for a command count only if something mapped them */
 	if (!r->tracer.nr_attached || !r->tracer.targets.maps_ever) {
+		const struct recording_args *a = r->req->rec;
+		/* a recording of nothing, which no one asked for by name, is not kept */
+		bool removed = a->output_named && !unlink(a->output);
+
 		log_error("no libcuda.so or libnccl.so was loaded by the traced processes: "
-			  "are they CUDA programs?");
+			  "are they CUDA programs?%s%s%s", removed ? " (" : "",
+			  removed ? a->output : "", removed ? " removed)" : "");
 		return 1;
 	}
 	return ret ? 1 : 0;
@@ -564,6 +621,7 @@ int recorder__run(const struct record_request *req)
 	free(r.hung);
 	tracer__stop(&r.tracer);
 	gpu_rings__free(r.gpu);
+	free(r.inject_list);
 	server_metrics__free(r.srvm);
 	return ret;
 }

@@ -32,7 +32,6 @@ struct server_metrics {
 	int nr_queued;
 	bool told[SP_SRV_STATUS_NR];	/* the poller's: each trouble said once */
 	bool answered;			/* a good scrape came */
-	bool down_first;		/* no connection before any answer: a server starting */
 };
 
 static bool is_loopback(const char *host)
@@ -347,17 +346,20 @@ static void tell(struct server_metrics *s, const struct sp_srvmetric_rec *r)
 				     "(SGLang needs --enable-metrics)",
 	};
 
+	/* a server started with -- CMD listens only once loaded: its first answer is said */
+	if (r->status == SP_SRV_OK && !s->answered && s->told[SP_SRV_DOWN])
+		log_info("--server-metrics http://%s:%s%s: answered at scrape %u", s->url.host,
+			 s->url.port, s->url.path, r->scrape);
 	if (r->status == SP_SRV_OK)
 		s->answered = true;
-	/* a server started with -- CMD listens only once loaded: said at the end if never */
-	if (r->status == SP_SRV_DOWN && !s->answered) {
-		s->down_first = true;
-		return;
-	}
 	if (r->status >= SP_SRV_STATUS_NR || s->told[r->status] || r->status == SP_SRV_OK)
 		return;
 	s->told[r->status] = true;
-	if (r->status == SP_SRV_HTTP)
+	if (r->status == SP_SRV_DOWN && !s->answered)
+		log_warn("--server-metrics http://%s:%s%s: no connection at scrape %u (is the "
+			 "server up, and serving metrics there?); tracing on, scraping again each "
+			 "interval", s->url.host, s->url.port, s->url.path, r->scrape);
+	else if (r->status == SP_SRV_HTTP)
 		log_warn("--server-metrics http://%s:%s%s: HTTP status %.0f; tracing on without "
 			 "the server's figures while it lasts", s->url.host, s->url.port,
 			 s->url.path, r->value);
@@ -468,10 +470,6 @@ void server_metrics__free(struct server_metrics *s)
 		pthread_mutex_unlock(&s->lock);
 		pthread_join(s->thread, NULL);
 	}
-	if (s->down_first && !s->answered && !s->told[SP_SRV_DOWN])
-		log_warn("--server-metrics http://%s:%s%s: no connection at any scrape (is the "
-			 "server up, and serving metrics there?); no server figures", s->url.host,
-			 s->url.port, s->url.path);
 	pthread_cond_destroy(&s->wake);
 	pthread_mutex_destroy(&s->lock);
 	free(s->queue);

@@ -3,6 +3,8 @@
  * Tracers on one process record on their own, each every call; a tracer only
  * says it is not alone. Each holds a shared flock on /run/specprobe/pid.N for
  * the processes it traces; one that cannot first take it alone has company.
+ * The last one out removes the file; those of tracers killed before that (no
+ * lock held on them) are removed by the next tracer that marks.
  */
 #ifndef __SHARING_H
 #define __SHARING_H
@@ -17,6 +19,7 @@ struct sharing_mark {
 struct sharing {
 	struct sharing_mark *marks;
 	int nr;
+	int dir_fd;	/* /run/specprobe, held while marks are */
 };
 
 /* Marks tgids[0..n) as traced by us; a line for each one another tracer marked. */

@@ -28,6 +28,7 @@ enum trace_stacks {
 /* How to record: -o, --duration, --force, --ring-mb, shared by record and live report. */
 struct recording_args {
 	const char *output;
+	bool output_named;		/* output named by specprobe: removed if nothing was traced */
 	unsigned long long duration_ns;	/* 0: until Ctrl-C or the processes exit */
 	unsigned long ring_mb;		/* 0: the default, 64 */
 	bool force;

@@ -68,6 +68,20 @@ static const struct argp_option recording_options[] = {
 	{},
 };
 
+void cli__default_output(struct recording_args *rec, const struct target_args *targets,
+			 const char *prefix)
+{
+	static char path[64];
+
+	if (rec->output)
+		return;
+	snprintf(path, sizeof(path), "%s-%d.sprb", prefix,
+		 targets->nr_pids ? targets->pids[0] : (int)getpid());
+	rec->output = path;
+	rec->output_named = true;
+	log_info("recording to %s (no -o given)", path);
+}
+
 /* Octal permission bits, no set-id or sticky bit: 0 or -EINVAL. */
 static int parse_mode(const char *arg, unsigned int *mode)
 {
@@ -210,13 +224,14 @@ static error_t parse_target_arg(int key, char *arg, struct argp_state *state)
 
 const struct argp target_argp = { target_options, parse_target_arg, NULL, NULL, NULL, NULL, NULL };
 
-/* -h and --help on every command, in place of argp's -? (still taken, unlisted). */
+/* -h, --help and -V on every command, in place of argp's -? (still taken, unlisted). */
 enum { OPT_USAGE = 0x301 };
 
 static const struct argp_option help_options[] = {
 	{ "help", 'h', NULL, 0, "Give this help list", -1 },
 	{ NULL, '?', NULL, OPTION_HIDDEN, NULL, -1 },
 	{ "usage", OPT_USAGE, NULL, 0, "Give a short usage message", -1 },
+	{ "version", 'V', NULL, 0, "Print specprobe's version", -1 },
 	{},
 };
 
@@ -231,6 +246,9 @@ static error_t parse_help_arg(int key, char *arg, struct argp_state *state)
 	case OPT_USAGE:
 		argp_state_help(state, stdout, ARGP_HELP_USAGE | ARGP_HELP_EXIT_OK);
 		break;
+	case 'V':
+		printf("specprobe %s\n", SPECPROBE_VERSION);
+		exit(0);
 	default:
 		return ARGP_ERR_UNKNOWN;
 	}

@@ -49,6 +49,10 @@ void cli__pid_hint(struct argp_state *state, const char *arg, const char *what);
 /* An argument past "--": the command to start under trace (the -p/-- child takes it). */
 bool cli__after_dashdash(const struct argp_state *state);
 
+/* No -o on a live command: PREFIX-PID.sprb here (PID the first traced, or ours for -- CMD). */
+void cli__default_output(struct recording_args *rec, const struct target_args *targets,
+			 const char *prefix);
+
 /* Append the pids of "1,2,3" to pids; 0 or -EINVAL. */
 int cli__parse_pids(const char *arg, int *pids, int *nr_pids, int max_pids);
 

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /* specprobe demo: trace the bundled simulated server, show what was captured. */
 #include <argp.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -19,6 +20,7 @@
 #include "log.h"
 #include "parse.h"
 #include "pipeline.h"
+#include "safepath.h"
 
 #define SERVER_NAME "specsim-server"
 
@@ -43,7 +45,8 @@ enum { OPT_KEEP = 256, OPT_CYCLES, OPT_RANKS };
 
 static const struct argp_option options[] = {
 	{ "keep", OPT_KEEP, "DIR", 0,
-	  "Keep the recording and ground truth in DIR (default: a new /tmp folder); made 0700, or "
+	  "Keep the recording and ground truth in DIR (without it they are made in a new /tmp "
+	  "folder, removed at the end); made 0700, or "
 	  "one there must be root's or yours and writable by no one else", 0 },
 	{ "output", OPT_KEEP, "DIR", OPTION_ALIAS | OPTION_HIDDEN, NULL, 0 },
 	{ "cycles", OPT_CYCLES, "N", 0, "Decode cycles to run (default 200)", 0 },
@@ -92,7 +95,13 @@ static int find_server(char *path, size_t size)
 	ssize_t len;
 
 	if (env.server || (env.server = getenv("SPECPROBE_SPECSIM"))) {
-		snprintf(path, size, "%s", env.server);
+		char *abs = realpath(env.server, NULL);
+
+		/* absolute: the demo runs in its folder */
+		if (!abs)
+			return -errno;
+		snprintf(path, size, "%s", abs);
+		free(abs);
 		return access(path, X_OK) ? -errno : 0;
 	}
 	len = readlink("/proc/self/exe", self, sizeof(self) - 1);
@@ -128,13 +137,13 @@ static pid_t spawn(char *const argv[], const char *log_path)
 }
 
 /* What users run next: the report of the recording, on our stdout. */
-static int show_report(const char *self, const char *recording)
+static int show_report(const char *self, const char *dir, const char *recording)
 {
 	char *argv[] = { (char *)self, "report", (char *)recording, NULL };
 	int status;
 	pid_t pid;
 
-	printf("\nspecprobe report %s\n", recording);
+	printf("\nspecprobe report %s/%s\n", dir, recording);
 	fflush(stdout);
 	pid = fork();
 	if (pid == 0) {
@@ -330,26 +339,38 @@ static int show_findings(const char *recording, const char *truth)
 	return 0;
 }
 
+/* The folder worked in is no longer at dir (renamed, a link planted there): say so. */
+static void warn_moved(const char *dir)
+{
+	struct stat here, named;
+
+	if (!stat(".", &here) && !lstat(dir, &named) && here.st_dev == named.st_dev &&
+	    here.st_ino == named.st_ino)
+		return;
+	log_warn("%s was moved or replaced while the demo ran: its files stay in the folder "
+		 "it made, wherever that is now, and nothing was written where %s leads", dir, dir);
+}
+
+/*
+ * Run in the demo's folder, the current folder by now: every name is relative
+ * to it, in this process and its children, so renaming the folder or planting
+ * a link at its name redirects nothing. dir is only shown.
+ */
 static int run_demo(const char *server, const char *dir)
 {
-	char ready[PATH_MAX + 16], go[PATH_MAX + 16], truth[PATH_MAX + 16];
-	char recording[PATH_MAX + 16], log_server[PATH_MAX + 16], log_record[PATH_MAX + 16];
+	static const char ready[] = "ready", go[] = "go", truth[] = "truth";
+	static const char recording[] = "demo.sprb", log_server[] = "server.log";
+	static const char log_record[] = "record.log";
 	char self[PATH_MAX], cycles[32], ranks[32], pid_arg[32];
 	pid_t server_pid, record_pid;
 	int target, status;
 	ssize_t len;
 
-	snprintf(ready, sizeof(ready), "%s/ready", dir);
-	snprintf(go, sizeof(go), "%s/go", dir);
-	snprintf(truth, sizeof(truth), "%s/truth", dir);
-	snprintf(recording, sizeof(recording), "%s/demo.sprb", dir);
-	snprintf(log_server, sizeof(log_server), "%s/server.log", dir);
-	snprintf(log_record, sizeof(log_record), "%s/record.log", dir);
 	snprintf(cycles, sizeof(cycles), "%lu", env.cycles);
 	snprintf(ranks, sizeof(ranks), "%lu", env.ranks);
 	char *server_argv[] = { (char *)server, "--cycles", cycles, "--ranks", ranks,
-				"--plant-sync", "10", "--ready-file", ready, "--go-file", go,
-				"--ground-truth", truth, NULL };
+				"--plant-sync", "10", "--ready-file", (char *)ready, "--go-file",
+				(char *)go, "--ground-truth", (char *)truth, NULL };
 
 	/* a run before this one in the folder: its files go, every one is made anew (O_EXCL) */
 	unlink(ready);
@@ -359,18 +380,19 @@ static int run_demo(const char *server, const char *dir)
 	printf("specprobe demo: %s --cycles %s --ranks %s --plant-sync 10\n", server, cycles, ranks);
 	server_pid = spawn(server_argv, log_server);
 	if (server_pid < 0 || !wait_for(ready, server_pid, 30) || (target = read_first_pid(ready)) <= 0) {
-		log_error("the simulated server did not start: see %s", log_server);
+		log_error("the simulated server did not start: see %s/%s", dir, log_server);
 		return -1;
 	}
 	len = readlink("/proc/self/exe", self, sizeof(self) - 1);
 	self[len > 0 ? len : 0] = '\0';
 	snprintf(pid_arg, sizeof(pid_arg), "%d", target);
-	char *record_argv[] = { self, "record", "-o", recording, "--force", "-p", pid_arg, NULL };
+	char *record_argv[] = { self, "record", "-o", (char *)recording, "--force", "-p", pid_arg,
+				NULL };
 
-	printf("specprobe record -o %s -p %d\n", recording, target);
+	printf("specprobe record -o %s/%s -p %d\n", dir, recording, target);
 	record_pid = spawn(record_argv, log_record);
 	if (record_pid < 0 || !wait_for(recording, record_pid, 30)) {
-		log_error("recording did not start: see %s", log_record);
+		log_error("recording did not start: see %s/%s", dir, log_record);
 		kill(server_pid, SIGTERM);
 		return -1;
 	}
@@ -378,40 +400,71 @@ static int run_demo(const char *server, const char *dir)
 	waitpid(server_pid, &status, 0);
 	waitpid(record_pid, &status, 0);
 	if (!WIFEXITED(status) || WEXITSTATUS(status)) {
-		log_error("recording failed: see %s", log_record);
+		log_error("recording failed: see %s/%s", dir, log_record);
 		return -1;
 	}
 	if (env.verbose && summarise(recording))
 		return -1;
-	if (show_findings(recording, truth) || show_report(self, recording))
+	if (show_findings(recording, truth) || show_report(self, dir, recording))
 		return -1;
-	printf("\nrecording: %s (specprobe dump --json %s, specprobe report %s)\n"
-	       "ground truth: %s.rank*\n", recording, recording, recording, truth);
+	if (env.dir) {
+		printf("\nrecording: %s/%s (specprobe dump --json %s/%s, specprobe report %s/%s)\n"
+		       "ground truth: %s/%s.rank*\n", dir, recording, dir, recording, dir, recording,
+		       dir, truth);
+		warn_moved(dir);
+	} else {
+		printf("\nthe recording and ground truth are removed: --keep DIR keeps them\n");
+	}
 	return 0;
+}
+
+/* The demo's own folder (mkdtemp's, holding only the files it made) and what is in it. */
+static void remove_dir(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+
+	if (!d)
+		return;
+	while ((e = readdir(d)))
+		if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
+			unlinkat(dirfd(d), e->d_name, 0);
+	closedir(d);
+	if (rmdir(dir))
+		log_warn("removing %s: %s", dir, strerror(errno));
 }
 
 /*
  * The folder is made 0700, or one that is there must be ours alone: owned by
- * root or this user, writable by no one else, not a symlink. Anyone else who
- * could add names there could point the demo's files at a file of root's.
+ * root or this user, writable by no one else. Anyone else who could add names
+ * there could point the demo's files at a file of root's. It is reached
+ * through no link another user could plant (safepath.h), and the demo works in
+ * it from then on (fchdir): a rename of it later redirects nothing.
  */
-static int own_dir(const char *dir)
+static int enter_own_dir(const char *dir)
 {
+	char err[PATH_MAX + 128];
 	struct stat st;
+	int fd = safepath__open_dir(dir, true, 0700, err, sizeof(err));
 
-	if (!mkdir(dir, 0700))
-		return 0;
-	if (errno != EEXIST || lstat(dir, &st)) {
-		log_error("creating %s: %s", dir, strerror(errno));
+	if (fd < 0) {
+		log_error("%s", err);
 		return -1;
 	}
-	if (!S_ISDIR(st.st_mode) || (st.st_uid && st.st_uid != geteuid()) ||
+	if (fstat(fd, &st) || (st.st_uid && st.st_uid != geteuid()) ||
 	    (st.st_mode & (S_IWGRP | S_IWOTH))) {
 		log_error("%s is not a folder of this user's alone (owner uid %u, mode %04o): "
 			  "name a new one", dir, (unsigned int)st.st_uid,
 			  (unsigned int)(st.st_mode & 07777));
+		close(fd);
 		return -1;
 	}
+	if (fchdir(fd)) {
+		log_error("entering %s: %s", dir, strerror(errno));
+		close(fd);
+		return -1;
+	}
+	close(fd);
 	return 0;
 }
 
@@ -433,8 +486,6 @@ int cmd_demo(int argc, char **argv)
 	}
 	if (env.dir) {
 		snprintf(dir, sizeof(dir), "%s", env.dir);
-		if (own_dir(dir))
-			return 1;
 	} else {
 		snprintf(dir, sizeof(dir), "/tmp/specprobe-demo.XXXXXX");
 		if (!mkdtemp(dir)) {
@@ -442,5 +493,11 @@ int cmd_demo(int argc, char **argv)
 			return 1;
 		}
 	}
-	return run_demo(server, dir) ? 1 : 0;
+	if (enter_own_dir(dir))
+		return 1;
+	if (run_demo(server, dir))
+		return 1;	/* its logs are named in the error: the folder stays */
+	if (!env.dir)
+		remove_dir(dir);
+	return 0;
 }

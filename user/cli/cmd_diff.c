@@ -22,9 +22,11 @@ static const char doc[] =
 	/* argp wraps paragraphs itself: no newlines inside them */
 	"Compare two recordings (A, then B): cycle time per loop and overall (p50, p90, p99, "
 	"mean, cycles/s), phase spans and blocked time, launches and syncs per cycle, for A, "
-	"for B and the change B - A. The change in cycle time gets a 95% bootstrap interval "
-	"and a verdict; setup the recordings show (ranks, graphs per role and their kernels) "
-	"is compared too.\n\n"
+	"for B and the change B - A. The change in cycle time gets a 95% bootstrap interval; "
+	"one verdict comes of every row that compares speed (p50, mean, cycles/s, and the "
+	"server's tokens/s with --server-metrics). The flagged syncs are compared by call "
+	"site (count, blocked and GPU idle caused per cycle), and the setup the recordings "
+	"show (ranks, graphs per role and their kernels) too.\n\n"
 	"Runs of one setting differ by more than one recording shows (GPU clocks, which CPU "
 	"the loop ran on): record each setting twice and give the others with --also-a and "
 	"--also-b. Each side's cycles are then pooled, and the noise floor is at least twice "
@@ -32,7 +34,7 @@ static const char doc[] =
 	"EXAMPLES:\n"
 	"  specprobe diff k3.sprb k5.sprb\n"
 	"  specprobe diff k3.sprb k5.sprb --also-a k3-2.sprb --also-b k5-2.sprb\n"
-	"  specprobe diff --json before.sprb after.sprb | jq .cycle_time.verdict\n";
+	"  specprobe diff --json before.sprb after.sprb | jq .verdict.verdict\n";
 
 static const struct argp_option options[] = {
 	{ "json", 'j', NULL, 0, "One JSON document (docs/diff-json.md)", 0 },
@@ -123,7 +125,10 @@ static int print(struct pipeline *rep[2][DIFF_MAX_RUNS])
 			in[s][i] = (struct diff_input){ env.input[s][i],
 							pipeline__results(rep[s][i])->model,
 							&pipeline__results(rep[s][i])->cycles,
-							pipeline__server(rep[s][i]) };
+							pipeline__server(rep[s][i]),
+							pipeline__results(rep[s][i])->syncs_err
+								? NULL
+								: &pipeline__results(rep[s][i])->syncs };
 			if (!has_cycles(in[s][i].cycles)) {
 				log_error("%s: no cycles found: nothing to compare",
 					  in[s][i].path);

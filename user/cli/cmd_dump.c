@@ -19,10 +19,10 @@ static struct dump_env {
 } env;
 
 static const char doc[] =
-	"Print a recording: one line per call, or with --json one JSON object per call.\n"
-	"Server-metrics samples (--server-metrics) come before the calls entered after them, as\n"
-	"'server-metrics scrape N' lines, or objects with \"record\":\"server_metric\".\n"
-	"GPU records (--gpu) come likewise, in the order they were handed over, as 'GPU' lines,\n"
+	"Print a recording: one line per call, or with --json one JSON object per call.\n\n"
+	"Server-metrics samples (--server-metrics) come before the calls entered after them, as "
+	"'server-metrics scrape N' lines, or objects with \"record\":\"server_metric\". "
+	"GPU records (--gpu) come likewise, in the order they were handed over, as 'GPU' lines, "
 	"or objects with \"record\" \"gpu\" (an execution), \"gpu_name\" or \"gpu_state\".\n\n"
 	"EXAMPLES:\n"
 	"  specprobe dump run.sprb | less\n"

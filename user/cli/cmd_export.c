@@ -67,7 +67,6 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 int export__open_output(struct outfile *out, const char *path, bool force, const char *input)
 {
 	char err[PATH_MAX + 128];
-	mode_t mask;
 
 	*out = (struct outfile)OUTFILE_INIT;
 	/* by device and inode, the ring's segments too: a hard link is the recording as well */
@@ -75,9 +74,8 @@ int export__open_output(struct outfile *out, const char *path, bool force, const
 		log_error("%s is the recording itself: name another trace file", path);
 		return -1;
 	}
-	mask = umask(0);	/* read, and put back: a derived trace is made as the umask says */
-	umask(mask);
-	if (outfile__open(out, path, force, 0644 & ~mask, err, sizeof(err))) {
+	/* the trace holds what the recording does (arguments, call sites): made as it is */
+	if (outfile__open(out, path, force, TF_DEFAULT_MODE, err, sizeof(err))) {
 		log_error("%s", err);
 		return -1;
 	}

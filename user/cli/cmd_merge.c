@@ -17,12 +17,16 @@ static const char doc[] =
 	"Each input's monotonic times are moved by the difference between its realtime offset "
 	"and the first input's; the bound printed covers how closely each clock pair was read, "
 	"not the hosts' NTP offsets, which no recording holds. Tgids of a second host get "
-	"N << 22 added. The output reads with report, diff, dump and export.\n\n"
+	"N << 22 added, and so do those of an input holding a process an earlier one holds "
+	"(another window of it). Every cycle of every input is kept: each process is judged "
+	"from its own input's attach mark. The output reads with report, diff, dump and "
+	"export.\n\n"
 	"EXAMPLES:\n"
 	"  specprobe merge rank0.sprb rank1.sprb -o all.sprb\n"
-	"  specprobe merge hostA/run.sprb hostB/run.sprb -o both.sprb   # rings read as sets\n\n"
+	"  specprobe merge hostA/run.sprb hostB/run.sprb -o both.sprb  # rings: as sets\n\n"
 	"The output is written aside and renamed into place once whole; it may be none of the "
-	"inputs, nor a segment of one (compared by device and inode).\n";
+	"inputs, nor a segment of one (compared by device and inode), nor a name a reader of "
+	"an input takes for a segment of it (FILE.N of an input FILE).\n";
 
 static const struct argp_option options[] = {
 	{ "output", 'o', "FILE", 0, "The merged recording", 0 },

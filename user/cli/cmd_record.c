@@ -18,11 +18,11 @@ static struct record_env {
 static const char doc[] =
 	"Record the CUDA driver and NCCL calls of running processes.\n\n"
 	"EXAMPLES:\n"
-	"  specprobe record -o run.sprb -p 4242     # until Ctrl-C or the process exits\n"
+	"  specprobe record -p 4242                 # to record-4242.sprb, until Ctrl-C\n"
 	"  specprobe record -o run.sprb -p 4242,4243 --duration 30\n"
 	"  specprobe record -o run.sprb -- python3 serve.py --tp 2   # started traced\n"
 	"  specprobe record -o run.sprb --perfetto run.pftrace -p 4242\n"
-	"  specprobe record -o run.sprb --metrics 9400 -p 4242   # Prometheus scrapes :9400\n";
+	"  specprobe record -o run.sprb --metrics 9400 -p 4242  # Prometheus: :9400\n";
 
 enum { OPT_PERFETTO = 256 };
 
@@ -52,8 +52,6 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		state->child_inputs[2] = &env.metrics;
 		break;
 	case ARGP_KEY_END:
-		if (!env.rec.output)
-			argp_error(state, "-o FILE is required");
 		if (!env.targets.nr_pids && !env.targets.cmd)
 			argp_error(state, "-p PID or -- CMD is required");
 		if (env.perfetto && env.rec.output && !strcmp(env.perfetto, env.rec.output))
@@ -89,6 +87,7 @@ int cmd_record(int argc, char **argv)
 
 	if (cli__argp_parse(&argp, argc, argv))
 		return 2;
+	cli__default_output(&env.rec, &env.targets, "record");
 	/* refused before anything is traced, as export refuses it */
 	if (env.perfetto &&
 	    export__open_output(&trace, env.perfetto, env.rec.force, env.rec.output))

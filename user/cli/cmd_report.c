@@ -162,6 +162,10 @@ static int report_pass(const char *path, struct wholerun *whole)
 		/* what the reader made of the file, once */
 		if (last && end != -EAGAIN)
 			pipeline__warn_input(p, path);
+		/* the GPU times are the recording's: --gpu on a file only asks for them */
+		if (last && end != -EAGAIN && env.rec.gpu && !live() && !pipeline__gpu_stats(p))
+			log_warn("%s has no GPU records: it was recorded without --gpu; record with "
+				 "--gpu for GPU times (docs/gpu-timeline.md)", path);
 	}
 	pipeline__free(p);
 	return status;
@@ -190,14 +194,9 @@ static int report_file(const char *path)
 static int report_live(void)
 {
 	struct record_request req = { .targets = &env.targets, .rec = &env.rec };
-	char path[64];
 	int status;
 
-	if (!env.rec.output) {
-		snprintf(path, sizeof(path), "report-%d.sprb",
-			 env.targets.nr_pids ? env.targets.pids[0] : (int)getpid());
-		env.rec.output = path;
-	}
+	cli__default_output(&env.rec, &env.targets, "report");
 	status = recorder__run(&req);
 	if (status)
 		return status;

@@ -248,6 +248,12 @@ static void show(struct top_run *run, __u64 now, const char *mode)
 	if (!run->p || !run->state)
 		return;
 	top__frame(run->state, run->p, now, &env.opts, &frame);
+	/*
+	 * Live, no probe yet: no CUDA or NCCL library in the traced processes (the
+	 * recorder says it waits for one, once). A block would be empty: none is printed.
+	 */
+	if (!run->screen && !frame.probes && !strcmp(mode, "live"))
+		return;
 	if (run->screen)
 		top_screen__draw(run->screen, &frame, &title, &run->ui);
 	else if (top__print(stdout, &frame, &title))
@@ -343,6 +349,9 @@ static void live_header(void *ctx, const struct tf_header *hdr)
 	run->p = pipeline__new(hdr, &windowed);
 	if (!run->p || add_state(run))
 		run->err = -ENOMEM;
+	/* the probes are in: a batch's first block comes an interval on, with its figures */
+	if (!run->screen)
+		run->next_frame = mono_ns() + (__u64)(env.interval_s * 1e9);
 	/* the recorder's own handlers end the loop too, but a second signal leaves mid-write */
 	catch_stop_signals();
 }

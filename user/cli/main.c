@@ -27,7 +27,8 @@ static void usage(FILE *out)
 	fprintf(out, "usage: specprobe COMMAND [OPTIONS]\n\ncommands:\n");
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
 		fprintf(out, "  %-8s %s\n", commands[i].name, commands[i].summary);
-	fprintf(out, "\n'specprobe COMMAND --help' describes each command.\n");
+	fprintf(out, "\noptions:\n  -h, --help     this list\n  -V, --version  print specprobe's "
+		"version\n\n'specprobe COMMAND --help' describes each command.\n");
 }
 
 int main(int argc, char **argv)

@@ -36,6 +36,7 @@
 #include "specprobe.h"
 #include "gpushm.h"
 #include "cuptiload.h"
+#include "graphnodes.h"
 
 #define FLUSH_PERIOD_NS 100000000ull
 /*
@@ -53,12 +54,22 @@ struct kernel_name {
 	bool sent;		/* its SP_REC_GPU_NAME is in the ring */
 };
 
-/* The kinds turned on, graph-level first: without it the agent steps back. */
-static const CUpti_ActivityKind kinds[] = {
+/* The kinds turned on at cuInit, graph-level first: without it the agent steps back. */
+static const CUpti_ActivityKind kinds_at_init[] = {
 	CUPTI_ACTIVITY_KIND_GRAPH_TRACE, CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
 	CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMSET, CUPTI_ACTIVITY_KIND_OVERHEAD,
 };
-#define NR_KINDS (sizeof(kinds) / sizeof(kinds[0]))
+/*
+ * Injected, graphs may exist already: graph-level records would crash the
+ * process at their next launch (graphnodes.h), so graphs are told from their
+ * nodes' kernel-level records.
+ */
+static const CUpti_ActivityKind kinds_injected[] = {
+	CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
+	CUPTI_ACTIVITY_KIND_MEMSET, CUPTI_ACTIVITY_KIND_OVERHEAD,
+};
+#define NR_KINDS_AT_INIT (sizeof(kinds_at_init) / sizeof(kinds_at_init[0]))
+#define NR_KINDS_INJECTED (sizeof(kinds_injected) / sizeof(kinds_injected[0]))
 
 static struct agent {
 	pid_t pid;		/* the process the agent runs in; 0: off here */
@@ -69,6 +80,9 @@ static struct agent {
 	char cupti_path[SP_GPU_DETAIL];
 	__u32 cupti_version;
 	bool on;		/* activity kinds enabled */
+	const CUpti_ActivityKind *kinds;	/* those turned on: kinds_at_init or _injected */
+	size_t nr_kinds;
+	struct graph_nodes nodes;	/* kinds_injected: launches folded from their nodes */
 	__u64 records, cupti_dropped, overhead_ns;
 	struct kernel_name *names;
 	__u32 name_cap, nr_names;
@@ -298,6 +312,14 @@ static __u32 intern_name(const char *name)
 	return n->number;
 }
 
+/* An execution into the ring. Under ag.lock. */
+static void put_exec(void *ctx, const struct sp_gpu_rec *r)
+{
+	(void)ctx;
+	if (!put(r, sizeof(*r)))
+		ag.records++;
+}
+
 /*
  * One CUPTI record into the ring. The fields read sit at the same offsets in
  * every version of these records since graph-level tracing came (CUDA 11.7):
@@ -326,7 +348,9 @@ static void take_record(const CUpti_Activity *a)
 		r.start = k->start, r.end = k->end, r.device = k->deviceId;
 		r.context = k->contextId, r.stream = k->streamId;
 		r.correlation = k->correlationId;
-		r.name = k->name ? intern_name(k->name) : 0;
+		r.graph = k->graphId;
+		/* a graph's node names no kernel of its own: its launch is the execution */
+		r.name = k->name && !r.graph ? intern_name(k->name) : 0;
 		break;
 	}
 	case CUPTI_ACTIVITY_KIND_MEMCPY: {
@@ -336,6 +360,7 @@ static void take_record(const CUpti_Activity *a)
 		r.start = m->start, r.end = m->end, r.device = m->deviceId;
 		r.context = m->contextId, r.stream = m->streamId;
 		r.correlation = m->correlationId;
+		r.graph = m->graphId;
 		r.bytes = m->bytes, r.copy_kind = m->copyKind;
 		break;
 	}
@@ -346,6 +371,7 @@ static void take_record(const CUpti_Activity *a)
 		r.start = m->start, r.end = m->end, r.device = m->deviceId;
 		r.context = m->contextId, r.stream = m->streamId;
 		r.correlation = m->correlationId;
+		r.graph = m->graphId;
 		r.bytes = m->bytes;
 		break;
 	}
@@ -359,8 +385,11 @@ static void take_record(const CUpti_Activity *a)
 	default:
 		return;
 	}
-	if (!put(&r, sizeof(r)))
-		ag.records++;
+	if (ag.kinds == kinds_injected && graph_nodes__add(&ag.nodes, &r, put_exec, NULL))
+		return;
+	/* graph-level tracing on, a node's record is none of ours to make */
+	r.graph = 0;
+	put_exec(NULL, &r);
 }
 
 static void CUPTIAPI buffer_requested(uint8_t **buffer, size_t *size, size_t *max_records)
@@ -408,16 +437,23 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *b
 /* Flush what CUPTI holds, then say so: what ended before flushed_ns is in the ring. */
 static void flush(__u32 flag, __u32 status, const char *detail)
 {
-	__u64 flushed = now_ns();
+	__u64 flushed = now_ns(), open_since;
 
 	ag.api.flush_all(flag);
+	pthread_mutex_lock(&ag.lock);
+	/* a launch still folded from its nodes is not in: say so */
+	if (status != SP_GPU_ON)
+		graph_nodes__drain(&ag.nodes, put_exec, NULL);
+	else if ((open_since = graph_nodes__tick(&ag.nodes, put_exec, NULL)) <= flushed)
+		flushed = open_since - 1;
+	pthread_mutex_unlock(&ag.lock);
 	write_state(status, detail, flushed);
 }
 
 static void disable_kinds(size_t nr)
 {
 	for (size_t i = 0; i < nr; i++)
-		ag.api.disable(kinds[i]);
+		ag.api.disable(ag.kinds[i]);
 }
 
 /* Waits period_ns or until told to stop; true to stop. */
@@ -442,7 +478,7 @@ static bool wait_tick(void)
 static void let_go(const char *why)
 {
 	if (ag.on) {
-		disable_kinds(NR_KINDS);
+		disable_kinds(ag.nr_kinds);
 		ag.on = false;
 		flush(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED, SP_GPU_OFF, why);
 	}
@@ -482,7 +518,7 @@ static void *flusher(void *arg)
 				let_go("no heartbeat from specprobe for 2 s");
 				break;
 			}
-			disable_kinds(NR_KINDS);
+			disable_kinds(ag.nr_kinds);
 			ag.on = false;
 			write_state(SP_GPU_OFF, "no heartbeat from specprobe for 2 s", 0);
 			break;
@@ -574,23 +610,27 @@ static int check_alone(void)
 	return 0;
 }
 
+/* Injected: graphs are told from their nodes; at cuInit, by graph-level records. */
 static int enable_kinds(void)
 {
-	CUptiResult res = ag.api.enable(kinds[0]);
 	char call[48];
 
-	if (res != CUPTI_SUCCESS) {
-		failed(SP_GPU_NO_GRAPH_TRACE, "cuptiActivityEnable(GRAPH_TRACE)", res);
-		return -ENOTSUP;
-	}
-	for (size_t i = 1; i < NR_KINDS; i++) {
-		res = ag.api.enable(kinds[i]);
-		if (res != CUPTI_SUCCESS) {
-			disable_kinds(i);
-			snprintf(call, sizeof(call), "cuptiActivityEnable(kind %d)", (int)kinds[i]);
-			failed(SP_GPU_FAILED, call, res);
-			return -EIO;
+	ag.kinds = ag.injected ? kinds_injected : kinds_at_init;
+	ag.nr_kinds = ag.injected ? NR_KINDS_INJECTED : NR_KINDS_AT_INIT;
+	memset(&ag.nodes, 0, sizeof(ag.nodes));
+	for (size_t i = 0; i < ag.nr_kinds; i++) {
+		CUptiResult res = ag.api.enable(ag.kinds[i]);
+
+		if (res == CUPTI_SUCCESS)
+			continue;
+		disable_kinds(i);
+		if (ag.kinds[i] == CUPTI_ACTIVITY_KIND_GRAPH_TRACE) {
+			failed(SP_GPU_NO_GRAPH_TRACE, "cuptiActivityEnable(GRAPH_TRACE)", res);
+			return -ENOTSUP;
 		}
+		snprintf(call, sizeof(call), "cuptiActivityEnable(kind %d)", (int)ag.kinds[i]);
+		failed(SP_GPU_FAILED, call, res);
+		return -EIO;
 	}
 	return 0;
 }
@@ -651,7 +691,7 @@ static void start(void)
 	if (cupti_setup(getenv(GPUSHM_ENV_CUPTI)) || turn_on())
 		return;
 	if (start_thread(flusher)) {
-		disable_kinds(NR_KINDS);
+		disable_kinds(ag.nr_kinds);
 		ag.on = false;
 		write_state(SP_GPU_FAILED, "no thread to flush from", 0);
 	}

@@ -506,6 +506,8 @@ int decoder__feed(struct decoder *d, const void *rec, size_t size)
 	case SP_REC_HOSTMEM:
 	case SP_REC_RANK:
 	case SP_REC_RUNQ:
+	case SP_REC_EXIT_STATUS:
+	case SP_REC_ATTACH:
 		return 0;	/* for the analyses, which see every record */
 	case SP_REC_SEGMENT:
 	case SP_REC_WINDOW:

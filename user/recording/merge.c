@@ -24,7 +24,10 @@ struct source {
 	struct sp_clock_rec clock;	/* its snapshot; gap_ns 0: only the header's pair */
 	struct sp_segment_rec segment;	/* what it lost before its first record (.type 0: none) */
 	__s64 shift_ns;
-	__u32 tgid_base;
+	__u32 tgid_base;		/* added to its tgids and tids: its numbering space */
+	int host;			/* sources of one host share its libraries */
+	__u32 *tgids, nr_tgids;		/* processes it holds calls of, as it numbers them */
+	__u64 last_ns;			/* its last record's time, on its own clock */
 	__u32 *libs, nr_libs;		/* its library numbers -> the merge's */
 	__u32 *probes, nr_probes;	/* its cookies -> the merge's */
 	const void *rec;		/* the next record, NULL when done */
@@ -47,22 +50,39 @@ static __u64 shifted(const struct source *s, __u64 ts)
 	return ts ? ts + s->shift_ns : 0;
 }
 
-/* The clock and segment records of a source, from a reader of its own. */
-static void scan_source(struct source *s)
+static int add_u32(__u32 **table, __u32 *n, __u32 v);
+
+/*
+ * A pass of a reader of its own over a source: its clock and segment
+ * records (they come early), the processes it holds calls of and when it
+ * ends, which tell whether it holds a process another input holds too.
+ */
+static int scan_source(struct source *s)
 {
 	struct tf_reader *rd = tf_reader__open(s->path, NULL, 0);
+	__u32 last_tgid = 0;
 	const void *rec;
+	int ret = 0;
 
-	for (int n = 0; rd && n < SCAN_RECORDS && tf_reader__next(rd, &rec) > 0; n++) {
+	for (__u64 n = 0; rd && !ret && tf_reader__next(rd, &rec) > 0; n++) {
 		const struct sp_rec_hdr *h = rec;
+		__u64 ts;
 
-		if (h->type == SP_REC_CLOCK && !s->clock.type &&
+		if (h->type == SP_REC_CLOCK && !s->clock.type && n < SCAN_RECORDS &&
 		    !(((const struct sp_clock_rec *)rec)->flags & SP_CLOCK_MERGED))
 			memcpy(&s->clock, rec, sizeof(s->clock));
-		else if (h->type == SP_REC_SEGMENT && !s->segment.type)
+		else if (h->type == SP_REC_SEGMENT && !s->segment.type && n < SCAN_RECORDS)
 			memcpy(&s->segment, rec, sizeof(s->segment));
+		else if (h->type == SP_REC_CALL && ((const struct sp_call_rec *)rec)->tgid != last_tgid)
+			ret = add_u32(&s->tgids, &s->nr_tgids,
+				      last_tgid = ((const struct sp_call_rec *)rec)->tgid);
+		if (tf_record_ts(rec, h->size, &ts) && ts > s->last_ns)
+			s->last_ns = ts;
 	}
 	tf_reader__free(rd);
+	if (ret)
+		log_error("%s: out of memory", s->path);
+	return ret;
 }
 
 static int open_source(struct source *s, const char *path)
@@ -77,7 +97,8 @@ static int open_source(struct source *s, const char *path)
 		return -1;
 	}
 	h = tf_reader__header(s->rd);
-	scan_source(s);
+	if (scan_source(s))
+		return -1;
 	if (!s->clock.type) {
 		/* the header's pair: read together, but how closely is not known */
 		s->clock = (struct sp_clock_rec){ .mono_ns = h->mono_ns,
@@ -87,25 +108,106 @@ static int open_source(struct source *s, const char *path)
 	return 0;
 }
 
-/* Offsets from the first source's clock; tgids of each other host moved apart. */
-static void place_sources(struct merge *m)
+static bool holds(const struct source *s, __u32 tgid)
+{
+	for (__u32 i = 0; i < s->nr_tgids; i++)
+		if (s->tgids[i] == tgid)
+			return true;
+	return false;
+}
+
+/*
+ * The first earlier input of s's numbering space that holds a process s holds
+ * too (another window of it), or -1; *tgid: the first such process.
+ */
+static int shares_process(const struct merge *m, int i, __u32 *tgid)
+{
+	const struct source *s = &m->src[i];
+
+	for (int j = 0; j < i; j++) {
+		if (m->src[j].tgid_base != s->tgid_base)
+			continue;
+		for (__u32 k = 0; k < s->nr_tgids; k++)
+			if (holds(&m->src[j], s->tgids[k])) {
+				*tgid = s->tgids[k];
+				return j;
+			}
+	}
+	return -1;
+}
+
+/* From its attach to its last record, on the merged clock. */
+static void window_of(const struct source *s, __u64 *from, __u64 *to)
+{
+	*from = shifted(s, tf_reader__header(s->rd)->attach_start_ns);
+	*to = shifted(s, s->last_ns);
+}
+
+/*
+ * Input i holds a process input j holds (tgid): its tgids and tids go to a
+ * space of their own, so that each window is a process of its own whose
+ * cycles count from its own attach mark. Two windows of one process at once
+ * cannot be told from each other: that is said.
+ */
+static void own_space(struct merge *m, int i, int j, __u32 tgid, __u32 base)
+{
+	struct source *s = &m->src[i];
+	__u64 from, to, o_from, o_to;
+
+	window_of(s, &from, &to);
+	window_of(&m->src[j], &o_from, &o_to);
+	s->tgid_base = base;
+	if (from <= o_to && o_from <= to)
+		log_warn("input %d: %s recorded pid %u while input %d did too (overlapping "
+			 "windows of one process): they cannot be aligned; kept apart as pid %u, "
+			 "its calls of that time merged twice", i, s->path, tgid, j, tgid + base);
+	else
+		log_info("input %d: %s holds pid %u again, a later or earlier window of input "
+			 "%d's: kept apart as pid %u, so each window's cycles count from its own "
+			 "attach mark", i, s->path, tgid, j, tgid + base);
+}
+
+/*
+ * Offsets from the first source's clock; tgids of each other host, and of
+ * another window of a process, moved into a space of their own.
+ */
+static int place_sources(struct merge *m)
 {
 	const struct sp_clock_rec *ref = &m->src[0].clock;
 	__s64 ref_off = (__s64)(ref->realtime_ns - ref->mono_ns);
+	__u32 host_base[MERGE_MAX_INPUTS], unit = 1, spaces = 0;
 	int hosts = 0;
 
+	/* an input that is a merge may use spaces of its own already: each space is as wide */
+	for (int i = 0; i < m->nr; i++)
+		for (__u32 k = 0; k < m->src[i].nr_tgids; k++)
+			if ((m->src[i].tgids[k] >> MERGE_HOST_SHIFT) + 1 > unit)
+				unit = (m->src[i].tgids[k] >> MERGE_HOST_SHIFT) + 1;
 	for (int i = 0; i < m->nr; i++) {
 		struct source *s = &m->src[i];
-		int host = -1;
+		__u32 tgid;
+		int j;
 
 		s->shift_ns = (__s64)(s->clock.realtime_ns - s->clock.mono_ns) - ref_off;
-		for (int j = 0; j < i && host < 0; j++)
+		s->host = -1;
+		for (j = 0; j < i && s->host < 0; j++)
 			if (!strcmp(m->src[j].clock.host, s->clock.host))
-				host = m->src[j].tgid_base >> MERGE_HOST_SHIFT;
-		if (host < 0)
-			host = hosts++;
-		s->tgid_base = (__u32)host << MERGE_HOST_SHIFT;
+				s->host = m->src[j].host;
+		if (s->host < 0) {
+			s->host = hosts++;
+			host_base[s->host] = spaces++ * unit << MERGE_HOST_SHIFT;
+		}
+		s->tgid_base = host_base[s->host];
+		j = shares_process(m, i, &tgid);
+		if (j >= 0)
+			own_space(m, i, j, tgid, spaces++ * unit << MERGE_HOST_SHIFT);
 	}
+	if (spaces * unit > 1u << (32 - MERGE_HOST_SHIFT)) {
+		log_error("the inputs need %u pid spaces of 2^%d; a merge holds at most %u", spaces * unit,
+			  MERGE_HOST_SHIFT, 1u << (32 - MERGE_HOST_SHIFT));
+		return -E2BIG;
+	}
+	return 0;
 }
 
 static int grow_map(__u32 **map, __u32 *nr, __u32 idx, __u32 to)
@@ -134,7 +236,7 @@ static int find_lib(const struct merge *m, const struct source *s, const struct 
 	for (int i = 0; s > m->src && i < s - m->src; i++) {
 		const struct source *o = &m->src[i];
 
-		if (o->tgid_base != s->tgid_base)
+		if (o->host != s->host)
 			continue;
 		for (__u32 k = 0; k < o->nr_libs; k++)
 			if (same_lib(&m->hdr.libs[o->libs[k]], lib))
@@ -301,6 +403,12 @@ union rec_buf {
 	struct sp_map_rec map;
 	struct sp_window_rec window;
 	struct sp_stats_rec stats;
+	struct sp_libmap_rec libmap;
+	struct sp_runq_rec runq;
+	struct sp_stack_rec stack;
+	struct sp_attach_rec attach;
+	struct sp_gpu_rec gpu;
+	struct sp_gpu_state_rec gpu_state;
 };
 
 static void move_ts(const struct source *s, union rec_buf *b)
@@ -381,6 +489,7 @@ static int move_call(struct source *s, union rec_buf *b)
 		b->call.probe = s->probes[b->call.probe];
 	}
 	b->call.tgid += s->tgid_base;
+	b->call.tid += s->tgid_base;
 	b->call.ts = shifted(s, b->call.ts);
 	return 1;
 }
@@ -396,15 +505,36 @@ static int translate(struct merge *m, struct source *s, union rec_buf *b)
 		return move_call(s, b);
 	case SP_REC_FORK:
 		b->fork.parent += s->tgid_base;
-		/* fall through */
+		move_tgid_ts(s, b);
+		return 1;
 	case SP_REC_LIBMAP:
+		b->libmap.tid += s->tgid_base;
+		move_tgid_ts(s, b);
+		return 1;
+	case SP_REC_RUNQ:
+		b->runq.tid += s->tgid_base;
+		move_tgid_ts(s, b);
+		return 1;
+	case SP_REC_ATTACH:
+		/* an input that is a merge: its processes' own marks */
+		b->attach.done_ns = shifted(s, b->attach.done_ns);
+		move_tgid_ts(s, b);
+		return 1;
+	case SP_REC_GPU:
+		b->gpu.end = shifted(s, b->gpu.end);
+		move_tgid_ts(s, b);	/* start */
+		return 1;
+	case SP_REC_GPU_STATE:
+		b->gpu_state.flushed_ns = shifted(s, b->gpu_state.flushed_ns);
+		move_tgid_ts(s, b);
+		return 1;
 	case SP_REC_EXEC:
 	case SP_REC_EXIT:
 	case SP_REC_PROC:
 	case SP_REC_CPU:
 	case SP_REC_HOSTMEM:
 	case SP_REC_RANK:
-	case SP_REC_RUNQ:
+	case SP_REC_EXIT_STATUS:
 		move_tgid_ts(s, b);
 		return 1;
 	case SP_REC_CALIB:
@@ -418,15 +548,19 @@ static int translate(struct merge *m, struct source *s, union rec_buf *b)
 			move_ts(s, b);
 		return 1;
 	case SP_REC_STACK:
+		b->stack.tid += s->tgid_base;
+		/* fall through */
 	case SP_REC_PYCODE:
 	case SP_REC_OBJMAP:
-		/* call sites: a tgid at offset 4 and no time; they follow their call */
+	case SP_REC_GPU_NAME:
+		/* call sites and kernel names: a tgid at offset 4 and no time */
 		memcpy(&tgid, b->bytes + 4, sizeof(tgid));
 		tgid += s->tgid_base;
 		memcpy(b->bytes + 4, &tgid, sizeof(tgid));
 		return 1;
 	case SP_REC_WINDOW:
 		b->window.tgid += s->tgid_base;
+		b->window.tid += s->tgid_base;
 		b->window.ts = shifted(s, b->window.ts);
 		b->window.entry_ts = shifted(s, b->window.entry_ts);
 		return 1;
@@ -476,6 +610,31 @@ static int put_counters(struct merge *m, __u16 type)
 	return put(m, &r, sizeof(r));
 }
 
+/*
+ * Each process's attach marks as its input had them: a process attached
+ * later than another is judged from its own, not from the latest of all.
+ */
+static int put_marks(struct merge *m)
+{
+	int ret = 0;
+
+	for (int i = 0; i < m->nr && !ret; i++) {
+		const struct source *s = &m->src[i];
+		const struct tf_header *h = tf_reader__header(s->rd);
+
+		for (__u32 k = 0; k < s->nr_tgids && !ret; k++) {
+			struct sp_attach_rec a = {
+				.type = SP_REC_ATTACH, .size = sizeof(a),
+				.tgid = s->tgids[k] + s->tgid_base, .ts = shifted(s, h->attach_start_ns),
+				.done_ns = shifted(s, h->attach_done_ns), .source = i,
+			};
+
+			ret = put(m, &a, sizeof(a));
+		}
+	}
+	return ret;
+}
+
 /* One clock record per source, and what the sources had lost before their first records. */
 static int put_preamble(struct merge *m)
 {
@@ -506,7 +665,9 @@ static int put_preamble(struct merge *m)
 		if (shifted(s, g->prior_last_ts) > seg.prior_last_ts)
 			seg.prior_last_ts = shifted(s, g->prior_last_ts);
 	}
-	return ret || !seg.prior_records ? ret : put(m, &seg, sizeof(seg));
+	if (!ret && seg.prior_records)
+		ret = put(m, &seg, sizeof(seg));
+	return ret ? ret : put_marks(m);
 }
 
 /* At a source's end, what the readers of the merge will find of it too: a line each. */
@@ -657,14 +818,24 @@ static int finish(struct merge *m)
 	return ret;
 }
 
-/* The output, by device and inode, must be none of the files an input is read from. */
+/*
+ * The output, by device and inode, must be none of the files an input is read
+ * from, nor a name a reader of an input would take for it or for a segment of
+ * it (written there, it would change what the input reads as).
+ */
 static int output_is_input(const struct merge_request *req, const char *input)
 {
-	if (strcmp(input, req->output) && !tf_ring__names(input, req->output))
-		return 0;
-	log_error("%s is the input %s or one of its segments: name another output", req->output,
-		  input);
-	return -EINVAL;
+	if (!strcmp(input, req->output) || tf_ring__names(input, req->output)) {
+		log_error("%s is the input %s or one of its segments: name another output",
+			  req->output, input);
+		return -EINVAL;
+	}
+	if (tf_ring__claims(input, req->output)) {
+		log_error("%s is a name a reader of the input %s takes for it or a segment of it: "
+			  "name another output", req->output, input);
+		return -EINVAL;
+	}
+	return 0;
 }
 
 static int merge_into(struct merge *m, const struct merge_request *req)
@@ -672,8 +843,9 @@ static int merge_into(struct merge *m, const struct merge_request *req)
 	char err[1024];
 	int ret;
 
-	place_sources(m);
-	ret = build_header(m);
+	ret = place_sources(m);
+	if (!ret)
+		ret = build_header(m);
 	if (ret)
 		return ret;
 	/* written aside: the output gets its name only once the merge is whole */
@@ -715,6 +887,7 @@ int merge__run(const struct merge_request *req)
 		tf_reader__free(m->src[i].rd);
 		free(m->src[i].libs);
 		free(m->src[i].probes);
+		free(m->src[i].tgids);
 	}
 	tf_header__free(&m->hdr);
 	free(m);

@@ -2,7 +2,8 @@
 /*
  * Recordings of several hosts or ranks onto one clock: every source's
  * monotonic times moved by its realtime offset from the first source's,
- * tables joined, tgids of other hosts moved apart, records interleaved by
+ * tables joined, tgids of other hosts and of other windows of a process moved
+ * apart, each process's attach marks its own input's, records interleaved by
  * time. The result is a recording like any other.
  */
 #ifndef __MERGE_H
@@ -11,7 +12,8 @@
 #include <stdbool.h>
 
 #define MERGE_MAX_INPUTS	64
-#define MERGE_HOST_SHIFT	22	/* the n-th other host's tgids get n << 22 (pid_max) */
+/* another host's tgids and tids, or another window's of a process, get n << 22 (pid_max) */
+#define MERGE_HOST_SHIFT	22
 
 struct merge_request {
 	const char **inputs;	/* recordings or ring bases */

@@ -6,6 +6,8 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -15,6 +17,7 @@
 #include <unistd.h>
 #include <sys/stat.h>
 #include "ring.h"
+#include "safepath.h"
 
 #define RING_MSG_SIZE	1024
 #define RING_PATH_SIZE	4096
@@ -26,6 +29,8 @@ struct seg_totals {
 
 struct tf_ring {
 	char *base;
+	int dirfd;			/* base's folder, held open: every segment is in it */
+	char *name;			/* base's last component there */
 	mode_t mode;
 	__u64 max_bytes, seg_bytes;
 	__u32 index;			/* the segment being written */
@@ -270,7 +275,7 @@ static int put_preamble(struct tf_ring *r, __u64 excess)
 
 static int open_segment(struct tf_ring *r, bool force)
 {
-	char path[RING_PATH_SIZE], err[RING_MSG_SIZE];
+	char path[RING_PATH_SIZE], name[NAME_MAX + 1], err[RING_MSG_SIZE];
 	__u64 excess = 0;
 	int ret;
 
@@ -279,7 +284,9 @@ static int open_segment(struct tf_ring *r, bool force)
 	if (ret)
 		return ret;
 	tf_segment_path(path, sizeof(path), r->base, r->index);
-	r->w = tf_writer__create_mode(path, force, r->mode, &r->hdr, err, sizeof(err));
+	tf_segment_path(name, sizeof(name), r->name, r->index);
+	r->w = tf_writer__create_at(r->dirfd, name, path, force, r->mode, &r->hdr, err,
+				    sizeof(err));
 	if (!r->w)
 		return ring__fail(r, "%s", err);
 	r->cur = (struct seg_totals){ 0 };
@@ -293,11 +300,12 @@ static int open_segment(struct tf_ring *r, bool force)
 
 static int remove_oldest(struct tf_ring *r)
 {
-	char path[RING_PATH_SIZE];
+	char path[RING_PATH_SIZE], name[NAME_MAX + 1];
 
 	while (r->index - r->oldest >= TF_RING_SEGMENTS) {
 		tf_segment_path(path, sizeof(path), r->base, r->oldest);
-		if (unlink(path) && errno != ENOENT)
+		tf_segment_path(name, sizeof(name), r->name, r->oldest);
+		if (unlinkat(r->dirfd, name, 0) && errno != ENOENT)
 			return ring__fail(r, "removing %s: %s", path, strerror(errno));
 		add_totals(&r->removed, &r->kept[r->oldest % (TF_RING_SEGMENTS + 1)]);
 		r->oldest++;
@@ -326,16 +334,16 @@ static int rotate(struct tf_ring *r)
 	return ret ? ret : open_segment(r, false);
 }
 
-/* Remove path when it is a regular file (never through a symlink); 0 or -errno. */
-static int remove_old(const char *path)
+/* Remove name in dirfd when it is a regular file (never through a symlink); 0 or -errno. */
+static int remove_old(int dirfd, const char *name)
 {
 	struct stat st;
 
-	if (lstat(path, &st))
+	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW))
 		return errno == ENOENT ? 0 : -errno;
 	if (!S_ISREG(st.st_mode))
 		return -EEXIST;
-	return unlink(path) ? -errno : 0;
+	return unlinkat(dirfd, name, 0) ? -errno : 0;
 }
 
 /* A BASE.N or BASE.hung-K.N name: a segment or a dump of an earlier ring. */
@@ -355,28 +363,35 @@ static bool old_ring_name(const char *name, const char *base)
 	return *p && strspn(p, "0123456789") == strlen(p);
 }
 
+/* "BASE.N": name with base's folder as the user gave it. */
+static void shown_path(char *dst, size_t dst_sz, const struct tf_ring *r, const char *name)
+{
+	const char *slash = strrchr(r->base, '/');
+
+	snprintf(dst, dst_sz, "%.*s%s", slash ? (int)(slash - r->base) + 1 : 0, r->base, name);
+}
+
 /* Without force, any earlier ring of base is an error; with it, its files go. */
 static int clear_old(struct tf_ring *r, bool force)
 {
-	const char *slash = strrchr(r->base, '/');
-	const char *name = slash ? slash + 1 : r->base;
-	char dir[RING_PATH_SIZE], path[RING_PATH_SIZE + 256];
+	char path[RING_PATH_SIZE + 256];
+	int fd = openat(r->dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC), ret = 0;
+	DIR *d = fd < 0 ? NULL : fdopendir(fd);
 	struct dirent *de;
-	int ret = 0;
-	DIR *d;
 
-	snprintf(dir, sizeof(dir), "%.*s", slash ? (int)(slash - r->base) + 1 : 1,
-		 slash ? r->base : ".");
-	d = opendir(dir);
-	if (!d)
-		return ring__fail(r, "opening the folder of %s: %s", r->base, strerror(errno));
+	if (!d) {
+		ret = -errno;
+		if (fd >= 0)
+			close(fd);
+		return ring__fail(r, "opening the folder of %s: %s", r->base, strerror(-ret));
+	}
 	while (!ret && (de = readdir(d))) {
-		if (strcmp(de->d_name, name) && !old_ring_name(de->d_name, name))
+		if (strcmp(de->d_name, r->name) && !old_ring_name(de->d_name, r->name))
 			continue;
-		snprintf(path, sizeof(path), "%s%s", slash ? dir : "", de->d_name);
+		shown_path(path, sizeof(path), r, de->d_name);
 		if (!force)
 			ret = ring__fail(r, "%s exists: use --force to overwrite", path);
-		else if ((ret = remove_old(path)) == -EEXIST)
+		else if ((ret = remove_old(r->dirfd, de->d_name)) == -EEXIST)
 			ring__fail(r, "%s is not a regular file: refusing to replace it", path);
 		else if (ret)
 			ring__fail(r, "removing %s: %s", path, strerror(-ret));
@@ -390,11 +405,18 @@ static bool same_file(const struct stat *a, const struct stat *b)
 	return a->st_dev == b->st_dev && a->st_ino == b->st_ino;
 }
 
+/* The folder a path's last component is in. */
+static void folder_name(const char *path, char *dir, size_t size)
+{
+	const char *slash = strrchr(path, '/');
+
+	snprintf(dir, size, "%.*s", slash ? (int)(slash - path) + 1 : 1, slash ? path : ".");
+}
+
 bool tf_ring__names(const char *base, const char *path)
 {
 	const char *slash = strrchr(base, '/');
 	const char *name = slash ? slash + 1 : base;
-	size_t len = strlen(name);
 	char dir[RING_PATH_SIZE];
 	struct stat out, st;
 	struct dirent *de;
@@ -404,13 +426,10 @@ bool tf_ring__names(const char *base, const char *path)
 	if (stat(path, &out))
 		return false;
 	found = !stat(base, &st) && same_file(&st, &out);
-	snprintf(dir, sizeof(dir), "%.*s", slash ? (int)(slash - base) + 1 : 1, slash ? base : ".");
+	folder_name(base, dir, sizeof(dir));
 	d = opendir(dir);
 	while (!found && d && (de = readdir(d))) {
-		const char *n = de->d_name + len + 1;
-
-		if (strncmp(de->d_name, name, len) || de->d_name[len] != '.' || !*n ||
-		    strspn(n, "0123456789") != strlen(n))
+		if (tf_segment_number(de->d_name, name) < 0)
 			continue;
 		found = !fstatat(dirfd(d), de->d_name, &st, 0) && same_file(&st, &out);
 	}
@@ -419,17 +438,47 @@ bool tf_ring__names(const char *base, const char *path)
 	return found;
 }
 
+static int folder_of(const char *path, struct stat *st)
+{
+	char dir[RING_PATH_SIZE];
+
+	folder_name(path, dir, sizeof(dir));
+	return stat(dir, st);
+}
+
+bool tf_ring__claims(const char *base, const char *path)
+{
+	const char *b = strrchr(base, '/'), *p = strrchr(path, '/');
+	struct stat bdir, pdir;
+
+	b = b ? b + 1 : base;
+	p = p ? p + 1 : path;
+	if (strcmp(p, b) && tf_segment_number(p, b) < 0)
+		return false;
+	return !folder_of(base, &bdir) && !folder_of(path, &pdir) && same_file(&bdir, &pdir);
+}
+
 struct tf_ring *tf_ring__create(const char *base, bool force, mode_t mode,
 				const struct tf_header *hdr, __u64 max_bytes, char *err,
 				size_t err_sz)
 {
 	struct tf_ring *r = calloc(1, sizeof(*r));
+	struct safepath sp;
 
 	if (!r || !(r->base = strdup(base)) || tf_header__copy(&r->hdr, hdr)) {
 		snprintf(err, err_sz, "%s: out of memory", base);
 		free(r ? r->base : NULL);
 		free(r);
 		return NULL;
+	}
+	r->dirfd = -1;
+	if (safepath__resolve(base, false, &sp, r->msg, sizeof(r->msg)))
+		goto fail;
+	r->dirfd = sp.dirfd;
+	r->name = strdup(sp.name);
+	if (!r->name) {
+		ring__oom(r);
+		goto fail;
 	}
 	r->mode = mode;
 	r->max_bytes = max_bytes;
@@ -504,20 +553,23 @@ int tf_ring__close(struct tf_ring *r)
 	return ret;
 }
 
-int tf_ring__dump(struct tf_ring *r, const char *dump_base)
+int tf_ring__dump(struct tf_ring *r, const char *suffix)
 {
-	char from[RING_PATH_SIZE], to[RING_PATH_SIZE];
+	char from[NAME_MAX + 1], to[NAME_MAX + 1], dump[NAME_MAX + 1], path[RING_PATH_SIZE];
 	__u32 last = r->index;
 	int ret = r->w ? rotate(r) : -EBADF;
 
 	if (ret)
 		return ret;
+	snprintf(dump, sizeof(dump), "%s%s", r->name, suffix);
 	for (__u32 i = r->oldest; i <= last; i++) {
-		tf_segment_path(from, sizeof(from), r->base, i);
-		tf_segment_path(to, sizeof(to), dump_base, i);
-		if (link(from, to)) {
+		tf_segment_path(from, sizeof(from), r->name, i);
+		tf_segment_path(to, sizeof(to), dump, i);
+		if (linkat(r->dirfd, from, r->dirfd, to, 0)) {
 			ret = -errno;
-			ring__fail(r, "linking %s to %s: %s", to, from, strerror(errno));
+			shown_path(path, sizeof(path), r, to);
+			ring__fail(r, "linking %s to %s.%u: %s", path, r->base, i,
+				   strerror(-ret));
 			return ret;
 		}
 	}
@@ -552,7 +604,10 @@ void tf_ring__free(struct tf_ring *r)
 		return;
 	tf_writer__free(r->w);
 	tf_header__free(&r->hdr);
+	if (r->dirfd >= 0)
+		close(r->dirfd);
 	free(r->state);
+	free(r->name);
 	free(r->base);
 	free(r);
 }

@@ -24,6 +24,9 @@ struct tf_ring;
 /*
  * Start segment 0 of base. Without force, base or any BASE.N there is an
  * error; with force they (and dumps BASE.hung-K.N) are removed first.
+ * The folder of base is resolved once through no link another user could
+ * plant (safepath.h) and held open: every segment is made, linked and removed
+ * in it, whatever is renamed or planted along its path later.
  * NULL with a one-line reason in err.
  */
 struct tf_ring *tf_ring__create(const char *base, bool force, mode_t mode,
@@ -35,10 +38,11 @@ int tf_ring__flush(struct tf_ring *r);
 int tf_ring__close(struct tf_ring *r);
 /*
  * Close the segment being written, start the next, and hard-link every
- * segment kept before it as DUMP.N (a set that reads alone). The number of
- * segments linked, or -errno with the reason in the ring's error.
+ * segment kept before it as BASE<suffix>.N beside them (a set that reads
+ * alone). The number of segments linked, or -errno with the reason in the
+ * ring's error.
  */
-int tf_ring__dump(struct tf_ring *r, const char *dump_base);
+int tf_ring__dump(struct tf_ring *r, const char *suffix);
 const char *tf_ring__error(const struct tf_ring *r);
 /* Bytes written over all segments, those removed included. */
 __u64 tf_ring__bytes(const struct tf_ring *r);
@@ -55,5 +59,11 @@ void tf_ring__free(struct tf_ring *r);
  * BASE.N (what a reader of base may read)? False when path does not exist.
  */
 bool tf_ring__names(const char *base, const char *path);
+/*
+ * Would a reader of base take path for base itself or for one of its segments,
+ * whether or not it exists (same folder by device and inode, name BASE or
+ * BASE.N)? A file written there changes what base reads as.
+ */
+bool tf_ring__claims(const char *base, const char *path);
 
 #endif /* __RING_H */

@@ -22,6 +22,7 @@
 #include <unistd.h>
 #include "callstack.h"
 #include "outfile.h"
+#include "safepath.h"
 #include "tracefile.h"
 #include "specprobe.h"
 
@@ -55,6 +56,8 @@ struct tf_reader {
 	char *path;
 	struct tf_header hdr;
 	char msg[TF_MSG_SIZE];
+	int dirfd;		/* the folder of path, held open: every file is read from it */
+	char *name;		/* path's last component there (of the base, for a set) */
 	/* a set of segments: base.segs[0], base.segs[1] ...; nr_segs 0 for a plain file */
 	char *base;
 	__u32 *segs;
@@ -272,9 +275,13 @@ struct tf_writer *tf_writer__create(const char *path, bool force, const struct t
 	return tf_writer__create_mode(path, force, TF_DEFAULT_MODE, hdr, err, err_sz);
 }
 
-/* A file on its own name at once (whole false) or only at a clean close (whole true). */
-static struct tf_writer *writer__create(const char *path, bool force, mode_t mode, bool whole,
-					const struct tf_header *hdr, char *err, size_t err_sz)
+/*
+ * A file on its own name at once (whole false) or only at a clean close (whole
+ * true); name in dirfd, or path resolved when dirfd is -1.
+ */
+static struct tf_writer *writer__create(int dirfd, const char *name, const char *path, bool force,
+					mode_t mode, bool whole, const struct tf_header *hdr,
+					char *err, size_t err_sz)
 {
 	struct tf_writer *w = writer__alloc(path);
 	int ret;
@@ -285,7 +292,8 @@ static struct tf_writer *writer__create(const char *path, bool force, mode_t mod
 		errno = ENOMEM;
 		return NULL;
 	}
-	ret = outfile__open(&w->out, path, force, mode, err, err_sz);
+	ret = dirfd < 0 ? outfile__open(&w->out, path, force, mode, err, err_sz) :
+			  outfile__openat(&w->out, dirfd, name, path, force, mode, err, err_sz);
 	if (!ret && !whole)
 		ret = outfile__publish(&w->out, err, err_sz);
 	if (ret)
@@ -307,13 +315,20 @@ fail:
 struct tf_writer *tf_writer__create_mode(const char *path, bool force, mode_t mode,
 					 const struct tf_header *hdr, char *err, size_t err_sz)
 {
-	return writer__create(path, force, mode, false, hdr, err, err_sz);
+	return writer__create(-1, NULL, path, force, mode, false, hdr, err, err_sz);
 }
 
 struct tf_writer *tf_writer__create_whole(const char *path, bool force, mode_t mode,
 					  const struct tf_header *hdr, char *err, size_t err_sz)
 {
-	return writer__create(path, force, mode, true, hdr, err, err_sz);
+	return writer__create(-1, NULL, path, force, mode, true, hdr, err, err_sz);
+}
+
+struct tf_writer *tf_writer__create_at(int dirfd, const char *name, const char *path, bool force,
+				       mode_t mode, const struct tf_header *hdr, char *err,
+				       size_t err_sz)
+{
+	return writer__create(dirfd, name, path, force, mode, false, hdr, err, err_sz);
 }
 
 int tf_writer__write(struct tf_writer *w, const void *rec, size_t size)
@@ -610,20 +625,19 @@ static int reader__fail(struct tf_reader *r, int err, const char *fmt, ...)
 	return err;
 }
 
-static int reader__map(struct tf_reader *r)
+/* Map name (in the held folder) as the current file. */
+static int reader__map(struct tf_reader *r, const char *name)
 {
 	struct stat st;
 	void *map;
 	int fd, ret = 0;
 
-	/* a FIFO without a writer must not block the open: it is refused just below */
-	fd = open(r->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	/* no link followed, no FIFO opened: what is not a regular file is named and refused */
+	fd = safepath__open_regular(r->dirfd, name, r->path, r->msg, sizeof(r->msg));
 	if (fd < 0)
-		return reader__fail(r, -errno, "%s: %s", r->path, strerror(errno));
+		return fd;
 	if (fstat(fd, &st))
 		ret = reader__fail(r, -errno, "%s: %s", r->path, strerror(errno));
-	else if (!S_ISREG(st.st_mode))
-		ret = reader__fail(r, -EINVAL, "%s is not a regular file", r->path);
 	else if (st.st_size == 0)
 		ret = reader__fail(r, -ENODATA, "%s is empty: not a specprobe recording", r->path);
 	else if ((__u64)st.st_size > SIZE_MAX)
@@ -681,8 +695,7 @@ void tf_segment_path(char *dst, size_t dst_sz, const char *base, __u32 n)
 	snprintf(dst, dst_sz, "%s.%u", base, n);
 }
 
-/* The number N of a name "BASE.N" (digits only, no leading zero), or -1. */
-static long long segment_number(const char *name, const char *base)
+long long tf_segment_number(const char *name, const char *base)
 {
 	size_t len = strlen(base);
 	unsigned long long n = 0;
@@ -708,22 +721,21 @@ static int cmp_u32(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-/* Segment numbers of base in its folder, sorted; -ENOENT when there are none. */
-static int list_segments(const char *path, __u32 **out, __u32 *nr)
+/* Segment numbers of name in the folder dirfd, sorted; -ENOENT when there are none. */
+static int list_segments(int dirfd, const char *name, __u32 **out, __u32 *nr)
 {
-	const char *slash = strrchr(path, '/');
-	char dir[4096];
 	struct dirent *de;
 	__u32 *segs = NULL, n = 0, cap = 0;
-	DIR *d;
+	int fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	DIR *d = fd < 0 ? NULL : fdopendir(fd);
 
-	snprintf(dir, sizeof(dir), "%.*s", slash ? (int)(slash - path) + 1 : 1,
-		 slash ? path : ".");
-	d = opendir(dir);
-	if (!d)
+	if (!d) {
+		if (fd >= 0)
+			close(fd);
 		return -ENOENT;
+	}
 	while ((de = readdir(d))) {
-		long long num = segment_number(de->d_name, slash ? slash + 1 : path);
+		long long num = tf_segment_number(de->d_name, name);
 
 		if (num < 0)
 			continue;
@@ -750,13 +762,28 @@ static int list_segments(const char *path, __u32 **out, __u32 *nr)
 	return 0;
 }
 
+/*
+ * A link, FIFO or foreign file among the segments: named with the set it sits
+ * in, as damage of the set (-EBADMSG), which is read no further.
+ */
+static int segment_damage(struct tf_reader *r, int ret)
+{
+	size_t len = strlen(r->msg);
+
+	if (!ret || ret == -ENOMEM || ret == -EBADMSG)
+		return ret;
+	snprintf(r->msg + len, sizeof(r->msg) - len, " (among the segments of %s)", r->base);
+	return -EBADMSG;
+}
+
 /* Map segment i of the set in place of the current file. */
 static int reader__map_segment(struct tf_reader *r, __u32 i)
 {
-	char path[4096];
+	char path[4096], name[NAME_MAX + 1];
 	char *copy;
 
 	tf_segment_path(path, sizeof(path), r->base, r->segs[i]);
+	tf_segment_path(name, sizeof(name), r->name, r->segs[i]);
 	copy = strdup(path);
 	if (!copy)
 		return reader__fail(r, -ENOMEM, "%s: out of memory", path);
@@ -767,7 +794,7 @@ static int reader__map_segment(struct tf_reader *r, __u32 i)
 	free(r->path);
 	r->path = copy;
 	r->cur_seg = i;
-	return reader__map(r);
+	return reader__map(r, name);
 }
 
 /*
@@ -780,16 +807,16 @@ static int reader__open_set(struct tf_reader *r)
 	struct stat st;
 	int ret;
 
-	if (!lstat(r->path, &st) || errno != ENOENT)
+	if (!fstatat(r->dirfd, r->name, &st, AT_SYMLINK_NOFOLLOW) || errno != ENOENT)
 		return -ENOENT;
-	ret = list_segments(r->path, &r->segs, &r->nr_segs);
+	ret = list_segments(r->dirfd, r->name, &r->segs, &r->nr_segs);
 	if (ret)
 		return ret == -ENOMEM ? reader__fail(r, ret, "%s: out of memory", r->path) : ret;
 	r->base = strdup(r->path);
 	if (!r->base)
 		return reader__fail(r, -ENOMEM, "%s: out of memory", r->path);
 	ret = reader__map_segment(r, 0);
-	return ret ? ret : reader__parse(r, &r->hdr);
+	return segment_damage(r, ret ? ret : reader__parse(r, &r->hdr));
 }
 
 /*
@@ -905,6 +932,8 @@ static int reader__next_segment(struct tf_reader *r)
 	if (!ret && !segment_continues(&r->hdr, &seg, missing))
 		ret = reader__fail(r, -EBADMSG, "%s does not continue %s: another recording's "
 				   "segment?", r->path, prev);
+	if (ret != -ENODATA)
+		ret = segment_damage(r, ret);
 	if (!ret && missing)
 		ret = synth_tables(r, &seg);
 	if (ret == -ENOMEM || ret == -E2BIG)
@@ -921,19 +950,29 @@ static int reader__next_segment(struct tf_reader *r)
 struct tf_reader *tf_reader__open(const char *path, char *err, size_t err_sz)
 {
 	struct tf_reader *r = calloc(1, sizeof(*r));
+	struct safepath sp;
 	int ret;
 
 	if (r)
 		r->path = strdup(path);
 	if (!r || !r->path) {
-		free(r);
+		if (r)
+			free(r);
 		put_msg(err, err_sz, "%s: out of memory", path);
 		errno = ENOMEM;
 		return NULL;
 	}
-	ret = reader__open_set(r);
+	r->dirfd = -1;
+	ret = safepath__resolve(path, true, &sp, r->msg, sizeof(r->msg));
+	if (!ret) {
+		r->dirfd = sp.dirfd;
+		r->name = strdup(sp.name);
+		ret = r->name ? 0 : reader__fail(r, -ENOMEM, "%s: out of memory", path);
+	}
+	if (!ret)
+		ret = reader__open_set(r);
 	if (ret == -ENOENT)
-		ret = reader__map(r);
+		ret = reader__map(r, r->name);
 	if (!ret && !r->nr_segs)
 		ret = reader__parse(r, &r->hdr);
 	if (ret) {
@@ -1011,6 +1050,10 @@ static bool rec_size_ok(__u16 type, __u16 size)
 		return size == sizeof(struct sp_srvmetric_rec);
 	case SP_REC_RUNQ:
 		return size == sizeof(struct sp_runq_rec);
+	case SP_REC_EXIT_STATUS:
+		return size == sizeof(struct sp_exit_status_rec);
+	case SP_REC_ATTACH:
+		return size == sizeof(struct sp_attach_rec);
 	default:
 		return false;
 	}
@@ -1035,8 +1078,10 @@ TS_AT_8(struct sp_window_rec);
 TS_AT_8(struct sp_clock_rec);
 TS_AT_8(struct sp_rank_rec);
 TS_AT_8(struct sp_runq_rec);
+TS_AT_8(struct sp_exit_status_rec);
 TS_AT_8(struct sp_gpu_state_rec);
 TS_AT_8(struct sp_srvmetric_rec);
+TS_AT_8(struct sp_attach_rec);
 
 bool tf_record_ts(const void *rec, size_t size, __u64 *ts)
 {
@@ -1067,6 +1112,8 @@ bool tf_record_ts(const void *rec, size_t size, __u64 *ts)
 	case SP_REC_GPU_STATE:
 	case SP_REC_SRVMETRIC:
 	case SP_REC_RUNQ:
+	case SP_REC_EXIT_STATUS:
+	case SP_REC_ATTACH:
 		/* all of these keep it at offset 8 (TS_AT_8 above) */
 		if (size < 8 + sizeof(*ts))
 			return false;
@@ -1400,6 +1447,9 @@ void tf_reader__free(struct tf_reader *r)
 	if (r->map)
 		munmap((void *)r->map, r->size);
 	tf_header__free(&r->hdr);
+	if (r->dirfd >= 0)
+		close(r->dirfd);
+	free(r->name);
 	free(r->path);
 	free(r->base);
 	free(r->segs);

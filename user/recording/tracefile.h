@@ -117,6 +117,10 @@ struct tf_writer *tf_writer__create_mode(const char *path, bool force, mode_t mo
  */
 struct tf_writer *tf_writer__create_whole(const char *path, bool force, mode_t mode,
 					  const struct tf_header *hdr, char *err, size_t err_sz);
+/* As tf_writer__create_mode, for name in the folder dirfd (the caller's), shown as path. */
+struct tf_writer *tf_writer__create_at(int dirfd, const char *name, const char *path, bool force,
+				       mode_t mode, const struct tf_header *hdr, char *err,
+				       size_t err_sz);
 /* Buffered; returns 0 or -errno (e.g. -ENOSPC), the message in the writer. */
 int tf_writer__write(struct tf_writer *w, const void *rec, size_t size);
 /* What is buffered to the file now (fsync-free); 0 or -errno. */
@@ -129,9 +133,14 @@ __u64 tf_writer__bytes(const struct tf_writer *w);
 
 /* "BASE.N": the name of segment n of a ring written to base. */
 void tf_segment_path(char *dst, size_t dst_sz, const char *base, __u32 n);
+/* The number N of a file name "BASE.N" (digits only, no leading zero), or -1. */
+long long tf_segment_number(const char *name, const char *base);
 
 /*
- * Open and validate the header. NULL with a one-line reason in err. A path
+ * Open and validate the header. NULL with a one-line reason in err. The path
+ * is resolved through no link another user could plant (safepath.h) and its
+ * folder held open; a segment that is a link, a FIFO or no recording is
+ * named with the reason. A path
  * that does not exist but has segments (path.0, path.1 ...) is read as one
  * recording: every segment there, oldest first, each later one's header and
  * repeated state skipped. A gap in their numbers is read across: the tables

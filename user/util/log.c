@@ -58,3 +58,15 @@ DEFINE_LOG(log_error, "error: ", 1)
 DEFINE_LOG(log_warn, "warning: ", 1)
 DEFINE_LOG(log_info, "", 1)
 DEFINE_LOG(log_debug, "debug: ", log_verbose)
+
+int log_reason(char *err, size_t err_sz, int ret, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (err && err_sz) {
+		va_start(ap, fmt);
+		vsnprintf(err, err_sz, fmt, ap);
+		va_end(ap);
+	}
+	return ret;
+}

@@ -2,7 +2,6 @@
 /* Outputs written aside and renamed into place; inputs that must be regular files. */
 #include <errno.h>
 #include <fcntl.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,57 +9,57 @@
 #include <unistd.h>
 #include <sys/random.h>
 #include <sys/stat.h>
+#include "log.h"
 #include "outfile.h"
+#include "safepath.h"
 
-#define TMP_TRIES	64
-#define TMP_NAME_MAX	200	/* of the final name, kept in the temporary one */
+#define TMP_TRIES 64
+#define TMP_NAME_MAX 200 /* of the final name, kept in the temporary one */
 
-static int fail(char *err, size_t err_sz, int ret, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err && err_sz) {
-		va_start(ap, fmt);
-		vsnprintf(err, err_sz, fmt, ap);
-		va_end(ap);
-	}
-	return ret;
-}
-
-/* What is at path now: 0 when the output may take the name. */
-static int check_target(const char *path, bool force, char *err, size_t err_sz)
+/* What is at name in dirfd now: 0 when the output may take the name. */
+static int check_target(int dirfd, const char *name, const char *path, bool force, char *err,
+			size_t err_sz)
 {
 	struct stat st;
 
-	if (lstat(path, &st)) {
+	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW)) {
 		if (errno == ENOENT)
 			return 0;
-		return fail(err, err_sz, -errno, "%s: %s", path, strerror(errno));
+		return log_reason(err, err_sz, -errno, "%s: %s", path, strerror(errno));
 	}
 	if (S_ISLNK(st.st_mode))
-		return fail(err, err_sz, -ELOOP,
-			    "%s is a symbolic link: refusing to write through it", path);
+		return log_reason(err, err_sz, -ELOOP,
+				  "%s is a symbolic link: refusing to write through it", path);
 	if (!S_ISREG(st.st_mode))
-		return fail(err, err_sz, -EEXIST,
-			    "%s is not a regular file: refusing to replace it", path);
+		return log_reason(err, err_sz, -EEXIST,
+				  "%s is not a regular file: refusing to replace it", path);
 	if (!force)
-		return fail(err, err_sz, -EEXIST, "%s exists: use --force to overwrite", path);
+		return log_reason(err, err_sz, -EEXIST, "%s exists: use --force to overwrite",
+				  path);
 	return 0;
 }
 
-/* "DIR/.NAME.RANDOM": in the folder of path, so the rename never crosses a file system. */
-static char *tmp_name(const char *path)
+int outfile__check(const char *path, bool force, char *err, size_t err_sz)
+{
+	struct safepath sp;
+	int ret = safepath__resolve(path, false, &sp, err, err_sz);
+
+	if (!ret)
+		ret = check_target(sp.dirfd, sp.name, path, force, err, err_sz);
+	safepath__release(&sp);
+	return ret;
+}
+
+/* ".NAME.RANDOM": in the same folder, so the rename never crosses a file system. */
+static char *tmp_name(const char *name)
 {
 	static unsigned int counter;
-	const char *slash = strrchr(path, '/');
-	int dir_len = slash ? slash - path + 1 : 0;
 	unsigned int r;
 	char *tmp;
 
 	if (getrandom(&r, sizeof(r), GRND_NONBLOCK) != sizeof(r))
 		r = (unsigned int)getpid() << 16 ^ (unsigned int)time(NULL) ^ counter++;
-	if (asprintf(&tmp, "%.*s.%.*s.%08x", dir_len, path, TMP_NAME_MAX,
-		     slash ? slash + 1 : path, r) < 0)
+	if (asprintf(&tmp, ".%.*s.%08x", TMP_NAME_MAX, name, r) < 0)
 		return NULL;
 	return tmp;
 }
@@ -71,67 +70,93 @@ static int check_created(struct outfile *o, mode_t mode, char *err, size_t err_s
 	struct stat st;
 
 	if (fstat(o->fd, &st))
-		return fail(err, err_sz, -errno, "creating %s: %s", o->path, strerror(errno));
+		return log_reason(err, err_sz, -errno, "creating %s: %s", o->path, strerror(errno));
 	if (!S_ISREG(st.st_mode) || st.st_uid != geteuid() || st.st_nlink != 1)
-		return fail(err, err_sz, -EPERM, "%s: the file created for it is not this user's "
-			    "own (uid %u, %lu links): refusing to write it", o->path,
-			    (unsigned int)st.st_uid, (unsigned long)st.st_nlink);
+		return log_reason(err, err_sz, -EPERM,
+				  "%s: the file created for it is not this user's "
+				  "own (uid %u, %lu links): refusing to write it",
+				  o->path, (unsigned int)st.st_uid, (unsigned long)st.st_nlink);
 	/* the mode asked for, whatever the umask */
 	if (fchmod(o->fd, mode))
-		return fail(err, err_sz, -errno, "setting the mode of %s: %s", o->path,
-			    strerror(errno));
+		return log_reason(err, err_sz, -errno, "setting the mode of %s: %s", o->path,
+				  strerror(errno));
 	return 0;
 }
 
-int outfile__open(struct outfile *o, const char *path, bool force, mode_t mode, char *err,
-		  size_t err_sz)
+/* The temporary file, made here and now in o's folder. */
+static int create_tmp(struct outfile *o, mode_t mode, char *err, size_t err_sz)
+{
+	int ret;
+
+	for (int i = 0; i < TMP_TRIES; i++) {
+		free(o->tmp);
+		o->tmp = tmp_name(o->name);
+		if (!o->tmp)
+			return log_reason(err, err_sz, -ENOMEM, "%s: out of memory", o->path);
+		/* O_EXCL: a file made here and now, created with its mode; never a FIFO's wait */
+		o->fd =
+		    openat(o->dirfd, o->tmp,
+			   O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK, mode);
+		if (o->fd >= 0)
+			return check_created(o, mode, err, err_sz);
+		if (errno != EEXIST)
+			break;
+	}
+	ret = -errno;
+	free(o->tmp);
+	o->tmp = NULL;
+	return log_reason(err, err_sz, ret, "creating %s: %s", o->path, strerror(-ret));
+}
+
+int outfile__openat(struct outfile *o, int dirfd, const char *name, const char *path, bool force,
+		    mode_t mode, char *err, size_t err_sz)
 {
 	int ret;
 
 	*o = (struct outfile)OUTFILE_INIT;
 	o->force = force;
-	ret = check_target(path, force, err, err_sz);
+	if (!strcmp(name, ".") || !strcmp(name, ".."))
+		return log_reason(err, err_sz, -EISDIR, "%s names a folder, not a file", path);
+	ret = check_target(dirfd, name, path, force, err, err_sz);
 	if (ret)
 		return ret;
+	o->dirfd = fcntl(dirfd, F_DUPFD_CLOEXEC, 0);
+	if (o->dirfd < 0)
+		return log_reason(err, err_sz, -errno, "%s: %s", path, strerror(errno));
 	o->path = strdup(path);
-	for (int i = 0; o->path && i < TMP_TRIES; i++) {
-		free(o->tmp);
-		o->tmp = tmp_name(path);
-		if (!o->tmp)
-			break;
-		/* O_EXCL: a file made here and now, created with its mode; never a FIFO's wait */
-		o->fd = open(o->tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC |
-				     O_NONBLOCK, mode);
-		if (o->fd >= 0 || errno != EEXIST)
-			break;
-	}
-	if (!o->path || !o->tmp)
-		ret = fail(err, err_sz, -ENOMEM, "%s: out of memory", path);
-	else if (o->fd < 0)
-		ret = fail(err, err_sz, -errno, "creating %s: %s", path, strerror(errno));
-	else
-		ret = check_created(o, mode, err, err_sz);
-	if (ret) {
-		if (o->fd < 0) {
-			free(o->tmp);
-			o->tmp = NULL;
-		}
+	o->name = strdup(name);
+	ret = o->path && o->name ? create_tmp(o, mode, err, err_sz)
+				 : log_reason(err, err_sz, -ENOMEM, "%s: out of memory", path);
+	if (ret)
 		outfile__discard(o);
-	}
+	return ret;
+}
+
+int outfile__open(struct outfile *o, const char *path, bool force, mode_t mode, char *err,
+		  size_t err_sz)
+{
+	struct safepath sp;
+	int ret;
+
+	*o = (struct outfile)OUTFILE_INIT;
+	ret = safepath__resolve(path, false, &sp, err, err_sz);
+	if (!ret)
+		ret = outfile__openat(o, sp.dirfd, sp.name, path, force, mode, err, err_sz);
+	safepath__release(&sp);
 	return ret;
 }
 
 /* Without force the name must still be free: never replace what came meanwhile. */
-static int rename_noreplace(const char *from, const char *to)
+static int rename_noreplace(int dirfd, const char *from, const char *to)
 {
-	if (!renameat2(AT_FDCWD, from, AT_FDCWD, to, RENAME_NOREPLACE))
+	if (!renameat2(dirfd, from, dirfd, to, RENAME_NOREPLACE))
 		return 0;
 	if (errno != EINVAL && errno != ENOSYS)
 		return -errno;
 	/* a file system without it: a second name, then the first goes */
-	if (link(from, to))
+	if (linkat(dirfd, from, dirfd, to, 0))
 		return -errno;
-	unlink(from);
+	unlinkat(dirfd, from, 0);
 	return 0;
 }
 
@@ -141,13 +166,16 @@ int outfile__publish(struct outfile *o, char *err, size_t err_sz)
 
 	if (!o->tmp)
 		return 0;
-	ret = o->force ? (rename(o->tmp, o->path) ? -errno : 0) : rename_noreplace(o->tmp, o->path);
+	if (o->force)
+		ret = renameat(o->dirfd, o->tmp, o->dirfd, o->name) ? -errno : 0;
+	else
+		ret = rename_noreplace(o->dirfd, o->tmp, o->name);
 	if (ret == -EEXIST)
-		fail(err, err_sz, ret, "%s exists: use --force to overwrite", o->path);
+		log_reason(err, err_sz, ret, "%s exists: use --force to overwrite", o->path);
 	else if (ret)
-		fail(err, err_sz, ret, "renaming to %s: %s", o->path, strerror(-ret));
+		log_reason(err, err_sz, ret, "renaming to %s: %s", o->path, strerror(-ret));
 	if (ret)
-		unlink(o->tmp);
+		unlinkat(o->dirfd, o->tmp, 0);
 	free(o->tmp);
 	o->tmp = NULL;
 	return ret;
@@ -158,7 +186,7 @@ int outfile__commit(struct outfile *o, char *err, size_t err_sz)
 	int ret = 0;
 
 	if (o->fd >= 0 && close(o->fd))
-		ret = fail(err, err_sz, -errno, "writing %s: %s", o->path, strerror(errno));
+		ret = log_reason(err, err_sz, -errno, "writing %s: %s", o->path, strerror(errno));
 	o->fd = -1;
 	if (!ret)
 		ret = outfile__publish(o, err, err_sz);
@@ -172,11 +200,15 @@ void outfile__discard(struct outfile *o)
 	if (o->fd >= 0)
 		close(o->fd);
 	o->fd = -1;
-	if (o->tmp)
-		unlink(o->tmp);
+	if (o->tmp && o->dirfd >= 0)
+		unlinkat(o->dirfd, o->tmp, 0);
+	if (o->dirfd >= 0)
+		close(o->dirfd);
+	o->dirfd = -1;
 	free(o->tmp);
 	free(o->path);
-	o->tmp = o->path = NULL;
+	free(o->name);
+	o->tmp = o->path = o->name = NULL;
 }
 
 int infile__open(const char *path)

@@ -233,6 +233,70 @@ static void put_recordings(FILE *out, const struct diff *d)
 		fputs("null", out);
 }
 
+/* One verdict of every row (docs/diff-json.md, "One verdict"). */
+static void put_verdict(FILE *out, const struct diff *d)
+{
+	const struct diff_verdict *v = &d->verdict;
+	static const char *const better[] = { "slower", "same", "faster" };
+
+	fprintf(out, ",\"verdict\":{\"verdict\":\"%s\",\"significant\":%s,\"mixed\":%s,"
+		     "\"direction\":\"%s\",\"by\":",
+		bootstrap__verdict_name(v->verdict), v->verdict == VERDICT_SIGNIFICANT ? "true"
+											: "false",
+		v->mixed ? "true" : "false", better[v->better + 1]);
+	if (v->verdict == VERDICT_SIGNIFICANT && !v->mixed)
+		fprintf(out, "\"%s\"", diff__row_name(v->by));
+	else
+		fputs("null", out);
+	fprintf(out, ",\"noise_floor_rel\":%.4f,\"rows\":{", v->floor_rel);
+	for (int r = 0, n = 0; r < DIFF_ROW_NR; r++) {
+		const struct diff_row_verdict *row = &v->row[r];
+
+		if (!row->known)
+			continue;
+		fprintf(out, "%s\"%s\":{\"change_rel\":%.4f,\"verdict\":\"%s\",\"direction\":"
+			     "\"%s\",\"interval\":%s}", n++ ? "," : "", diff__row_name(r),
+			row->change_rel, bootstrap__verdict_name(row->verdict),
+			better[row->better + 1], row->interval ? "true" : "false");
+	}
+	fputs("}}", out);
+}
+
+/* A's and B's figure of one site; null where not known. */
+static void put_site_pair(FILE *out, const char *key, const double *v)
+{
+	fprintf(out, ",\"%s\":{", key);
+	for (int k = 0; k < 2; k++) {
+		fprintf(out, "%s\"%c\":", k ? "," : "", k ? 'b' : 'a');
+		if (v[k] < 0)
+			fputs("null", out);
+		else
+			fprintf(out, "%.1f", v[k]);
+	}
+	fputc('}', out);
+}
+
+/* Flagged syncs by call site, A against B; null where a side's syncs were not classified. */
+static void put_sites(FILE *out, const struct diff *d)
+{
+	if (!d->sites_known) {
+		fputs(",\"flagged_sites\":null", out);
+		return;
+	}
+	fputs(",\"flagged_sites\":[", out);
+	for (size_t i = 0; i < d->nr_sites; i++) {
+		const struct diff_site *s = &d->sites[i];
+
+		fputs(i ? ",{\"call_site\":" : "{\"call_site\":", out);
+		put_string(out, s->label);
+		fprintf(out, ",\"count\":{\"a\":%zu,\"b\":%zu}", s->count[0], s->count[1]);
+		put_site_pair(out, "blocked_ns_per_cycle", s->blocked_ns);
+		put_site_pair(out, "gpu_idle_caused_ns_per_cycle", s->gpu_idle_ns);
+		fputc('}', out);
+	}
+	fputc(']', out);
+}
+
 void diff__json(FILE *out, const struct diff *d)
 {
 	fprintf(out, "{\"diff_version\":%d,\"a\":", DIFF_JSON_VERSION);
@@ -251,6 +315,8 @@ void diff__json(FILE *out, const struct diff *d)
 	put_phases(out, d);
 	put_gpu(out, d);
 	put_server(out, d);
+	put_verdict(out, d);
+	put_sites(out, d);
 	put_setup(out, d);
 	fputs("}\n", out);
 }

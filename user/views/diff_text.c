@@ -3,6 +3,7 @@
 #include <math.h>
 #include <string.h>
 #include "diff_view.h"
+#include "report_view.h"
 
 #define PATH_WIDTH 80
 #define CELL 36
@@ -81,22 +82,58 @@ static const char *direction(const struct boot_change *c)
 									      : "no change";
 }
 
+/* "B is faster" in the sense of the row that tells: less time, or more per second. */
+static const char *better_name(int better)
+{
+	return better > 0 ? "B is faster" : better < 0 ? "B is slower" : "no change";
+}
+
+/* One verdict of all rows, then each row's, then how the p50's was told. */
+static void put_overall(FILE *out, const struct diff *d)
+{
+	const struct diff_verdict *v = &d->verdict;
+	int n = 0;
+
+	fprintf(out, "  verdict: %s", bootstrap__verdict_name(v->verdict));
+	if (v->mixed)
+		fputs(", mixed: the rows beyond the noise floor disagree", out);
+	else if (v->verdict == VERDICT_SIGNIFICANT)
+		fprintf(out, ", %s (%s %+.1f %%)", better_name(v->better), diff__row_name(v->by),
+			100 * v->row[v->by].change_rel);
+	fputs("\n  by row:", out);
+	for (int r = 0; r < DIFF_ROW_NR; r++) {
+		if (!v->row[r].known)
+			continue;
+		if (n)	/* two rows a line: each line within 100 columns */
+			fputs(n % 2 ? "," : ",\n        ", out);
+		n++;
+		fprintf(out, " %s %+.1f %% %s", diff__row_name(r), 100 * v->row[r].change_rel,
+			v->row[r].verdict == VERDICT_SIGNIFICANT ? "beyond the floor"
+			: v->row[r].verdict == VERDICT_BELOW_NOISE ? "within the floor"
+								   : "interval holds 0");
+	}
+	fprintf(out, "\n  (noise floor %.1f %% of A's p50%s)\n", 100 * v->floor_rel,
+		v->row[DIFF_ROW_TOKENS].known ? "; tokens/s, the server's counters, has no interval"
+					      : "");
+}
+
 static void put_verdict(FILE *out, const struct diff *d)
 {
 	const struct diff_times *t = &d->overall;
 	const struct boot_change *c = &t->change;
 	double floor_ns = bootstrap__noise_floor(c);
 
-	fprintf(out, "  verdict: %s", bootstrap__verdict_name(t->verdict));
+	put_overall(out, d);
+	fprintf(out, "  p50: %s", bootstrap__verdict_name(t->verdict));
 	switch (t->verdict) {
 	case VERDICT_SIGNIFICANT:
 		fprintf(out, ", %s: the interval of the p50 change excludes 0 and %.3f ms\n"
-			     "           is more than the noise floor, %.3f ms\n",
+			     "       is more than the noise floor, %.3f ms\n",
 			direction(c), ms(fabs(c->median_change)), ms(floor_ns));
 		break;
 	case VERDICT_BELOW_NOISE:
 		fprintf(out, ": the interval excludes 0, but %.3f ms is within the noise floor,\n"
-			     "           %.3f ms: runs of one setting differ this much\n",
+			     "       %.3f ms: runs of one setting differ this much\n",
 			ms(fabs(c->median_change)), ms(floor_ns));
 		break;
 	default:
@@ -133,7 +170,6 @@ static void put_cycle_time(FILE *out, const struct diff *d)
 	put_time_row(out, "p99", a->p99_ns, b->p99_ns, NULL);
 	put_time_row(out, "mean", a->mean_ns, b->mean_ns, &t->change.mean_ci);
 	put_time_row(out, "IQR", t->change.iqr_a, t->change.iqr_b, NULL);
-	put_verdict(out, d);
 }
 
 static void loop_label(const struct loop *a, const struct loop *b, char *buf, size_t len)
@@ -244,6 +280,45 @@ static void put_server(FILE *out, const struct diff *d)
 		       a->tokens_per_cycle, b->tokens_per_cycle, 3);
 }
 
+/* A's and B's figure; "-" where it is not known. */
+static void put_site_cells(FILE *out, const double *v)
+{
+	for (int k = 0; k < 2; k++)
+		if (v[k] < 0)
+			fprintf(out, " %8s", "-");
+		else
+			fprintf(out, " %8.3f", ms(v[k]));
+}
+
+/* Flagged syncs by call site, A against B: did removing that sync help? */
+static void put_sites(FILE *out, const struct diff *d)
+{
+	size_t shown = d->nr_sites < 8 ? d->nr_sites : 8;
+
+	if (!d->sites_known)
+		return;
+	fputs("\nFlagged syncs by call site (per counted cycle: blocked and GPU idle caused, ms)\n",
+	      out);
+	if (!d->nr_sites) {
+		fputs("  none in either\n", out);
+		return;
+	}
+	fprintf(out, "  %7s %7s %8s %8s %8s %8s  %s\n", "count A", "count B", "blk A", "blk B",
+		"idle A", "idle B", "site");
+	for (size_t i = 0; i < shown; i++) {
+		const struct diff_site *s = &d->sites[i];
+		const char *tail = report__label_tail(s->label, 40);
+
+		fprintf(out, "  %7zu %7zu", s->count[0], s->count[1]);
+		put_site_cells(out, s->blocked_ns);
+		put_site_cells(out, s->gpu_idle_ns);
+		fprintf(out, "  %s%s\n", tail != s->label ? "..." : "", tail);
+	}
+	if (shown < d->nr_sites)
+		fprintf(out, "  ... %zu more (--json: flagged_sites[])\n", d->nr_sites - shown);
+	fputs("  (idle: GPU idle caused, where --gpu measured it, else -)\n", out);
+}
+
 static void put_setup(FILE *out, const struct diff *d)
 {
 	char a[128], b[128], label[32];
@@ -272,9 +347,12 @@ void diff__text(FILE *out, const struct diff *d)
 	fputs("specprobe diff: change = B - A\n", out);
 	put_recordings(out, d);
 	put_cycle_time(out, d);
+	put_server(out, d);
+	/* one verdict of the rows above, then what changed in the flagged syncs */
+	put_verdict(out, d);
+	put_sites(out, d);
 	put_loops(out, d);
 	put_phases(out, d);
 	put_gpu(out, d);
-	put_server(out, d);
 	put_setup(out, d);
 }

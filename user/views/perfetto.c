@@ -68,15 +68,15 @@ enum ann_name {
 	AN_INDEX, AN_CYCLE, AN_BLOCKED, AN_LAUNCHES, AN_SYNCS, AN_ACCEPT_WAIT, AN_ACCEPT_DEFERRED,
 	AN_VERDICT, AN_KIND, AN_POSITION, AN_RANK, AN_BOUND, AN_BREAKS, AN_HANDLE, AN_WAITED_ON,
 	AN_WAITED_GRAPHS, AN_WAITED_KERNELS, AN_WAITED_COPIES, AN_EXEC, AN_ROLE_FROM, AN_STREAM,
-	AN_CALL_SITE, AN_STACK, AN_FIXED_NR
+	AN_CALL_SITE, AN_STACK, AN_GPU_IDLE, AN_FIXED_NR
 };
 
 static const char *const ann_fixed[AN_FIXED_NR] = {
 	"seq", "probe", "data", "result", "out", "unreturned", "depth",
 	"index", "cycle", "blocked_ns", "launches", "syncs", "accept_wait_ns", "accept_deferred",
-	"verdict", "kind", "position", "rank", "bound_ns", "breaks_overlap", "handle", "waited_on",
-	"waited_graphs", "waited_kernels", "waited_copies", "exec", "role_from", "stream",
-	"call_site", "stack",
+	"verdict", "kind", "position", "rank", "gpu_idle_caused_bound_ns", "breaks_overlap",
+	"handle", "waited_on", "waited_graphs", "waited_kernels", "waited_copies", "exec",
+	"role_from", "stream", "call_site", "stack", "gpu_idle_caused_ns",
 };
 
 /* GPU executions' annotation names, interned after the catalogue's: other traces stay as were. */
@@ -931,7 +931,10 @@ static void sync_args(struct perfetto_out *o, const struct sync_verdict *sv)
 	if (sv->rank >= 0)
 		ann_int(o, AN(AN_RANK), sv->rank);
 	ann_uint(o, AN(AN_BLOCKED), sv->blocked_ns);
-	if (sv->has_bound)
+	/* the words of docs/guide.md, "The figures": measured where --gpu gave it */
+	if (sv->has_gpu_idle)
+		ann_uint(o, AN(AN_GPU_IDLE), sv->gpu_idle_ns);
+	else if (sv->has_bound)
 		ann_uint(o, AN(AN_BOUND), sv->bound_ns);
 	ann_bool(o, AN(AN_BREAKS), sv->breaks_overlap);
 	if (s->handle)

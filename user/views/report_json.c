@@ -64,9 +64,10 @@ static void put_recording(FILE *out, const struct model_view *v)
 	put_int_or_null(out, "first_ns", v->first_ns, v->calls);
 	fputc(',', out);
 	put_int_or_null(out, "last_ns", v->last_ns, v->calls);
-	fprintf(out, ",\"calls\":%llu,\"unreturned\":%llu,\"dropped\":%llu,\"failed_reads\":%llu,"
-		     "\"ended_cleanly\":%s,\"partial\":%s",
-		(unsigned long long)v->calls, (unsigned long long)v->unreturned,
+	fprintf(out, ",\"calls\":%llu,\"launches\":%llu,\"copies\":%llu,\"unreturned\":%llu,"
+		     "\"dropped\":%llu,\"failed_reads\":%llu,\"ended_cleanly\":%s,\"partial\":%s",
+		(unsigned long long)v->calls, (unsigned long long)v->launches,
+		(unsigned long long)v->copies, (unsigned long long)v->unreturned,
 		(unsigned long long)v->dropped, (unsigned long long)v->failed_reads,
 		v->ended_cleanly ? "true" : "false", v->out_of_memory ? "true" : "false");
 	put_flight(out, v);
@@ -100,6 +101,10 @@ static void put_process(FILE *out, const struct model_proc *p)
 		(unsigned long long)p->calls, (unsigned long long)p->first_ns,
 		(unsigned long long)p->last_ns);
 	put_int_or_null(out, "exit_ns", p->exit_ns, p->exit_ns);
+	fputc(',', out);
+	/* the signal that ended it; 0: exited, null: not known (older recording, alive) */
+	put_int_or_null(out, "exit_signal", p->exit_status & 0x7f,
+			p->exit_ns && p->exit_status_known);
 	fputc('}', out);
 }
 
@@ -200,12 +205,16 @@ static void put_summary_gpu(FILE *out, const struct cycle_summary *s)
 	}
 	fprintf(out, ",\"gpu\":{\"cycles\":%zu,\"cycles_unmatched\":%zu,\"window_ns\":%.1f,"
 		     "\"idle_ns\":%.1f,\"idle_after_flagged_ns\":%.1f,\"flagged_syncs\":%.3f,"
+		     "\"window_ns_p50\":%llu,\"idle_ns_p50\":%llu,\"cycles_idle_after_flagged\":%zu,"
 		     "\"phases\":{",
 		s->gpu_cycles, s->gpu_cycles_unmatched, s->gpu_window_ns, s->gpu_idle_ns,
-		s->gpu_idle_flagged_ns, s->gpu_flagged_syncs);
+		s->gpu_idle_flagged_ns, s->gpu_flagged_syncs,
+		(unsigned long long)s->gpu_window_p50_ns, (unsigned long long)s->gpu_idle_p50_ns,
+		s->gpu_cycles_flagged);
 	for (int p = 0; p < PHASE_NR; p++)
-		fprintf(out, "%s\"%s\":{\"busy_ns\":%.1f,\"span_ns\":%.1f}", p ? "," : "",
-			cycles__phase_name(p), s->phase[p].gpu_busy_ns, s->phase[p].gpu_span_ns);
+		fprintf(out, "%s\"%s\":{\"busy_ns\":%.1f,\"span_ns\":%.1f,\"busy_ns_p50\":%llu}",
+			p ? "," : "", cycles__phase_name(p), s->phase[p].gpu_busy_ns,
+			s->phase[p].gpu_span_ns, (unsigned long long)s->phase[p].gpu_busy_p50_ns);
 	fputs("}}", out);
 }
 
@@ -244,6 +253,22 @@ static __u64 late_start_of(const struct model_view *v, const struct loop *lp)
 	return 0;
 }
 
+/* Each piece of evidence of the loop's roles and its vote; decided_by: the one that chose. */
+static void put_role_evidence(FILE *out, struct model *m, const struct role_evidence *ev)
+{
+	fprintf(out, "\"role_evidence\":{\"decided_by\":\"%s\",\"kernels\":{\"verify_from\":\"%s\",",
+		model__role_source_name(ev->decided_by), model__role_source_name(ev->kernels_from));
+	if (ev->kernels_said)
+		fprintf(out, "\"verify_exec\":\"0x%llx\"},",
+			(unsigned long long)model__view(m)->execs[ev->kernels_verify]->handle);
+	else
+		fputs("\"verify_exec\":null},", out);
+	fprintf(out, "\"python_frames\":{\"nested\":%s,\"draft_bursts\":%u,\"verify_bursts\":%u,"
+		     "\"extend_bursts\":%u}},",
+		ev->frames.nested ? "true" : "false", ev->frame_draft, ev->frame_verify,
+		ev->frame_extend);
+}
+
 static void put_loop(FILE *out, struct model *m, const struct loop *lp,
 		     const struct cycle_summary *s)
 {
@@ -263,6 +288,7 @@ static void put_loop(FILE *out, struct model *m, const struct loop *lp,
 	else
 		fprintf(out, "\"lead_role\":\"%s\",", lp->lead_extends ? "extend" : "draft");
 	fprintf(out, "\"lead_from\":\"%s\",", cycles__lead_from_name(lp->lead_from));
+	put_role_evidence(out, m, &lp->evidence);
 	put_summary_fields(out, s);
 	fputc('}', out);
 }
@@ -490,9 +516,16 @@ static void put_callsite(FILE *out, const struct cs_site *site, const struct cal
 		fputs("null", out);
 	}
 	fprintf(out, ",\"count\":%zu,\"flagged\":%zu,\"blocked_ns\":%llu,"
-		     "\"flagged_blocked_ns\":%llu}",
+		     "\"flagged_blocked_ns\":%llu,\"own\":%zu,",
 		cs->count, cs->flagged, (unsigned long long)cs->blocked_ns,
-		(unsigned long long)cs->flagged_ns);
+		(unsigned long long)cs->flagged_ns, cs->own);
+	put_int_or_null(out, "flagged_gpu_idle_caused_ns", cs->flagged_gpu_idle_ns,
+			cs->flagged_gpu_known);
+	if (cs->flagged)
+		fprintf(out, ",\"flagged_call\":\"%s\",\"flagged_position\":\"%s\"}",
+			model__call_name(cs->flagged_name), syncs__pos_name(cs->flagged_pos));
+	else
+		fputs(",\"flagged_call\":null,\"flagged_position\":null}", out);
 }
 
 /* Syncs by call site: the innermost Python line and native caller outside the driver. */
@@ -526,6 +559,9 @@ static int walk_sync(void *ctx, const struct sync_verdict *sv)
 {
 	struct list_walk *w = ctx;
 
+	/* calls that could synchronise and did not are counted in could_sync[] */
+	if (!sv->is_sync)
+		return 0;
 	fputs(w->n++ ? ",\n" : "\n", w->out);
 	put_sync(w->out, sv, w->stacks);
 	return 0;
@@ -538,6 +574,28 @@ static int walk_cycle(void *ctx, const struct cycle *c)
 	fputs(w->n++ ? ",\n" : "\n", w->out);
 	put_cycle(w->out, w->lp, c);
 	return 0;
+}
+
+/* The calls that could synchronise and did not, by group: as many as the groups. */
+static void put_could_sync(FILE *out, const struct quiet_table *tab,
+			   const struct callstacks *stacks)
+{
+	fputs(",\"could_sync\":[", out);
+	for (size_t i = 0; i < tab->nr; i++) {
+		const struct quiet_site *q = &tab->sites[i];
+		const struct cs_site *site = callstacks__site(stacks, q->site);
+
+		fprintf(out, "%s{\"call\":\"%s\",\"kind\":\"%s\",\"position\":\"%s\","
+			     "\"verdict\":\"%s\",\"call_site\":",
+			i ? ",\n" : "\n", model__call_name(q->name), model__sync_kind_name(q->kind),
+			syncs__pos_name(q->pos), syncs__verdict_name(q->verdict));
+		if (site)
+			json__string(out, site->label, 1024);
+		else
+			fputs("null", out);
+		fprintf(out, ",\"count\":%zu}", q->count);
+	}
+	fputc(']', out);
 }
 
 static void put_syncs(FILE *out, const struct results *res)
@@ -563,6 +621,7 @@ static void put_syncs(FILE *out, const struct results *res)
 	fputs("],\"unknown_sites\":[", out);
 	put_sites(out, &sy->unknown_sites, sy->cycles);
 	fputc(']', out);
+	put_could_sync(out, &sy->quiet, sw.stacks);
 	put_callsites(out, res);
 }
 

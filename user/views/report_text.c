@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "gputime.h"
+#include "merge.h"
 #include "promtext.h"
 #include "report_view.h"
 
@@ -25,6 +26,16 @@ static void put_rank(FILE *out, int rank)
 }
 
 /* Rings, dumps and merges: what the file does not hold, and how its clocks were joined. */
+#define MOVED_PID (1u << MERGE_HOST_SHIFT)
+
+static bool moved_pids(const struct model_view *v)
+{
+	for (size_t i = 0; i < v->nr_procs; i++)
+		if (v->procs[i]->tgid >= MOVED_PID)
+			return true;
+	return false;
+}
+
 static void put_flight_notes(FILE *out, const struct model_view *v)
 {
 	const struct sp_segment_rec *seg = &v->rotated;
@@ -50,6 +61,10 @@ static void put_flight_notes(FILE *out, const struct model_view *v)
 			"as measured; the hosts' realtime (NTP) offsets are not in the files\n",
 			v->merged_sources, v->merged_gap_unknown ? "an unmeasured gap plus " : "",
 			(unsigned long long)v->merged_gap_ns);
+	if (v->merged_sources > 1 && moved_pids(v))
+		fprintf(out, "  note: a pid of %u or more is another host's, or another window of "
+			"a process, kept apart: its own pid is the pid mod %u\n", MOVED_PID,
+			MOVED_PID);
 }
 
 /* What reading found missing or damaged (report --json: input): one line, none if sound. */
@@ -80,19 +95,33 @@ static void put_input(FILE *out, const struct decode_stats *in)
 		fputs("; the figures cover what was read\n", out);
 }
 
-static void put_header(FILE *out, const struct model_view *v)
+/* What the calls were, each count out of the calls. */
+static void put_call_kinds(FILE *out, const struct model_view *v, const struct syncs *sy)
 {
-	fprintf(out, "specprobe report: host %s, kernel %s\n", v->host[0] ? v->host : "?",
-		v->kernel[0] ? v->kernel : "?");
-	fprintf(out,
-		"  %llu calls over %.3f s; %llu unreturned, %llu dropped, %llu failed reads%s\n",
-		(unsigned long long)v->calls, v->calls ? (v->last_ns - v->first_ns) / 1e9 : 0.0,
+	if (!v->calls)
+		return;
+	fprintf(out, "  of the %llu calls: %llu launches, %llu copies and memsets",
+		(unsigned long long)v->calls, (unsigned long long)v->launches,
+		(unsigned long long)v->copies);
+	if (sy)
+		fprintf(out, "; %zu syncs", sy->sync_calls);
+	fputc('\n', out);
+}
+
+/* What the recording holds, after the five lines of report__head. */
+static void put_header(FILE *out, const struct model_view *v, const struct syncs *sy)
+{
+	fprintf(out, "  %llu unreturned, %llu dropped, %llu failed reads%s\n",
 		(unsigned long long)v->unreturned, (unsigned long long)v->dropped,
 		(unsigned long long)v->failed_reads,
 		v->ended_cleanly ? "" : "; the recording did not end cleanly");
-	fprintf(out,
-		"  probes attached in %.1f ms; every call from the attach mark on is recorded\n",
-		ms(v->attach_done_ns - v->attach_start_ns));
+	put_call_kinds(out, v, sy);
+	if (v->merged_marks && v->merged_sources > 1)
+		fprintf(out, "  probes attached in at most %.1f ms per input; every call from each "
+			"process's input's attach mark on is recorded\n", ms(v->merged_attach_ns));
+	else
+		fprintf(out, "  probes attached in %.1f ms; every call from the attach mark on is "
+			"recorded\n", ms(v->attach_done_ns - v->attach_start_ns));
 	put_flight_notes(out, v);
 	if (v->dropped)
 		fprintf(out,
@@ -169,28 +198,61 @@ static void put_rank_sources(FILE *out, const struct model_view *v)
 	}
 }
 
+/* The signal that ended a traced process, 0 where it exited or is not known to. */
+static int proc_killed_by(const struct model_proc *p)
+{
+	return p && p->exit_ns && p->exit_status_known ? (int)(p->exit_status & 0x7f) : 0;
+}
+
+/* "SEGV" for SIGSEGV; "" for none. */
+static const char *signal_abbrev(int sig)
+{
+	const char *name = sig ? sigabbrev_np(sig) : NULL;
+
+	return name ? name : sig ? "?" : "";
+}
+
+static const struct model_proc *view_proc(const struct model_view *v, __u32 tgid)
+{
+	for (size_t i = 0; i < v->nr_procs; i++)
+		if (v->procs[i]->tgid == tgid)
+			return v->procs[i];
+	return NULL;
+}
+
 static void put_processes(FILE *out, const struct model_view *v)
 {
 	fputs("\nProcesses\n  pid       parent    rank  device  threads  streams  graphs  "
 	      "captures  calls       exited\n",
 	      out);
+	size_t idle = 0;
+
 	for (size_t i = 0; i < v->nr_procs; i++) {
 		const struct model_proc *p = v->procs[i];
 		char parent[16] = "-", device[16] = "-", exited[32] = "-";
 
+		/* a compile worker maps libcuda and makes no call: one line for them all */
+		if (!p->calls && v->nr_procs > 1) {
+			idle++;
+			continue;
+		}
 		if (p->parent)
 			snprintf(parent, sizeof(parent), "%u", p->parent);
 		if (p->device >= 0)
 			snprintf(device, sizeof(device), "%d", p->device);
 		if (p->exit_ns)
-			snprintf(exited, sizeof(exited), "+%.3f s",
-				 (p->exit_ns - v->first_ns) / 1e9);
+			snprintf(exited, sizeof(exited), "+%.3f s%s%s",
+				 (p->exit_ns - v->first_ns) / 1e9, proc_killed_by(p) ? " SIG" : "",
+				 signal_abbrev(proc_killed_by(p)));
 		fprintf(out, "  %-9u %-9s ", p->tgid, parent);
 		put_rank(out, p->rank);
 		fprintf(out, " %-7s %-8u %-8u %-7u %-9u %-11llu %s\n", device, p->nr_threads,
 			p->nr_streams, p->nr_execs, p->nr_captures, (unsigned long long)p->calls,
 			exited);
 	}
+	if (idle)
+		fprintf(out, "  and %zu process%s that made no CUDA call while traced "
+			     "(--json: processes[])\n", idle, idle == 1 ? "" : "es");
 	put_rank_sources(out, v);
 }
 
@@ -292,48 +354,24 @@ static void put_gpu_breakdown(FILE *out, const struct cycle_summary *s)
 	put_notes(out, s);
 }
 
-/* Figures of tens of ms read with one decimal; a fast loop's need more. */
-static int gpu_ms_digits(double ns)
+/* --gpu: the agents that kept the timeline from being whole, and the matching left over. */
+static void put_gpu_gaps(FILE *out, const struct model_view *v, const struct gpu_stats *st)
 {
-	return ns >= 10e6 ? 1 : ns >= 1e6 ? 2 : 3;
-}
-
-/* --gpu: the answer first, in GPU time, and what kept the timeline from being whole. */
-static void put_gpu_lead(FILE *out, const struct model_view *v, const struct cycle_summary *s)
-{
-	const struct gpu_stats *st = v->gpu ? gputime__stats(v->gpu) : NULL;
-	double win = s->gpu_window_ns;
-
-	if (!st)
-		return;
-	if (s->gpu_cycles && win > 0) {
-		fprintf(out, "\nGPU: verify %.*f ms GPU (%.0f %%), draft %.*f ms (%.0f %%), GPU idle "
-			     "%.*f ms a cycle",
-			gpu_ms_digits(s->phase[PHASE_VERIFY].gpu_busy_ns),
-			ms(s->phase[PHASE_VERIFY].gpu_busy_ns),
-			100 * s->phase[PHASE_VERIFY].gpu_busy_ns / win,
-			gpu_ms_digits(s->phase[PHASE_DRAFT].gpu_busy_ns),
-			ms(s->phase[PHASE_DRAFT].gpu_busy_ns),
-			100 * s->phase[PHASE_DRAFT].gpu_busy_ns / win, gpu_ms_digits(s->gpu_idle_ns),
-			ms(s->gpu_idle_ns));
-		if (s->gpu_flagged_syncs > 0)
-			fprintf(out, ", %.*f ms of it after %.*f flagged sync%s",
-				gpu_ms_digits(s->gpu_idle_flagged_ns), ms(s->gpu_idle_flagged_ns),
-				s->gpu_flagged_syncs == (long)s->gpu_flagged_syncs ? 0 : 1,
-				s->gpu_flagged_syncs, s->gpu_flagged_syncs == 1 ? "" : "s");
-		fputc('\n', out);
-	}
-	else if (st->records)
-		fputs("\nGPU: no cycle had every launch matched to its execution\n", out);
-	else
-		fputs("\nGPU: no GPU records: host-only\n", out);
 	for (__u32 i = 0; i < st->nr_agents; i++) {
 		const struct gpu_agent *a = &st->agents[i];
+		int killed;
 
 		if (a->status != SP_GPU_ON && a->status != SP_GPU_OFF)
 			fprintf(out, "  GPU agent of pid %u: %s: %s\n", a->tgid,
 				report__gpu_status_name(a->status), a->detail);
-		if (gpu_agent__stopped(a))
+		killed = proc_killed_by(view_proc(v, a->tgid));
+		if (killed && a->was_on)
+			fprintf(out, "  GPU agent of pid %u: the process died of SIG%s at +%.3f s with "
+				     "the agent in it; its last %llu launches have no GPU records\n",
+				a->tgid, signal_abbrev(killed),
+				(view_proc(v, a->tgid)->exit_ns - v->first_ns) / 1e9,
+				(unsigned long long)a->unmatched_after);
+		else if (gpu_agent__stopped(a))
 			fprintf(out, "  GPU agent of pid %u: CUPTI's records stopped, its last %llu "
 				     "launches have none:\n    another CUPTI client (torch.profiler, "
 				     "Nsight) took CUPTI's buffers after the agent began\n",
@@ -347,6 +385,44 @@ static void put_gpu_lead(FILE *out, const struct model_view *v, const struct cyc
 		fprintf(out, "  GPU matching: %llu executions and %llu calls left unmatched\n",
 			(unsigned long long)st->unmatched_records,
 			(unsigned long long)st->unmatched_calls);
+}
+
+/* --gpu: the answer in GPU time, medians a cycle; where its idle time comes from, as shares. */
+static void put_gpu_medians(FILE *out, const struct cycle_summary *s)
+{
+	double idle = s->gpu_idle_ns, win = s->gpu_window_ns;
+
+	fprintf(out, "\nGPU busy a cycle, p50 ms of %zu: draft %.3f, verify %.3f, accept %.3f, "
+		     "extend %.3f; idle %.3f\n", s->gpu_cycles,
+		ms(s->phase[PHASE_DRAFT].gpu_busy_p50_ns), ms(s->phase[PHASE_VERIFY].gpu_busy_p50_ns),
+		ms(s->phase[PHASE_ACCEPT].gpu_busy_p50_ns), ms(s->phase[PHASE_EXTEND].gpu_busy_p50_ns),
+		ms(s->gpu_idle_p50_ns));
+	fprintf(out, "  GPU idle: %.1f %% of GPU time; %.0f %% of it caused by flagged syncs (in %zu "
+		     "of %zu cycles)\n", win > 0 ? 100 * idle / win : 0.0,
+		idle > 0 ? 100 * s->gpu_idle_flagged_ns / idle : 0.0, s->gpu_cycles_flagged,
+		s->gpu_cycles);
+	if (idle > s->gpu_idle_flagged_ns)
+		fputs("  the rest waited on the host: after the loop's own accept sync, or between "
+		      "launches\n", out);
+	if (s->gpu_cycles_unmatched)
+		fprintf(out, "  %zu cycles not in these figures: some launch of theirs was not "
+			     "matched to its execution\n", s->gpu_cycles_unmatched);
+}
+
+/* --gpu: the answer first, in GPU time, and what kept the timeline from being whole. */
+static void put_gpu_lead(FILE *out, const struct model_view *v, const struct cycle_summary *s)
+{
+	const struct gpu_stats *st = v->gpu ? gputime__stats(v->gpu) : NULL;
+
+	if (!st)
+		return;
+	if (s->gpu_cycles && s->gpu_window_ns > 0)
+		put_gpu_medians(out, s);
+	else if (st->records)
+		fputs("\nGPU: no cycle had every launch matched to its execution\n", out);
+	else
+		fputs("\nGPU: no GPU records: host-only\n", out);
+	put_gpu_gaps(out, v, st);
 }
 
 static void put_breakdown(FILE *out, const struct cycles *cy, const struct cycle_summary *s)
@@ -373,14 +449,22 @@ static void put_breakdown(FILE *out, const struct cycles *cy, const struct cycle
 	put_notes(out, s);
 }
 
-static void put_cycle_row(FILE *out, const struct cycle *c, __u64 t0)
+/* gpu: the GPU busy and idle columns (--gpu) take the place of the launch and sync counts. */
+static void put_cycle_row(FILE *out, const struct cycle *c, __u64 t0, bool gpu)
 {
 	fprintf(out, "  %-7u %9.3f %8.3f", c->index, ms(c->start_ns - t0),
 		ms(c->end_ns - c->start_ns));
 	for (int p = 0; p < PHASE_NR; p++)
 		fprintf(out, " %7.3f", ms(c->phase[p].span_ns));
-	fprintf(out, " %8.3f %6u %5u%s\n", ms(c->blocked_ns), c->launches, c->syncs,
-		c->draft_joined ? "" : "  synced");
+	fprintf(out, " %8.3f", ms(c->blocked_ns));
+	if (!gpu)
+		fprintf(out, " %6u %5u", c->launches, c->syncs);
+	else if (c->gpu_known)
+		fprintf(out, " %8.3f %8.3f",
+			ms(c->gpu_end_ns - c->gpu_start_ns - c->gpu_idle_ns), ms(c->gpu_idle_ns));
+	else
+		fprintf(out, " %8s %8s", "-", "-");
+	fprintf(out, "%s\n", c->draft_joined ? "" : "  synced");
 }
 
 /* Slower first; of equal ones, the earlier. */
@@ -395,6 +479,7 @@ static bool slower(const struct cycle *x, const struct cycle *y)
 struct cycle_walk {
 	FILE *out;
 	__u64 t0;
+	bool gpu;		/* GPU columns */
 	size_t shown, seen;
 	bool synced;
 	struct cycle slowest[SLOWEST_CYCLES];
@@ -421,15 +506,15 @@ static int walk_cycle(void *ctx, const struct cycle *c)
 	struct cycle_walk *w = ctx;
 
 	if (w->seen++ < w->shown)
-		put_cycle_row(w->out, c, w->t0);
+		put_cycle_row(w->out, c, w->t0, w->gpu);
 	w->synced |= !c->draft_joined;
 	keep_slowest(w, c);
 	return 0;
 }
 
-static void put_cycle_table(FILE *out, const struct loop *lp, __u64 t0, bool all)
+static void put_cycle_table(FILE *out, const struct loop *lp, __u64 t0, bool all, bool gpu)
 {
-	struct cycle_walk w = { .out = out, .t0 = t0 };
+	struct cycle_walk w = { .out = out, .t0 = t0, .gpu = gpu };
 
 	w.shown = all || lp->nr_cycles <= FIRST_CYCLES + SLOWEST_CYCLES ? lp->nr_cycles
 									 : FIRST_CYCLES;
@@ -443,15 +528,19 @@ static void put_cycle_table(FILE *out, const struct loop *lp, __u64 t0, bool all
 	if (lp->skipped_no_draft)
 		fprintf(out, "  %u verify launches had no draft before them: not cycles\n",
 			lp->skipped_no_draft);
-	fprintf(out, "  %-7s %9s %8s %7s %7s %7s %7s %7s %8s %6s %5s\n", "cycle", "start", "total",
-		"draft", "verify", "accept", "extend", "other", "blocked", "launch", "sync");
+	fprintf(out, "  %-7s %9s %8s %7s %7s %7s %7s %7s %8s", "cycle", "start", "total", "draft",
+		"verify", "accept", "extend", "other", "blocked");
+	if (gpu)
+		fprintf(out, " %8s %8s\n", "GPU busy", "GPU idle");
+	else
+		fprintf(out, " %6s %5s\n", "launch", "sync");
 	if (loop__each_cycle(lp, walk_cycle, &w))
 		fputs("  (the cycles could not be read back)\n", out);
 	if (w.shown < lp->nr_cycles) {
 		fprintf(out, "  ... %zu more (--all-cycles, or --json)\n", lp->nr_cycles - w.shown);
 		fputs("  slowest:\n", out);
 		for (size_t i = 0; i < w.nr_slowest; i++)
-			put_cycle_row(out, &w.slowest[i], t0);
+			put_cycle_row(out, &w.slowest[i], t0, gpu);
 	}
 	if (w.synced)
 		fputs("  synced: a sync between draft and verify launches shows the draft's "
@@ -512,11 +601,11 @@ static void put_graphs(FILE *out, struct model *m, const struct model_view *v)
 
 	for (size_t i = 0; i < v->nr_execs; i++) {
 		captured += v->execs[i]->capture != NULL;
-		launched += v->execs[i]->launches != 0;
+		launched += v->execs[i]->launches && !v->execs[i]->eager;
 		eager += v->execs[i]->eager;
 	}
 	fprintf(out, "\nGraphs: %zu execs, %zu captured while traced, %zu launched\n",
-		v->nr_execs - eager, captured, launched - eager);
+		v->nr_execs - eager, captured, launched);
 	if (eager)
 		fprintf(out, "  and %zu eager forwards (bursts of eager launches, no graph: "
 			     "kernels per burst)\n", eager);
@@ -600,11 +689,25 @@ static void stream_name(char *buf, size_t size, __u64 stream)
 		snprintf(buf, size, "0x%llx", (unsigned long long)stream);
 }
 
+/* "4.0 graphs, 1.0 copies": the work in flight, per call, only the kinds there were. */
+static void work_text(char *buf, size_t size, const struct sync_site *site)
+{
+	const double per[] = { site->waited_graphs, site->waited_kernels, site->waited_copies };
+	static const char *const names[] = { "graphs", "kernels", "copies" };
+	size_t len = 0;
+
+	snprintf(buf, size, "nothing seen");
+	for (int i = 0; i < 3 && len < size; i++)
+		if (per[i] > 0)
+			len += snprintf(buf + len, size - len, "%s%.1f %s", len ? ", " : "",
+					per[i] / site->count, names[i]);
+}
+
 /* Evidence line: what it did, how long it blocked, what was in flight on what it waited for. */
 static void put_evidence(FILE *out, const struct sync_site *site)
 {
-	char what[48], idle[40] = "";
-	double n = site->count;
+	char what[48], idle[40] = "", work[64];
+	int len;
 
 	if (site->breaks)
 		snprintf(what, sizeof(what), "breaks overlap %zux", site->breaks);
@@ -613,17 +716,18 @@ static void put_evidence(FILE *out, const struct sync_site *site)
 	if (site->gpu_known)	/* measured on the GPU: it replaces the bound */
 		snprintf(idle, sizeof(idle), ", GPU idle caused %.3f",
 			 ms((double)site->gpu_idle_ns / site->gpu_known));
-	else if (site->bounded)
-		snprintf(idle, sizeof(idle), ", idle %.3f", ms((double)site->bound_ns /
-							       site->bounded));
-	if (site->kind == SYNC_LEGACY)	/* a launch: it returns at once, the GPU waits */
-		fprintf(out, "    %s; behind %.1f graphs %.1f kernels %.1f copies there\n", what,
-			site->waited_graphs / n, site->waited_kernels / n, site->waited_copies / n);
-	else
-		fprintf(out, "    %s; blocked %.3f ms%s; waited on %.1f graphs %.1f kernels "
-			     "%.1f copies\n",
-			what, ms(site->blocked_ns / n), idle, site->waited_graphs / n,
-			site->waited_kernels / n, site->waited_copies / n);
+	else if (site->bounded)	/* one figure, told by "<=" as the bound (docs/guide.md) */
+		snprintf(idle, sizeof(idle), ", GPU idle caused <=%.3f",
+			 ms((double)site->bound_ns / site->bounded));
+	work_text(work, sizeof(work), site);
+	if (site->kind == SYNC_LEGACY) {	/* a launch: it returns at once, the GPU waits */
+		fprintf(out, "    %s; behind %s there\n", what, work);
+		return;
+	}
+	len = fprintf(out, "    %s; blocked %.3f ms%s;", what,
+		      ms(site->blocked_ns / (double)site->count), idle);
+	/* within 100 columns: what it waited on goes to a line of its own when long */
+	fprintf(out, "%swaited on %s\n", len + 11 + strlen(work) > 100 ? "\n      " : " ", work);
 }
 
 static void put_site(FILE *out, const struct sync_site *site, size_t cycles)
@@ -650,37 +754,43 @@ static void put_site_table(FILE *out, const struct site_table *tab, size_t cycle
 		fprintf(out, "  ... %zu more call sites (--json: syncs[])\n", tab->nr - shown);
 }
 
-/* Calls that could have synchronised, apart from the syncs: what legacy work cost. */
-static void put_could_sync(FILE *out, const struct syncs *sy)
+/*
+ * Calls that could have synchronised, apart from the syncs, each count out of its
+ * own whole: legacy work out of the launches and copies, the syncs among it out of it.
+ */
+static void put_could_sync(FILE *out, const struct model_view *v, const struct syncs *sy)
 {
 	char did[48] = "none did";
 
 	if (sy->legacy_synced)
-		snprintf(did, sizeof(did), "%zu did, counted above", sy->legacy_synced);
+		snprintf(did, sizeof(did), "%zu did, syncs above", sy->legacy_synced);
 	if (sy->legacy_work)
-		fprintf(out, "  (%zu legacy-stream launches and copies could synchronise: %s)\n",
-			sy->legacy_work, did);
+		fprintf(out, "  %zu of %llu launches and copies, on the legacy stream, could "
+			     "synchronise: %s\n", sy->legacy_work,
+			(unsigned long long)(v->launches + v->copies), did);
 	if (sy->legacy_unknown)
-		fprintf(out, "  (%zu of them behind streams made before attach: cannot be told, "
-			     "counted above)\n", sy->legacy_unknown);
+		fprintf(out, "  (%zu of the %zu behind streams made before attach: cannot be told, "
+			     "syncs above)\n", sy->legacy_unknown, sy->legacy_work);
 	if (sy->host_unknown_quiet)
-		fprintf(out, "  (%zu async copies of host memory of unknown kind showed no wait: "
-			     "not counted)\n", sy->host_unknown_quiet);
+		fprintf(out, "  (%zu of %llu copies: async, host memory of unknown kind, no wait "
+			     "shown: not syncs)\n", sy->host_unknown_quiet,
+			(unsigned long long)v->copies);
 }
 
-static void put_syncs(FILE *out, const struct syncs *sy)
+static void put_syncs(FILE *out, const struct model_view *v, const struct syncs *sy)
 {
 	fprintf(out, "\nFlagged syncs: %zu of %zu syncs (calls that blocked, or waited "
 		     "implicitly)\n", sy->flagged, sy->sync_calls);
-	put_could_sync(out, sy);
+	put_could_sync(out, v, sy);
 	if (sy->flagged_sites.nr)
 		put_site_table(out, &sy->flagged_sites, sy->cycles);
 	else
 		fputs("  none\n", out);
 	fprintf(out, "  not flagged: %zu accept syncs and result copies, %zu with no wait seen "
 		     "(nothing in\n  flight, or back sooner than its return probe costs, %.1f us), %zu outside the "
-		     "loop, %zu unknown\n  per call: blocked and GPU idle after it (means), what was "
-		     "in flight on what it\n  waited for; ms/cycle: blocked time per counted cycle\n",
+		     "loop, %zu unknown\n  per call (means): blocked, GPU idle caused (<=: the bound, its "
+		     "return to the next\n  launch), what was in flight on what it waited for; "
+		     "ms/cycle: blocked per counted cycle\n",
 		sy->verdicts_of[VERDICT_ACCEPT], sy->verdicts_of[VERDICT_NO_WAIT],
 		sy->trap_ns / 1e3, sy->verdicts_of[VERDICT_OUTSIDE], sy->unknown);
 	if (sy->verdicts_of[VERDICT_STEP])
@@ -693,33 +803,80 @@ static void put_syncs(FILE *out, const struct syncs *sy)
 	}
 }
 
-/* Syncs by where they were called: a short table, the whole list is in the JSON report. */
+/* One call site's row; n and ms are the flagged or the other syncs'. */
+static void put_callsite_row(FILE *out, const struct cs_site *site, size_t n, __u64 blocked_ns,
+			     const char *what)
+{
+	const char *label = site ? site->label : "?", *tail = report__label_tail(label, 62);
+
+	fprintf(out, "  %6zu %10.3f  %-8s %s%s\n", n, ms((double)blocked_ns), what,
+		tail != label ? "..." : "", tail);
+}
+
+/* Most of the syncs that are not flagged first. */
+static int by_others(const void *a, const void *b)
+{
+	const struct callsite_stat *x = *(const struct callsite_stat *const *)a;
+	const struct callsite_stat *y = *(const struct callsite_stat *const *)b;
+	size_t nx = x->count - x->flagged, ny = y->count - y->flagged;
+
+	if (nx != ny)
+		return (nx < ny) - (nx > ny);
+	return (x->site > y->site) - (x->site < y->site);
+}
+
+/* The sites of syncs not flagged, apart: the loop's own accept sync is not a cost to cut. */
+static void put_callsites_others(FILE *out, const struct syncs *sy,
+				 const struct callstacks *stacks)
+{
+	const struct callsite_stat **order = malloc(sy->nr_by_callsite * sizeof(*order));
+	size_t nr = 0;
+
+	if (!order)
+		return;
+	for (size_t i = 0; i < sy->nr_by_callsite; i++)
+		if (sy->by_callsite[i].count > sy->by_callsite[i].flagged)
+			order[nr++] = &sy->by_callsite[i];
+	qsort(order, nr, sizeof(*order), by_others);
+	for (size_t i = 0; i < nr && i < 5; i++) {
+		const struct callsite_stat *cs = order[i];
+		size_t others = cs->count - cs->flagged;
+
+		put_callsite_row(out, callstacks__site(stacks, cs->site), others,
+				 cs->blocked_ns - cs->flagged_ns, cs->own == others ? "accept"
+						: cs->own ? "accept+" : "other");
+	}
+	if (nr > 5)
+		fprintf(out, "  ... %zu more call sites (--json: call_sites[])\n", nr - 5);
+	free(order);
+}
+
+/* Syncs by where they were called: the flagged, then the rest; all in the JSON report. */
 static void put_callsites(FILE *out, const struct syncs *sy, const struct callstacks *stacks)
 {
-	size_t shown = sy->nr_by_callsite < 5 ? sy->nr_by_callsite : 5;
+	size_t shown = 0, flagged_sites = 0;
 
 	if (!sy->nr_by_callsite)
 		return;
-	fprintf(out, "\nCall sites: %zu of %zu syncs with a stack, most flagged first\n",
+	fprintf(out, "\nCall sites: %zu of %zu syncs with a stack; flagged, then not\n",
 		sy->with_stack, sy->sync_calls);
-	fprintf(out, "  %6s %7s %10s  %s\n", "count", "flagged", "blocked ms", "site");
-	for (size_t i = 0; i < shown; i++) {
+	fprintf(out, "  %6s %10s  %-8s %s\n", "count", "blocked ms", "verdict", "site");
+	for (size_t i = 0; i < sy->nr_by_callsite; i++) {
 		const struct callsite_stat *cs = &sy->by_callsite[i];
-		const struct cs_site *site = callstacks__site(stacks, cs->site);
 
-		const char *label = site ? site->label : "?", *tail = label;
-		size_t len = strlen(label);
-
-		/* the line stays within 100 columns: a long path loses its start */
-		if (len > 70)
-			for (tail = label + len - 67; (*tail & 0xc0) == 0x80; tail++)
-				;	/* not inside a UTF-8 character */
-		fprintf(out, "  %6zu %7zu %10.3f  %s%s\n", cs->count, cs->flagged,
-			ms((double)cs->blocked_ns), tail != label ? "..." : "", tail);
+		if (!cs->flagged)
+			continue;
+		flagged_sites++;
+		if (shown++ < 5)
+			put_callsite_row(out, callstacks__site(stacks, cs->site), cs->flagged,
+					 cs->flagged_ns, "FLAGGED");
 	}
-	if (shown < sy->nr_by_callsite)
-		fprintf(out, "  ... %zu more call sites (--json: call_sites[])\n",
-			sy->nr_by_callsite - shown);
+	if (flagged_sites > 5)
+		fprintf(out, "  ... %zu more flagged call sites (--json: call_sites[])\n",
+			flagged_sites - 5);
+	put_callsites_others(out, sy, stacks);
+	fputs("  (accept: the loop's own accept syncs and result copies; other: outside the loop, "
+	      "or\n  no wait seen; a site of both kinds has a row of each)\n", out);
 }
 
 /* The probes' cost in one sentence: a share of the CPU time the traced processes used. */
@@ -774,14 +931,15 @@ void report__text(FILE *out, const struct results *res, const struct report_opts
 	const struct cycle_summary *s = &res->overall;
 	struct model_view *v = model__view(m);
 
-	put_header(out, v);
+	report__head(out, res);
+	put_header(out, v, res->syncs_err ? NULL : &res->syncs);
 	put_input(out, opts->input);
 	if (res->server)
 		put_server(out, res->server);
 	put_gpu_lead(out, v, s);
 	/* what matters first: the syncs that cost the loop */
 	if (!res->syncs_err) {
-		put_syncs(out, &res->syncs);
+		put_syncs(out, v, &res->syncs);
 		put_callsites(out, &res->syncs, v->stacks);
 	} else
 		fputs("\nFlagged syncs: out of memory\n", out);
@@ -799,7 +957,8 @@ void report__text(FILE *out, const struct results *res, const struct report_opts
 		put_rank_rows(out, res);
 		put_breakdown(out, cy, s);
 		for (size_t i = 0; i < cy->nr_loops; i++)
-			put_cycle_table(out, &cy->loops[i], v->first_ns, opts->all_cycles);
+			put_cycle_table(out, &cy->loops[i], v->first_ns, opts->all_cycles,
+					s->gpu_cycles > 0);
 	}
 	put_graphs(out, m, v);
 	put_overhead(out, v);

@@ -8,7 +8,7 @@
 #include "decode.h"
 #include "results.h"
 
-#define REPORT_JSON_VERSION 1
+#define REPORT_JSON_VERSION 2
 
 struct report_opts {
 	bool json;
@@ -16,6 +16,10 @@ struct report_opts {
 	const struct decode_stats *input;	/* how the input read; NULL: not told */
 };
 
+/* The first five lines: rates, cycle p50, the phase split, the flagged sync to fix first. */
+void report__head(FILE *out, const struct results *res);
+/* A call site's label cut to at most max bytes by its start (then shown after "..."). */
+const char *report__label_tail(const char *label, size_t max);
 void report__text(FILE *out, const struct results *res, const struct report_opts *opts);
 void report__json(FILE *out, const struct results *res, const struct decode_stats *input);
 /* --gpu: an agent's status as the JSON names it ("on", "no-cupti", ...). */

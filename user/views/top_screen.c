@@ -145,7 +145,8 @@ static void draw_header(const struct top_screen *s, const struct top_frame *f,
 		{ .prio = 80 }, { .prio = 70 },	{ .prio = 60 },
 		{ .prio = 100, .alert = f->drops > 0 }, { .prio = 90 },
 	};
-	char line[160];
+	struct top_answer answer;
+	char line[256];
 	int n;
 
 	n = snprintf(line, sizeof(line), " specprobe top  %-6s  %.1fs  window %.0fs  sort %s",
@@ -162,7 +163,14 @@ static void draw_header(const struct top_screen *s, const struct top_frame *f,
 		 (unsigned long long)f->records);
 	snprintf(parts[3].text, sizeof(parts[3].text), "drops %llu", (unsigned long long)f->drops);
 	top__cost_line(parts[4].text, sizeof(parts[4].text), f->overhead_pct);
-	draw_parts(s, parts, 5, 1);
+	top__answer(f, &answer);
+	top__answer_line(line, sizeof(line), f, &answer, COLS - 1);
+	put_at(1, 1, line);
+	top__sync_line(line, sizeof(line), &answer, COLS - 1);
+	style_on(s, answer.site ? PAIR_ALERT : 0, 0);
+	put_at(2, 1, line);
+	style_off(s, answer.site ? PAIR_ALERT : 0, 0);
+	draw_parts(s, parts, 5, 3);
 }
 
 enum cell_style { ST_PLAIN, ST_ALERT, ST_ALERT_BOLD, ST_BLOCKED, ST_BAR };
@@ -240,10 +248,10 @@ static int put_table(const struct top_screen *s, const struct top_table *t, int 
 
 /* Columns by how much they are needed: the first and the key figures go last. */
 static const struct tt_col loop_cols[] = {
-	{ "RANK", 4, 100 },	 { "PID", 7, 80 },	  { "TID", 7, 40 },
-	{ "CYCLES/S", 9, 95 }, { "TOK/S", 5, 10 },	  { "P50 ms", 7, 30 },
-	{ "P99 ms", 7, 70 },	 { "TOTAL", 7, 60 },	  { "PHASES d v a e", 42, 50, true, 14 },
-	{ "BLK%", 4, 90 },	{ "ACC", 4, 12 },
+	{ "RANK", 4, 100 },	 { "PID", 7, 80 },	  { "TID", 7, 20 },
+	{ "CYCLES/S", 9, 95 }, { "TOK/S", 5, 92 },	  { "P50 ms", 7, 35 },
+	{ "P99 ms", 7, 30 },	 { "TOTAL", 7, 25 },	  { "PHASES d v a e, blank other", 42, 50, true, 27 },
+	{ "BLK%", 4, 90 },	{ "ACC", 4, 40 },
 	/* --gpu only, last: without GPU figures the table is as it always was */
 	{ "GPU-D ms", 8, 66 },	 { "GPU-V ms", 8, 72 },	  { "GPU IDLE", 8, 68 },
 };
@@ -349,22 +357,26 @@ static int draw_loops(const struct top_screen *s, struct top_table *t, const str
 	return put_table(s, t, y, scroll, rows);
 }
 
+/* what a user acts on stays longest: the call, its site and position, its cost */
 static const struct tt_col site_cols[] = {
 	{ "RANK", 4, 100 },
-	{ "PID", 7, 50 },
+	{ "PID", 7, 45 },
 	{ "FLAGGED SYNC", 24, 98, true },
 	{ "POSITION", 13, 96, true },
-	{ "KIND", 13, 40, true },
-	{ "COUNT/S", 8, 80 },
+	{ "KIND", 13, 60, true },
+	{ "COUNT/S", 8, 55 },
 	{ "BLK ms/CYC", 11, 90 },
-	{ "TOTAL", 8, 70 },
-	{ "CALL SITE", 0, 30, true, 16 },
+	{ "TOTAL", 8, 50 },
+	{ "CALL SITE", 0, 97, true, 16 },
 };
 
 static int draw_sites(const struct top_screen *s, struct top_table *t, const struct top_frame *f,
 		      int y, int rows)
 {
-	tt__init(t, site_cols, NR(site_cols), 1);
+	struct tt_col cols[NR(site_cols)];
+
+	top__site_cols(cols, site_cols, NR(site_cols), 8, f);
+	tt__init(t, cols, NR(cols), 1);
 	for (size_t i = 0; i < f->nr_sites; i++) {
 		const struct top_site_row *r = &f->sites[i];
 		int row = tt__add_row(t);
@@ -380,6 +392,7 @@ static int draw_sites(const struct top_screen *s, struct top_table *t, const str
 		tt__set(t, row, 8, ST_PLAIN, "%s", r->where ? r->where : "");
 	}
 	tt__fit(t, COLS);
+	top__fit_sites(t, f, 8);
 	y = put_table(s, t, y, 0, rows);
 	if (!f->nr_sites && rows > 0 && y < LINES - 1)
 		put_at(y++, 0, "  no flagged syncs in the window");
@@ -449,13 +462,14 @@ static const char *const help_lines[] = {
 	"up/down  scroll the loops",
 	"?  this help",
 	"",
-	"phase bar: d draft, v verify, a accept, e extend; BLK% time blocked in syncs",
+	"phase bar: d draft, v verify, a accept, e extend, blank other (no phase);",
+	"BLK% time blocked in syncs",
 };
 
 static void draw_help(void)
 {
 	int n = sizeof(help_lines) / sizeof(help_lines[0]);
-	int y = 3;
+	int y = 5;
 
 	for (int i = 0; i < n && y < LINES; i++, y++) {
 		move(y, 0);
@@ -481,7 +495,7 @@ void top_screen__draw(struct top_screen *s, const struct top_frame *f,
 		return;
 	}
 	loops_rows = loops_rows < 1 ? 1 : loops_rows;
-	y = draw_loops(s, t, f, 3, loops_rows, ui->scroll) + 1;
+	y = draw_loops(s, t, f, 5, loops_rows, ui->scroll) + 1;
 	free_rows = LINES - y - 3;
 	y = draw_sites(s, t, f, y, free_rows / 3 > 1 ? free_rows / 3 : 1) + 1;
 	y = draw_hung(s, t, f, title->opts, y, 3) + 1;

@@ -349,6 +349,13 @@ static int cmp_u64(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
 /* Cycles that ended in the window: their rate over their own span, percentiles, shares. */
 static void loop_row(const struct loop_agg *a, __u64 now, double window_s, __u64 *scratch,
 		     struct top_loop_row *row)
@@ -390,6 +397,7 @@ static void loop_row(const struct loop_agg *a, __u64 now, double window_s, __u64
 		row->gpu_idle_share = gpu_window ? (double)gpu_idle / gpu_window : 0;
 	}
 	row->cycles_per_s = last_end > first_start ? n * 1e9 / (last_end - first_start) : 0;
+	row->mean_ns = (double)total_ns / n;
 	qsort(scratch, n, sizeof(*scratch), cmp_u64);
 	row->p50_ns = scratch[(n - 1) / 2];
 	row->p99_ns = scratch[(n - 1) * 99 / 100];
@@ -438,6 +446,60 @@ static __u64 rank_cycles(const struct top_frame *f, int rank)
 		if (f->loops[i].rank == rank)
 			n += f->loops[i].cycles;
 	return n;
+}
+
+/* Mean cycle time of the loops of a rank in the window, 0: none. */
+static double rank_mean_ns(const struct top_frame *f, int rank)
+{
+	double sum = 0;
+	__u64 n = 0;
+
+	for (size_t i = 0; i < f->nr_loops; i++)
+		if (f->loops[i].rank == rank && f->loops[i].cycles) {
+			sum += f->loops[i].mean_ns * f->loops[i].cycles;
+			n += f->loops[i].cycles;
+		}
+	return n ? sum / n : 0;
+}
+
+void top__answer(const struct top_frame *f, struct top_answer *a)
+{
+	double whole = 0, phase[PHASE_NR] = { 0 }, gpu = 0, p50[TOP_MAX_LOOPS];
+
+	*a = (struct top_answer){ .gpu_idle_share = -1 };
+	for (size_t i = 0; i < f->nr_loops; i++) {
+		const struct top_loop_row *r = &f->loops[i];
+		double ns = r->mean_ns * r->cycles;
+
+		if (!r->cycles)
+			continue;
+		p50[a->loops++] = r->p50_ns;
+		a->cycles_per_s += r->cycles_per_s;
+		whole += ns;
+		for (int p = 0; p < PHASE_NR; p++)
+			phase[p] += r->share[p] * ns;
+		if (r->gpu_cycles) {
+			a->gpu_idle_share = a->gpu_idle_share < 0 ? 0 : a->gpu_idle_share;
+			a->gpu_idle_share += r->gpu_idle_share * r->gpu_cycles;
+			gpu += r->gpu_cycles;
+		}
+	}
+	if (!a->loops)
+		return;
+	a->cycles_per_s /= a->loops;
+	qsort(p50, a->loops, sizeof(p50[0]), cmp_double);
+	a->p50_ns = p50[(a->loops - 1) / 2];
+	for (int p = 0; p < PHASE_NR; p++)
+		a->share[p] = whole > 0 ? phase[p] / whole : 0;
+	if (gpu > 0)
+		a->gpu_idle_share /= gpu;
+	/* sites come costliest first; one with no call in the window costs nothing now */
+	if (f->nr_sites && f->sites[0].count) {
+		double mean = rank_mean_ns(f, f->sites[0].rank);
+
+		a->site = &f->sites[0];
+		a->site_share = mean > 0 ? f->sites[0].blocked_ms_per_cycle * 1e6 / mean : 0;
+	}
 }
 
 /* As report orders its sites: blocked time per cycle first, then count, then the call's name. */

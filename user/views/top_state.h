@@ -32,6 +32,7 @@ struct top_loop_row {
 	__u64 total;		/* since the start (or the last reset) */
 	double cycles_per_s;
 	__u64 p50_ns, p99_ns;
+	double mean_ns;			/* the window's cycles' mean duration */
 	double share[PHASE_NR + 1];	/* of the window's cycle time; [PHASE_NR]: blocked */
 	bool idle;		/* no cycle ended in the window */
 	/* GPU timeline (--gpu): over the window's cycles with gpu_known; 0: none */
@@ -90,6 +91,19 @@ struct top_frame {
 	double server_tok_s;	/* < 0: the server counts no generated tokens */
 	double server_accept;	/* mean accept length; 0: not known */
 };
+
+/* The header's answer (as report's first lines): the rates, where a cycle goes, what to fix. */
+struct top_answer {
+	size_t loops;		/* loops with a cycle in the window; 0: none of the below */
+	double cycles_per_s;	/* their mean: ranks run the loop in lockstep */
+	__u64 p50_ns;		/* the median of their p50s */
+	double share[PHASE_NR];	/* of their cycle time together */
+	double gpu_idle_share;	/* --gpu: GPU idle over their GPU windows, < 0: none */
+	const struct top_site_row *site;	/* the costliest flagged site, NULL: none */
+	double site_share;	/* its blocked time a cycle over its rank's mean cycle */
+};
+
+void top__answer(const struct top_frame *f, struct top_answer *a);
 
 /*
  * Totals since the start, which a reset of the view does not touch: what

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include "catalog.h"
 #include "model.h"
 #include "top_table.h"
@@ -25,6 +26,99 @@ void top__cost_line(char *buf, size_t size, double overhead_pct)
 			 "probes cost not known yet (the CPU time is sampled each second)");
 }
 
+static bool fits(const char *text, int width)
+{
+	return width < 0 || (int)strlen(text) <= width;
+}
+
+void top__site_label(char *buf, size_t size, const char *label, int width)
+{
+	const char *dot = strstr(label, " \xc2\xb7 ");	/* python " · " native */
+	size_t len = strlen(label);
+	int n;
+	const char *obj = strrchr(label, '(');
+
+	snprintf(buf, size, "%s", label);
+	if (fits(buf, width))
+		return;
+	/* "symbol+0x48 (object)": the object goes first */
+	if (len && label[len - 1] == ')' && obj > label && (size_t)(obj - label) <= size)
+		buf[obj - label - 1] = '\0';
+	if (dot && (size_t)(dot - label) < size)	/* "file:line (fn) · symbol": the file's line */
+		buf[dot - label] = '\0';
+	n = (int)strlen(buf);
+	if (fits(buf, width) || width < 2)
+		return;
+	/* the end of a path says most: keep it */
+	memmove(buf + 1, buf + n - (width - 1), width);
+	buf[0] = '~';
+}
+
+/* Each phase's share: words where they fit, else the phase bar's letters. */
+static void put_shares(char *buf, size_t size, const struct top_answer *a, bool letters)
+{
+	static const char *const marks[] = { "d", "v", "a", "e", "other" };
+	size_t len = strlen(buf);
+
+	for (int p = 0; p < PHASE_NR && len < size; p++) {
+		if (p == PHASE_OTHER && a->share[p] < 0.005)
+			continue;
+		len += snprintf(buf + len, size - len, " %s%s%.0f%%",
+				letters ? marks[p] : cycles__phase_name(p), letters ? "" : " ",
+				100 * a->share[p]);
+	}
+	if (a->gpu_idle_share >= 0 && len < size)
+		snprintf(buf + len, size - len, "  GPU idle %.0f%%", 100 * a->gpu_idle_share);
+}
+
+void top__answer_line(char *buf, size_t size, const struct top_frame *f,
+		      const struct top_answer *a, int width)
+{
+	char tok[32] = "-";
+	int n;
+
+	if (!a->loops) {
+		snprintf(buf, size, "no cycle in the window");
+		return;
+	}
+	if (f->server && f->server_tok_s >= 0)
+		snprintf(tok, sizeof(tok), "%.1f", f->server_tok_s);
+	n = snprintf(buf, size, "%.1f cycles/s  %s tok/s  p50 %.3f ms ", a->cycles_per_s, tok,
+		     a->p50_ns / 1e6);
+	if (n < 0 || (size_t)n >= size)
+		return;
+	put_shares(buf, size, a, false);
+	if (fits(buf, width))
+		return;
+	buf[n] = '\0';
+	put_shares(buf, size, a, true);
+}
+
+void top__sync_line(char *buf, size_t size, const struct top_answer *a, int width)
+{
+	const struct top_site_row *s = a->site;
+	char head[160], site[TT_CELL];
+	int n;
+
+	if (!s) {
+		snprintf(buf, size, "no flagged sync in the window");
+		return;
+	}
+	/* the call and its cost first, then its site; its position only where room is left */
+	n = snprintf(head, sizeof(head), "top flagged: %s %s %.1f%% of cycle",
+		     model__call_name(s->name), syncs__pos_name(s->pos), 100 * a->site_share);
+	top__site_label(site, sizeof(site), s->where ? s->where : "", 0);
+	if (s->where && width >= 0 && n + 4 + (int)strlen(site) > width)
+		n = snprintf(head, sizeof(head), "top flagged: %s %.1f%% of cycle",
+			     model__call_name(s->name), 100 * a->site_share);
+	if (!s->where) {
+		snprintf(buf, size, "%s", head);
+		return;
+	}
+	top__site_label(site, sizeof(site), s->where, width < 0 ? -1 : width - n - 4);
+	snprintf(buf, size, "%s at %s", head, site);
+}
+
 /* A line cut to width: the figures' lines are short, a long pid list may not be. */
 static void print_cut(FILE *out, const char *line, int width)
 {
@@ -36,11 +130,12 @@ static void print_cut(FILE *out, const char *line, int width)
 
 /* The batch tables: the same columns as ever when no width is known. */
 static const struct tt_col loop_cols[] = {
-	{ "rank", 4, 100 },	  { "pid", 7, 80 },	  { "tid", 7, 30 },
-	{ "cycles/s", 9, 95 },	  { "tok/s", 6, 10 },	  { "p50_ms", 7, 20 },
-	{ "p99_ms", 7, 70 },	  { "total", 7, 60 },	  { "draft", 6, 45 },
+	/* the rates stay longest; p50 is in the header when its column goes */
+	{ "rank", 4, 100 },	  { "pid", 7, 80 },	  { "tid", 7, 20 },
+	{ "cycles/s", 9, 95 },	  { "tok/s", 6, 92 },	  { "p50_ms", 7, 35 },
+	{ "p99_ms", 7, 30 },	  { "total", 7, 25 },	  { "draft", 6, 45 },
 	{ "verify", 6, 44 },	  { "accept", 6, 46 },	  { "extend", 6, 43 },
-	{ "blocked", 7, 90 },	{ "acc", 5, 12 },
+	{ "blocked", 7, 90 },	{ "acc", 5, 40 },
 	/* --gpu only, last: without GPU figures the table is as it always was */
 	{ "gpu_draft_ms", 12, 56 }, { "gpu_verify_ms", 13, 58 }, { "gpu_idle", 8, 57 },
 };
@@ -48,10 +143,11 @@ static const struct tt_col loop_cols[] = {
 #define LOOP_GPU_COLS 3
 #define LOOP_GPU_COL 14
 
+/* what a user acts on stays longest: the call, its site and position, its cost */
 static const struct tt_col site_cols[] = {
-	{ "rank", 4, 100 },		{ "pid", 7, 50 },	   { "call", 24, 98, true },
-	{ "position", 13, 96, true }, { "kind", 13, 40, true }, { "count/s", 8, 80 },
-	{ "blk_ms/cyc", 10, 90 },	{ "total", 7, 70 },
+	{ "rank", 4, 100 },	       { "pid", 7, 45 },	 { "call", 24, 98, true },
+	{ "position", 13, 96, true }, { "kind", 13, 60, true }, { "count/s", 8, 55 },
+	{ "blk_ms/cyc", 10, 90 },     { "total", 7, 50 },	 { "call_site", 0, 97, true, 16 },
 };
 
 static const struct tt_col hung_cols[] = {
@@ -89,11 +185,13 @@ static void set_rank(struct top_table *t, int row, int rank)
 		tt__set(t, row, 0, 0, "-");
 }
 
+/* width -2: the table is fitted already */
 static void print_table(FILE *out, struct top_table *t, int width, bool header)
 {
 	char line[TT_MAX_COLS * (TT_CELL + 1) + 8];
 
-	tt__fit(t, width);
+	if (width != -2)
+		tt__fit(t, width);
 	if (header) {
 		tt__line(t, -1, line, sizeof(line));
 		fprintf(out, "%s\n", line);
@@ -148,11 +246,42 @@ static void print_loops(FILE *out, struct top_table *t, const struct top_frame *
 	print_table(out, t, width, true);
 }
 
+void top__site_cols(struct tt_col *cols, const struct tt_col *from, int nr, int col,
+		    const struct top_frame *f)
+{
+	char site[TT_CELL];
+	int least = from[col].min_width;
+
+	for (size_t i = 0; i < f->nr_sites; i++) {
+		if (!f->sites[i].where)
+			continue;
+		top__site_label(site, sizeof(site), f->sites[i].where, 0);
+		least = (int)strlen(site) > least ? (int)strlen(site) : least;
+	}
+	memcpy(cols, from, nr * sizeof(*cols));
+	cols[col].min_width = least < TOP_SITE_MOST ? least : TOP_SITE_MOST;
+}
+
+/* The site column's labels shortened to the width it was given, once the table is fitted. */
+void top__fit_sites(struct top_table *t, const struct top_frame *f, int col)
+{
+	char site[TT_CELL];
+
+	for (int row = 0; row < t->nr_rows && t->shown[col]; row++) {
+		if (!f->sites[row].where)
+			continue;
+		top__site_label(site, sizeof(site), f->sites[row].where, t->shown[col]);
+		snprintf(t->cells[row][col].text, TT_CELL, "%s", site);
+	}
+}
+
 static void print_sites(FILE *out, struct top_table *t, const struct top_frame *f, int width)
 {
 	char line[TT_MAX_COLS * (TT_CELL + 1) + 8];
+	struct tt_col cols[NR(site_cols)];
 
-	tt__init(t, site_cols, NR(site_cols), 2);
+	top__site_cols(cols, site_cols, NR(site_cols), 8, f);
+	tt__init(t, cols, NR(cols), 2);
 	for (size_t i = 0; i < f->nr_sites; i++) {
 		const struct top_site_row *s = &f->sites[i];
 		int row = tt__add_row(t);
@@ -165,23 +294,12 @@ static void print_sites(FILE *out, struct top_table *t, const struct top_frame *
 		tt__set(t, row, 5, 0, "%.1f", s->per_s);
 		tt__set(t, row, 6, 0, "%.3f", s->blocked_ms_per_cycle);
 		tt__set(t, row, 7, 0, "%llu", (unsigned long long)s->total);
+		tt__set(t, row, 8, 0, "%s", s->where ? s->where : "");
 	}
 	fprintf(out, "SYNCS flagged\n");
 	tt__fit(t, width);
-	tt__line(t, -1, line, sizeof(line));
-	fprintf(out, "%s\n", line);
-	for (int r = 0; r < t->nr_rows; r++) {
-		char at[TT_CELL + 16];
-
-		tt__line(t, r, line, sizeof(line));
-		fprintf(out, "%s\n", line);
-		if (!f->sites[r].where)
-			continue;
-		/* the commonest call site, on a line of its own under the row */
-		snprintf(line, sizeof(line), "       at %.90s", f->sites[r].where);
-		tt__cut(at, sizeof(at), line, width);
-		fprintf(out, "%s\n", at);
-	}
+	top__fit_sites(t, f, 8);
+	print_table(out, t, -2, true);
 	if (f->sites_lost) {
 		snprintf(line, sizeof(line), "  (%llu more flagged syncs at other sites)",
 			 (unsigned long long)f->sites_lost);
@@ -224,6 +342,7 @@ static void print_head(FILE *out, const struct top_frame *f, const struct top_ti
 		       int width)
 {
 	const struct top_opts *o = title->opts;
+	struct top_answer answer;
 	char line[256];
 	int n;
 
@@ -231,6 +350,11 @@ static void print_head(FILE *out, const struct top_frame *f, const struct top_ti
 		     title->mode, f->elapsed_s, f->window_s, top__sort_name(o->sort));
 	if (o->focus_rank >= 0 && n > 0 && n < (int)sizeof(line))
 		snprintf(line + n, sizeof(line) - n, " rank=%d", o->focus_rank);
+	print_cut(out, line, width);
+	top__answer(f, &answer);
+	top__answer_line(line, sizeof(line), f, &answer, width);
+	print_cut(out, line, width);
+	top__sync_line(line, sizeof(line), &answer, width);
 	print_cut(out, line, width);
 	snprintf(line, sizeof(line), "tracer: %d probes, %.0f records/s, %llu records, %llu drops",
 		 f->probes, f->records_per_s, (unsigned long long)f->records,

@@ -37,6 +37,28 @@ int top_screen__key(struct top_screen *s, int timeout_ms);
 /* Restores the terminal; safe to call twice. */
 void top_screen__close(struct top_screen *s);
 
+/*
+ * The header's answer, as report's first lines: the rates, the cycle's p50 and phase
+ * shares, then the costliest flagged sync with its share of the cycle and its call site;
+ * each fitted to width (< 0: no limit).
+ */
+void top__answer_line(char *buf, size_t size, const struct top_frame *f,
+		      const struct top_answer *a, int width);
+void top__sync_line(char *buf, size_t size, const struct top_answer *a, int width);
+/* A call site's label in at most width columns: its object, then its native part left out,
+ * then its start cut ("~" first); width < 0: whole. */
+void top__site_label(char *buf, size_t size, const char *label, int width);
+
+struct top_table;
+struct tt_col;
+/* The least width of a call-site column: its longest site without its object, at most this. */
+#define TOP_SITE_MOST 40
+/* cols: from[0..nr) with the call-site column's (col) least width that of f's sites. */
+void top__site_cols(struct tt_col *cols, const struct tt_col *from, int nr, int col,
+		    const struct top_frame *f);
+/* The flagged sites' call-site column (col) shortened to its fitted width. */
+void top__fit_sites(struct top_table *t, const struct top_frame *f, int col);
+
 /* Names the views share. */
 const char *top__sort_name(enum top_sort sort);
 /* What the probes cost, as a share of the CPU time of the processes traced. */

@@ -1,0 +1,57 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/*
+ * The evidence of a loop's roles, each piece and how it voted (report-json:
+ * loops[].role_evidence): the kernels (roles.c: captured kernels, sync waits,
+ * eager bursts' sizes and repeats, call sites of syncs) and the Python frames
+ * recorded at syncs (frames.c). The next decoder adds a piece here.
+ */
+#ifndef __ROLES_H
+#define __ROLES_H
+
+#include <stdbool.h>
+#include <linux/types.h>
+#include "model.h"
+
+/* Outermost frames kept of what every sync of a thread shares. */
+#define FRAME_PREFIX_MAX 32
+/* Loop statements kept that draft, and that read the verify's result. */
+#define FRAME_STMTS 8
+
+/* The frames every sync shared, outermost first (code objects). */
+struct frame_prefix {
+	__u64 code[FRAME_PREFIX_MAX];
+	__u32 nr;
+	bool known;
+};
+
+/* What the Python frames told of a thread's generation loop (frames.c). */
+struct frame_loop {
+	struct frame_prefix prefix;
+	__u64 loop_code;		/* the loop's function: first frame past the prefix */
+	__u64 draft_stmts[FRAME_STMTS];	/* its statements a nested generation ran under */
+	__u32 nr_draft_stmts;
+	bool nested;			/* some sync ran a generation inside the loop's */
+};
+
+struct role_evidence {
+	/* the kernels' reading (roles.c), what it would say alone */
+	enum role_source kernels_from;
+	__u32 kernels_verify;		/* exec id it took as verify, if kernels_said */
+	bool kernels_said;
+	/* the Python frames: eager bursts voted draft, verify and extend */
+	__u32 frame_draft, frame_verify, frame_extend;
+	struct frame_loop frames;
+	enum role_source decided_by;	/* the piece that chose the verify */
+};
+
+struct cs_stack;
+/* Does the stack run a generation inside the loop's (a frame of the prefix again)? */
+bool frames__nested(const struct frame_prefix *fp, const struct cs_stack *st);
+/*
+ * Was a sync of this stack, made between a round's extend and its verify,
+ * the draft's own: nested, under the statement that drafts, or not under
+ * the loop's function at all (its walk lost frames)?
+ */
+bool frames__in_draft(const struct frame_loop *fl, const struct cs_stack *st);
+
+#endif /* __ROLES_H */
