@@ -50,7 +50,7 @@ else
 	msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
 endif
 
-.PHONY: all static test unit-test sanitize-test integration-test deps vmlinux clean tools demo \
+.PHONY: all static test unit-test sanitize-test asan integration-test deps vmlinux clean tools demo \
 	install
 
 PREFIX ?= /usr/local
@@ -115,6 +115,17 @@ SANITIZE := -g -O1 -fno-omit-frame-pointer -fsanitize=address,undefined -fno-san
 sanitize-test:
 	$(Q)$(MAKE) --no-print-directory OUTPUT=$(OUTPUT)/sanitize CFLAGS="$(SANITIZE)" \
 		LDLIBS="$(LDLIBS) -fsanitize=address,undefined" unit-test
+
+# specprobe itself under AddressSanitizer and UBSan, for running readers on damaged files:
+# .output/asan/specprobe (any finding aborts with its report).
+ASAN_BIN := $(OUTPUT)/asan/specprobe
+asan:
+	$(Q)$(MAKE) --no-print-directory OUTPUT=$(OUTPUT)/asan CFLAGS="$(SANITIZE)" \
+		LDLIBS="$(LDLIBS) -fsanitize=address,undefined" $(ASAN_BIN)
+
+$(OUTPUT)/specprobe: $(USER_OBJS)
+	$(call msg,BINARY,$@)
+	$(Q)$(CC) $(CFLAGS) $^ $(LDLIBS) -o $@
 
 test: unit-test sanitize-test integration-test fuzz-test
 

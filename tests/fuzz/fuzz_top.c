@@ -4,9 +4,11 @@
  * fed record by record, frames taken as the replay takes them, each drawn as
  * a --batch block and on a curses screen of any size from 1x1 up to
  * 1023x2047. The last 8 bytes of the input set the screen, the keys' state
- * and how often a frame is drawn; the bytes before them are the recording.
+ * and how often a frame is drawn; the bytes before them are the recording,
+ * mutated by the fields readers index by (fuzz_fields.h) as well as by bytes.
  */
 #include <curses.h>
+#include "fuzz_fields.h"
 #include "fuzz_input.h"
 #include "pipeline.h"
 #include "top_view.h"
@@ -92,6 +94,12 @@ static void replay(struct pipeline *p, struct top_state *t, const struct top_par
 		return;
 	pipeline__snapshot(p, &snap);
 	draw(t, p, snap.last_ts, prm, "end");
+}
+
+/* The recording's fields as the other harnesses mutate them; the screen's bytes stay last. */
+size_t LLVMFuzzerCustomMutator(uint8_t *data, size_t size, size_t max_size, unsigned int seed)
+{
+	return fields_mutate(data, size, max_size, seed, size >= PARAM_BYTES ? PARAM_BYTES : 0);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -37,6 +37,14 @@ if [ "$(id -u)" = 0 ] && [ -r /sys/kernel/btf/vmlinux ]; then
 	record sim-torch "$sim" -q --cycles 2 --torch
 	record sim-eager-plants "$sim" -q --cycles 3 --draft-mode eager --verify-pieces 2 \
 		--plant ctx@draft-verify/2 --plant pageable-copy@accept
+	# a second and more of trace: the whole-run analysis (report, export) steps its windows
+	record sim-windows "$sim" -q --cycles 10 --host-us 30000
+	port=$((20000 + RANDOM % 20000))
+	"$top/specprobe" record -o "$dir/recording/sim-srvmetrics.sprb" \
+		--server-metrics "http://127.0.0.1:$port/metrics" --server-metrics-interval 100ms \
+		-- "$sim" -q --cycles 12 --host-us 20000 --serve-metrics vllm "$port" \
+		>/dev/null 2>"$work/srv.err" ||
+		echo "seeds: recording sim-srvmetrics failed: $(tail -1 "$work/srv.err")" >&2
 	touch "$work/go"
 	record caller "$look/caller" 3 2 "$work/go" "$work/truth" 1
 	# call sites: stack and mapping records of version 2

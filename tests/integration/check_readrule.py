@@ -62,6 +62,61 @@ def back_in_time(src, dst):
         last[tid] = ts
 
 
+def unseen_pid(src, dst):
+    """The middle call's pid with its byte 3 set (a pid the recording never saw): prints its (pid, tid, seq)."""
+    data = load(src)
+    c = calls(data)
+    off, _, _, _, tgid, tid, seq = c[len(c) // 2]
+    struct.pack_into("<I", data, off + 16, tgid | 1 << 24)
+    open(dst, "wb").write(data)
+    print(tgid, tid, seq)
+
+
+def header_end(data):
+    return 16 + struct.unpack_from("<I", data, 12)[0]
+
+
+def without(data, drop):
+    """data less the records at the offsets in drop."""
+    out = bytearray(data[:header_end(data)])
+    for off, _, size in records(data):
+        if off not in drop:
+            out += data[off:off + size]
+    return out
+
+
+def remove_calls(src, dst, n):
+    """n consecutive entry records of the thread of the middle call taken out (its numbers skip): prints n."""
+    data = load(src)
+    c = calls(data)
+    _, _, _, _, tgid, tid, _ = c[len(c) // 2]
+    mine = [t[0] for t in c if (t[4], t[5]) == (tgid, tid)]
+    at = len(mine) // 2
+    open(dst, "wb").write(without(data, set(mine[at:at + n])))
+    print(n)
+
+
+def remove_run(src, dst, nbytes):
+    """Whole records from the middle of the file taken out, nbytes or a little more: prints the calls in
+    them and how many of those a later call of their thread shows missing."""
+    data = load(src)
+    recs = list(records(data))
+    drop, taken = set(), 0
+    for off, _, size in recs[len(recs) // 2:]:
+        if taken >= nbytes:
+            break
+        drop.add(off)
+        taken += size
+    open(dst, "wb").write(without(data, drop))
+    # a call is known missing by a later call of its thread
+    gone = [t for t in calls(data) if t[0] in drop]
+    last = {}
+    for t in calls(data):
+        if t[0] not in drop:
+            last[(t[4], t[5])] = max(last.get((t[4], t[5]), 0), t[6])
+    print(len(gone), sum(last.get((t[4], t[5]), 0) > t[6] for t in gone))
+
+
 def keys(jsonl):
     out = {}
     for line in open(jsonl):

@@ -2,7 +2,9 @@
 # SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 # One reading rule for every reader: a recording cut inside a record reads up to its last whole
 # record (exit 0, one warning line); calls of unknown cookies are kept and counted, records seen
-# twice read once, stamps gone back counted, a ring's missing segment read across and counted.
+# twice read once, stamps gone back counted, a ring's missing segment read across and counted;
+# a call of a pid never traced is kept and left out of the analyses, calls removed from the middle
+# are counted by their threads' call numbers.
 source "$(dirname "$0")/lib.sh"
 dir="$SCRATCH/rr"
 mkdir -p "$dir"
@@ -123,6 +125,69 @@ if [ $rc = 0 ] && [ "$(check input_field "$dir/ooo.json" out_of_order)" = 1 ] &&
 	pass "a call stamped before its thread's previous record: kept ($whole_calls calls), input.out_of_order 1, one warning"
 else
 	fail "out of order: exit $rc, $(check input_field "$dir/ooo.json" out_of_order) counted: $(head -2 "$dir/ooo.err" | tr '\n' '|')"
+fi
+
+# every_reader NAME FILE: each reader on FILE; "" when each exits 0 with exactly one warning line
+# (WANT_WARNING in it), else what went wrong
+every_reader() {
+	local name=$1 f=$2 r rc bad=""
+	for r in "report" "report --json" "dump --json" "export -o $dir/x.pftrace --force" \
+		"top --replay" "diff" "merge -o $dir/m.sprb --force"; do
+		case $r in
+		top*) $SPECPROBE top --replay "$f" --batch --speed 0 ;;
+		diff) $SPECPROBE diff "$dir/a.sprb" "$f" ;;
+		*) $SPECPROBE $r "$f" ;;
+		esac >"$dir/$name.out" 2>"$dir/$name.err"
+		rc=$?
+		# merge writes what it read: its warning is its inputs' own, if any
+		if [ $rc != 0 ] || { [ "${r%% *}" != merge ] && { [ "$(warnings "$dir/$name.err")" != 1 ] ||
+			! grep -q "$WANT_WARNING" "$dir/$name.err"; }; }; then
+			bad="$bad; $r: exit $rc, $(warnings "$dir/$name.err") warnings: $(head -2 "$dir/$name.err" | tr '\n' '|')"
+		fi
+	done
+	echo "${bad#; }"
+}
+
+# a call of a pid the recording never saw (byte 3 of its pid set: the reader crashed on it)
+read -r pid tid seq < <(check unseen_pid "$dir/a.sprb" "$dir/pid.sprb")
+WANT_WARNING="1 calls of processes the recording does not describe"
+bad=$(every_reader pid "$dir/pid.sprb")
+"$SPECPROBE" report --json "$dir/pid.sprb" >"$dir/pid.json" 2>/dev/null
+"$SPECPROBE" report "$dir/pid.sprb" >"$dir/pid.txt" 2>/dev/null
+"$SPECPROBE" dump --json "$dir/pid.sprb" >"$dir/pid.jsonl" 2>/dev/null
+calls=$(check recording_field "$dir/pid.json" calls)
+if [ -z "$bad" ] && [ "$(check input_field "$dir/pid.json" unknown_process_calls)" = 1 ] &&
+	[ "$(check input_field "$dir/pid.json" missing_calls)" = 0 ] &&
+	[ $((calls + 1)) = "$whole_calls" ] && [ "$(wc -l <"$dir/pid.jsonl")" = "$whole_calls" ] &&
+	grep -q "^  input: 1 calls of undescribed processes" "$dir/pid.txt"; then
+	pass "a call of pid $((pid | 1 << 24)) (never traced): every reader exit 0 and one warning; kept by dump, left out of the analyses ($calls + 1 = $whole_calls), input.unknown_process_calls 1, none counted missing"
+else
+	fail "unseen pid: ${bad:-counted $(check input_field "$dir/pid.json" unknown_process_calls), $calls analysed of $whole_calls}"
+fi
+
+# ten consecutive calls of one thread taken out: its call numbers skip them
+n=$(check remove_calls "$dir/a.sprb" "$dir/gone.sprb" 10)
+WANT_WARNING="$n calls missing: their threads' call numbers skip them"
+bad=$(every_reader gone "$dir/gone.sprb")
+"$SPECPROBE" report --json "$dir/gone.sprb" >"$dir/gone.json" 2>/dev/null
+"$SPECPROBE" report "$dir/gone.sprb" >"$dir/gone.txt" 2>/dev/null
+if [ -z "$bad" ] && [ "$(check input_field "$dir/gone.json" missing_calls)" = "$n" ] &&
+	grep -q "^  input: $n calls missing (call numbers skip)" "$dir/gone.txt"; then
+	pass "$n calls of one thread removed: input.missing_calls $n, the text report's input line, one warning from every reader"
+else
+	fail "removed calls: ${bad:-$(check input_field "$dir/gone.json" missing_calls) counted of $n}"
+fi
+
+# a run of 4 KiB of whole records taken out of the middle
+read -r gone seen < <(check remove_run "$dir/a.sprb" "$dir/run.sprb" 4096)
+WANT_WARNING="$seen calls missing: their threads' call numbers skip them"
+bad=$(every_reader run "$dir/run.sprb")
+"$SPECPROBE" report --json "$dir/run.sprb" >"$dir/run.json" 2>/dev/null
+if [ -z "$bad" ] && [ "$seen" -gt 0 ] &&
+	[ "$(check input_field "$dir/run.json" missing_calls)" = "$seen" ]; then
+	pass "4 KiB of records removed ($gone calls, $seen of them with a later call of their thread): input.missing_calls $seen, one warning from every reader"
+else
+	fail "removed run: ${bad:-$(check input_field "$dir/run.json" missing_calls) counted of $seen}"
 fi
 
 # a ring with a middle segment gone: the segments before and after read, the gap stated

@@ -237,6 +237,73 @@ static void test_unknown_cookie_counted(void **state)
 	decoder__free(d);
 }
 
+static void feed_call_of(struct decoder *d, __u32 tgid, __u32 tid, __u32 seq, __u64 ts)
+{
+	struct sp_call_rec rec = { .type = SP_REC_CALL, .size = sizeof(rec), .probe = 7, .ts = ts,
+				   .tgid = tgid, .tid = tid, .seq = seq };
+
+	assert_int_equal(decoder__feed(d, &rec, sizeof(rec)), 0);
+}
+
+/* Numbers a thread skipped are calls missing; one damaged number, or a new thread, is not. */
+static void test_missing_calls_by_numbers(void **state)
+{
+	struct collected out = { 0 };
+	struct decoder *d = decoder__new(collect, &out, 0);
+	__u64 ts = 1000;
+
+	for (__u32 seq = 1; seq <= 3; seq++)
+		feed_call_of(d, 100, 1, seq, ts += 10);
+	feed_call_of(d, 100, 1, 7, ts += 10);	/* 4, 5, 6 removed */
+	feed_call_of(d, 100, 1, 8, ts += 10);
+	feed_call_of(d, 100, 1, 70008, ts += 10);	/* a damaged number: the next goes on from 9 */
+	feed_call_of(d, 100, 1, 9, ts += 10);
+	feed_call_of(d, 100, 1, 5, ts += 10);	/* one gone back */
+	feed_call_of(d, 100, 1, 10, ts += 10);
+	/* another thread starts where the input does; the tid numbered again from 1 */
+	feed_call_of(d, 100, 2, 40, ts += 10);
+	feed_call_of(d, 100, 2, 41, ts += 10);
+	feed_call_of(d, 100, 2, 1, ts += 10);
+	feed_call_of(d, 100, 2, 2, ts += 10);
+	/* the same tid in another process numbers on its own */
+	feed_call_of(d, 200, 1, 1, ts += 10);
+	feed_call_of(d, 100, 1, 11, ts += 10);
+	/* a ring's missing segment counts its calls itself: not again by the numbers */
+	decoder__renumber(d);
+	feed_call_of(d, 100, 1, 50, ts += 10);
+	feed_call_of(d, 100, 1, 51, ts += 10);
+	assert_int_equal(decoder__finish(d), 0);
+	assert_int_equal(out.n, 17);
+	assert_int_equal(decoder__stats(d)->missing_calls, 3);
+	assert_int_equal(decoder__stats(d)->misnumbered_calls, 2);
+	decoder__free(d);
+}
+
+/* A call of a process the recording never described: kept, marked, counted, no call missing. */
+static void test_undescribed_process_counted(void **state)
+{
+	struct collected out = { 0 };
+	struct decoder *d = decoder__new(collect, &out, 0);
+	struct sp_fork_rec fork = { .type = SP_REC_FORK, .size = sizeof(fork), .tgid = 300,
+				    .ts = 1500, .parent = 100 };
+
+	decoder__describe_process(d, 100);
+	feed_call_of(d, 100, 1, 1, 1000);
+	feed_call_of(d, 100 | 1 << 24, 1, 2, 1100);	/* its pid damaged */
+	feed_call_of(d, 100, 1, 3, 1200);
+	assert_int_equal(decoder__feed(d, &fork, sizeof(fork)), 0);
+	feed_call_of(d, 300, 300, 1, 1600);	/* a traced child */
+	assert_int_equal(decoder__finish(d), 0);
+	assert_int_equal(out.n, 4);
+	assert_false(out.calls[0].undescribed);
+	assert_true(out.calls[1].undescribed);
+	assert_false(out.calls[2].undescribed);
+	assert_false(out.calls[3].undescribed);
+	assert_int_equal(decoder__stats(d)->unknown_process_calls, 1);
+	assert_int_equal(decoder__stats(d)->missing_calls, 0);
+	decoder__free(d);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -251,6 +318,8 @@ int main(void)
 		cmocka_unit_test(test_duplicates_read_once),
 		cmocka_unit_test(test_out_of_order_counted),
 		cmocka_unit_test(test_unknown_cookie_counted),
+		cmocka_unit_test(test_missing_calls_by_numbers),
+		cmocka_unit_test(test_undescribed_process_counted),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -225,7 +225,8 @@ int model__call(struct model *m, const struct sp_call *c)
 	struct model_thread *t;
 	int ret;
 
-	if (c->entry.probe >= m->nr_probes || !m->probes[c->entry.probe].known)
+	/* damage the decoder counted: no probe or no process to file it under */
+	if (c->entry.probe >= m->nr_probes || !m->probes[c->entry.probe].known || c->undescribed)
 		return 0;
 	pi = &m->probes[c->entry.probe];
 	p = store__proc_get(m, c->entry.tgid);
@@ -374,7 +375,7 @@ static void runq_sample(struct model *m, const struct sp_runq_rec *rec)
 		p->at_first_hit = rec->run_delay_ns;
 		p->hit_seen = true;
 	}
-	t = hmap__get(&m->threads, rec->tid, 0);
+	t = hmap__get(&m->threads, rec->tid, rec->tgid);
 	if (t)
 		t->late_start_ns = model__late_start(m, rec->tid);
 }
@@ -580,10 +581,10 @@ const char *model__func_name(const struct model *m, __u32 tgid, __u64 func)
 
 const struct loop_event *model__work_event(const struct model *m, const struct sp_call *c)
 {
-	const struct model_thread *t = hmap__get(&m->threads, c->entry.tid, 0);
+	const struct model_thread *t = hmap__get(&m->threads, c->entry.tid, c->entry.tgid);
 	const struct loop_event *e;
 
-	if (!t || !t->nr_events || t->tgid != c->entry.tgid)
+	if (!t || !t->nr_events)
 		return NULL;
 	e = &t->events[t->nr_events - 1];
 	if (e->ts != c->entry.ts || e->kind == LOOP_SYNC || e->kind == LOOP_RECORD)

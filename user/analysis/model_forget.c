@@ -36,7 +36,7 @@ static size_t forget_events(struct model_thread *t, __u64 keep_ns)
 static bool keep_sync(struct model *m, struct model_sync *sy, const __u64 *keep_ns,
 		      const size_t *dropped)
 {
-	struct model_thread *t = hmap__get(&m->threads, sy->tid, 0);
+	struct model_thread *t = hmap__get(&m->threads, sy->tid, sy->tgid);
 	size_t k;
 
 	if (!t)

@@ -63,12 +63,13 @@ struct model_proc *store__proc_get(struct model *m, __u32 tgid)
 
 struct model_thread *store__thread_get(struct model *m, struct model_proc *p, __u32 tid)
 {
-	struct model_thread *t = hmap__get(&m->threads, tid, 0);
+	/* by process too: a tid another process had, or a damaged record's, is another thread */
+	struct model_thread *t = hmap__get(&m->threads, tid, p->tgid);
 
-	if (t && t->tgid == p->tgid)
+	if (t)
 		return t;
 	t = calloc(1, sizeof(*t));
-	if (!t || hmap__set(&m->threads, tid, 0, t) ||
+	if (!t || hmap__set(&m->threads, tid, p->tgid, t) ||
 	    !store__push_ptr((void ***)&m->view.threads, &m->view.nr_threads, t)) {
 		free(t);
 		return NULL;

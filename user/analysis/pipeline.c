@@ -161,6 +161,17 @@ static int on_call(void *ctx, const struct sp_call *call)
 	return ret;
 }
 
+/* The processes the header names: those traced at the start, those with mappings. */
+static void describe_processes(struct decoder *d, const struct tf_header *hdr)
+{
+	for (__u32 i = 0; i < hdr->nr_targets; i++)
+		decoder__describe_process(d, hdr->targets[i]);
+	for (__u32 i = 0; i < hdr->nr_maps; i++)
+		decoder__describe_process(d, hdr->maps[i].tgid);
+	for (__u32 i = 0; i < hdr->nr_procs; i++)
+		decoder__describe_process(d, hdr->procs[i].tgid);
+}
+
 struct pipeline *pipeline__new(const struct tf_header *hdr, const struct pipeline_opts *opts)
 {
 	struct pipeline *p = calloc(1, sizeof(*p));
@@ -193,6 +204,7 @@ struct pipeline *pipeline__new(const struct tf_header *hdr, const struct pipelin
 	if (!p->dec)
 		goto fail;
 	decoder__set_probes(p->dec, p->hdr.nr_probes);
+	describe_processes(p->dec, &p->hdr);
 	if (p->model)
 		model__view(p->model)->stacks = decoder__callstacks(p->dec);
 	return p;
@@ -299,8 +311,12 @@ int pipeline__feed(struct pipeline *p, const void *rec, size_t size)
 static int read_record(struct pipeline *p, const void **rec)
 {
 	const struct tf_gaps *g = tf_reader__gaps(p->reader);
+	__u32 missing = g->missing;
 	int ret = tf_reader__next(p->reader, rec);
 
+	/* the calls of a missing segment are counted as its: not again by their numbers */
+	if (g->missing != missing)
+		decoder__renumber(p->dec);
 	if (ret > 0)
 		return ret;
 	if (ret == -ENODATA) {
@@ -376,6 +392,16 @@ void pipeline__warn_input(const struct pipeline *p, const char *path)
 	if (st->out_of_order)
 		log_warn("%s: %llu records stamped before their thread's previous one: read in "
 			 "file order", path, (unsigned long long)st->out_of_order);
+	if (st->unknown_process_calls)
+		log_warn("%s: %llu calls of processes the recording does not describe (a damaged "
+			 "pid, or a child whose fork record was dropped): kept as they are, left out "
+			 "of the analyses", path, (unsigned long long)st->unknown_process_calls);
+	if (st->missing_calls)
+		log_warn("%s: %llu calls missing: their threads' call numbers skip them (records "
+			 "removed from the file)", path, (unsigned long long)st->missing_calls);
+	if (st->misnumbered_calls)
+		log_warn("%s: %llu calls numbered out of their thread's count (a damaged number): "
+			 "kept", path, (unsigned long long)st->misnumbered_calls);
 }
 
 /* A consumer's cycle callback, for one loop's cycles in turn. */

@@ -33,14 +33,6 @@ static int rank_of(const struct model_view *v, __u32 tgid)
 	return -1;
 }
 
-static const struct model_thread *thread_of(const struct model_view *v, __u32 tid)
-{
-	for (size_t i = 0; i < v->nr_threads; i++)
-		if (v->threads[i]->tid == tid)
-			return v->threads[i];
-	return NULL;
-}
-
 static const struct model_thread *thread_of_proc(const struct model_view *v, __u32 tgid,
 						 __u32 tid)
 {
@@ -498,7 +490,7 @@ static int classify_all(struct syncs *out, const struct model_view *v, const str
 
 		sv->sync = sy;
 		sv->rank = rank_of(v, sy->tgid);
-		owner = place(lp, v, thread_of(v, sy->tid), sv);
+		owner = place(lp, v, thread_of_proc(v, sy->tgid, sy->tid), sv);
 		judge(sv, out);
 		if (v->gpu && !(sy->flags & SYNC_UNRETURNED))
 			sv->has_gpu_idle = gputime__gap_at(v->gpu, sy->tgid, sy->ts_return,

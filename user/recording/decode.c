@@ -3,14 +3,18 @@
 #include <stdlib.h>
 #include <string.h>
 #include "decode.h"
+#include "hmap.h"
 
 #define OPEN_SLOTS (SP_MAX_DEPTH + 1)
+/* Calls of undescribed processes kept to fill their tid's gap: a damaged pid is no call lost. */
+#define STRAYS 16
 
 struct pending;
 
-/* Calls of one thread still waiting for their completion, by depth. */
+/* Calls of one thread (tid of a tgid) still waiting for their completion, by depth. */
 struct dthread {
-	__u32 tid;		/* 0: empty slot */
+	bool used;		/* false: an empty slot */
+	__u32 tid;
 	__u32 tgid;
 	struct sp_call *open[OPEN_SLOTS];
 	struct sp_call *stack_wait;	/* its last call, whose stack record comes next */
@@ -18,6 +22,9 @@ struct dthread {
 	__u32 call_seq, ret_seq;
 	__u64 call_ts, ret_ts;
 	__u64 last_ts;		/* of its last call or return */
+	/* its call numbers: the next one due (0: none seen yet), the last jump forward */
+	__u32 next_seq;
+	__u32 jump_from, jump_missing;
 };
 
 struct decoder {
@@ -31,13 +38,19 @@ struct decoder {
 	size_t heap_len, heap_cap;
 	struct sp_call *free_calls;	/* free list, linked through .out */
 
-	struct dthread *threads;	/* open addressing by tid */
+	struct dthread *threads;	/* open addressing by tid and tgid */
 	size_t threads_cap, threads_len;
 
 	struct decode_stats stats;
 	struct callstacks *stacks;
 	__u32 nr_probes;	/* described probes: decoder__set_probes */
 	bool probes_set;
+	struct hmap procs;	/* described processes: decoder__describe_process */
+	bool procs_set, procs_failed;
+	struct {
+		__u32 tid, seq;
+	} strays[STRAYS];	/* the newest calls of undescribed processes, as read */
+	unsigned int next_stray;
 };
 
 /*
@@ -118,9 +131,9 @@ static void call_free(struct decoder *d, struct sp_call *c)
 	d->free_calls = c;
 }
 
-static size_t thread_slot(size_t cap, __u32 tid)
+static size_t thread_slot(size_t cap, __u32 tid, __u32 tgid)
 {
-	return (tid * 2654435761u) & (cap - 1);
+	return ((tid ^ (tgid << 16 | tgid >> 16)) * 2654435761u) & (cap - 1);
 }
 
 static int threads_grow(struct decoder *d)
@@ -134,9 +147,9 @@ static int threads_grow(struct decoder *d)
 		struct dthread *t = &d->threads[i];
 		size_t s;
 
-		if (!t->tid)
+		if (!t->used)
 			continue;
-		for (s = thread_slot(cap, t->tid); grown[s].tid; s = (s + 1) & (cap - 1))
+		for (s = thread_slot(cap, t->tid, t->tgid); grown[s].used; s = (s + 1) & (cap - 1))
 			;
 		grown[s] = *t;
 	}
@@ -152,10 +165,12 @@ static struct dthread *thread_get(struct decoder *d, __u32 tid, __u32 tgid)
 
 	if ((d->threads_len + 1) * 2 > d->threads_cap && threads_grow(d))
 		return NULL;
-	for (s = thread_slot(d->threads_cap, tid); d->threads[s].tid;
+	/* by process too: a tid of another process, or a damaged pid, is a thread of its own */
+	for (s = thread_slot(d->threads_cap, tid, tgid); d->threads[s].used;
 	     s = (s + 1) & (d->threads_cap - 1))
-		if (d->threads[s].tid == tid)
+		if (d->threads[s].tid == tid && d->threads[s].tgid == tgid)
 			return &d->threads[s];
+	d->threads[s].used = true;
 	d->threads[s].tid = tid;
 	d->threads[s].tgid = tgid;
 	d->threads_len++;
@@ -209,6 +224,51 @@ static int release(struct decoder *d, bool all)
 	return 0;
 }
 
+/* Calls read under a damaged pid that tid numbered from..to-1: read, not missing. */
+static __u32 strays_in(struct decoder *d, __u32 tid, __u32 from, __u32 to)
+{
+	__u32 n = 0;
+
+	for (int i = 0; i < STRAYS; i++)
+		if (d->strays[i].tid == tid && d->strays[i].seq >= from && d->strays[i].seq < to) {
+			d->strays[i].seq = 0;
+			n++;
+		}
+	return n;
+}
+
+/*
+ * A thread numbers its calls 1, 2, 3 ... and a record the ring could not take
+ * gets no number: a number skipped is a call missing from the input. A jump
+ * that the thread's next call goes back on was one damaged number instead.
+ */
+static void check_numbering(struct decoder *d, struct dthread *t, __u32 seq)
+{
+	if (!seq)
+		return;
+	if (t->jump_missing && seq == t->jump_from) {
+		d->stats.missing_calls -= t->jump_missing;
+		d->stats.misnumbered_calls++;
+		t->jump_missing = 0;
+		t->next_seq = seq + 1;
+		return;
+	}
+	t->jump_missing = 0;
+	if (!t->next_seq || seq == 1) {
+		/* its first call read, or a new thread of that tid numbering from 1 */
+		t->next_seq = seq + 1;
+	} else if (seq > t->next_seq) {
+		t->jump_from = t->next_seq;
+		t->jump_missing = seq - t->next_seq - strays_in(d, t->tid, t->next_seq, seq);
+		d->stats.missing_calls += t->jump_missing;
+		t->next_seq = seq + 1;
+	} else if (seq < t->next_seq) {
+		d->stats.misnumbered_calls++;
+	} else {
+		t->next_seq++;
+	}
+}
+
 static int feed_call(struct decoder *d, const struct sp_call_rec *rec, size_t size)
 {
 	struct sp_call *c;
@@ -230,12 +290,21 @@ static int feed_call(struct decoder *d, const struct sp_call_rec *rec, size_t si
 	c->ts_return = c->result = c->out = 0;
 	c->stack = 0;
 	c->wants_stack = rec->flags & SP_CALL_HAS_STACK;
+	/* a fork or the header describes a process before its first call */
+	c->undescribed = d->procs_set && !hmap__get(&d->procs, rec->tgid, 0);
 	t->stack_wait = c->wants_stack ? c : NULL;
 	d->stats.calls++;
 	if (d->probes_set && rec->probe >= d->nr_probes && rec->probe != SP_CALIB_PROBE)
 		d->stats.unknown_cookie_calls++;
 	if (rec->ts < d->released_ts)
 		d->stats.late++;
+	if (c->undescribed) {
+		d->stats.unknown_process_calls++;
+		d->strays[d->next_stray].tid = rec->tid;
+		d->strays[d->next_stray].seq = rec->seq;
+		d->next_stray = (d->next_stray + 1) % STRAYS;
+	}
+	check_numbering(d, t, rec->seq);
 	/* a new call at this depth means the open ones at or below it are gone */
 	mark_unreturned(d, t, depth);
 	if (c->has_ret)
@@ -288,7 +357,7 @@ static void feed_exit(struct decoder *d, const struct sp_exit_rec *rec)
 {
 	d->stats.exits++;
 	for (size_t i = 0; i < d->threads_cap; i++)
-		if (d->threads[i].tid && d->threads[i].tgid == rec->tgid)
+		if (d->threads[i].used && d->threads[i].tgid == rec->tgid)
 			mark_unreturned(d, &d->threads[i], 0);
 }
 
@@ -308,19 +377,63 @@ static bool seen_again(struct decoder *d, const struct sp_call_rec *rec, bool re
 		return false;	/* no memory: the feed that follows says so */
 	seq = ret ? &t->ret_seq : &t->call_seq;
 	ts = ret ? &t->ret_ts : &t->call_ts;
-	if (t->tgid == rec->tgid && *ts &&
-	    (rec->seq ? rec->seq <= *seq && rec->ts <= *ts
-		      : rec->seq == *seq && rec->ts == *ts)) {
+	if (*ts && (rec->seq ? rec->seq <= *seq && rec->ts <= *ts
+			     : rec->seq == *seq && rec->ts == *ts)) {
 		d->stats.duplicate_records++;
 		return true;
 	}
 	if (rec->ts < t->last_ts)
 		d->stats.out_of_order++;
-	t->tgid = rec->tgid;
 	*seq = rec->seq;
 	*ts = rec->ts;
 	t->last_ts = rec->ts;
 	return false;
+}
+
+static void add_process(struct decoder *d, __u32 tgid)
+{
+	/* with no memory to hold it, no process is judged from then on */
+	if (hmap__set(&d->procs, tgid, 0, d)) {
+		d->procs_set = false;
+		d->procs_failed = true;
+	}
+}
+
+void decoder__describe_process(struct decoder *d, __u32 tgid)
+{
+	if (d->procs_failed)
+		return;
+	d->procs_set = true;
+	add_process(d, tgid);
+}
+
+/* The tracer's records that name a process it traced: its tgid follows the size. */
+static void note_process(struct decoder *d, const struct sp_rec_hdr *h, size_t size)
+{
+	switch (h->type) {
+	case SP_REC_FORK:
+	case SP_REC_LIBMAP:
+	case SP_REC_EXEC:
+	case SP_REC_MAP:
+	case SP_REC_PROC:
+	case SP_REC_CPU:
+	case SP_REC_HOSTMEM:
+	case SP_REC_RANK:
+	case SP_REC_RUNQ:
+		if (d->procs_set && size >= 2 * sizeof(__u32))
+			add_process(d, ((const __u32 *)h)[1]);
+		break;
+	default:
+		break;
+	}
+}
+
+void decoder__renumber(struct decoder *d)
+{
+	for (size_t i = 0; i < d->threads_cap; i++) {
+		d->threads[i].next_seq = 0;
+		d->threads[i].jump_missing = 0;
+	}
 }
 
 void decoder__set_probes(struct decoder *d, __u32 nr)
@@ -345,6 +458,7 @@ int decoder__feed(struct decoder *d, const void *rec, size_t size)
 
 	if (size < sizeof(*hdr))
 		return -EBADMSG;
+	note_process(d, hdr, size);
 	if ((hdr->type == SP_REC_CALL && size >= sizeof(struct sp_call_rec)) ||
 	    (hdr->type == SP_REC_RET && size >= sizeof(struct sp_ret_rec)))
 		if (seen_again(d, rec, hdr->type == SP_REC_RET))
@@ -434,7 +548,7 @@ int decoder__feed(struct decoder *d, const void *rec, size_t size)
 int decoder__finish(struct decoder *d)
 {
 	for (size_t i = 0; i < d->threads_cap; i++)
-		if (d->threads[i].tid)
+		if (d->threads[i].used)
 			mark_unreturned(d, &d->threads[i], 0);
 	return release(d, true);
 }
@@ -453,7 +567,7 @@ void decoder__for_each_open(const struct decoder *d,
 			    void (*fn)(void *ctx, const struct sp_call *call), void *ctx)
 {
 	for (size_t i = 0; i < d->threads_cap; i++)
-		for (int k = 0; d->threads[i].tid && k < OPEN_SLOTS; k++)
+		for (int k = 0; d->threads[i].used && k < OPEN_SLOTS; k++)
 			if (d->threads[i].open[k])
 				fn(ctx, d->threads[i].open[k]);
 }
@@ -489,6 +603,7 @@ void decoder__free(struct decoder *d)
 	}
 	free(d->heap);
 	free(d->threads);
+	hmap__free(&d->procs);
 	callstacks__free(d->stacks);
 	free(d);
 }

@@ -25,6 +25,7 @@ struct sp_call {
 	__u64 out;
 	__u32 stack;			/* id in decoder__callstacks(), 0: none */
 	bool wants_stack;		/* SP_CALL_HAS_STACK, and the stack has not come yet */
+	bool undescribed;		/* its process is not one the recording traced */
 };
 
 struct decode_stats {
@@ -49,6 +50,9 @@ struct decode_stats {
 	__u64 unknown_cookie_calls;	/* calls of probes the tables do not describe: kept */
 	__u64 duplicate_records;	/* a thread's call or return seen again: dropped */
 	__u64 out_of_order;	/* records stamped before their thread's previous one: kept */
+	__u64 unknown_process_calls;	/* calls of processes the recording never described: kept */
+	__u64 missing_calls;	/* calls a thread numbered that are not in the input */
+	__u64 misnumbered_calls;	/* calls whose number breaks their thread's count: kept */
 	bool cut;		/* the input stops inside a record (or a set's newest header) */
 	__u64 cut_at;		/* at this byte of its last file */
 	__u64 ring_gaps;	/* segment files missing inside a set */
@@ -67,6 +71,18 @@ struct decoder *decoder__new(decode_call_fn fn, void *ctx, __u64 reorder_ns);
  * known to all.
  */
 void decoder__set_probes(struct decoder *d, __u32 nr);
+/*
+ * The processes the recording traced: the header's, and from then on every
+ * record that names one the tracer knew (a fork, a mapping, a namespace pid, a
+ * rank ...). Once told, a call of any other process is marked undescribed and
+ * counted in unknown_process_calls: a damaged pid, never a process to analyse.
+ */
+void decoder__describe_process(struct decoder *d, __u32 tgid);
+/*
+ * The input skipped records that were counted elsewhere (a ring's missing
+ * segment): each thread's call numbers start again from the next call seen.
+ */
+void decoder__renumber(struct decoder *d);
 /* Whether and where the input was cut, what a set lacked: for the stats of who reads it. */
 void decoder__note_input(struct decoder *d, bool cut, __u64 cut_at, __u64 ring_gaps,
 			 __u64 gap_calls);

@@ -564,6 +564,9 @@ static int on_call(void *ctx, const struct tf_header *hdr, const struct sp_call 
 	struct pf_thread *t;
 	bool slice;
 
+	/* a damaged pid: no track for a process that was never traced */
+	if (call->undescribed)
+		return 0;
 	if (!o->started) {
 		o->started = true;
 		o->first_ts = o->last_tick = ts;

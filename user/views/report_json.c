@@ -673,10 +673,13 @@ static void put_input(FILE *out, const struct decode_stats *in)
 	fputs(",\"input\":{", out);
 	put_int_or_null(out, "cut_at", in->cut_at, in->cut);
 	fprintf(out, ",\"unknown_cookie_calls\":%llu,\"duplicate_records\":%llu,"
-		"\"out_of_order\":%llu,\"ring_gaps\":%llu,\"ring_gap_calls\":%llu}",
+		"\"out_of_order\":%llu,\"ring_gaps\":%llu,\"ring_gap_calls\":%llu,"
+		"\"unknown_process_calls\":%llu,\"missing_calls\":%llu,\"misnumbered_calls\":%llu}",
 		(unsigned long long)in->unknown_cookie_calls,
 		(unsigned long long)in->duplicate_records, (unsigned long long)in->out_of_order,
-		(unsigned long long)in->ring_gaps, (unsigned long long)in->ring_gap_calls);
+		(unsigned long long)in->ring_gaps, (unsigned long long)in->ring_gap_calls,
+		(unsigned long long)in->unknown_process_calls,
+		(unsigned long long)in->missing_calls, (unsigned long long)in->misnumbered_calls);
 }
 
 static const char *const gpu_status_names[] = {

@@ -67,6 +67,34 @@ static void put_flight_notes(FILE *out, const struct model_view *v)
 			MOVED_PID);
 }
 
+/* What reading found missing or damaged (report --json: input): one line, none if sound. */
+static void put_input(FILE *out, const struct decode_stats *in)
+{
+	const struct {
+		__u64 n;
+		const char *what;
+	} said[] = {
+		{ in ? in->missing_calls : 0, "calls missing (call numbers skip)" },
+		{ in ? in->ring_gap_calls : 0, "calls in missing segments" },
+		{ in ? in->unknown_process_calls : 0, "calls of undescribed processes" },
+		{ in ? in->unknown_cookie_calls : 0, "calls of unknown probes" },
+		{ in ? in->misnumbered_calls : 0, "calls misnumbered" },
+		{ in ? in->duplicate_records : 0, "records seen twice" },
+		{ in ? in->out_of_order : 0, "records out of order" },
+	};
+	bool first = true;
+
+	for (size_t i = 0; i < sizeof(said) / sizeof(said[0]); i++) {
+		if (!said[i].n)
+			continue;
+		fprintf(out, "%s%llu %s", first ? "  input: " : ", ", (unsigned long long)said[i].n,
+			said[i].what);
+		first = false;
+	}
+	if (!first)
+		fputs("; the figures cover what was read\n", out);
+}
+
 /* What the calls were, each count out of the calls. */
 static void put_call_kinds(FILE *out, const struct model_view *v, const struct syncs *sy)
 {
@@ -938,6 +966,7 @@ void report__text(FILE *out, const struct results *res, const struct report_opts
 
 	report__head(out, res);
 	put_header(out, v, res->syncs_err ? NULL : &res->syncs);
+	put_input(out, opts->input);
 	if (res->server)
 		put_server(out, res->server);
 	put_gpu_lead(out, v, s);

@@ -323,7 +323,8 @@ static int on_call(void *ctx, const struct tf_header *hdr, const struct sp_call 
 
 	if (!t->since_ns)
 		t->since_ns = call->entry.ts;
-	if (cookie >= hdr->nr_probes || hdr->probes[cookie].catalog >= (__u32)catalog_len)
+	if (cookie >= hdr->nr_probes || hdr->probes[cookie].catalog >= (__u32)catalog_len ||
+	    call->undescribed)
 		return 0;
 	index = hdr->probes[cookie].catalog;
 	series_add(&t->calls[index], call->entry.ts, 0);
