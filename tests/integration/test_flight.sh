@@ -117,10 +117,10 @@ hung() {
 		fail "hung: the dump misses the hung call or its window ($dir)"
 	fi
 	"$SPECPROBE" report "$dir/rec.sprb.hung-1" >"$dir/report.txt" 2>&1
-	if head -6 "$dir/report.txt" | grep -q 'note: dump 1: pid [0-9]* tid [0-9]* call [0-9]* unreturned 1.5 s'; then
+	if head -15 "$dir/report.txt" | grep -q 'note: dump 1: pid [0-9]* tid [0-9]* call [0-9]* unreturned 1.5 s'; then
 		pass "hung: report's first lines state the window"
 	else
-		fail "hung: report does not state the window: $(head -6 "$dir/report.txt")"
+		fail "hung: report does not state the window: $(head -15 "$dir/report.txt")"
 	fi
 	if "$SPECPROBE" dump "$dir/rec.sprb" >/dev/null 2>"$dir/ring.err" &&
 		grep -q '^specprobe: dump 1: ' "$dir/ring.err"; then
