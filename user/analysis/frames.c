@@ -234,8 +234,12 @@ __u32 *frames__event_stacks(const struct model_view *v, const struct model_threa
 static void settle(struct frame_walk *fw, struct exec_stats *stats, enum frame_class next,
 		   __u64 stmt)
 {
-	bool accept = next == FRAME_LOOP && has_statement(fw->accept_stmts, fw->nr_accept_stmts,
-							    stmt);
+	/*
+	 * The verify is before the accept statement's first sync: between its
+	 * syncs (a sampled accept's reads) is the accept's own work
+	 */
+	bool accept = next == FRAME_LOOP && stmt != fw->last_stmt &&
+		      has_statement(fw->accept_stmts, fw->nr_accept_stmts, stmt);
 
 	for (size_t i = 0; i < fw->nr_pending; i++) {
 		struct exec_stats *st = &stats[fw->pending[i]];
@@ -252,6 +256,7 @@ static void settle(struct frame_walk *fw, struct exec_stats *stats, enum frame_c
 		fw->accept_stmts[fw->nr_accept_stmts++] = stmt;
 	fw->nr_pending = 0;
 	fw->last = next;
+	fw->last_stmt = stmt;
 }
 
 int frames__walk(struct frame_walk *fw, struct exec_stats *stats, const struct model_view *v,
