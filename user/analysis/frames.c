@@ -33,19 +33,9 @@ static void narrow(struct frame_prefix *fp, const struct cs_stack *st)
 {
 	__u32 n = st->nr_py < FRAME_PREFIX_MAX ? st->nr_py : FRAME_PREFIX_MAX, k = 0;
 
-	/*
-	 * A stack no deeper than the prefix tells nothing of it (its walk cut
-	 * short), unless the prefix was taken from a nesting stack (its loop's
-	 * function somewhere in it) and the stack is its start: a sync made in
-	 * one of its frames, which the loop's function cannot be below.
-	 */
-	if (fp->known && st->nr_py <= fp->nr) {
-		while (fp->floor && k < st->nr_py && fp->code[k] == st->py[st->nr_py - 1 - k].code)
-			k++;
-		if (fp->floor && k == st->nr_py && k - 1 >= fp->floor)
-			fp->nr = k - 1;
+	/* a stack no deeper than the prefix (its walk cut short) tells nothing of it */
+	if (fp->known && st->nr_py <= fp->nr)
 		return;
-	}
 	if (!fp->known) {
 		for (k = 0; k < n; k++)
 			fp->code[k] = st->py[st->nr_py - 1 - k].code;
@@ -177,16 +167,19 @@ enum frame_class frames__learn(struct frame_loop *fl, const struct cs_stack *st,
 	}
 	/*
 	 * Before any nesting: the loop is where this one nests, its prefix this
-	 * stack's frames down to the inner run, narrowed from there
+	 * stack's frames down to those the nested generation runs again
 	 */
 	if (!fl->nested && !frames__nested(&fl->prefix, st) &&
 	    (inner = nests_past(&fl->prefix, st)) && inner <= FRAME_PREFIX_MAX) {
-		__u32 outer = fl->prefix.nr;
+		__u32 outer = fl->prefix.nr, run = 0;
 
+		while (outer + run < inner && inner + run < st->nr_py &&
+		       st->py[st->nr_py - 1 - outer - run].code ==
+			       st->py[st->nr_py - 1 - inner - run].code)
+			run++;
 		memset(fl, 0, sizeof(*fl));
 		narrow(&fl->prefix, st);
-		fl->prefix.nr = inner;
-		fl->prefix.floor = outer + 1;
+		fl->prefix.nr = outer + run;
 	}
 	stmt = *stmt_out = statement_of(&fl->prefix, st);
 	/* past the prefix, not the loop's function: its walk lost frames, it tells nothing */

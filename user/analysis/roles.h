@@ -24,7 +24,6 @@
 struct frame_prefix {
 	__u64 code[FRAME_PREFIX_MAX];
 	__u32 nr;
-	__u32 floor;	/* taken from a nesting stack: a stack of its start narrows it to this */
 	bool known;
 };
 
