@@ -80,6 +80,31 @@ print(len(d["cycles"]), ";".join("%s/%s" % (l["verify_from"], l["role_evidence"]
 	fi
 done
 
+# tools/gpu/hf_assist.py on an H100 (docs/results/hf-assist-*: transformers' assisted generation,
+# random weights, its truth every get_candidates call with its clock). Three recorded from the
+# program's start (`record -- CMD`: the models' load, a warm-up generate(), two timed ones), one
+# attached with -p after two warm-up rounds; greedy and sampled (the accept's own reads in
+# _speculative_sampling), a small assistant and the target as its own. Each timed round: as
+# many cycles as calls, each call lined up with its cycle (tools/gpu/check_hf.py), the loop
+# told by the Python frames.
+for v in small:96+96 small-sample:40+43 same:38+38 sample-p:43+34; do
+	IFS=: read -r name want <<<"$v"
+	dir=$SCRATCH/hf-assist-$name
+	mkdir -p "$dir"
+	xz -dc "$R/hf-assist-$name.sprb.xz" >"$dir/rec.sprb"
+	"$SPECPROBE" report --json "$dir/rec.sprb" >"$dir/report.json" 2>/dev/null
+	loops=$(python3 -c '
+import json, sys
+print(";".join("%s/%s" % (l["verify_from"], l["role_evidence"]["decided_by"])
+               for l in json.load(open(sys.argv[1]))["loops"]))' "$dir/report.json" 2>/dev/null)
+	if python3 "$TOP/tools/gpu/check_hf.py" "$R/hf-assist-$name.truth.json" "$dir/report.json" \
+		>"$dir/check.txt" 2>&1 && [ "$loops" = "python-frames/python-frames" ]; then
+		pass "hf-assist-$name: $want cycles in the timed rounds as the truth, each with its get_candidates call, told by the Python frames"
+	else
+		fail "hf-assist-$name: loops ${loops:-none}, $(grep -h round "$dir/check.txt" | tr '\n' ' ')(want $want)"
+	fi
+done
+
 dir=$SCRATCH/profiler-late
 mkdir -p "$dir"
 xz -dc "$R/h200-profiler-late.sprb.xz" >"$dir/rec.sprb"

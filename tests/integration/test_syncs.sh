@@ -212,6 +212,11 @@ if [ -n "$HF_PY" ]; then
 	hf_assisted hf-assisted
 	hf_assisted hf-assisted-same --same
 	hf_assisted hf-assisted-draftless --seed 11 --new-tokens 30
+	# recorded from the program's start (the models' load, a warm-up generate() first) and
+	# sampled (the accept's reads under one statement): both generate()s' rounds each a cycle
+	hf_assisted hf-assisted-warm-sample --warmup --sample
+	hf_assisted hf-assisted-warm-sample-same --warmup --sample --same
+	hf_assisted hf-assisted-warm-sample-draftless --warmup --sample --seed 11 --new-tokens 30
 else
 	echo "test_syncs: no CPython 3.10-3.13 under ${PYTHONS:-/root/.pyenv/versions}: hf-assisted not run"
 fi

@@ -14,7 +14,7 @@
 
 enum code {
 	MODULE = 1, MAIN, DECORATE, GENERATE, PREPARE, ASSISTED, GET_CANDIDATES, GENERATE_CANDIDATES,
-	SAMPLE, STOPPING, CROP, FORWARD, CALL_IMPL, LAYER,
+	SAMPLE, STOPPING, CROP, FORWARD, CALL_IMPL, LAYER, MODELS, APPLY, CONVERT, MASK,
 };
 
 /* Line of the loop's statements in ASSISTED */
@@ -81,6 +81,46 @@ static void test_assisted_generation(void **state)
 				       &stmt), FRAME_LOOP);
 }
 
+/*
+ * Recorded from the program's start: the models' load (a recursive apply) and
+ * the target's set-up share only the program's frames with the loop; the
+ * first nesting stack sets the loop, down to the frames it runs again.
+ */
+static void test_from_start(void **state)
+{
+	struct cs_python py[24];
+	struct frame_loop fl = { 0 };
+	__u64 stmt;
+
+	(void)state;
+	frames__learn(&fl, STACK({ MODULE, 34 }, { MAIN, 20 }, { MODELS, 27 }, { APPLY, 934 },
+				 { APPLY, 934 }, { APPLY, 965 }, { CONVERT, 1370 }), &stmt);
+	frames__learn(&fl, STACK(OUTER, { GENERATE, 2658 }, { PREPARE, 2194 }, { PREPARE, 2192 },
+				 { STOPPING, 1 }, { STOPPING, 2 }, { STOPPING, 3 }), &stmt);
+	assert_false(fl.nested);
+	assert_int_equal(fl.prefix.nr, 2);
+	/* the assistant's prefill: decorate_context and generate again, past main */
+	assert_int_equal(frames__learn(&fl, STACK(OUTER, { GENERATE, 2802 },
+						  { ASSISTED, AT_CANDIDATES }, { GET_CANDIDATES, 221 },
+						  { GENERATE_CANDIDATES, 324 }, { DECORATE, 124 },
+						  { GENERATE, 2802 }, { SAMPLE, 3002 }, { CALL_IMPL, 1779 },
+						  { FORWARD, 391 }, { MASK, 269 }), &stmt), FRAME_NESTED);
+	assert_true(fl.nested);
+	assert_int_equal(fl.prefix.nr, 4);
+	assert_int_equal(fl.loop_code, ASSISTED);
+	assert_int_equal(frames__learn(&fl, STACK(OUTER, { GENERATE, 2802 }, { ASSISTED, AT_CROP },
+						  { CROP, 172 }), &stmt), FRAME_LOOP);
+	/* the target's forward checking its mask where the assistant's did: the forward's */
+	assert_int_equal(frames__learn(&fl, STACK(OUTER, { GENERATE, 2802 }, { ASSISTED, AT_FORWARD },
+						  { CALL_IMPL, 1779 }, { FORWARD, 391 }, { MASK, 269 }),
+				       &stmt), FRAME_NONE);
+	assert_true(frames__in_forward(&fl, STACK(OUTER, { GENERATE, 2802 },
+						  { ASSISTED, AT_FORWARD }, { CALL_IMPL, 1779 },
+						  { FORWARD, 391 }, { MASK, 269 })));
+	assert_false(frames__in_forward(&fl, STACK(OUTER, { GENERATE, 2802 },
+						   { ASSISTED, AT_CROP }, { CROP, 172 })));
+}
+
 static void test_in_draft(void **state)
 {
 	struct cs_python py[16];
@@ -108,6 +148,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_assisted_generation),
+		cmocka_unit_test(test_from_start),
 		cmocka_unit_test(test_in_draft),
 	};
 

@@ -2,6 +2,7 @@
 """Assisted generation shaped as Hugging Face transformers runs it, on specsim's libcuda.
 
   python hf_assisted.py LIBCUDA TRUTH_JSON [--rounds-tokens N] [--same] [--seed S]
+                        [--sample] [--warmup]
 
 Eager forwards on the legacy stream, called from Python so that the syncs carry
 the frames a real program's do: the target's generate() runs the assisted loop;
@@ -14,7 +15,11 @@ loop's bookkeeping reads. A prefill of the target before the loop, the
 assistant's over the prompt in its first round; the draft length follows the
 assistant's schedule (+2 after all accepted, -1 after a rejection) and the last
 round drafts nothing when no token is left. --same: the assistant has the
-target's kernels and layers (the target as its own draft).
+target's kernels and layers (the target as its own draft). --sample: the
+accept is speculative sampling's, several reads under one statement of the loop
+with small kernels between. --warmup: as a program recorded from its start: the models' load (a recursive
+apply, a sync per parameter), a warm-up generate() and a sync in main first;
+rounds in the truth are both generate()s'.
 
 The truth (rounds: the candidate generator's calls, one draft/verify cycle
 each; draft tokens per round) goes to TRUTH_JSON. Prints "done" and sleeps a
@@ -32,6 +37,8 @@ ap.add_argument("truth")
 ap.add_argument("--new-tokens", type=int, default=40)
 ap.add_argument("--same", action="store_true")
 ap.add_argument("--seed", type=int, default=7)
+ap.add_argument("--sample", action="store_true")
+ap.add_argument("--warmup", action="store_true")
 args = ap.parse_args()
 
 lib = ctypes.CDLL(args.libcuda)
@@ -119,6 +126,18 @@ class Model:
         launch(self.head, tokens)
 
 
+class Module:
+    """A model's load: each child applied in turn, a parameter copied and synchronised."""
+
+    def __init__(self, depth):
+        self.children = [Module(depth - 1) for _ in range(2)] if depth else []
+
+    def _apply(self):
+        for child in self.children:
+            child._apply()
+        to_device()
+
+
 class StoppingCriteria:
     def __call__(self):
         item()  # is the token an end of sequence
@@ -197,9 +216,12 @@ class GenerationMixin:
             self._has_unfinished_sequences()
             k = generator.get_candidates(new_tokens - made - 1)
             self.model.forward(k + 1, self.length)
-            item()  # the compare: how many candidates match
-            small(1)
-            item()  # is the last one an end of sequence
+            if args.sample:
+                self._speculative_sampling()
+            else:
+                item()  # the compare: how many candidates match
+                small(1)
+                item()  # is the last one an end of sequence
             accepted = generator.accepted(k)
             small(2)
             self.cache.crop()
@@ -208,6 +230,17 @@ class GenerationMixin:
             self.length += accepted + 1
             made += accepted + 1
         return made
+
+    def _speculative_sampling(self):
+        """The sampled accept: probabilities, the coin, the count, each read back."""
+        small(3)
+        item()
+        small(2)
+        item()
+        small(4)
+        item()
+        small(1)
+        item()
 
     def _update_model_kwargs_for_generation(self):
         item()
@@ -257,11 +290,18 @@ class AssistedCandidateGenerator:
 def main():
     target = Model("target", 6, 4000)
     draft = target if args.same else Model("draft", 2, 2000)
+    rounds = 0
+    if args.warmup:
+        Module(3)._apply()
+        warm = GenerationMixin(target)
+        warm.generate(16, assistant=GenerationMixin(draft), new_tokens=args.new_tokens)
+        rounds = warm.generator.calls
+        to_device()  # main's synchronize
     gen = GenerationMixin(target)
     assistant = GenerationMixin(draft)
     made = gen.generate(16, assistant=assistant, new_tokens=args.new_tokens)
     with open(args.truth, "w") as out:
-        json.dump({"rounds": gen.generator.calls, "drafted": gen.generator.drafted,
+        json.dump({"rounds": rounds + gen.generator.calls, "drafted": gen.generator.drafted,
                    "new_tokens": made}, out)
 
 

@@ -25,6 +25,14 @@ static int push_iter(struct thread_ctx *tc, size_t *cap, size_t vs, size_t ve)
 	return 0;
 }
 
+/* Where the frames told the loop: the stack of each of its syncs, made on first use. */
+static bool frames_stacks(struct thread_ctx *tc)
+{
+	if (tc->frames_loop && !tc->event_stacks)
+		tc->event_stacks = frames__event_stacks(tc->v, tc->t);
+	return tc->frames_loop && tc->event_stacks;
+}
+
 /* Verify groups: verify launches with no sync and no other graph launch between. */
 int boundaries__groups(struct thread_ctx *tc)
 {
@@ -41,6 +49,11 @@ int boundaries__groups(struct thread_ctx *tc)
 			ve = j;
 			continue;
 		}
+		/* the frames' verify runs on through a sync its model code makes */
+		if (vs != NONE && e && is_blocking(e) && frames_stacks(tc) && tc->event_stacks[j] &&
+		    frames__in_forward(&tc->frames,
+				       callstacks__stack(tc->v->stacks, tc->event_stacks[j])))
+			continue;
 		if (vs != NONE && (!e || is_blocking(e) || e->kind == LOOP_GRAPH)) {
 			if (push_iter(tc, &cap, vs, ve))
 				return -ENOMEM;
@@ -128,14 +141,6 @@ static size_t last_draft_graph(const struct thread_ctx *tc, size_t from, size_t 
 static bool eager_drafts(const struct thread_ctx *tc)
 {
 	return tc->eager && !tc->plain_graphs;
-}
-
-/* Where the frames told the loop: the stack of each of its syncs, made on first use. */
-static bool frames_stacks(struct thread_ctx *tc)
-{
-	if (tc->frames_loop && !tc->event_stacks)
-		tc->event_stacks = frames__event_stacks(tc->v, tc->t);
-	return tc->frames_loop && tc->event_stacks;
 }
 
 /*

@@ -52,6 +52,7 @@ struct frame_walk {
 	__u64 accept_stmts[FRAME_STMTS];	/* the loop's statements that read the verify's */
 	__u32 nr_accept_stmts;
 	enum frame_class last;		/* of the last sync with frames */
+	__u64 last_stmt;		/* ... and its loop statement */
 	size_t *pending;		/* exec ids of the bursts since it */
 	size_t nr_pending, cap_pending;
 };

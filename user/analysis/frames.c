@@ -62,6 +62,24 @@ bool frames__nested(const struct frame_prefix *fp, const struct cs_stack *st)
 	return false;
 }
 
+/*
+ * The frame right past the prefix runs again further in: a generation inside
+ * a generation the prefix does not see, its shared frames cut short by syncs
+ * outside the loop (a model's load, the prefill of a generate() before it).
+ */
+static __u32 nests_past(const struct frame_prefix *fp, const struct cs_stack *st)
+{
+	__u64 code;
+
+	if (!fp->known || st->nr_py <= fp->nr + 1)
+		return 0;
+	code = st->py[st->nr_py - 1 - fp->nr].code;
+	for (__u32 b = fp->nr + 1; code && b < st->nr_py; b++)
+		if (st->py[st->nr_py - 1 - b].code == code)
+			return b;
+	return 0;
+}
+
 static const struct cs_stack *stack_of(const struct model_view *v, __u32 stack)
 {
 	const struct cs_stack *st = v->stacks && stack ? callstacks__stack(v->stacks, stack) : NULL;
@@ -96,6 +114,30 @@ static bool is_draft_statement(const struct frame_loop *fl, __u64 stmt)
 	return has_statement(fl->draft_stmts, fl->nr_draft_stmts, stmt);
 }
 
+/*
+ * Where a sync was made: its innermost FRAME_SITE_DEPTH frames and lines (a
+ * helper that reads, called from different places, is different sites).
+ */
+static __u64 site_of(const struct cs_stack *st)
+{
+	__u64 site = 0;
+
+	for (__u32 k = 0; k < FRAME_SITE_DEPTH && k < st->nr_py; k++)
+		site = (site << 7 | site >> 57) ^ st->py[k].code ^
+		       ((__u64)(__u32)st->py[k].line << 32) ^ st->py[k].line;
+	return site;
+}
+
+/*
+ * A sync of the loop made where a nested generation's syncs were made: the
+ * model code both run (the attention mask's check), inside the target's
+ * forward: the verify's, not the loop's.
+ */
+static bool in_model(const struct frame_loop *fl, const struct cs_stack *st)
+{
+	return has_statement(fl->model_sites, fl->nr_model_sites, site_of(st));
+}
+
 /* The code of the first frame past the prefix; 0: none. */
 static __u64 past_prefix(const struct frame_prefix *fp, const struct cs_stack *st)
 {
@@ -110,11 +152,35 @@ static __u64 past_prefix(const struct frame_prefix *fp, const struct cs_stack *s
  */
 enum frame_class frames__learn(struct frame_loop *fl, const struct cs_stack *st, __u64 *stmt_out)
 {
+	struct frame_prefix was;
 	__u64 stmt;
+	__u32 inner;
 
 	if (!st)
 		return FRAME_NONE;
+	was = fl->prefix;
 	narrow(&fl->prefix, st);
+	/* a nested loop's prefix cut shorter: its function is the old prefix's frame there */
+	if (fl->nested && fl->prefix.nr < was.nr) {
+		fl->loop_code = was.code[fl->prefix.nr];
+		fl->nr_draft_stmts = 0;
+	}
+	/*
+	 * Before any nesting: the loop is where this one nests, its prefix this
+	 * stack's frames down to those the nested generation runs again
+	 */
+	if (!fl->nested && !frames__nested(&fl->prefix, st) &&
+	    (inner = nests_past(&fl->prefix, st)) && inner <= FRAME_PREFIX_MAX) {
+		__u32 outer = fl->prefix.nr, run = 0;
+
+		while (outer + run < inner && inner + run < st->nr_py &&
+		       st->py[st->nr_py - 1 - outer - run].code ==
+			       st->py[st->nr_py - 1 - inner - run].code)
+			run++;
+		memset(fl, 0, sizeof(*fl));
+		narrow(&fl->prefix, st);
+		fl->prefix.nr = outer + run;
+	}
 	stmt = *stmt_out = statement_of(&fl->prefix, st);
 	/* past the prefix, not the loop's function: its walk lost frames, it tells nothing */
 	if (fl->nested && past_prefix(&fl->prefix, st) != fl->loop_code)
@@ -124,9 +190,13 @@ enum frame_class frames__learn(struct frame_loop *fl, const struct cs_stack *st,
 		fl->loop_code = past_prefix(&fl->prefix, st);
 		if (stmt && !is_draft_statement(fl, stmt) && fl->nr_draft_stmts < FRAME_STMTS)
 			fl->draft_stmts[fl->nr_draft_stmts++] = stmt;
+		if (!in_model(fl, st) && fl->nr_model_sites < FRAME_SITES)
+			fl->model_sites[fl->nr_model_sites++] = site_of(st);
 		return FRAME_NESTED;
 	}
-	return is_draft_statement(fl, stmt) ? FRAME_NESTED : FRAME_LOOP;
+	if (is_draft_statement(fl, stmt))
+		return FRAME_NESTED;
+	return in_model(fl, st) ? FRAME_NONE : FRAME_LOOP;
 }
 
 /* The stack of each blocking event of t (0: none); NULL: no stacks or memory. */
@@ -157,8 +227,12 @@ __u32 *frames__event_stacks(const struct model_view *v, const struct model_threa
 static void settle(struct frame_walk *fw, struct exec_stats *stats, enum frame_class next,
 		   __u64 stmt)
 {
-	bool accept = next == FRAME_LOOP && has_statement(fw->accept_stmts, fw->nr_accept_stmts,
-							    stmt);
+	/*
+	 * The verify is before the accept statement's first sync: between its
+	 * syncs (a sampled accept's reads) is the accept's own work
+	 */
+	bool accept = next == FRAME_LOOP && stmt != fw->last_stmt &&
+		      has_statement(fw->accept_stmts, fw->nr_accept_stmts, stmt);
 
 	for (size_t i = 0; i < fw->nr_pending; i++) {
 		struct exec_stats *st = &stats[fw->pending[i]];
@@ -175,6 +249,7 @@ static void settle(struct frame_walk *fw, struct exec_stats *stats, enum frame_c
 		fw->accept_stmts[fw->nr_accept_stmts++] = stmt;
 	fw->nr_pending = 0;
 	fw->last = next;
+	fw->last_stmt = stmt;
 }
 
 int frames__walk(struct frame_walk *fw, struct exec_stats *stats, const struct model_view *v,
@@ -303,8 +378,17 @@ enum frame_class frames__class(const struct frame_loop *fl, const struct model_v
 		return FRAME_NONE;
 	if (past_prefix(&fl->prefix, st) != fl->loop_code)
 		return outside_is_loop ? FRAME_LOOP : FRAME_NONE;
-	return frames__nested(&fl->prefix, st) ||
-	       is_draft_statement(fl, statement_of(&fl->prefix, st)) ? FRAME_NESTED : FRAME_LOOP;
+	if (frames__nested(&fl->prefix, st) ||
+	    is_draft_statement(fl, statement_of(&fl->prefix, st)))
+		return FRAME_NESTED;
+	return in_model(fl, st) ? FRAME_NONE : FRAME_LOOP;
+}
+
+/* A sync of the loop made in the model code its nested generation ran too (a forward's). */
+bool frames__in_forward(const struct frame_loop *fl, const struct cs_stack *st)
+{
+	return st && st->nr_py && fl->nested && past_prefix(&fl->prefix, st) == fl->loop_code &&
+	       !frames__nested(&fl->prefix, st) && in_model(fl, st);
 }
 
 bool frames__in_draft(const struct frame_loop *fl, const struct cs_stack *st)

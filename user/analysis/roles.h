@@ -16,6 +16,9 @@
 #define FRAME_PREFIX_MAX 32
 /* Loop statements kept that draft, and that read the verify's result. */
 #define FRAME_STMTS 8
+/* Sync sites kept of the nested generation's model code, and the frames that make one. */
+#define FRAME_SITES 32
+#define FRAME_SITE_DEPTH 3
 
 /* The frames every sync shared, outermost first (code objects). */
 struct frame_prefix {
@@ -30,6 +33,8 @@ struct frame_loop {
 	__u64 loop_code;		/* the loop's function: first frame past the prefix */
 	__u64 draft_stmts[FRAME_STMTS];	/* its statements a nested generation ran under */
 	__u32 nr_draft_stmts;
+	__u64 model_sites[FRAME_SITES];	/* where its nested syncs were made (code, line) */
+	__u32 nr_model_sites;
 	bool nested;			/* some sync ran a generation inside the loop's */
 };
 
@@ -53,5 +58,7 @@ bool frames__nested(const struct frame_prefix *fp, const struct cs_stack *st);
  * the loop's function at all (its walk lost frames)?
  */
 bool frames__in_draft(const struct frame_loop *fl, const struct cs_stack *st);
+/* Was it a loop sync made in model code the nested generation ran too (a forward's own)? */
+bool frames__in_forward(const struct frame_loop *fl, const struct cs_stack *st);
 
 #endif /* __ROLES_H */

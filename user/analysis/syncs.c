@@ -157,6 +157,9 @@ static long place(const struct loop *lp, const struct model_view *v, const struc
 	/* where the frames told the loop, the draft's own syncs are those its frames place in it */
 	if (sv->pos == SPOS_DRAFT_VERIFY && !sv->step && lp->evidence.decided_by == ROLE_FROM_FRAMES)
 		sv->step = frames__in_draft(&lp->evidence.frames, draft_stack(v, sv->sync));
+	/* ... and the verify's, the model code's the draft's forwards made too (the mask's check) */
+	if (sv->pos == SPOS_VERIFY && lp->evidence.decided_by == ROLE_FROM_FRAMES)
+		sv->step = frames__in_forward(&lp->evidence.frames, draft_stack(v, sv->sync));
 	return i;
 }
 
