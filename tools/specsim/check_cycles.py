@@ -164,11 +164,16 @@ def check_torch_tail(r, b, calls, syncs, drafts, verifies, last):
     i, ph = b["cycle_bounds"], b["phases"]
     if not (drafts and verifies):
         return
-    r.expect(same(b["start"], drafts[0], "entry"),
-             f"cycle {i}: start is not the first draft launch")
+    # the draft's setup, the staged position upload the iteration before made, starts it
+    uploads = [c for c in r.calls if c["tid"] == drafts[0]["tid"]
+               and c["name"].startswith("cuMemcpyHtoDAsync") and c["after"] <= drafts[0]["before"]]
+    r.expect(uploads and same(b["start"], uploads[-1], "entry"),
+             f"cycle {i}: start is not the draft's setup (its position upload)")
     r.expect(same(ph["verify"]["start"], verifies[0], "entry"), f"cycle {i}: V")
     r.expect(same(ph["verify"]["end"], verifies[-1], "return"), f"cycle {i}: Ve")
-    after = [c for c in syncs if c["before"] >= verifies[-1]["after"]]
+    # syncs after verify within the cycle: the next draft's setup waits for its own upload
+    after = [c for c in syncs if c["before"] >= verifies[-1]["after"] and
+             (last or c["after"] <= t_of(b["end"]))]
     if r.expect(after, f"cycle {i}: no sync after verify"):
         r.expect(same(ph["extend"]["start"], after[-1], "return"), f"cycle {i}: extend start")
     if last:
@@ -223,13 +228,20 @@ def first(calls, pred):
     return next((c for c in calls if pred(c)), None)
 
 
-def torch_region(c, calls, b, nxt):
+def first_draft_launch(r, cycle):
+    """The entry of a cycle's first draft launch: positions are placed by launches, the
+    draft's setup before it keeps the place it was made at (the accept's, or before the loop)."""
+    d = first(r.calls, lambda x: x["cycle"] == cycle and draft_launch(x, r.torch))
+    return d["before"] if d else None
+
+
+def torch_region(r, c, calls, b, nxt):
     """Where a position lies in a --torch cycle, as the module docstring says."""
     ph, pos = b["phases"], c["position"]
     ve = ph["verify"]["end"]["after"]
     copy = first(calls, lambda x: x["before"] > ve and x["name"] == "cuMemcpyDtoHAsync_v2"
                  and not planted(x))
-    next_d = nxt["start"]["before"] if nxt else None
+    next_d = first_draft_launch(r, c["cycle"] + 1) if nxt else None
     regions = {
         "draft-verify": (b["start"]["before"], ph["verify"]["start"]["before"]),
         "after-verify": (ve, copy["before"] if copy else None),
@@ -242,7 +254,7 @@ def plant_region(r, c, calls, b, nxt):
     """(after, before): the call must start at or after one and end by the other."""
     pos, i = c["position"], c["cycle"]
     if r.torch:
-        return torch_region(c, calls, b, nxt)
+        return torch_region(r, c, calls, b, nxt)
     ve = b["phases"]["verify"]["end"]["after"]
     own = [x for x in calls if not planted(x)]
     accept = [x for x in own if x["phase"] == "accept"]
@@ -267,7 +279,7 @@ def plant_region(r, c, calls, b, nxt):
 
 def check_plants(r):
     plants = [c for c in r.calls if planted(c)]
-    loop_start = r.bounds[0]["start"]["before"] if r.bounds else None
+    loop_start = first_draft_launch(r, r.bounds[0]["cycle_bounds"]) if r.bounds else None
     bounds = {b["cycle_bounds"]: b for b in r.bounds}
     by_cycle = collections.defaultdict(list)
     for c in r.calls:

@@ -263,6 +263,36 @@ static void check_common(struct span *sp, unsigned int corr, uint64_t start, uin
 		fail("device is not 0", corr);
 }
 
+/*
+ * Without graph-level records a graph's launch comes node by node: each with
+ * the launch's correlation and the graph's id, inside the launch's span.
+ */
+static void check_node(const struct cupti_kernel10 *k, uint64_t offset)
+{
+	struct span *sp = span_of(k->correlation_id, "graph");
+
+	if (!sp) {
+		fail("no graph launch for a node's record", k->correlation_id);
+		return;
+	}
+	sp->seen = true;
+	if (k->graph_id != sp->s.graph_id)
+		fail("a node's graph id differs", k->correlation_id);
+	if (k->start < sp->s.start_ns + offset || k->end > sp->s.end_ns + offset ||
+	    k->start > k->end)
+		fail("a node runs outside its launch", k->correlation_id);
+}
+
+/* Records that are a graph's nodes (kernel-level records without graph-level ones). */
+static size_t node_records(const struct client_state *cs)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < cs->nr_records; i++)
+		n += (int)cs->rec[i].k.kind == CUPTI_KIND_CONCURRENT_KERNEL && cs->rec[i].k.graph_id;
+	return n;
+}
+
 static void check_record(struct client_state *cs, size_t i, uint64_t offset)
 {
 	struct span *sp;
@@ -271,6 +301,10 @@ static void check_record(struct client_state *cs, size_t i, uint64_t offset)
 	case CUPTI_KIND_CONCURRENT_KERNEL: {
 		const struct cupti_kernel10 *k = &cs->rec[i].k;
 
+		if (k->graph_id) {
+			check_node(k, offset);
+			break;
+		}
 		sp = span_of(k->correlation_id, "kernel");
 		check_common(sp, k->correlation_id, k->start, k->end, k->stream_id, k->device_id,
 			     offset);
@@ -397,7 +431,7 @@ int main(void)
 	flush();
 	cs = flush();
 	specsimGpuLogDrain(on_span, NULL);
-	want = expected_records(mode);
+	want = expected_records(mode) + node_records(cs);
 	if (cs->version != CUPTI_ABI_VERSION)
 		fail("cuptiGetVersion is not 130001", 0);
 	if (!strcmp(mode, "busy")) {
@@ -419,6 +453,9 @@ int main(void)
 	}
 	for (size_t i = 0; i < cs->nr_records; i++)
 		check_record(cs, i, offset);
+	for (size_t i = 0; i < nr_spans && !strcmp(mode, "nograph"); i++)
+		if (!strcmp(spans[i].kind, "graph") && !spans[i].seen)
+			fail("a graph launch without its nodes' records", spans[i].s.correlation_id);
 	if (cs->bad_thread)
 		fail("a buffer was completed on another thread than libcupti's", 0);
 	if (want && strcmp(mode, "drop") && !cs->overheads)
