@@ -89,9 +89,10 @@ void bounds__blocking(struct rank_state *st, int cycle)
 	if (!t)
 		return;
 	t->b.syncs++;
-	/* past the cycle's end: the next draft's setup has begun */
-	if (t->verify_done && !t->extend_started && st->setup_cycle != cycle + 1) {
-		t->b.phase_start[LP_EXTEND] = truth__last(false);
+	if (t->verify_done && !t->extend_started) {
+		/* past the cycle's end, once the next draft's setup began: no extend is left */
+		t->b.phase_start[LP_EXTEND] =
+			st->setup_cycle == cycle + 1 ? st->setup_entry : truth__last(false);
 		t->synced_after_verify = true;
 	}
 }
