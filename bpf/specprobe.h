@@ -56,6 +56,8 @@ enum sp_rec_type {
 	SP_REC_EXIT_STATUS = 70,
 	/* a merge: when the input that holds a process attached to it (its own attach mark) */
 	SP_REC_ATTACH = 71,
+	/* --sample: the launch probes went in (a window opens) or came out (it closes) */
+	SP_REC_SAMPLE = 72,
 };
 
 #define SP_MAX_PROBES	4096	/* size of the spec map: probes of all libraries, late ones too */
@@ -543,6 +545,27 @@ struct sp_attach_rec {
 	__u64 ts;		/* attaching began (the input's attach_start_ns) */
 	__u64 done_ns;		/* every probe attached from here on (attach_done_ns) */
 	__u32 source;		/* input number in the merge */
+	__u32 pad;
+};
+
+/*
+ * --sample ON/EVERY: launch probes are in place ON of every EVERY; every
+ * other probe all the time. A window is [open's ts, close's ts]: every launch
+ * made in it was seen. The recording's end closes an open window.
+ */
+enum sp_sample_flags {
+	SP_SAMPLE_OPEN = 1,	/* the window opens here; else it closes */
+};
+
+struct sp_sample_rec {
+	__u16 type;
+	__u16 size;
+	__u32 flags;		/* enum sp_sample_flags */
+	__u64 ts;		/* open: every launch probe in from here; close: up to here */
+	__u64 cost_ns;		/* the attach (open) or detach (close), tracer's wall time */
+	__u32 on_ms;		/* the duty cycle asked for */
+	__u32 every_ms;
+	__u32 probes;		/* launch probes put in or taken out */
 	__u32 pad;
 };
 

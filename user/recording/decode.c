@@ -508,6 +508,7 @@ int decoder__feed(struct decoder *d, const void *rec, size_t size)
 	case SP_REC_RUNQ:
 	case SP_REC_EXIT_STATUS:
 	case SP_REC_ATTACH:
+	case SP_REC_SAMPLE:
 		return 0;	/* for the analyses, which see every record */
 	case SP_REC_SEGMENT:
 	case SP_REC_WINDOW:

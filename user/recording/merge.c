@@ -577,6 +577,9 @@ static int translate(struct merge *m, struct source *s, union rec_buf *b)
 	case SP_REC_SEGMENT:
 	case SP_REC_CLOCK:
 		return 0;	/* the merge states them once, at its start */
+	case SP_REC_SAMPLE:
+		/* its windows hold for its own processes, which a merge cannot say */
+		return -ENOTSUP;
 	default:
 		return -EBADMSG;
 	}
@@ -759,6 +762,9 @@ static int interleave(struct merge *m)
 					  (unsigned long long)tf_reader__offset(s->rd) - h->size);
 			else if (ret == -E2BIG)
 				log_error("merging: more than %d probes", SP_CALIB_PROBE - 1);
+			else if (ret == -ENOTSUP)
+				log_error("%s: made with --sample: its windows cannot be merged "
+					  "(record the processes in one --sample recording)", s->path);
 			else if (ret < 0)
 				log_error("merging: %s", strerror(-ret));
 			ret = ret > 0 ? put(m, b.bytes, h->size) : ret;

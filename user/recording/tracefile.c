@@ -1054,6 +1054,8 @@ static bool rec_size_ok(__u16 type, __u16 size)
 		return size == sizeof(struct sp_exit_status_rec);
 	case SP_REC_ATTACH:
 		return size == sizeof(struct sp_attach_rec);
+	case SP_REC_SAMPLE:
+		return size == sizeof(struct sp_sample_rec);
 	default:
 		return false;
 	}
@@ -1082,6 +1084,7 @@ TS_AT_8(struct sp_exit_status_rec);
 TS_AT_8(struct sp_gpu_state_rec);
 TS_AT_8(struct sp_srvmetric_rec);
 TS_AT_8(struct sp_attach_rec);
+TS_AT_8(struct sp_sample_rec);
 
 bool tf_record_ts(const void *rec, size_t size, __u64 *ts)
 {
@@ -1114,6 +1117,7 @@ bool tf_record_ts(const void *rec, size_t size, __u64 *ts)
 	case SP_REC_RUNQ:
 	case SP_REC_EXIT_STATUS:
 	case SP_REC_ATTACH:
+	case SP_REC_SAMPLE:
 		/* all of these keep it at offset 8 (TS_AT_8 above) */
 		if (size < 8 + sizeof(*ts))
 			return false;
