@@ -185,6 +185,39 @@ out:
 	return ret;
 }
 
+struct loop_span {
+	__u64 first_ns, last_ns, covered_ns;
+};
+
+static int span_cycle(void *ctx, const struct cycle *c)
+{
+	struct loop_span *sp = ctx;
+
+	if (!sp->first_ns)
+		sp->first_ns = c->start_ns;
+	sp->last_ns = c->end_ns;
+	sp->covered_ns += c->end_ns - c->start_ns;
+	return 0;
+}
+
+size_t cycles__run_estimate(const struct cycles *cy, const struct sample_windows *s)
+{
+	double sum = 0;
+
+	for (size_t i = 0; i < cy->nr_loops; i++) {
+		const struct loop *lp = &cy->loops[i];
+		struct loop_span sp = { 0 };
+
+		if (!sample__on(s) || loop__each_cycle(lp, span_cycle, &sp) || !sp.covered_ns ||
+		    sp.last_ns <= sp.first_ns) {
+			sum += lp->nr_cycles;
+			continue;
+		}
+		sum += (double)lp->nr_cycles * (double)(sp.last_ns - sp.first_ns) / sp.covered_ns;
+	}
+	return (size_t)(sum + 0.5);
+}
+
 void cycles__free(struct cycles *c)
 {
 	if (!c)

@@ -110,6 +110,7 @@ struct loop {
 	__u32 skipped_start;	/* before the attach mark or with unseen draft launches */
 	__u32 skipped_end;	/* cut by the end of the recording */
 	__u32 skipped_no_draft;	/* verify with no draft launch before it */
+	__u32 skipped_unsampled;	/* --sample: not whole inside a window */
 	struct loop_iter *iters;	/* every iteration, counted or not */
 	size_t nr_iters;
 	/* a whole run analysed in windows: the cycles are here, not in cycles (NULL) */
@@ -133,6 +134,12 @@ int loop__each_launch(const struct loop *lp, const struct model_view *v,
 		      int (*fn)(void *ctx, const struct loop_event *ev), void *ctx);
 /* --gpu: a flagged sync's GPU idle into counted cycle index, if its GPU is known; 0 or -EIO. */
 int loop__add_flagged_gpu(struct loop *lp, size_t index, __u64 idle_ns);
+/*
+ * Cycles the loops made over the run, per-cycle costs' divisor: those counted,
+ * or with --sample each loop's counted cycles scaled from the time they cover
+ * to the time from its first to its last (docs/sampling.md).
+ */
+size_t cycles__run_estimate(const struct cycles *cy, const struct sample_windows *s);
 /* Append a cycle to the loop's store (made on first use); 0, -ENOMEM or -EIO. */
 int loop__store_cycle(struct loop *lp, const struct cycle *c);
 

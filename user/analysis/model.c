@@ -508,6 +508,9 @@ void model__record(struct model *m, const void *rec, size_t size)
 		if (size >= sizeof(struct sp_attach_rec))
 			attach_mark(m, rec);
 		break;
+	case SP_REC_SAMPLE:
+		sample__note(&m->view.sample, rec, size);
+		break;
 	case SP_REC_HOSTMEM:
 		if (size >= sizeof(struct sp_hostmem_rec))
 			host_mapping(m, rec);
@@ -643,6 +646,7 @@ void model__free(struct model *m)
 	free_values(&m->ranks);
 	free(m->all_streams);
 	free(m->view.syncs);
+	sample__free(&m->view.sample);
 	hmap__free(&m->names);
 	hmap__free(&m->graphs);
 	hmap__free(&m->execs);

@@ -13,6 +13,7 @@
 #include <linux/types.h>
 #include "decode.h"
 #include "hostmem.h"
+#include "sample.h"
 #include "tracefile.h"
 
 /* What a thread did that shapes its decode loop, in entry order. */
@@ -272,6 +273,7 @@ struct model_thread {
 	__u32 burst_events;	/* its events: launches, and copies on the device between */
 	__u32 *eager_ids;	/* the eager execs it launched */
 	__u32 nr_eager_ids, cap_eager_ids;
+	size_t sample_slot;	/* --sample: the window (or gap) of its last loop event */
 };
 
 /* One launch of an open eager burst. */
@@ -316,6 +318,7 @@ struct model_view {
 	__u64 merged_attach_ns;		/* the longest of those inputs' attaches */
 	const struct callstacks *stacks;	/* the decoder's, naming syncs' .stack; NULL */
 	const struct gputime *gpu;	/* --gpu: the executions matched to calls; NULL: none came */
+	struct sample_windows sample;	/* --sample: when launches were seen */
 };
 
 struct model;

@@ -415,6 +415,32 @@ static bool hands_result(const struct model_thread *t, size_t head)
 }
 
 /*
+ * --sample: an event at ts in another window, or between windows, than the
+ * thread's last. A burst begun in an earlier window was cut by its close
+ * (launches after it went unseen): no forward. A window's first burst may be
+ * cut by its open, as the first after an attach is.
+ */
+void eager__window(struct model_thread *t, const struct sample_windows *s, __u64 ts)
+{
+	size_t slot;
+
+	if (!sample__on(s))
+		return;
+	slot = sample__slot(s, ts);
+	if (t->nr_burst && sample__slot(s, t->burst_start_ts) != slot)
+		t->nr_burst = 0;
+	if (slot == t->sample_slot)
+		return;
+	t->sample_slot = slot;
+	if (!(slot % 2))
+		return;
+	t->burst_seen = false;
+	t->cut_forward = 0;
+	t->flat_funcs = 0;
+	memset(t->lone_ts, 0, sizeof(t->lone_ts));
+}
+
+/*
  * Beside graphs, the call after a forward's burst: a copy to the host keeps
  * it, a launch before one makes it plain kernels again.
  */

@@ -193,8 +193,8 @@ static bool sync_settles(const struct settle *s, const struct settled_loop *sl, 
 	return ts >= max_u64(s->other_done, sl ? sl->synced_to : 0) && ts < others;
 }
 
-static int settle_syncs(struct settle *s, const struct syncs *sy, bool final,
-			const struct settle_sink *sink)
+static int settle_syncs(struct settle *s, struct model_view *v, const struct syncs *sy,
+			bool final, const struct settle_sink *sink)
 {
 	__u64 others = other_horizon(s, final);
 	int ret = 0;
@@ -205,9 +205,12 @@ static int settle_syncs(struct settle *s, const struct syncs *sy, bool final,
 
 		if (!sync_settles(s, sl, sv.sync->ts, others))
 			continue;
+		syncs__judge_by_site(v, &sv);
+		ret = syncs__learn_site(v, &sv);
 		if (sv.cycle >= 0 && sl)
 			sv.cycle += sl->offset;
-		ret = sink->sync ? sink->sync(sink->ctx, &sv) : 0;
+		if (!ret)
+			ret = sink->sync ? sink->sync(sink->ctx, &sv) : 0;
 	}
 	for (size_t i = 0; i < s->nr; i++)
 		s->loops[i].synced_to = max_u64(s->loops[i].synced_to, s->loops[i].in_window && !final
@@ -238,6 +241,7 @@ int settle__step(struct settle *s, struct model *m, __u64 last_ts, bool final,
 	for (size_t i = 0; i < s->nr; i++)
 		s->loops[i].in_window = false;
 	model__reset_roles(m);
+	model__view(m)->sample.learn_settled = true;
 	ret = results__compute(res, m);
 	if (ret)
 		return ret;
@@ -245,7 +249,7 @@ int settle__step(struct settle *s, struct model *m, __u64 last_ts, bool final,
 	for (size_t l = 0; l < cy->nr_loops && !ret; l++)
 		ret = settle_loop(s, model__view(m), &cy->loops[l], final, sink);
 	if (!ret && !res->syncs_err)
-		ret = settle_syncs(s, &res->syncs, final, sink);
+		ret = settle_syncs(s, model__view(m), &res->syncs, final, sink);
 	if (ret || final)
 		return ret;
 	results__free(res);

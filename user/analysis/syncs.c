@@ -288,6 +288,24 @@ static void count_sync(struct syncs *out, const struct sync_verdict *sv)
 		out->legacy_synced += legacy_work;
 	out->sync_calls++;
 	out->verdicts_of[sv->verdict]++;
+	out->by_site += sv->by_site;
+	out->flagged_by_site += sv->by_site && sv->flagged;
+	out->accept_in_cycles += sv->verdict == VERDICT_ACCEPT && sv->cycle >= 0;
+	out->accept_by_site += sv->by_site ? sv->accept_share : 0;
+}
+
+/*
+ * --sample: cycles the run made. Accept syncs are seen all the time: those
+ * judged by their site, at the rate counted cycles had them, are cycles no
+ * window held whole. Without such syncs, the loops' spans scale them.
+ */
+static size_t run_cycles(const struct syncs *out, size_t counted, size_t by_span)
+{
+	if (!out->by_site)
+		return counted;
+	if (!out->accept_in_cycles)
+		return by_span;
+	return counted + (size_t)(out->accept_by_site * counted / out->accept_in_cycles + 0.5);
 }
 
 static void judge(struct sync_verdict *sv, const struct syncs *out)
@@ -482,7 +500,97 @@ static void finish_quiet(struct quiet_table *tab)
 		qsort(tab->sites, tab->nr, sizeof(*tab->sites), quiet_cmp);
 }
 
-static int classify_all(struct syncs *out, const struct model_view *v, const struct cycles *cy)
+/* --sample: the call site a sync is judged by outside the windows; 0: none recorded. */
+static __u64 sample_site_of(const struct model_view *v, const struct model_sync *sy)
+{
+	const struct cs_stack *st = draft_stack(v, sy);
+
+	return st && st->site ? st->site : 0;
+}
+
+/*
+ * --sample: a sync outside the windows, or in an iteration no window held
+ * whole, was placed among launches partly unseen: its site's verdict holds.
+ */
+static bool judged_by_site(const struct model_view *v, const struct loop *lp, long placed,
+			   const struct model_sync *sy)
+{
+	if (!sample__on(&v->sample))
+		return false;
+	if (!(sample__slot(&v->sample, sy->ts) % 2))
+		return true;
+	return placed >= 0 && lp && lp->iters[placed].cycle < 0;
+}
+
+int syncs__learn_site(struct model_view *v, const struct sync_verdict *sv)
+{
+	struct hmap *sites = &v->sample.sites;
+	__u64 site = sample_site_of(v, sv->sync);
+	struct sample_site *ss;
+
+	if (!sample__on(&v->sample) || !site || !sv->is_sync || sv->cycle < 0 || sv->by_site)
+		return 0;
+	ss = hmap__get(sites, site, sv->sync->name);
+	if (!ss) {
+		ss = calloc(1, sizeof(*ss));
+		if (!ss || hmap__set(sites, site, sv->sync->name, ss)) {
+			free(ss);
+			return -ENOMEM;
+		}
+	}
+	_Static_assert(VERDICT_NR <= sizeof(ss->of) / sizeof(ss->of[0]), "sample_site.of");
+	ss->of[sv->verdict]++;
+	ss->pos = sv->pos;
+	return 0;
+}
+
+/* Its site's most common verdict inside whole cycles, or unseen. */
+static void judge_by_site(const struct hmap *sites, const struct model_view *v,
+			  struct sync_verdict *sv)
+{
+	if (!sv->by_site)
+		return;
+	__u64 site = sample_site_of(v, sv->sync);
+	const struct sample_site *ss = site ? hmap__get(sites, site, sv->sync->name) : NULL;
+	enum verdict best = VERDICT_UNSEEN;
+	__u32 all = 0;
+
+	for (int k = 0; ss && k < VERDICT_NR; k++) {
+		all += ss->of[k];
+		if (ss->of[k] && (best == VERDICT_UNSEEN || ss->of[k] > ss->of[best]))
+			best = k;
+	}
+	sv->accept_share = all ? (float)ss->of[VERDICT_ACCEPT] / all : 0;
+	sv->by_site = true;
+	sv->cycle = -1;
+	sv->own = best == VERDICT_ACCEPT;
+	sv->step = best == VERDICT_STEP;
+	sv->pos = ss ? ss->pos : SPOS_OUTSIDE;
+	sv->verdict = best;
+	sv->flagged = best == VERDICT_FLAGGED;
+	sv->is_sync = is_sync(sv);
+	sv->breaks_overlap = false;
+}
+
+void syncs__judge_by_site(const struct model_view *v, struct sync_verdict *sv)
+{
+	judge_by_site(&v->sample.sites, v, sv);
+}
+
+/* Counts, quiet calls and site tables for one judged sync; 0 or -ENOMEM. */
+static int file_verdict(struct syncs *out, const struct model_view *v, struct sync_verdict *sv)
+{
+	count_sync(out, sv);
+	if (!sv->is_sync && add_quiet(&out->quiet, sv, v->stacks))
+		return -ENOMEM;
+	if (sv->verdict == VERDICT_FLAGGED && add_site(&out->flagged_sites, sv))
+		return -ENOMEM;
+	if (sv->verdict == VERDICT_UNKNOWN && add_site(&out->unknown_sites, sv))
+		return -ENOMEM;
+	return 0;
+}
+
+static int classify_all(struct syncs *out, struct model_view *v, const struct cycles *cy)
 {
 	for (size_t i = 0; i < v->nr_syncs; i++) {
 		struct sync_verdict *sv = &out->verdicts[i];
@@ -498,14 +606,24 @@ static int classify_all(struct syncs *out, const struct model_view *v, const str
 		if (v->gpu && !(sy->flags & SYNC_UNRETURNED))
 			sv->has_gpu_idle = gputime__gap_at(v->gpu, sy->tgid, sy->ts_return,
 							   &sv->gpu_idle_ns);
+		if (judged_by_site(v, lp, owner, sy)) {
+			sv->by_site = true;	/* judged once every whole cycle taught its site */
+			continue;
+		}
 		if (sv->flagged)
 			find_flow(lp, thread_of_proc(v, sy->tgid, sy->tid), owner, sv);
-		count_sync(out, sv);
-		if (!sv->is_sync && add_quiet(&out->quiet, sv, v->stacks))
+		if (file_verdict(out, v, sv))
 			return -ENOMEM;
-		if (sv->verdict == VERDICT_FLAGGED && add_site(&out->flagged_sites, sv))
+		if (!v->sample.learn_settled && syncs__learn_site(v, sv))
 			return -ENOMEM;
-		if (sv->verdict == VERDICT_UNKNOWN && add_site(&out->unknown_sites, sv))
+	}
+	for (size_t i = 0; sample__on(&v->sample) && i < v->nr_syncs; i++) {
+		struct sync_verdict *sv = &out->verdicts[i];
+
+		if (!sv->by_site)
+			continue;
+		judge_by_site(&v->sample.sites, v, sv);
+		if (file_verdict(out, v, sv))
 			return -ENOMEM;
 	}
 	out->flagged = out->verdicts_of[VERDICT_FLAGGED];
@@ -582,7 +700,7 @@ static int count_callsites(struct syncs *out, const struct model_view *v)
 
 int syncs__analyse(struct model *m, const struct cycles *cy, struct syncs *out)
 {
-	const struct model_view *v = model__view(m);
+	struct model_view *v = model__view(m);
 
 	memset(out, 0, sizeof(*out));
 	out->verdicts = calloc(v->nr_syncs ? v->nr_syncs : 1, sizeof(*out->verdicts));
@@ -598,6 +716,7 @@ int syncs__analyse(struct model *m, const struct cycles *cy, struct syncs *out)
 		syncs__free(out);
 		return -ENOMEM;
 	}
+	out->cycles = run_cycles(out, out->cycles, cycles__run_estimate(cy, &v->sample));
 	return 0;
 }
 
@@ -714,11 +833,11 @@ int syncs__store(struct syncs *out, const struct sync_verdict *sv)
 	return spill__write(&out->store, &rec, sizeof(rec));
 }
 
-int syncs__end(struct syncs *out, size_t cycles)
+int syncs__end(struct syncs *out, size_t cycles, size_t by_span)
 {
 	struct sync_stream *st = out->stream;
 
-	out->cycles = cycles;
+	out->cycles = run_cycles(out, cycles, by_span);
 	out->flagged = out->verdicts_of[VERDICT_FLAGGED];
 	out->unknown = out->verdicts_of[VERDICT_UNKNOWN];
 	finish_quiet(&out->quiet);
@@ -791,6 +910,7 @@ static const char *const verdict_names[VERDICT_NR] = {
 	[VERDICT_FLAGGED] = "flagged", [VERDICT_ACCEPT] = "accept",   [VERDICT_NO_WAIT] = "no-wait",
 	[VERDICT_STEP] = "step",
 	[VERDICT_UNKNOWN] = "unknown", [VERDICT_OUTSIDE] = "outside",
+	[VERDICT_UNSEEN] = "unseen",
 };
 
 const char *syncs__verdict_name(enum verdict v)

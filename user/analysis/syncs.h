@@ -36,6 +36,7 @@ enum verdict {
 	VERDICT_UNKNOWN,	/* cannot be told: memory or stream flags from before attach */
 	VERDICT_OUTSIDE,	/* not in the decode loop */
 	VERDICT_STEP,		/* an eager draft step's read of its token: the loop's own */
+	VERDICT_UNSEEN,		/* --sample: outside the windows, its call site never in one */
 	VERDICT_NR,
 };
 
@@ -47,6 +48,8 @@ struct sync_verdict {
 	enum verdict verdict;
 	size_t site;		/* flagged or unknown: index in its site table */
 	bool own;		/* the cycle's accept sync, or the copy of its result */
+	bool by_site;		/* --sample: outside a whole cycle, judged as its call site was */
+	float accept_share;	/* ... and of its site's syncs in whole cycles, the accept's share */
 	bool step;		/* the sync that reads an eager draft step's token */
 	bool flagged;
 	bool is_sync;		/* counted in sync_calls (below) */
@@ -135,7 +138,18 @@ struct syncs {
 	struct quiet_table quiet;	/* the calls not sync calls, grouped */
 	size_t flagged, unknown;
 	size_t verdicts_of[VERDICT_NR];	/* of the sync calls */
-	size_t cycles;		/* counted cycles of all loops: per-cycle costs divide by it */
+	size_t by_site, flagged_by_site;	/* --sample: of them, judged by their site */
+	/*
+	 * --sample: accept syncs in counted cycles, and those judged by their site
+	 * as many as their sites' shares of accepts: the run's cycles
+	 */
+	size_t accept_in_cycles;
+	double accept_by_site;
+	/*
+	 * counted cycles of all loops: per-cycle costs divide by it; --sample: the
+	 * run's, scaled from them (syncs__run_cycles)
+	 */
+	size_t cycles;
 	__u64 trap_ns;		/* the return probe's cost: a call back sooner waited for nothing */
 	__u64 site_ns;		/* ... and a taken call site's, for the calls that took one */
 	struct callsite_stat *by_callsite;	/* most flagged first, then most calls */
@@ -156,11 +170,22 @@ void syncs__free(struct syncs *s);
  */
 int syncs__add(struct syncs *out, const struct sync_verdict *sv, const struct callstacks *stacks);
 int syncs__store(struct syncs *out, const struct sync_verdict *sv);
-/* After the last syncs__add: cycles counted over the run, then the sites' order; 0 or -ENOMEM. */
-int syncs__end(struct syncs *out, size_t cycles);
+/*
+ * After the last syncs__add: cycles counted over the run (by_span: scaled by the
+ * loops' spans, cycles__run_estimate), then the sites' order; 0 or -ENOMEM.
+ */
+int syncs__end(struct syncs *out, size_t cycles, size_t by_span);
 /* Each verdict in entry order (stored ones with their rank from v); 0, fn's return or -EIO. */
 int syncs__each(const struct syncs *sy, const struct model_view *v,
 		int (*fn)(void *ctx, const struct sync_verdict *sv), void *ctx);
+/*
+ * --sample: a sync judged in a counted cycle teaches its call site's verdict,
+ * for syncs outside such cycles (sv's own cycle: the model's); windowed
+ * analyses call it as each settles (sample.learn_settled). 0 or -ENOMEM.
+ */
+int syncs__learn_site(struct model_view *v, const struct sync_verdict *sv);
+/* --sample: a sync judged by its site again, as its site's verdicts stand now. */
+void syncs__judge_by_site(const struct model_view *v, struct sync_verdict *sv);
 const char *syncs__pos_name(enum sync_pos pos);
 const char *syncs__verdict_name(enum verdict v);
 

@@ -331,17 +331,22 @@ static int hand_cycles(const struct cycles *cy, const struct settle_sink *sink)
 	return ret;
 }
 
-static int hand_syncs(struct wholerun *w, const struct model_view *v, const struct syncs *sy,
+static int hand_syncs(struct wholerun *w, struct model_view *v, const struct syncs *sy,
 		      const struct horizons *h, const struct settle_sink *sink)
 {
 	int ret = 0;
 
 	for (size_t i = 0; i < sy->nr && !ret; i++) {
-		const struct sync_verdict *sv = &sy->verdicts[i];
-		size_t k = thread_index(v, sv->sync);
+		struct sync_verdict sv = sy->verdicts[i];
+		size_t k = thread_index(v, sv.sync);
 
-		if (k < v->nr_threads && sv->sync->ts >= w->synced_to[k] && sv->sync->ts < h->ts[k])
-			ret = hand_sync(w, v, sv, sink);
+		if (k >= v->nr_threads || sv.sync->ts < w->synced_to[k] || sv.sync->ts >= h->ts[k])
+			continue;
+		/* in entry order: its site learned from every sync before it */
+		syncs__judge_by_site(v, &sv);
+		ret = syncs__learn_site(v, &sv);
+		if (!ret)
+			ret = hand_sync(w, v, &sv, sink);
 	}
 	for (size_t k = 0; k < v->nr_threads; k++)
 		if (h->ts[k] > w->synced_to[k])
@@ -385,7 +390,7 @@ static int final_results(struct wholerun *w, struct model *m, struct results *re
 	/* as syncs__analyse: what of the probes lies between a call's two timestamps */
 	w->syncs.trap_ns = v->calib.calls ? v->calib.return_ps / 1000 : 0;
 	w->syncs.site_ns = v->calib.calls ? v->calib.stack_ps / 1000 : 0;
-	ret = syncs__end(&w->syncs, cycles);
+	ret = syncs__end(&w->syncs, cycles, cycles__run_estimate(&run, &v->sample));
 	if (!ret)
 		ret = results__adopt(res, m, &run, &w->syncs);
 	cycles__free(&run);
@@ -421,6 +426,7 @@ static int last_step(struct wholerun *w, struct model *m, __u64 last_ts, bool fi
 	ret = cycles_plan__window(w->plan, m, final, &cy, &win);
 	if (!ret)
 		ret = hand_cycles(&cy, sink);
+	v->sample.learn_settled = true;
 	if (!ret)
 		ret = syncs__analyse(m, &cy, &sy);
 	if (!ret)

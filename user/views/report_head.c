@@ -35,7 +35,8 @@ static void put_rates(FILE *out, const struct results *res)
 		fprintf(out, "%.1f tok/s, ", f->tokens_per_s);
 	else
 		fputs("- tok/s (no --server-metrics), ", out);
-	fprintf(out, "cycle p50 %.3f ms, %zu cycles\n", ms(s->p50_ns), s->cycles);
+	fprintf(out, "cycle p50 %.3f ms, %zu cycles%s\n", ms(s->p50_ns), s->cycles,
+		sample__on(&model__view(res->model)->sample) ? " whole in --sample windows" : "");
 }
 
 /* Line 2: the phase split, of GPU time where every launch of a cycle was matched. */
@@ -140,4 +141,5 @@ void report__head(FILE *out, const struct results *res)
 	fprintf(out, "  host %s, kernel %s; %llu calls over %.3f s\n", v->host[0] ? v->host : "?",
 		v->kernel[0] ? v->kernel : "?", (unsigned long long)v->calls,
 		v->calls ? (v->last_ns - v->first_ns) / 1e9 : 0.0);
+	report__sample_line(out, res);
 }

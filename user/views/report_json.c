@@ -283,11 +283,11 @@ static void put_loop(FILE *out, struct model *m, const struct loop *lp,
 	put_int_or_null(out, "rank", lp->rank, lp->rank >= 0);
 	fprintf(out, ",\"verify_exec\":\"0x%llx\",\"verify_from\":\"%s\",\"iterations\":%u,"
 		     "\"skipped_start\":%u,\"late_start_ns\":%llu,\"skipped_end\":%u,"
-		     "\"skipped_no_draft\":%u,",
+		     "\"skipped_no_draft\":%u,\"skipped_unsampled\":%u,",
 		(unsigned long long)anchor->handle, model__role_source_name(lp->verify_from),
 		lp->iterations, lp->skipped_start,
 		(unsigned long long)late_start_of(model__view(m), lp), lp->skipped_end,
-		lp->skipped_no_draft);
+		lp->skipped_no_draft, lp->skipped_unsampled);
 	if (lp->lead_from == LEAD_NONE)
 		fputs("\"lead_role\":null,", out);
 	else
@@ -447,10 +447,10 @@ static void put_sync(FILE *out, const struct sync_verdict *sv, const struct call
 	fputc(',', out);
 	put_int_or_null(out, "gpu_idle_caused_ns", sv->gpu_idle_ns, sv->has_gpu_idle);
 	fprintf(out, ",\"own\":%s,\"breaks_overlap\":%s,\"flagged\":%s,\"verdict\":\"%s\","
-		     "\"is_sync\":%s,",
+		     "\"is_sync\":%s,\"by_site\":%s,",
 		sv->own ? "true" : "false", sv->breaks_overlap ? "true" : "false",
 		sv->flagged ? "true" : "false", syncs__verdict_name(sv->verdict),
-		sv->is_sync ? "true" : "false");
+		sv->is_sync ? "true" : "false", sv->by_site ? "true" : "false");
 	put_host(out, sy);
 	fputc(',', out);
 	/* legacy: the other stream it is ordered behind, or the one it holds back */
@@ -811,6 +811,7 @@ void report__json(FILE *out, const struct results *res, const struct decode_stat
 	put_summary_fields(out, s);
 	fputc('}', out);
 	put_syncs(out, res);
+	report__sample_json(out, res);
 	put_overhead(out, v);
 	fputc(',', out);
 	put_notes(out, cy, s);

@@ -558,6 +558,9 @@ static void put_cycle_table(FILE *out, const struct loop *lp, __u64 t0, bool all
 		fprintf(out, "rank %d, ", lp->rank);
 	fprintf(out, "pid %u tid %u: %zu counted, skipped %u at the start and %u at the end (ms)\n",
 		lp->tgid, lp->tid, lp->nr_cycles, lp->skipped_start, lp->skipped_end);
+	if (lp->skipped_unsampled)
+		fprintf(out, "  %u more cut by a --sample window's edge: not counted\n",
+			lp->skipped_unsampled);
 	if (lp->skipped_no_draft)
 		fprintf(out, "  %u verify launches had no draft before them: not cycles\n",
 			lp->skipped_no_draft);
@@ -967,6 +970,7 @@ void report__text(FILE *out, const struct results *res, const struct report_opts
 	report__head(out, res);
 	put_header(out, v, res->syncs_err ? NULL : &res->syncs);
 	put_input(out, opts->input);
+	report__sample_section(out, res);
 	if (res->server)
 		put_server(out, res->server);
 	put_gpu_lead(out, v, s);

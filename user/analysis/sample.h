@@ -1,0 +1,56 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/*
+ * --sample: launch probes were in only in windows (SP_REC_SAMPLE). Cycles
+ * count only where a window holds them whole, with the iteration before
+ * them; a sync outside such a cycle takes the verdict its call site earned
+ * inside one (docs/sampling.md).
+ */
+#ifndef __SAMPLE_H
+#define __SAMPLE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <linux/types.h>
+#include "hmap.h"
+
+struct sample_window {
+	__u64 open_ns, close_ns;	/* close_ns UINT64_MAX while it is open */
+};
+
+struct sample_windows {
+	struct sample_window *w;	/* in order; nr 0: not a sampled recording */
+	size_t nr, cap;
+	__u32 on_ms, every_ms;		/* the duty cycle asked for */
+	__u32 probes;			/* launch probes a window puts in (the last one) */
+	__u64 attach_ns, detach_ns;	/* summed over the windows */
+	__u64 attach_max_ns, detach_max_ns;
+	__u64 inside_ns;		/* summed window lengths up to last_ns */
+	/* verdicts by call site, learned inside windows: (site, call) -> struct sample_site */
+	struct hmap sites;
+	bool learn_settled;	/* windowed analyses: learn as syncs settle, not as judged */
+};
+
+/* One call site's verdicts inside whole cycles, and where it sat in them. */
+struct sample_site {
+	__u32 of[8];			/* per enum verdict */
+	__u8 pos;			/* enum sync_pos of its last such sync */
+};
+
+/* An SP_REC_SAMPLE record; size checked. */
+void sample__note(struct sample_windows *s, const void *rec, size_t size);
+static inline bool sample__on(const struct sample_windows *s)
+{
+	return s->nr != 0;
+}
+/* Window edges at or before ts: odd inside window (slot - 1) / 2, even between. */
+size_t sample__slot(const struct sample_windows *s, __u64 ts);
+/* Do from and to lie inside one window? Always true for a recording not sampled. */
+bool sample__inside(const struct sample_windows *s, __u64 from, __u64 to);
+/* Time inside windows from first_ns to last_ns; the share of it, 1.0 when not sampled. */
+__u64 sample__covered_ns(const struct sample_windows *s, __u64 first_ns, __u64 last_ns);
+double sample__share(const struct sample_windows *s, __u64 first_ns, __u64 last_ns);
+/* Windows that began before last_ns. */
+size_t sample__count(const struct sample_windows *s, __u64 last_ns);
+void sample__free(struct sample_windows *s);
+
+#endif /* __SAMPLE_H */
