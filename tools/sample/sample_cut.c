@@ -248,8 +248,10 @@ static int feed_call(struct cut *c, const struct sp_call_rec *rec, size_t size)
 		f->child_parent = keep ? renumber(t, rec->seq) : parent;
 		f->child_depth = keep ? depth + 1 : depth;
 	}
-	if (is_launch(c, rec->probe))
-		keep ? c->kept++ : c->dropped++;
+	if (is_launch(c, rec->probe) && keep)
+		c->kept++;
+	else if (is_launch(c, rec->probe))
+		c->dropped++;
 	if (!keep) {
 		for (int f = 0; f < SP_FAULT_NR; f++)
 			c->faults[f] += f != SP_FAULT_OUT && (rec->faults & (1u << f));
