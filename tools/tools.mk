@@ -4,6 +4,7 @@ TOOLS_TARGETS :=
 -include tests/lookalike/lookalike.mk
 -include tools/specsim/specsim.mk
 -include tools/bench/bench.mk
+-include tools/sample/sample.mk
 -include tests/pystacks/pystacks.mk
 
 tools: $(TOOLS_TARGETS)
