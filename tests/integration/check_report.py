@@ -4,6 +4,10 @@
 
   check_report.py --report REPORT.json [--inventory full|launched] TRUTH...
 
+A --sample recording's report is judged on the cycles its windows hold whole (from the
+verify two cycles before them to the next cycle's verify; sampling.spans): those must be
+there, each
+as the truth has it, and no cycle a window cut.
 Cycle and phase boundaries come from the truth's cycle_bounds lines where it has them,
 else they are derived from its call lines (their phase and cycle tags) by the same
 contract (docs/report-json.md, "Cycles and phases"). Checks:
@@ -122,6 +126,23 @@ class Checker:
             self.failures.append(what)
 
 
+def sampled_cycles(cycles, spans):
+    """--sample: the cycles a window holds whole, from the verify two cycles before them
+    (a window opening on a launch may cut its forward) to the next cycle's verify (want),
+    and those that may be counted, from the verify before them on (either)."""
+    want, either = [], []
+    for i, cy in enumerate(cycles[1:], 1):
+        prev, nxt = cycles[i - 1], cycles[i + 1] if i + 1 < len(cycles) else None
+        a = cycles[i - 2]["verify"][0] if i >= 2 else None
+        if a and nxt and any(lo <= a["before"] and nxt["verify"][1]["after"] <= hi
+                             for lo, hi in spans):
+            want.append(cy)
+        elif any(lo <= prev["verify"][0]["after"] and cy["end"]["before"] <= hi
+                 for lo, hi in spans):
+            either.append(cy)
+    return want, either
+
+
 def check_cycles(ck, rep, r, tool_cycles):
     attach = rep["recording"]["attach_done_ns"]
     last = rep["recording"]["last_ns"] or 0
@@ -148,6 +169,9 @@ def check_cycles(ck, rep, r, tool_cycles):
             want.append(cy)
         elif cy["start"]["after"] >= attach:
             either.append(cy)     # the attach mark or the end fell inside a bracket
+    spans = (rep.get("sampling") or {}).get("spans")
+    if spans:
+        want, either = sampled_cycles(cycles, spans)
     got = sorted(tool_cycles, key=lambda c: c["start_ns"])
     ok_count = len(want) <= len(got) <= len(want) + len(either)
     ck.expect(ok_count, f"rank {r['rank']}: {len(got)} cycles reported, truth has {len(want)}"

@@ -882,20 +882,26 @@ void boundaries__export_iter(const struct thread_ctx *tc, size_t i, struct loop_
  * --sample: cycle c of the iteration starting at event first lies in one
  * window, after a verify launch of the same window (the iteration before it
  * ended in sight, so none of its launches came before the window opened),
- * and the next iteration, which ends it, was seen.
+ * and the next iteration, which ends it, was seen up to its verify.
  */
-static bool whole_in_window(const struct thread_ctx *tc, size_t first, const struct cycle *c)
+static bool whole_in_window(const struct thread_ctx *tc, size_t i, const struct cycle *c)
 {
 	const struct sample_windows *s = &tc->v->sample;
 	const struct model_thread *t = tc->t;
-	size_t slot;
+	size_t first = draft_or_verify(&tc->iters[i]), slot;
 
 	if (!sample__on(s))
 		return true;
-	/* its end is the next draft's start: a window that cut the next verify does not say */
-	if (!c->followed || !sample__inside(s, c->start_ns, c->end_ns))
+	/*
+	 * its end is the next draft's start, which only the next verify tells: a
+	 * window that closed before it may have left that draft, and this extend,
+	 * in part unseen
+	 */
+	if (!c->followed || i + 1 >= tc->nr_iters || !sample__inside(s, c->start_ns, c->end_ns))
 		return false;
 	slot = sample__slot(s, c->start_ns);
+	if (sample__slot(s, t->events[tc->iters[i + 1].vs].ts) != slot)
+		return false;
 	for (size_t j = first; j-- > 0 && sample__slot(s, t->events[j].ts) == slot;)
 		if (role_of(tc, &t->events[j]) == ROLE_VERIFY)
 			return true;
@@ -921,7 +927,7 @@ int boundaries__count_iter(struct thread_ctx *tc, size_t i, struct loop *lp, str
 			lp->skipped_start++;
 		return 0;
 	}
-	if (!whole_in_window(tc, draft_or_verify(it), c)) {
+	if (!whole_in_window(tc, i, c)) {
 		lp->skipped_unsampled++;
 		return 0;
 	}

@@ -274,6 +274,7 @@ struct model_thread {
 	__u32 *eager_ids;	/* the eager execs it launched */
 	__u32 nr_eager_ids, cap_eager_ids;
 	size_t sample_slot;	/* --sample: the window (or gap) of its last loop event */
+	bool burst_cut;		/* --sample: the open burst began before its window opened */
 };
 
 /* One launch of an open eager burst. */

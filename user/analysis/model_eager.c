@@ -321,6 +321,11 @@ int eager__close(struct model *m, struct model_thread *t)
 {
 	size_t n = t->nr_burst, head = t->nr_events, split;
 
+	if (t->burst_cut) {
+		t->burst_cut = false;
+		t->nr_burst = 0;
+		return 0;
+	}
 	if (!n)
 		return 0;
 	/*
@@ -417,10 +422,12 @@ static bool hands_result(const struct model_thread *t, size_t head)
 /*
  * --sample: an event at ts in another window, or between windows, than the
  * thread's last. A burst begun in an earlier window was cut by its close
- * (launches after it went unseen): no forward. A window's first burst may be
- * cut by its open, as the first after an attach is.
+ * (launches after it went unseen): no forward. A window's first burst, if
+ * the window opened on it, may be cut by the open: no forward either; the
+ * first burst after that is read as the first after an attach.
  */
-void eager__window(struct model_thread *t, const struct sample_windows *s, __u64 ts)
+void eager__window(struct model_thread *t, const struct sample_windows *s, __u64 ts,
+		   enum loop_kind kind, __u8 flags)
 {
 	size_t slot;
 
@@ -434,6 +441,12 @@ void eager__window(struct model_thread *t, const struct sample_windows *s, __u64
 	t->sample_slot = slot;
 	if (!(slot % 2))
 		return;
+	/*
+	 * a window that opens inside a burst (on a launch, or a copy on the device
+	 * between launches) may have cut its start: no forward of it
+	 */
+	t->burst_cut = kind == LOOP_KERNEL || kind == LOOP_COLLECTIVE ||
+		       (kind == LOOP_COPY && (flags & LOOP_ON_DEVICE) && !(flags & LOOP_BLOCKING));
 	t->burst_seen = false;
 	t->cut_forward = 0;
 	t->flat_funcs = 0;

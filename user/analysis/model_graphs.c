@@ -46,7 +46,7 @@ int graphs__loop_event(struct model *m, struct model_thread *t, const struct sp_
 		ev.ts_return = c->ts_return;
 	else
 		ev.flags |= LOOP_UNRETURNED;
-	eager__window(t, &m->view.sample, ev.ts);
+	eager__window(t, &m->view.sample, ev.ts, kind, flags);
 	/* a call after a burst ends it first, then tells whether it handed its result */
 	if (kind == LOOP_KERNEL || kind == LOOP_COLLECTIVE) {
 		eager__after_forward(m, t, kind, flags);

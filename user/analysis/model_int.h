@@ -252,7 +252,8 @@ void eager__device_copy(struct model_thread *t);
 void eager__after_forward(struct model *m, struct model_thread *t, enum loop_kind kind,
 			  __u8 flags);
 void eager__graph_seen(struct model *m, struct model_thread *t, __u64 exec_id);
-void eager__window(struct model_thread *t, const struct sample_windows *s, __u64 ts);
+void eager__window(struct model_thread *t, const struct sample_windows *s, __u64 ts,
+		   enum loop_kind kind, __u8 flags);
 int graphs__launch(struct model *m, struct model_proc *p, struct model_thread *t,
 		   const struct sp_call *c, const struct probe_info *pi);
 int graphs__host_func(struct model *m, struct model_proc *p, struct model_thread *t,

@@ -34,6 +34,7 @@ struct sample_windows {
 struct sample_site {
 	__u32 of[8];			/* per enum verdict */
 	__u8 pos;			/* enum sync_pos of its last such sync */
+	bool pageable;			/* ... a copy its wait showed to be into pageable memory */
 };
 
 /* An SP_REC_SAMPLE record; size checked. */

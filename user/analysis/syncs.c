@@ -500,12 +500,24 @@ static void finish_quiet(struct quiet_table *tab)
 		qsort(tab->sites, tab->nr, sizeof(*tab->sites), quiet_cmp);
 }
 
-/* --sample: the call site a sync is judged by outside the windows; 0: none recorded. */
-static __u64 sample_site_of(const struct model_view *v, const struct model_sync *sy)
+/*
+ * --sample: the keys a sync is judged by outside the windows: its whole
+ * stack, and its call site (a stack differing only deeper, or not yet seen).
+ */
+#define BY_STACK (1ull << 32)
+
+static bool sample_keys(const struct model_view *v, const struct model_sync *sy, __u64 a[2],
+			__u64 b[2])
 {
 	const struct cs_stack *st = draft_stack(v, sy);
 
-	return st && st->site ? st->site : 0;
+	if (!st || !st->site)
+		return false;
+	a[0] = sy->stack;
+	b[0] = sy->name | BY_STACK;
+	a[1] = st->site;
+	b[1] = sy->name;
+	return true;
 }
 
 /*
@@ -525,50 +537,61 @@ static bool judged_by_site(const struct model_view *v, const struct loop *lp, lo
 int syncs__learn_site(struct model_view *v, const struct sync_verdict *sv)
 {
 	struct hmap *sites = &v->sample.sites;
-	__u64 site = sample_site_of(v, sv->sync);
-	struct sample_site *ss;
+	__u64 a[2], b[2];
 
-	if (!sample__on(&v->sample) || !site || !sv->is_sync || sv->cycle < 0 || sv->by_site)
+	if (!sample__on(&v->sample) || !sv->is_sync || sv->cycle < 0 || sv->by_site ||
+	    !sample_keys(v, sv->sync, a, b))
 		return 0;
-	ss = hmap__get(sites, site, sv->sync->name);
-	if (!ss) {
-		ss = calloc(1, sizeof(*ss));
-		if (!ss || hmap__set(sites, site, sv->sync->name, ss)) {
-			free(ss);
-			return -ENOMEM;
+	for (int i = 0; i < 2; i++) {
+		struct sample_site *ss = hmap__get(sites, a[i], b[i]);
+
+		if (!ss) {
+			ss = calloc(1, sizeof(*ss));
+			if (!ss || hmap__set(sites, a[i], b[i], ss)) {
+				free(ss);
+				return -ENOMEM;
+			}
 		}
+		_Static_assert(VERDICT_NR <= sizeof(ss->of) / sizeof(ss->of[0]), "sample_site.of");
+		ss->of[sv->verdict]++;
+		ss->pos = sv->pos;
+		ss->pageable = sv->sync->kind == SYNC_PAGEABLE;
 	}
-	_Static_assert(VERDICT_NR <= sizeof(ss->of) / sizeof(ss->of[0]), "sample_site.of");
-	ss->of[sv->verdict]++;
-	ss->pos = sv->pos;
 	return 0;
 }
 
-/* Its site's most common verdict inside whole cycles, or unseen. */
+/* Its stack's (else its site's) most common verdict inside whole cycles, or unseen. */
 static void judge_by_site(const struct hmap *sites, const struct model_view *v,
 			  struct sync_verdict *sv)
 {
-	if (!sv->by_site)
-		return;
-	__u64 site = sample_site_of(v, sv->sync);
-	const struct sample_site *ss = site ? hmap__get(sites, site, sv->sync->name) : NULL;
+	const struct sample_site *ss = NULL;
 	enum verdict best = VERDICT_UNSEEN;
+	__u64 a[2], b[2];
 	__u32 all = 0;
 
+	if (!sv->by_site)
+		return;
+	if (sample_keys(v, sv->sync, a, b) && !(ss = hmap__get(sites, a[0], b[0])))
+		ss = hmap__get(sites, a[1], b[1]);
 	for (int k = 0; ss && k < VERDICT_NR; k++) {
 		all += ss->of[k];
 		if (ss->of[k] && (best == VERDICT_UNSEEN || ss->of[k] > ss->of[best]))
 			best = k;
 	}
 	sv->accept_share = all ? (float)ss->of[VERDICT_ACCEPT] / all : 0;
-	sv->by_site = true;
+	sv->pos = ss ? ss->pos : SPOS_OUTSIDE;
+	/* a site of more than one verdict: where it was placed tells, if that is one of them */
+	if (ss && ss->of[best] < all && sv->placed < VERDICT_NR && ss->of[sv->placed]) {
+		best = sv->placed;
+		sv->pos = sv->placed_pos;
+	}
 	sv->cycle = -1;
 	sv->own = best == VERDICT_ACCEPT;
 	sv->step = best == VERDICT_STEP;
-	sv->pos = ss ? ss->pos : SPOS_OUTSIDE;
 	sv->verdict = best;
 	sv->flagged = best == VERDICT_FLAGGED;
-	sv->is_sync = is_sync(sv);
+	/* a copy whose wait no launch seen showed: as pageable as its site's were */
+	sv->is_sync = is_sync(sv) || (ss && ss->pageable && sv->sync->kind == SYNC_UNKNOWN_HOST);
 	sv->breaks_overlap = false;
 }
 
@@ -608,6 +631,8 @@ static int classify_all(struct syncs *out, struct model_view *v, const struct cy
 							   &sv->gpu_idle_ns);
 		if (judged_by_site(v, lp, owner, sy)) {
 			sv->by_site = true;	/* judged once every whole cycle taught its site */
+			sv->placed = sv->verdict;
+			sv->placed_pos = sv->pos;
 			continue;
 		}
 		if (sv->flagged)

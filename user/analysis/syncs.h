@@ -50,6 +50,7 @@ struct sync_verdict {
 	bool own;		/* the cycle's accept sync, or the copy of its result */
 	bool by_site;		/* --sample: outside a whole cycle, judged as its call site was */
 	float accept_share;	/* ... and of its site's syncs in whole cycles, the accept's share */
+	__u8 placed, placed_pos;	/* ... and its verdict and position as placed anyway */
 	bool step;		/* the sync that reads an eager draft step's token */
 	bool flagged;
 	bool is_sync;		/* counted in sync_calls (below) */
