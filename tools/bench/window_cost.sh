@@ -24,7 +24,7 @@ LAT=$TOP/.output/bench/launchlat
 SERVER=$TOP/.output/specsim/specsim-server
 SP=$TOP/specprobe
 TMP=$(mktemp -d /tmp/specprobe-window.XXXXXX)
-trap 'kill $(jobs -p) 2>/dev/null; rm -rf "$TMP"' EXIT
+trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$TMP"' EXIT
 
 wait_file() { for _ in $(seq 600); do [ -s "$1" ] && return 0; sleep 0.05; done; return 1; }
 
