@@ -17,7 +17,7 @@ import sys
 
 import recfile
 
-SAMPLE, OPEN = 72, 1
+SAMPLE, OPEN, STACK = 72, 1, 26
 
 
 def samples(paths):
@@ -55,6 +55,19 @@ def windows(paths, on_ms, every_ms):
     return out
 
 
+def stacks_alone(paths):
+    """Stack records whose call (same process, thread and call number) is not in the files."""
+    calls, stacks = set(), []
+    for path in paths:
+        data = open(path, "rb").read()
+        for off, kind, _ in recfile.records(data):
+            if kind == recfile.CALL:
+                calls.add(tuple(recfile.call_fields(data, off)[2:]))
+            elif kind == STACK:
+                stacks.append(struct.unpack_from("<III", data, off + 4))
+    return sum(1 for s in stacks if s not in calls)
+
+
 def inside(wins, ts):
     """The window holding ts, or None."""
     i = bisect.bisect_right([w[0] for w in wins], ts) - 1
@@ -89,6 +102,9 @@ def main():
     for c in launches:
         if not inside(wins, c["ts_entry"]):
             sys.exit(f"{c['name']} seq {c['seq']} at {c['ts_entry']} lies in no window")
+    alone = stacks_alone(rec.split(","))
+    if alone:
+        sys.exit(f"{alone} stack records without their call")
     made_launches = [t for t in truth if t["base"] in launch_names]
     whole = sum(1 for t in made_launches
                 if (w := inside(wins, t["before"])) and t["after"] <= w[1])
@@ -100,9 +116,10 @@ def main():
                  f"{touching} touching one")
     if len(launches) >= len(made_launches):
         sys.exit(f"{len(launches)} launches recorded of {len(made_launches)} made: not sampled")
+    stacked = sum(1 for c in launches if c.get("stack"))
     print(f"{len(wins)} windows; {len(launches)} of {len(made_launches)} launches, all in "
-          f"windows ({whole} made wholly inside); {syncs} syncs and {others} other calls "
-          f"as made")
+          f"windows ({whole} made wholly inside{f', {stacked} with a stack' if stacked else ''}); "
+          f"{syncs} syncs and {others} other calls as made")
 
 
 if __name__ == "__main__":

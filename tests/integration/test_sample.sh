@@ -3,7 +3,8 @@
 # record --sample on the simulated server: launch probes in windows, the rest all the time.
 # The windows alternate open and close with rising stamps, every recorded launch lies in one
 # and every launch made wholly inside one is recorded, and every other probed call (syncs,
-# copies, graph launches, events) is recorded as often as specsim made it. specsim's GPU
+# copies, graph launches, events) is recorded as often as specsim made it; no stack record
+# is left without its call (--stacks all). specsim's GPU
 # time is slept, so a run lasts at least its simulated time and spans several windows
 # however fast the machine. Bad --sample forms and kernels without uprobe_multi: one line.
 source "$(dirname "$0")/lib.sh"
@@ -31,16 +32,18 @@ check() {
 	fi
 }
 
-# -- CMD: traced from its exec; libnccl comes later, loaded while the windows run
+# from_exec NAME [RECORD_OPTS...]: -- CMD, traced from its exec; libnccl comes later,
+# loaded while the windows run
 from_exec() {
-	local dir="$SCRATCH/exec"
+	local name=$1 dir="$SCRATCH/$1"
+	shift
 	mkdir -p "$dir"
-	if ! "$SPECPROBE" record --sample $SAMPLE -o "$dir/rec.sprb" -- "$SERVER" -q \
+	if ! "$SPECPROBE" record --sample $SAMPLE "$@" -o "$dir/rec.sprb" -- "$SERVER" -q \
 		--cycles 800 --draft-mode eager --ground-truth "$dir/gt" 2>"$dir/rec.err"; then
-		fail "exec: record failed: $(tail -1 "$dir/rec.err")"
+		fail "$name: record failed: $(tail -1 "$dir/rec.err")"
 		return
 	fi
-	check exec "$dir" "$dir/rec.sprb"
+	check "$name" "$dir" "$dir/rec.sprb"
 }
 
 # -p, from before cuInit: an eager loop (a copy to the host and a sync per draft token)
@@ -85,7 +88,9 @@ bad_form() {
 	fi
 }
 
-from_exec
+from_exec exec
+# a launch's stack record comes only with a launch kept: none is left without its call
+from_exec exec-stacks --stacks all
 from_pid
 flight
 for form in 250ms 0/1s 1s/1s 2s/1s 1s/ /1s x/1s 250ms/y 0.5ms/1s 1s/2d; do
