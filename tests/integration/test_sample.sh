@@ -4,9 +4,9 @@
 # The windows alternate open and close with rising stamps, every recorded launch lies in one
 # and every launch made wholly inside one is recorded, and every other probed call (syncs,
 # copies, graph launches, events) is recorded as often as specsim made it; no stack record
-# is left without its call (--stacks all). specsim's GPU
-# time is slept, so a run lasts at least its simulated time and spans several windows
-# however fast the machine. Bad --sample forms and kernels without uprobe_multi: one line.
+# is left without its call (--stacks all). specsim's GPU time is slept, so a run lasts at
+# least its simulated time and spans several windows however fast the machine. Bad --sample
+# forms and kernels without uprobe_multi: one line.
 source "$(dirname "$0")/lib.sh"
 CHECK="python3 $TOP/tests/integration/check_sample.py"
 ON_MS=100 EVERY_MS=400
