@@ -31,6 +31,14 @@ const volatile __u64 fill_wake_gap_ns = 1000000;
  */
 __u64 quiet_pinned;
 
+/*
+ * --sample: a windowed probe's hit is recorded only inside the window's own
+ * edges, each set by user space before it comes; outside them (while its link
+ * goes in or out) it takes no call number, so the numbering has no gap.
+ */
+__u64 window_from_ns = ~0ULL;
+__u64 window_to_ns = ~0ULL;
+
 /* When a probe last woke the reader (racy across CPUs: a bound, not a count). */
 __u64 last_wake_ns;
 
@@ -664,6 +672,11 @@ static __always_inline bool entry_hit(struct pt_regs *ctx)
 	rec = emit_call(spec, probe, id, args, faults);
 	if (!rec) {
 		count(SP_CNT_DROP_CALL);
+		return false;
+	}
+	if ((spec->flags & SP_SPEC_WINDOWED) &&
+	    (rec->ts < window_from_ns || rec->ts > window_to_ns)) {
+		bpf_ringbuf_discard(rec, 0);
 		return false;
 	}
 	rec->seq = ++ts->next_seq;

@@ -67,6 +67,7 @@ enum sp_rec_type {
 /* How the BPF handler treats a probe (struct sp_probe_spec.flags). */
 enum sp_spec_flags {
 	SP_SPEC_COMPLETION = 1 << 0,	/* has a return probe */
+	SP_SPEC_WINDOWED = 1 << 1,	/* --sample: recorded only in [window_from_ns, window_to_ns] */
 	SP_SPEC_DATA_STR = 1 << 2,	/* data is a NUL-terminated string */
 	SP_SPEC_ENCLOSES = 1 << 3,	/* may call probed entry points: keep a frame */
 	SP_SPEC_DIMS = 1 << 4,		/* arguments 1..7 are 32-bit (a launch's grid, block, shmem) */

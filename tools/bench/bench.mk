@@ -10,6 +10,14 @@ $(BENCH_DIR)/callcost: tools/bench/callcost.c $(LOOKALIKE_DIR)/libnccl.so.2 | $(
 	$(Q)$(CC) $(CFLAGS) -Itests/lookalike $< -L$(LOOKALIKE_DIR) -l:libcuda.so.1 \
 		-Wl,-rpath,'$$ORIGIN/../lookalike' -o $@
 
+# Each launch timed alone while launch probes go in and out (window_cost.sh).
+TOOLS_TARGETS += $(BENCH_DIR)/launchlat
+
+$(BENCH_DIR)/launchlat: tools/bench/launchlat.c $(LOOKALIKE_DIR)/libnccl.so.2 | $(BENCH_DIR)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) -Itests/lookalike $< -L$(LOOKALIKE_DIR) -l:libcuda.so.1 \
+		-Wl,-rpath,'$$ORIGIN/../lookalike' -o $@
+
 # Where a probe hit's time goes: a ladder of programs beside specprobe's own (hitcost.c).
 TOOLS_TARGETS += $(BENCH_DIR)/hitcost
 HITCOST_OBJS := $(OUTPUT)/user/recording/catalog.o $(OUTPUT)/user/capture/calibrate.o \

@@ -4,6 +4,8 @@
 # short rounds; each round runs every arm once, in an order rotated from round to round:
 #   untraced   nothing attached
 #   record     specprobe record -p (attached before the round starts, detached after)
+#   record_sample  record --sample SAMPLE (launch probes in windows, the rest all the time;
+#              skipped, with a message, if the binary has no --sample)
 #   top        specprobe top --batch -p (skipped, with a message, if the binary has no top)
 #   floor      the kernel's trap alone at the same entry points, empty programs
 #              (tools/bench/trapfloor.c; skipped when that binary is not there)
@@ -26,7 +28,10 @@
 # RECORD_ALT_OPTS="--stacks none"), so two ways of recording are compared in one run;
 # RECORD_ALT_SPECPROBE runs that arm with another specprobe binary (an older build: before
 # and after a change in the same rounds); any arm record_X named in ARMS takes RECORD_X_OPTS
-# and RECORD_X_SPECPROBE the same way. FLOOR (default .output/bench/trapfloor-static,
+# and RECORD_X_SPECPROBE the same way. SAMPLE (ON/EVERY, default 250ms/2.5s; "none" leaves
+# the record_sample arm out) sets RECORD_SAMPLE_OPTS unless given: its windows open from
+# the tracer's start, so rounds (CYCLES) should last several EVERY for its ratio to be that
+# of the duty cycle, not of where a short round falls. FLOOR (default .output/bench/trapfloor-static,
 # else .output/bench/trapfloor; "none" skips the floor arm). ARMS names the arms to run
 # (default: all of the above that can run). ONOFF=MS: in every round of a traced arm,
 # tools/bench/onoff flips the target's traced bit every MS ms (ONOFF_BIN, default
@@ -69,6 +74,16 @@ arms=(untraced record top)
 if ! "$SP" top --help >/dev/null 2>&1; then
 	echo "specprobe top: not in $SP; the top arm is skipped" | tee "$A/top-skipped.txt"
 	arms=(untraced record)
+fi
+SAMPLE=${SAMPLE:-250ms/2.5s}
+if [ "$SAMPLE" != none ]; then
+	if "$SP" record --help 2>/dev/null | grep -q -- '--sample'; then
+		RECORD_SAMPLE_OPTS=${RECORD_SAMPLE_OPTS:---sample $SAMPLE}
+		arms+=(record_sample)
+	else
+		echo "specprobe record --sample: not in $SP; the record_sample arm is skipped" |
+			tee "$A/sample-skipped.txt"
+	fi
 fi
 [ "$FLOOR" != none ] && [ -x "$FLOOR" ] && arms+=(floor)
 [ -n "${ARMS:-}" ] && read -r -a arms <<<"$ARMS"

@@ -331,7 +331,7 @@ static int record_loop(struct recorder *r)
 	while (!exiting && !r->write_err) {
 		__u64 now;
 
-		ret = session__poll(r->tracer.session, 100);
+		ret = tracer__poll(&r->tracer, 100);
 		if (ret == -EINTR) {
 			ret = 0;
 			continue;
@@ -381,6 +381,7 @@ static int record_loop(struct recorder *r)
 			break;
 	}
 	/* what the probes wrote before we stopped still belongs in the file */
+	tracer__end_windows(&r->tracer);
 	session__drain(r->tracer.session);
 	if (r->gpu)
 		gpu_rings__finish(r->gpu, GPU_FINAL_WAIT_MS, on_record, r);
@@ -521,6 +522,8 @@ static int record_run(struct recorder *r)
 		.on_record = on_record,
 		.ctx = r,
 		.child_env = r->gpu ? gpu_rings__env(r->gpu) : NULL,
+		.sample_on_ns = r->req->rec->sample_on_ns,
+		.sample_every_ns = r->req->rec->sample_every_ns,
 	};
 	struct tf_header hdr;
 	char err[512];
@@ -557,6 +560,9 @@ static int record_run(struct recorder *r)
 		return 1;
 	log_info("tracing %d process(es), %d probes attached; Ctrl-C to stop",
 		 r->tracer.targets.nr_tgids, r->tracer.nr_attached);
+	if (r->req->rec->sample_on_ns)
+		log_info("launch probes in for %.3g s of every %.3g s; the rest all the time",
+			 r->req->rec->sample_on_ns / 1e9, r->req->rec->sample_every_ns / 1e9);
 	ret = record_loop(r);
 	if (!r->write_err)
 		r->write_err = write_counters(r, SP_REC_END);

@@ -3,6 +3,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -32,6 +33,16 @@ struct session {
 	void *ctx;
 	bool discard;		/* calibrating: records of our own calls are dropped */
 	enum trace_stacks stacks;	/* which probes record their call sites */
+	bool windowed;		/* launch probes go in and out in windows (--sample) */
+	bool window_open;
+	struct launch_link *launch;	/* per library, its launch probes' entry link */
+	int nr_launch;
+};
+
+/* A library's launch probes, in one entry link while a window is open. */
+struct launch_link {
+	int fd;			/* -1: out */
+	__u32 probes;
 };
 
 /* A call record as recordings hold it: the widest form, with room for any data. */
@@ -103,6 +114,11 @@ static int ring_cb(void *ctx, void *data, size_t size)
 	return s->on_record(s->ctx, data, size);
 }
 
+static bool windowed_probe(const struct session *s, const struct probe *p)
+{
+	return s->windowed && p->entry->cls == SP_CLASS_LAUNCH;
+}
+
 static int fill_specs(struct session *s, const struct probe_set *ps, int first)
 {
 	int fd = bpf_map__fd(s->skel->maps.specs);
@@ -113,6 +129,8 @@ static int fill_specs(struct session *s, const struct probe_set *ps, int first)
 		struct sp_probe_spec spec;
 
 		catalog__spec(ps->probes[i].entry, &spec);
+		if (windowed_probe(s, &ps->probes[i]))
+			spec.flags |= SP_SPEC_WINDOWED;
 		if (s->stacks == STACKS_ALL ||
 		    (s->stacks == STACKS_SYNCS && catalog__stack_default(ps->probes[i].entry)))
 			spec.flags |= SP_SPEC_STACK;
@@ -355,6 +373,131 @@ static int link_multi(struct session *s, struct bpf_program *prog, const char *p
 	return 0;
 }
 
+/* Room for library lib's launch link; the new ones are out. 0 or -ENOMEM. */
+static int launch_room(struct session *s, int lib)
+{
+	struct launch_link *grown;
+
+	if (lib < s->nr_launch)
+		return 0;
+	grown = realloc(s->launch, (lib + 1) * sizeof(*grown));
+	if (!grown)
+		return -ENOMEM;
+	for (int i = s->nr_launch; i <= lib; i++)
+		grown[i] = (struct launch_link){ .fd = -1 };
+	s->launch = grown;
+	s->nr_launch = lib + 1;
+	return 0;
+}
+
+/* Put library lib's launch probes in, one entry link; 0 (none to put in too) or -errno. */
+static int launch_link(struct session *s, const struct targets *t, const struct probe_set *ps,
+		       int lib)
+{
+	__u64 *offsets, *cookies;
+	__u32 n = 0;
+	int ret = launch_room(s, lib);
+
+	if (ret || s->launch[lib].fd >= 0)
+		return ret;
+	offsets = calloc(ps->nr_probes + 1, sizeof(*offsets));
+	cookies = calloc(ps->nr_probes + 1, sizeof(*cookies));
+	ret = offsets && cookies ? 0 : -ENOMEM;
+	for (int i = 0; !ret && i < ps->nr_probes; i++) {
+		if (ps->probes[i].lib != lib || !windowed_probe(s, &ps->probes[i]))
+			continue;
+		offsets[n] = ps->probes[i].offset;
+		cookies[n++] = i;
+	}
+	if (!ret && n) {
+		int fd = multilink__create(bpf_program__fd(s->skel->progs.on_entry),
+					   t->libs[lib].open_path, offsets, cookies, n,
+					   MULTILINK_ENTRY);
+
+		if (fd < 0)
+			ret = fd;
+		else
+			s->launch[lib] = (struct launch_link){ .fd = fd, .probes = n };
+	}
+	free(offsets);
+	free(cookies);
+	return ret;
+}
+
+int session__window_launches(struct session *s, const struct probe_set *ps)
+{
+	if (!s->multi)
+		return -EOPNOTSUPP;
+	s->windowed = true;
+	return fill_specs(s, ps, 0);
+}
+
+static __u64 mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+/*
+ * An edge a little ahead, so that a hit stamped after it reads the bound
+ * set for it; returned once it has passed.
+ */
+#define WINDOW_EDGE_AHEAD_NS 20000
+
+static __u64 edge_passed(__u64 edge)
+{
+	while (mono_ns() < edge)
+		;
+	return edge;
+}
+
+int session__window_open(struct session *s, const struct targets *t, const struct probe_set *ps,
+			 struct window_edge *e)
+{
+	__u64 start = mono_ns(), edge;
+	int in = 0, last_err = 0;
+
+	s->window_open = true;
+	for (int lib = 0; lib < t->nr_libs; lib++) {
+		int ret = launch_link(s, t, ps, lib);
+
+		if (ret)
+			last_err = ret;
+		else if (lib < s->nr_launch && s->launch[lib].fd >= 0)
+			in += s->launch[lib].probes;
+	}
+	edge = mono_ns();
+	e->cost_ns = edge - start;
+	edge += WINDOW_EDGE_AHEAD_NS;
+	/* from first: until to is open again, nothing before the edge is recorded */
+	__atomic_store_n(&s->skel->data->window_from_ns, edge, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&s->skel->data->window_to_ns, ~0ull, __ATOMIC_SEQ_CST);
+	e->ts = edge_passed(edge);
+	return last_err ? last_err : in;
+}
+
+int session__window_close(struct session *s, struct window_edge *e)
+{
+	__u64 edge = mono_ns() + WINDOW_EDGE_AHEAD_NS, start;
+	int out = 0;
+
+	__atomic_store_n(&s->skel->data->window_to_ns, edge, __ATOMIC_SEQ_CST);
+	e->ts = edge_passed(edge);
+	start = mono_ns();
+	s->window_open = false;
+	for (int lib = 0; lib < s->nr_launch; lib++) {
+		if (s->launch[lib].fd < 0)
+			continue;
+		close(s->launch[lib].fd);
+		s->launch[lib].fd = -1;
+		out += s->launch[lib].probes;
+	}
+	e->cost_ns = mono_ns() - start;
+	return out;
+}
+
 /* The program for the calls with a return, and how its links are made. */
 static struct bpf_program *return_prog(const struct session *s, enum multilink_kind *kind)
 {
@@ -383,7 +526,7 @@ static int attach_lib_multi(struct session *s, const struct targets *t, struct p
 	for (int i = 0; i < ps->nr_probes; i++) {
 		bool has_ret = ps->probes[i].entry->completion;
 
-		if (ps->probes[i].lib != lib)
+		if (ps->probes[i].lib != lib || windowed_probe(s, &ps->probes[i]))
 			continue;
 		if (has_ret) {
 			ret_offsets[n_ret] = ps->probes[i].offset;
@@ -397,6 +540,9 @@ static int attach_lib_multi(struct session *s, const struct targets *t, struct p
 	ret = link_multi(s, s->skel->progs.on_entry, path, offsets, cookies, n, MULTILINK_ENTRY);
 	if (!ret)
 		ret = link_multi(s, ret_prog, path, ret_offsets, ret_cookies, n_ret, ret_kind);
+	/* launch probes are in the windowed set: in at once if a window is open */
+	if (!ret && s->window_open)
+		ret = launch_link(s, t, ps, lib);
 	for (int i = 0; !ret && i < ps->nr_probes; i++)
 		if (ps->probes[i].lib == lib)
 			ps->probes[i].attached = true;
@@ -690,6 +836,10 @@ void session__free(struct session *s)
 	for (int i = 0; i < s->nr_multi; i++)
 		close(s->multi_fds[i]);
 	free(s->multi_fds);
+	for (int lib = 0; lib < s->nr_launch; lib++)
+		if (s->launch[lib].fd >= 0)
+			close(s->launch[lib].fd);
+	free(s->launch);
 	bpf_link__destroy(s->exit_link);
 	bpf_link__destroy(s->fork_link);
 	bpf_link__destroy(s->exec_link);

@@ -47,6 +47,29 @@ int session__attach(struct session *s, const struct targets *t, struct probe_set
 /* The same for one library (its probes' specs are loaded first); attached or -errno. */
 int session__attach_lib(struct session *s, const struct targets *t, struct probe_set *ps, int lib);
 /*
+ * Launch probes (SP_CLASS_LAUNCH) only in windows (--sample): from now on
+ * attaching leaves them out, and session__window_open puts them in. 0, or
+ * -EOPNOTSUPP without uprobe_multi links.
+ */
+int session__window_launches(struct session *s, const struct probe_set *ps);
+
+/* A window's edge: from when (or up to when) every launch is recorded, and what it cost. */
+struct window_edge {
+	__u64 ts;		/* CLOCK_MONOTONIC ns, as the records' */
+	__u64 cost_ns;		/* wall time the links took to go in or out */
+};
+
+/*
+ * Put the launch probes of every library of t in, one entry link per library;
+ * libraries attached while the window is open join it. A launch is recorded
+ * from e->ts on (a hit before, while the links go in, is not). Probes in, or
+ * -errno when some library's could not be put in (the others are).
+ */
+int session__window_open(struct session *s, const struct targets *t, const struct probe_set *ps,
+			 struct window_edge *e);
+/* No launch recorded after e->ts; then the links go out. The number taken out. */
+int session__window_close(struct session *s, struct window_edge *e);
+/*
  * Probe a dynamic loader's _dl_debug_state at offset: traced processes that
  * load a CUDA/NCCL library through it are stopped (SP_REC_LIBMAP).
  * r_debug_delta: st_value(_r_debug) - st_value(_dl_debug_state). 0 or -errno.

@@ -41,6 +41,8 @@ struct recording_args {
 	const char *cupti;		/* --cupti PATH: the agent's libcupti; NULL: searched */
 	const char *server_metrics;	/* --server-metrics URL: the server's /metrics; NULL: none */
 	unsigned long long server_metrics_interval_ns;	/* 0: once a second */
+	unsigned long long sample_on_ns;	/* --sample ON/EVERY; 0: launch probes always in */
+	unsigned long long sample_every_ns;
 };
 
 #endif /* __TRACE_ARGS_H */

@@ -576,6 +576,18 @@ int tracer__start(struct tracer *tr, const struct tracer_opts *opts)
 	tr->session = session__open(&sopts, &tr->probes, err, sizeof(err));
 	if (!tr->session)
 		goto fail;
+	tr->sample.on_ns = opts->sample_on_ns;
+	tr->sample.every_ns = opts->sample_every_ns;
+	ret = tr->sample.on_ns ? session__window_launches(tr->session, &tr->probes) : 0;
+	/* singles: each removal waits for a grace period, per probe and library */
+	if (ret == -EOPNOTSUPP) {
+		snprintf(err, sizeof(err), "--sample needs uprobe_multi links (Linux 6.6 or "
+			 "later): one by one, launch probes take too long to go in and out");
+		goto fail;
+	} else if (ret) {
+		snprintf(err, sizeof(err), "filling the probe specs: %s", strerror(-ret));
+		goto fail;
+	}
 	/* before anything can be stopped */
 	session__stop_maps(tr->session, &tr->stop_maps);
 	ret = watchdog__start(&tr->watchdog, &tr->stop_maps);
@@ -657,11 +669,98 @@ void tracer__free_header(struct tf_header *hdr)
 	hdr->probes = NULL;
 }
 
+static void write_window(struct tracer *tr, __u32 flags, __u64 ts, __u64 cost_ns, int probes)
+{
+	struct sp_sample_rec rec = {
+		.type = SP_REC_SAMPLE,
+		.size = sizeof(rec),
+		.flags = flags,
+		.ts = ts,
+		.cost_ns = cost_ns,
+		.on_ms = tr->sample.on_ns / 1000000,
+		.every_ms = tr->sample.every_ns / 1000000,
+		.probes = probes > 0 ? probes : 0,
+	};
+
+	if (!tr->stopping)
+		tr->on_record(tr->ctx, &rec, sizeof(rec));
+}
+
+static void open_window(struct tracer *tr)
+{
+	struct window_edge e;
+	int in = session__window_open(tr->session, &tr->targets, &tr->probes, &e);
+
+	if (in < 0 && !tr->sample.warned) {
+		log_warn("--sample: putting launch probes in: %s: launches of that library are "
+			 "missed in windows", strerror(-in));
+		tr->sample.warned = true;
+	}
+	tr->sample.open = true;
+	tr->sample.next_ns = tr->sample.sched_ns + tr->sample.on_ns;
+	write_window(tr, SP_SAMPLE_OPEN, e.ts, e.cost_ns, in);
+}
+
+/* The ring is read first, so that the window's launches come before its close. */
+static void close_window(struct tracer *tr)
+{
+	struct window_edge e;
+	int out = session__window_close(tr->session, &e);
+	__u64 now = tracer__now_ns();
+
+	tr->sample.open = false;
+	session__drain(tr->session);
+	write_window(tr, 0, e.ts, e.cost_ns, out);
+	/* a window that should have opened meanwhile (a long stop) is skipped */
+	do
+		tr->sample.sched_ns += tr->sample.every_ns;
+	while (tr->sample.sched_ns + tr->sample.on_ns <= now);
+	tr->sample.next_ns = tr->sample.sched_ns;
+}
+
+static void step_windows(struct tracer *tr)
+{
+	__u64 now = tracer__now_ns();
+
+	if (!tr->sample.sched_ns) {
+		/* the first poll: windows count from here */
+		tr->sample.sched_ns = tr->sample.next_ns = now;
+	}
+	if (now < tr->sample.next_ns)
+		return;
+	if (tr->sample.open)
+		close_window(tr);
+	else
+		open_window(tr);
+}
+
+/* timeout_ms, or less to wake at the next edge (rounded up: never before it). */
+static int until_edge_ms(const struct tracer *tr, int timeout_ms)
+{
+	__u64 now = tracer__now_ns(), left_ms;
+
+	if (!tr->sample.sched_ns || now >= tr->sample.next_ns)
+		return 0;
+	left_ms = (tr->sample.next_ns - now + 999999) / 1000000;
+	return left_ms < (__u64)timeout_ms ? (int)left_ms : timeout_ms;
+}
+
 int tracer__poll(struct tracer *tr, int timeout_ms)
 {
-	int ret = session__poll(tr->session, timeout_ms);
+	int ret;
 
+	if (tr->sample.on_ns)
+		timeout_ms = until_edge_ms(tr, timeout_ms);
+	ret = session__poll(tr->session, timeout_ms);
+	if (tr->sample.on_ns && !tr->stopping)
+		step_windows(tr);
 	return ret < 0 ? ret : 0;
+}
+
+void tracer__end_windows(struct tracer *tr)
+{
+	if (tr->sample.open)
+		close_window(tr);
 }
 
 int tracer__release(struct tracer *tr)

@@ -22,6 +22,17 @@ struct tracer_opts {
 	struct calibration calib;	/* calls 0: not measured */
 	bool calib_described;
 	char *const *child_env;	/* -- CMD: NAME=VALUE added to its environment (--gpu) */
+	__u64 sample_on_ns;	/* --sample ON/EVERY: launch probes in windows; 0: always in */
+	__u64 sample_every_ns;
+};
+
+/* --sample: a window of ON opens every EVERY, from the first poll on. */
+struct sampling {
+	__u64 on_ns, every_ns;	/* on_ns 0: launch probes always in */
+	__u64 sched_ns;		/* when the current (or last) window was due to open */
+	__u64 next_ns;		/* the next edge: its close if open, else the next open */
+	bool open;
+	bool warned;		/* a launch link failed once: said once */
 };
 
 struct tracer {
@@ -56,6 +67,7 @@ struct tracer {
 	enum trace_stacks stacks;
 	struct callsites *sites;	/* what stack records need before them */
 	struct rank_watch *ranks;	/* what each process showed of its rank so far */
+	struct sampling sample;
 };
 
 /* A process stopped for a library mapping and not yet continued (for exit paths). */
@@ -84,8 +96,14 @@ void tracer__rescan(struct tracer *tr, __u32 tgid);
 int tracer__describe(struct tracer *tr);
 /* One SP_REC_CPU per live traced process, for self-overhead as a share of its CPU time. */
 int tracer__sample_cpu(struct tracer *tr);
-/* Read the ring for up to timeout_ms (late libraries are attached from here); 0 or -errno. */
+/*
+ * Read the ring for up to timeout_ms (late libraries are attached from here);
+ * 0 or -errno. With --sample the wait ends at the next window edge, and the
+ * window opens or closes here, written as SP_REC_SAMPLE.
+ */
 int tracer__poll(struct tracer *tr, int timeout_ms);
+/* The recording ends: a window still open closes (its SP_REC_SAMPLE written). */
+void tracer__end_windows(struct tracer *tr);
 /* Has the launched command exited (reaping it)? false without one. */
 bool tracer__child_exited(struct tracer *tr);
 __u64 tracer__now_ns(void);

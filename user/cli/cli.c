@@ -36,6 +36,7 @@ int cli__parse_pids(const char *arg, int *pids, int *nr_pids, int max_pids)
 #define OPT_CUPTI 0x202
 #define OPT_SERVER_METRICS 0x203
 #define OPT_SERVER_METRICS_INTERVAL 0x204
+#define OPT_SAMPLE 0x205
 
 static const struct argp_option recording_options[] = {
 	{ "output", 'o', "FILE", 0, "Recording to write", 0 },
@@ -65,6 +66,9 @@ static const struct argp_option recording_options[] = {
 	  "(docs/server-metrics.md)", 0 },
 	{ "server-metrics-interval", OPT_SERVER_METRICS_INTERVAL, "SEC", 0,
 	  "Scrape --server-metrics this often (default 1 s; e.g. 0.5, 2s, 500ms)", 0 },
+	{ "sample", OPT_SAMPLE, "ON/EVERY", 0,
+	  "Launch probes in for ON of every EVERY (e.g. 250ms/2.5s), syncs, copies, graphs "
+	  "and events all the time: launch figures come from the windows", 0 },
 	{},
 };
 
@@ -94,6 +98,25 @@ static int parse_mode(const char *arg, unsigned int *mode)
 		return -EINVAL;
 	*mode = v;
 	return 0;
+}
+
+/* --sample ON/EVERY: two durations (bare: seconds), 1 ms <= ON < EVERY <= a day. */
+static void parse_sample(struct argp_state *state, const char *arg, struct recording_args *rec)
+{
+	const char *slash = strchr(arg, '/');
+	char on[64];
+
+	if (!slash || slash == arg || (size_t)(slash - arg) >= sizeof(on))
+		argp_error(state, "--sample takes ON/EVERY, two durations, e.g. 250ms/2.5s");
+	snprintf(on, sizeof(on), "%.*s", (int)(slash - arg), arg);
+	if (parse__duration_ns(on, PARSE_NS_PER_S, &rec->sample_on_ns) ||
+	    parse__duration_ns(slash + 1, PARSE_NS_PER_S, &rec->sample_every_ns))
+		argp_error(state, "--sample: '%s' is not ON/EVERY, two durations, e.g. 250ms/2.5s",
+			   arg);
+	if (rec->sample_on_ns < PARSE_NS_PER_MS || rec->sample_every_ns > 86400 * PARSE_NS_PER_S)
+		argp_error(state, "--sample: ON is at least 1ms and EVERY at most a day");
+	if (rec->sample_on_ns >= rec->sample_every_ns)
+		argp_error(state, "--sample: ON must be shorter than EVERY (%s)", arg);
 }
 
 static error_t parse_recording_arg(int key, char *arg, struct argp_state *state)
@@ -157,6 +180,9 @@ static error_t parse_recording_arg(int key, char *arg, struct argp_state *state)
 		    rec->server_metrics_interval_ns < 10 * PARSE_NS_PER_MS)
 			argp_error(state, "--server-metrics-interval takes a duration from 10ms to "
 				   "a day, " DURATION_HINT);
+		break;
+	case OPT_SAMPLE:
+		parse_sample(state, arg, rec);
 		break;
 	case ARGP_KEY_END:
 		if (rec->server_metrics_interval_ns && !rec->server_metrics)

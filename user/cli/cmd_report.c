@@ -62,6 +62,8 @@ static void check_all(struct argp_state *state)
 			  env.rec.ring_mb || env.rec.mode_set))
 		argp_error(state, "-o, --duration, --force, --ring-mb and --mode are for live "
 				  "reports (-p, --)");
+	if (env.input && env.rec.sample_on_ns)
+		argp_error(state, "--sample is for live reports (-p, --)");
 }
 
 static error_t parse_arg(int key, char *arg, struct argp_state *state)

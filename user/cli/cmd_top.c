@@ -94,6 +94,8 @@ static void check_all(struct argp_state *state)
 		argp_error(state, "-o, --duration, --force and --ring-mb are for live use");
 	if (env.replay && env.metrics.listen)
 		argp_error(state, "--metrics is for live use");
+	if (env.replay && env.rec.sample_on_ns)
+		argp_error(state, "--sample is for live use");
 }
 
 static double parse_number(struct argp_state *state, const char *what, const char *arg,
