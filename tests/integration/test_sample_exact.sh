@@ -49,6 +49,37 @@ specsim() {
 	judge "$name" "$dir/rec.sprb" "$on" "$every" $([ "$name" = torch ] || echo "$dir"/gt.rank*)
 }
 
+# captured NAME CYCLES SAMPLE SERVER_ARGS...: record --sample itself, its counted cycles
+# against the truth (the windows its records say)
+captured() {
+	local name=$1 cycles=$2 sample=$3 dir="$SCRATCH/$1" rec got
+	shift 3
+	start_server "$dir" --cycles "$cycles" "$@" || { fail "$name: no server"; return; }
+	"$SPECPROBE" record -o "$dir/rec.sprb" -p "$target" --ring-mb 256 --sample "$sample" \
+		2>"$dir/rec.err" &
+	rec=$!
+	wait_file "$dir/rec.sprb"
+	touch "$dir/go"
+	wait $server_pid
+	wait $rec
+	if ! "$SPECPROBE" report --json "$dir/rec.sprb" >"$dir/rec.json" 2>"$dir/report.err"; then
+		fail "$name: report: $(head -1 "$dir/report.err")"
+		return
+	fi
+	if got=$(python3 "$REPORT" --report "$dir/rec.json" --inventory launched \
+		"$dir"/gt.rank* 2>&1); then
+		pass "$name: record --sample $sample: $(python3 -c '
+import json, sys
+s = json.load(open(sys.argv[1]))["sampling"]
+print(s["cycles_whole"], "cycles whole in", s["windows"], "windows, each as the truth has it")
+' "$dir/rec.json")"
+	else
+		fail "$name: record --sample $sample against the truth: $(echo "$got" | head -3)"
+	fi
+}
+
+captured captured-graphs 3000 40ms/150ms
+captured captured-eager 1500 40ms/150ms --eager-loop --torch -k 5
 specsim graphs 3000 40 150
 specsim torch 3000 40 150 --torch -k 4
 specsim eager 1500 40 150 --eager-loop --torch -k 5
