@@ -119,6 +119,10 @@ static void put_header(FILE *out, const struct model_view *v, const struct syncs
 	if (v->merged_marks && v->merged_sources > 1)
 		fprintf(out, "  probes attached in at most %.1f ms per input; every call from each "
 			"process's input's attach mark on is recorded\n", ms(v->merged_attach_ns));
+	else if (sample__on(&v->sample))
+		fprintf(out, "  probes attached in %.1f ms; every call from the attach mark on is "
+			"recorded, launches only inside --sample windows\n",
+			ms(v->attach_done_ns - v->attach_start_ns));
 	else
 		fprintf(out, "  probes attached in %.1f ms; every call from the attach mark on is "
 			"recorded\n", ms(v->attach_done_ns - v->attach_start_ns));
