@@ -18,7 +18,9 @@
 #   tools/gpu/run_inject.sh OUTDIR        (root; specprobe-static built)
 # Environment: SPECPROBE (default ./specprobe-static), ROUNDS (20), FID_ARGS, AB_ARGS,
 # AB_CYCLES (400), AB_DEADLINE (seconds from the start: no round starts that would end
-# past it), DECODER.
+# past it), GAP (seconds from one turn's end to the next one's start, whatever the arm,
+# 1 by default: the attach happens inside it, and every arm starts after the same pause),
+# PARTS ("a b" by default; "b" runs the cost alone), DECODER.
 set -u
 TOP=$(cd "$(dirname "$0")/../.." && pwd)
 OUT=${1:?usage: run_inject.sh OUTDIR}
@@ -50,7 +52,9 @@ fid_rc=() fid_bad=0
 
 W=$OUT/inject
 mkdir -p "$W"
-for mode in split joined; do
+modes="split joined"
+[[ " ${PARTS:-a b} " == *" a "* ]] || modes=
+for mode in $modes; do
 	f=$W/$mode
 	$DEC --out "$f.truth.json" $FID_ARGS --mode $mode --ready-file "$f.ready" --ready-wait 3 \
 		>"$f.out" 2>&1 &
@@ -115,10 +119,14 @@ libcudas() {	# the libcuda files pid $1 maps
 }
 say "   decoders ready at $((SECONDS - started)) s; the cmd arm's (pid $p3) maps" \
 	"$(libcudas $p3), before's $(libcudas $p1), during's $(libcudas $p2)"
+turn_end=$(date +%s.%N)
 run_turn() {	# $1 arm file name, $2 round index of that arm, $3 its pid
+	sleep "$(awk -v gap="${GAP:-1}" -v end="$turn_end" -v now="$(date +%s.%N)" \
+		'BEGIN { w = gap - (now - end); print (w > 0 ? w : 0) }')"
 	touch "$A/go.$2.$1"
+	turn_end=$(date +%s.%N)	# if it never finishes
 	for i in $(seq 1 6000); do
-		[ -e "$A/done.$2.$1" ] && return 0
+		[ -e "$A/done.$2.$1" ] && turn_end=$(date +%s.%N) && return 0
 		[ "$3" -gt 0 ] && kill -0 "$3" 2>/dev/null || return 1
 		sleep 0.01
 	done
@@ -142,14 +150,17 @@ for r in $(seq 0 $((ROUNDS - 1))); do
 		during)
 			"$SP" record --gpu -p $p2 -o "$A/during.$r.sprb" 2>"$A/during.$r.err" &
 			rec=$!
+			# attached once it says "tracing"; the agent comes in at the decoder's
+			# first CUDA call after that, inside the round
 			for i in $(seq 1 300); do
-				grep -q "GPU agent\|--gpu:" "$A/during.$r.err" 2>/dev/null && break
-				sleep 0.1
+				grep -q "tracing" "$A/during.$r.err" 2>/dev/null && break
+				kill -0 $rec 2>/dev/null || break
+				sleep 0.05
 			done
-			grep -q 'GPU agent \(in\|woken\) after' "$A/during.$r.err" &&
-				attached=$((attached + 1))
 			run_turn p2 $n2 $p2 && ok=1; truth=p2.$n2.json; n2=$((n2 + 1))
 			kill -INT $rec; wait $rec && detached=$((detached + 1))
+			grep -q 'GPU agent \(in\|woken\) after' "$A/during.$r.err" &&
+				attached=$((attached + 1))
 			grep -o 'GPU agent [a-z]* after a [0-9.]* ms stop' "$A/during.$r.err" >>"$A/stops.txt"
 			rm -f "$A/during.$r.sprb" ;;
 		after) run_turn p2 $n2 $p2 && ok=1; truth=p2.$n2.json; n2=$((n2 + 1)) ;;
