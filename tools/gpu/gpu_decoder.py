@@ -34,10 +34,11 @@ ones.
 --profiler early starts torch.profiler (CUPTI) before the program's first CUDA work, late
 around the timed cycles; --profile-table FILE writes its per-call counts.
 --turns DIR --arm NAME --rounds R: an A/B arm that takes turns with others in one folder.
-After its warm-up it creates DIR/NAME.ready; then for each round r it waits for
-DIR/go.r.NAME, runs --cycles timed cycles, writes their tokens/s and cycle times to
-DIR/NAME.r.json and creates DIR/done.r.NAME. So arms run one at a time, interleaved,
-each compiled and warmed once.
+After its warm-up it creates DIR/NAME.ready (holding its pid); then for each round r it
+waits for DIR/go.r.NAME, runs --cycles timed cycles, writes their tokens/s and cycle
+times to DIR/NAME.r.json and creates DIR/done.r.NAME. So arms run one at a time,
+interleaved, each compiled and warmed once. DIR/end, made while it waits, ends its
+rounds there (a run cut short by time still ends every arm cleanly).
 """
 import argparse
 import gc
@@ -210,21 +211,28 @@ def run(torch, args, prof):
     return truth, profiler
 
 
-def wait_for(path, limit_s=600):
+def wait_for(path, end=None, limit_s=600):
+    """True once path exists; False if end does first."""
     deadline = time.monotonic() + limit_s
     while not os.path.exists(path):
+        if end and os.path.exists(end):
+            return False
         if time.monotonic() > deadline:
             sys.exit(f"gpu_decoder: {path} never came")
         time.sleep(0.001)
+    return True
 
 
 def take_turns(dec, args, events):
     """--turns: a round of timed cycles each time this arm is called (see the top)."""
     base = os.path.join(args.turns, args.arm)
-    open(base + ".ready", "w").close()
+    with open(base + ".ready", "w") as f:
+        f.write(f"{os.getpid()}\n")
     rates = []
     for r in range(args.rounds):
-        wait_for(os.path.join(args.turns, f"go.{r}.{args.arm}"))
+        if not wait_for(os.path.join(args.turns, f"go.{r}.{args.arm}"),
+                        os.path.join(args.turns, "end")):
+            break
         gc.collect()
         tokens, starts = 0, []
         t0 = time.monotonic_ns()
@@ -240,8 +248,9 @@ def take_turns(dec, args, events):
         rates.append(rnd["tokens_per_s"])
         open(os.path.join(args.turns, f"done.{r}.{args.arm}"), "w").close()
     return {"program": "gpu_decoder", "pid": os.getpid(), "arm": args.arm,
-            "rounds": args.rounds, "tokens_per_s_rounds": rates,
-            "tokens_per_s": statistics.fmean(rates), "cudagraph_skips": cudagraph_skips()}
+            "rounds": len(rates), "tokens_per_s_rounds": rates,
+            "tokens_per_s": statistics.fmean(rates) if rates else 0.0,
+            "cudagraph_skips": cudagraph_skips()}
 
 
 def start_profiler(torch):
@@ -294,7 +303,7 @@ def main():
     else:
         print(text)
     if args.turns:
-        print(f"gpu_decoder: arm {args.arm}, {args.rounds} rounds of {args.cycles} cycles, "
+        print(f"gpu_decoder: arm {args.arm}, {truth['rounds']} rounds of {args.cycles} cycles, "
               f"{truth['tokens_per_s']:.1f} tokens/s on average; cudagraph skips "
               f"{truth['cudagraph_skips']}", file=sys.stderr, flush=True)
         return 0
