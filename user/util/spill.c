@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /* Temporary files for records a pass keeps for the end (spill.h). */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -34,6 +35,14 @@ FILE *spill__open(void)
 	FILE *f;
 	int fd;
 
+	/* a file with no name at all: nothing to plant in its place, nothing left behind */
+	fd = open(spill__dir(), O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+	if (fd >= 0)
+		goto opened;
+	if (errno != EOPNOTSUPP && errno != EISDIR && errno != EINVAL) {
+		fail();
+		return NULL;
+	}
 	if (snprintf(path, sizeof(path), "%s/specprobe-XXXXXX", spill__dir()) >=
 	    (int)sizeof(path)) {
 		errno = ENAMETOOLONG;
@@ -47,6 +56,7 @@ FILE *spill__open(void)
 	}
 	/* nothing to clean up after, whatever ends the process */
 	unlink(path);
+opened:
 	f = fdopen(fd, "w+");
 	if (!f) {
 		int err = errno;
