@@ -69,13 +69,15 @@ start_server() {
 	target=$(head -1 "$dir/ready")
 }
 
-# record_whole_run DIR: trace $target into DIR/rec.sprb, open the gate, wait for both
+# record_whole_run DIR [OPTIONS...]: trace $target into DIR/rec.sprb (record's OPTIONS
+# added), open the gate, wait for both
 record_whole_run() {
-	local rec
-	"$SPECPROBE" record -o "$1/rec.sprb" -p "$target" --ring-mb 256 2>"$1/rec.err" &
+	local rec dir=$1
+	shift
+	"$SPECPROBE" record -o "$dir/rec.sprb" -p "$target" --ring-mb 256 "$@" 2>"$dir/rec.err" &
 	rec=$!
-	wait_file "$1/rec.sprb"
-	touch "$1/go"
+	wait_file "$dir/rec.sprb"
+	touch "$dir/go"
 	wait $server_pid
 	wait $rec
 }

@@ -42,16 +42,10 @@ from_init() {
 
 # from_init with the recording's call sites left out (record --stacks none)
 no_stacks() {
-	local name=$1 dir="$SCRATCH/$1" rec
+	local name=$1 dir="$SCRATCH/$1"
 	shift
 	start_server "$dir" --wait-at init "$@" || { fail "$name: no server"; return; }
-	"$SPECPROBE" record -o "$dir/rec.sprb" -p "$target" --ring-mb 256 --stacks none \
-		2>"$dir/rec.err" &
-	rec=$!
-	wait_file "$dir/rec.sprb"
-	touch "$dir/go"
-	wait $server_pid
-	wait $rec
+	record_whole_run "$dir" --stacks none
 	check "$name" "$dir" full
 }
 

@@ -52,16 +52,10 @@ specsim() {
 # captured NAME CYCLES SAMPLE SERVER_ARGS...: record --sample itself, its counted cycles
 # against the truth (the windows its records say)
 captured() {
-	local name=$1 cycles=$2 sample=$3 dir="$SCRATCH/$1" rec got
+	local name=$1 cycles=$2 sample=$3 dir="$SCRATCH/$1" got
 	shift 3
 	start_server "$dir" --cycles "$cycles" "$@" || { fail "$name: no server"; return; }
-	"$SPECPROBE" record -o "$dir/rec.sprb" -p "$target" --ring-mb 256 --sample "$sample" \
-		2>"$dir/rec.err" &
-	rec=$!
-	wait_file "$dir/rec.sprb"
-	touch "$dir/go"
-	wait $server_pid
-	wait $rec
+	record_whole_run "$dir" --sample "$sample"
 	if ! "$SPECPROBE" report --json "$dir/rec.sprb" >"$dir/rec.json" 2>"$dir/report.err"; then
 		fail "$name: report: $(head -1 "$dir/report.err")"
 		return
