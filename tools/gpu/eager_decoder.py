@@ -205,6 +205,7 @@ def ab_slot(dec, a, slot):
     wall = time.monotonic_ns() - t0
     tokens = sum(r["n"] + 1 for r in rounds)
     truth = {"tokens_per_s": tokens * 1e9 / wall, "tokens": tokens, "wall_ns": wall,
+             "loop_start_ns": t0, "loop_end_ns": t0 + wall,
              "cycle_ns": [r["end"] - r["start"] for r in rounds], "pid": os.getpid()}
     with open(os.path.join(a.dir, f"truth-{slot}.json"), "w") as f:
         json.dump(truth, f)
