@@ -11,6 +11,9 @@
                      (HEADER: dump -H of the recording: the probed symbols, the attach mark)
   check_metrics.py exit-scrapes URL PID OUT    scrape until PID is gone; every answer whole
   check_metrics.py abuse URL                   idle, oversized and wrong requests
+  check_metrics.py final URL OUT               scrape until the trace ended; that scrape to OUT
+  check_metrics.py sampled SCRAPE REC REPORT   --sample: the sampling series against REC's
+                     windows and its report, the HELP of the families read from windows
   check_metrics.py slow-clients URL PID N SCRAPES CAP  SCRAPES whole scrapes while N slow
                      connections are held open; PID's fd limit has room for CAP clients
 """
@@ -437,6 +440,75 @@ def slow_clients(url, pid, n, scrapes, cap):
     return 0
 
 
+def final(url, out, seconds=120):
+    u = urllib.parse.urlparse(url)
+    end = time.time() + seconds
+    while time.time() < end:
+        got = scrape(u.hostname, u.port)
+        if got and got[0] == 200 and re.search(r'^specprobe_tracing 0$', got[2], re.M):
+            open(out, 'w').write(got[2])
+            return 0
+        time.sleep(0.2)
+    print(f'no scrape of {url} after the trace ended')
+    return 1
+
+
+# families whose values come from --sample's windows only, and some that do not
+WINDOWED = ('specprobe_cycles_total', 'specprobe_cycles_per_second',
+            'specprobe_phase_seconds_total', 'specprobe_blocked_seconds_total',
+            'specprobe_cycle_seconds', 'specprobe_calls_total')
+WHOLE = ('specprobe_flagged_syncs_total', 'specprobe_records_total')
+
+
+def check_sampled(path, rec, report_path):
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import recfile
+    import struct
+    text = open(path).read()
+    bad = parse_exposition(text)
+    values, helps = collections.defaultdict(float), {}
+    for line in text.splitlines():
+        if line.startswith('# HELP '):
+            name, _, help_text = line[7:].partition(' ')
+            helps[name] = help_text
+        elif line and not line.startswith('#'):
+            m = SAMPLE.match(line)
+            if m:
+                values[m.group(1)] += float(m.group(4))
+    data = open(rec, 'rb').read()
+    on = every = None
+    opens = 0
+    for off, kind, size in recfile.records(data):
+        if kind == 72 and size >= 40:
+            flags, _, _, on, every = struct.unpack_from('<IQQII', data, off + 4)
+            opens += flags & 1
+    sampling = json.load(open(report_path))['sampling']
+    want = {'specprobe_sample_on_seconds': on / 1e3,
+            'specprobe_sample_every_seconds': every / 1e3,
+            'specprobe_sample_windows_total': opens,
+            'specprobe_sample_whole_cycles_total': sampling['cycles_whole'],
+            'specprobe_cycles_total': sampling['cycles_whole']}
+    for name, v in want.items():
+        if name not in values or abs(values[name] - v) > 1e-9:
+            bad.append(f'{name} {values.get(name)}, the recording and its report {v}')
+    ratio = values.get('specprobe_sample_seen_ratio', -1)
+    if abs(ratio - sampling['seen_share']) > 0.005:
+        bad.append(f'seen ratio {ratio}, the report {sampling["seen_share"]}')
+    for name in WINDOWED:
+        if 'Sampled (--sample)' not in helps.get(name, ''):
+            bad.append(f'{name}: its HELP does not say it is sampled')
+    for name in WHOLE:
+        if 'Sampled' in helps.get(name, 'Sampled'):
+            bad.append(f'{name}: its HELP says sampled, or it is missing')
+    for b in bad[:6]:
+        print(b)
+    if not bad:
+        print(f'--sample {on}ms/{every}ms, {opens} windows, {sampling["cycles_whole"]} whole '
+              f'cycles, seen ratio {ratio:.3f} as the recording and its report have them; '
+              f'{len(WINDOWED)} families say they are sampled')
+    return 1 if bad else 0
+
+
 def main(argv):
     cmd = argv[1]
     if cmd == "ports":
@@ -455,6 +527,10 @@ def main(argv):
         return check_truth(argv[2], argv[3], int(argv[4]), argv[5], argv[6:])
     if cmd == "exit-scrapes":
         return exit_scrapes(argv[2], int(argv[3]), argv[4])
+    if cmd == "final":
+        return final(argv[2], argv[3])
+    if cmd == "sampled":
+        return check_sampled(argv[2], argv[3], argv[4])
     if cmd == "abuse":
         return abuse(argv[2])
     if cmd == "slow-clients":

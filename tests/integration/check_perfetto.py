@@ -6,6 +6,7 @@
   check_perfetto.py TRACE --counts     (slices and instants per track kind and name)
   check_perfetto.py TRACE --call-sites (calls per name and call_site annotation)
   check_perfetto.py TRACE --server REC (the server's counter tracks against REC's samples)
+  check_perfetto.py TRACE --sample REC (--sample: the window slices against REC's windows)
 
 Parses the protobuf wire format itself (no packages) and checks: the first packet is a
 clock snapshot; every track event has the sequence id; interned ids (event names,
@@ -21,6 +22,9 @@ import json
 import struct
 import sys
 from collections import Counter, defaultdict
+
+sys.path.insert(0, __file__.rsplit('/', 1)[0])
+import recfile  # noqa: E402
 
 
 def varint(buf, i):
@@ -85,6 +89,7 @@ class Checker:
         self.last_ts = {}
         self.events = []            # (uuid, type, ts, name, cats, annotations, flows)
         self.counters = defaultdict(list)   # uuid -> [(ts, value)]
+        self.spans = defaultdict(list)      # uuid -> [(begin, end)] of its slices, as ended
 
     def err(self, text):
         if len(self.errors) < 20:
@@ -155,7 +160,7 @@ class Checker:
             if not self.stack[uuid]:
                 self.err('packet %d: END with no open slice on track %d' % (idx, uuid))
             else:
-                self.stack[uuid].pop()
+                self.spans[uuid].append((self.stack[uuid].pop(), ts))
         elif kind == 4 and not self.tracks.get(uuid, {}).get('counter'):
             self.err('packet %d: counter value on a slice track' % idx)
         if kind == 4:
@@ -208,8 +213,6 @@ DRAFTS, DRAFT_TOKENS, ACCEPTED, GENERATED, ACC_LEN = 1, 2, 3, 4, 5
 
 def server_samples(path):
     """[(ts, {family: value})] of the recording's good scrapes, in order."""
-    sys.path.insert(0, __file__.rsplit('/', 1)[0])
-    import recfile
     data = open(path, 'rb').read()
     scrapes = {}
     for off, kind, size in recfile.records(data):
@@ -266,6 +269,68 @@ def check_server(c, rec):
     return 0
 
 
+SAMPLE, SAMPLE_OPEN = 72, 1
+
+
+def sample_windows(path):
+    """(on_ms, every_ms, [(open, close or None)]) of the recording's SP_REC_SAMPLE records."""
+    data = open(path, 'rb').read()
+    on = every = None
+    wins = []
+    for off, kind, size in recfile.records(data):
+        if kind != SAMPLE or size < 40:
+            continue
+        flags, ts, _, on, every = struct.unpack_from('<IQQII', data, off + 4)
+        if flags & SAMPLE_OPEN:
+            if not wins or wins[-1][1] is not None:
+                wins.append([ts, None])
+        elif wins and wins[-1][1] is None:
+            wins[-1][1] = ts
+    return on, every, wins
+
+
+def check_sample(c, rec):
+    """--sample: one slice per window of REC on a track saying so; cycles/s over each."""
+    on, every, wins = sample_windows(rec)
+    if not wins:
+        print('%s has no --sample windows' % rec)
+        return 1
+    tracks = [u for u, t in c.tracks.items() if t['name'].startswith('launch probes (sampled')]
+    if len(tracks) != 1 or '--sample %dms/%dms' % (on, every) not in c.tracks[tracks[0]]['name']:
+        c.err('no single launch-probes track naming --sample %dms/%dms' % (on, every))
+        tracks = tracks[:1]
+    spans = sorted(c.spans[tracks[0]]) if tracks else []
+    last = max(ts for _, _, ts, *_ in c.events)
+    if len(spans) != len(wins):
+        c.err('%d window slices, the recording has %d windows' % (len(spans), len(wins)))
+    for (b, e), (o, cl) in zip(spans, wins):
+        if b != o or (cl is not None and e != cl) or (cl is None and e < b):
+            c.err('window slice [%d, %d], the recording says [%d, %s]' % (b, e, o, cl))
+    rate = [u for u, t in c.tracks.items() if t['counter'] and t['name'].startswith('cycles/s')]
+    if len(rate) != 1 or 'sampled' not in c.tracks[rate[0]]['name']:
+        c.err('the cycles/s track does not say it is sampled')
+    starts = [ts for u, k, ts, name, *_ in c.events if name == 'cycle']
+    got = dict(c.counters[rate[0]]) if rate else {}
+    whole = 0
+    for b, e in spans:
+        n = sum(1 for ts in starts if b <= ts <= e)
+        whole += n
+        if e > b and abs(got.get(b, -1) * (e - b) / 1e9 - n) > 1e-6 * max(n, 1):
+            c.err('cycles/s at %d is %s, %d cycles in %d ns' % (b, got.get(b), n, e - b))
+    if len(got) != sum(1 for b, e in spans if e > b):
+        c.err('%d cycles/s values, not one per window' % len(got))
+    for text in c.errors:
+        print(text)
+    if c.errors:
+        return 1
+    # the analysis's to answer for, not the trace's: said, not failed
+    outside = ' (%d more outside every window)' % (len(starts) - whole) \
+        if whole != len(starts) else ''
+    print('%d windows of --sample %dms/%dms as the recording has them, %d cycles in them%s, '
+          'cycles/s over each window' % (len(wins), on, every, whole, outside))
+    return 0
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument('trace')
@@ -274,8 +339,9 @@ def main():
     ap.add_argument('--counts', action='store_true')
     ap.add_argument('--call-sites', action='store_true')
     ap.add_argument('--server', metavar='REC')
+    ap.add_argument('--sample', metavar='REC')
     args = ap.parse_args()
-    if not args.counts and not args.call_sites and not args.server and \
+    if not args.counts and not args.call_sites and not args.server and not args.sample and \
             not (args.dump and args.report):
         ap.error('--dump and --report, --counts, --call-sites or --server')
     c = Checker()
@@ -287,6 +353,8 @@ def main():
     kind_of = lambda uuid: uuid & 7     # track uuids are id << 3 | kind
     if args.server:
         return check_server(c, args.server)
+    if args.sample:
+        return check_sample(c, args.sample)
     if args.call_sites:
         sites = Counter((e[3], e[5]['call_site'].decode()) for e in c.events
                         if isinstance(e[5].get('call_site'), bytes) and e[5].get('stack'))

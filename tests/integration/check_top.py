@@ -3,6 +3,7 @@
 """Reads top's screens and batch blocks and checks them against ground truth.
 
   check_top.py rate SCREEN HANG_CYCLE GT...   cycles/s of each rank against the truth
+  check_top.py sampled screen|batch CAPTURE REC REPORT.json   --sample: the header's line
   check_top.py panels SCREEN CALL POS HUNG_CALL HUNG_RANK
   check_top.py replay BATCH REPORT_JSON   top --replay's end block against report --json
   check_top.py frames BATCH RECORDING INTERVAL   a batch replay's blocks against the
@@ -306,7 +307,7 @@ class Panels:
         f = line.split()
         names = [c.lower() for c in self.cols]
         if 'cycles/s' in names and f[names.index('cycles/s')] != 'idle':
-            self.rates.append(float(f[names.index('cycles/s')]))
+            self.rates.append(float(f[names.index('cycles/s')].lstrip('~')))
         self.heads.append(names)
         for key in ('flagged_sync', 'call'):
             if key in names and 'position' in names:
@@ -316,7 +317,7 @@ class Panels:
 
     def answer(self, line):
         """The header's two lines: rates and shares, then the top flagged sync."""
-        m = re.match(r'^ ?([\d.]+) cycles/s  (-|[\d.]+) tok/s  p50 [\d.]+ ms  ', line)
+        m = re.match(r'^ ?~?([\d.]+) cycles/s  (-|[\d.]+) tok/s  p50 ~?[\d.]+ ms  ', line)
         if m:
             self.answers.append(float(m.group(1)))
             return True
@@ -337,6 +338,8 @@ def read_screen(lines, p):
             ok = p.answer(line)
         elif n == 3:
             ok = re.match(r'^ (probes|records|drops|probes cost)', line) is not None
+        elif n == 4 and line.startswith(' sampled '):
+            ok = True                   # --sample: what the windows saw
         elif not line.strip():
             p.cols, ok = None, True
         elif re.match(r'^ (RANK|ENTRY POINT) ', line):
@@ -354,7 +357,8 @@ def read_screen(lines, p):
             p.bad.append(f'line {n}: {line!r}')
 
 
-BATCH_LINES = (r'^== specprobe top ', r'^tracer: ', r'^probes cost ', r'^(LOOPS|CALLS)$',
+BATCH_LINES = (r'^== specprobe top ', r'^tracer: ', r'^probes cost ', r'^sampled ',
+               r'^(LOOPS|CALLS)$',
                r'^SYNCS flagged$', r'^HUNG open>', r'^  \(\d+ more flagged')
 
 
@@ -415,8 +419,77 @@ def check_fit(mode, capture, width, height, call, pos, site):
     return 1 if p.bad else 0
 
 
+SAMPLED = re.compile(r'^ ?sampled (\S+)/(\S+): launches seen (\d+) % of the time; ~ from '
+                     r'(\d+) whole cycles$')
+
+
+def duty(path):
+    """(on_ms, every_ms, windows) of a recording's --sample records (SP_REC_SAMPLE)."""
+    data = open(path, 'rb').read()
+    on = every = None
+    opens = 0
+    for off, kind, size in recfile.records(data):
+        if kind == 72 and size >= 40:
+            flags, _, _, on, every = struct.unpack_from('<IQQII', data, off + 4)
+            opens += flags & 1
+    return on, every, opens
+
+
+def as_taken(ms):
+    """A duration as --sample takes it: 40ms, 2.5s."""
+    return '%gs' % (ms / 1000) if ms >= 1000 and ms % 100 == 0 else '%dms' % ms
+
+
+def check_sampled(mode, capture, rec, report_path):
+    """--sample: the header says the duty cycle, the share seen and the whole cycles as the
+    recording and its report have them; every loop figure and launch rate is marked '~',
+    no other call's rate."""
+    lines = open(capture).read().rstrip('\n').split('\n')
+    sampling = json.load(open(report_path))['sampling']
+    on, every, opens = duty(rec)
+    bad = []
+    heads = [n for n, l in enumerate(lines) if SAMPLED.match(l)]
+    if not heads:
+        print('no sampled line in the header')
+        return 1
+    block = lines[heads[-1] - 5:] if mode == 'batch' else lines
+    m = SAMPLED.match(lines[heads[-1]])
+    if (m.group(1), m.group(2)) != (as_taken(on), as_taken(every)):
+        bad.append(f'duty {m.group(1)}/{m.group(2)}, the recording {on}ms/{every}ms')
+    if abs(int(m.group(3)) - 100 * sampling['seen_share']) > 0.5 + 1e-9:
+        bad.append(f'seen {m.group(3)} %, the report {100 * sampling["seen_share"]:.2f} %')
+    if int(m.group(4)) != sampling['cycles_whole']:
+        bad.append(f'{m.group(4)} whole cycles, the report {sampling["cycles_whole"]}')
+    if sampling['windows'] != opens:
+        bad.append(f'the report has {sampling["windows"]} windows, the recording {opens}')
+    if not any(re.match(r'^ ?~[\d.]+ cycles/s .* p50 ~', l) for l in block):
+        bad.append('the answer line does not mark its cycles/s and p50')
+    rows, at = [], [n for n, l in enumerate(block) if re.match(r'^\s*(LOOPS$|RANK\s+PID\s+(TID\s+)?CYC)', l)]
+    for l in block[at[-1] + 1:] if at else []:
+        if re.match(r'^\s+rank\s', l):
+            continue
+        if not re.match(r'^\s+(-|\d+)\s+\d+\s', l):
+            break
+        rows.append(l)
+    figures = [c for l in rows for c in l.split() if c[-1:] == '%' or '.' in c]
+    if not rows or not all(c.startswith('~') for c in figures):
+        bad.append(f'loop figures not all marked: {rows[:2]}')
+    launch = [l for l in block if re.match(r'^ +cuLaunchKernel +~[\d.]+(/s)?$', l)]
+    plain = [l for l in block if re.match(r'^ +cuStreamSynchronize +[\d.]+(/s)?$', l)]
+    if not launch or not plain:
+        bad.append('cuLaunchKernel not marked or cuStreamSynchronize marked in the calls')
+    for b in bad:
+        print(b)
+    if not bad:
+        print(f'{m.group(0).strip()} as the recording ({opens} windows) and its report have it, '
+              f'{len(figures)} loop figures and the launch rate marked ~')
+    return 1 if bad else 0
+
+
 def main():
     cmd = sys.argv[1]
+    if cmd == 'sampled':
+        return check_sampled(*sys.argv[2:6])
     if cmd == 'fit':
         return check_fit(sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5]),
                          *sys.argv[6:9])

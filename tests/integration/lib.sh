@@ -82,6 +82,19 @@ record_whole_run() {
 	wait $rec
 }
 
+# record_sampled DIR SAMPLE [RECORD_ARGS...]: record_whole_run with --sample SAMPLE
+record_sampled() {
+	local dir=$1 sample=$2 rec
+	shift 2
+	"$SPECPROBE" record -o "$dir/rec.sprb" -p "$target" --ring-mb 256 --sample "$sample" "$@" \
+		2>"$dir/rec.err" &
+	rec=$!
+	wait_file "$dir/rec.sprb"
+	touch "$dir/go"
+	wait $server_pid
+	wait $rec
+}
+
 finish() {
 	echo "$(basename "$0" .sh): $PASSED passed, $FAILED failed"
 	[ "$FAILED" -eq 0 ]

@@ -48,6 +48,22 @@ traced() {
 	check "$name" "$dir"
 }
 
+# --sample 40ms/150ms recorded on specsim: the trace holds every call as ever, and one slice
+# per window of the recording on a track that says so, cycles/s over each window alone
+sampled() {
+	local dir=$SCRATCH/sampled got
+	start_server "$dir" --cycles 3000 --plant stream@draft-verify/10 ||
+		{ fail "sampled: no server"; return; }
+	record_sampled "$dir" 40ms/150ms
+	check sampled "$dir"
+	if got=$(python3 "$CHECK" "$dir/t.pftrace" --sample "$dir/rec.sprb"); then
+		pass "sampled: $got"
+	else
+		fail "sampled: $(echo "$got" | head -3 | tr '\n' '|') ($dir)"
+		trap - EXIT
+	fi
+}
+
 # cut_at FILE: offset and size of the record at two thirds of FILE
 cut_at() {
 	PYTHONPATH=$TOP/tests/integration python3 - "$1" <<'EOF'
@@ -184,6 +200,7 @@ traced planted --cycles 60 --plant ctx@draft-verify/5 --plant pageable-copy@acce
 	--clean-syncs
 traced torch --torch -k 5 --cycles 40 --plant side-stream/2 --clean-syncs
 traced ranks --ranks 2 --cycles 40 --plant-sync 5
+sampled
 bad_input
 record_perfetto
 record_perfetto_options

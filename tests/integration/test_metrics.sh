@@ -31,7 +31,8 @@ if ! command -v prometheus >/dev/null || ! command -v promtool >/dev/null; then
 	exit
 fi
 
-read -r PROM_PORT REC_PORT TOP_PORT EXIT_PORT BIND_PORT SLOW_PORT < <(python3 "$CHECK" ports 6)
+read -r PROM_PORT REC_PORT TOP_PORT EXIT_PORT BIND_PORT SLOW_PORT SAMPLE_PORT \
+	< <(python3 "$CHECK" ports 7)
 
 # Prometheus on a free port; another one if that port was taken meanwhile.
 start_prometheus() {
@@ -170,6 +171,37 @@ exit_scrapes() {
 	wait $server_pid
 }
 
+# record --sample 40ms/150ms --metrics on specsim: the last scrape's sampling series are the
+# recording's windows and its report's whole cycles and seen share; the families read from
+# the windows say so in their HELP, the others do not
+sampled() {
+	local dir=$SCRATCH/sampled rec
+	start_server "$dir" --cycles 3000 || { fail "sampled: no server"; return; }
+	STARTED+=($server_pid)
+	"$SPECPROBE" record -o "$dir/rec.sprb" -p "$target" --ring-mb 256 --sample 40ms/150ms \
+		--metrics "127.0.0.1:$SAMPLE_PORT" --metrics-linger 120 2>"$dir/rec.err" &
+	rec=$!
+	STARTED+=($rec)
+	wait_file "$dir/rec.sprb"
+	touch "$dir/go"
+	if ! python3 "$CHECK" final "http://127.0.0.1:$SAMPLE_PORT" "$dir/last.txt" \
+		>"$dir/final.out"; then
+		fail "sampled: $(cat "$dir/final.out")"
+	elif ! "$SPECPROBE" report --json "$dir/rec.sprb" >"$dir/report.json" 2>"$dir/report.err"
+	then
+		fail "sampled: report: $(head -1 "$dir/report.err")"
+	elif python3 "$CHECK" sampled "$dir/last.txt" "$dir/rec.sprb" "$dir/report.json" \
+		>"$dir/sampled.out" && promtool check metrics <"$dir/last.txt" >"$dir/lint" 2>&1
+	then
+		pass "sampled: $(cat "$dir/sampled.out"); promtool finds it clean"
+	else
+		fail "sampled: $(cat "$dir/sampled.out" "$dir/lint" | head -4 | tr '\n' '|')"
+	fi
+	kill -TERM $rec 2>/dev/null
+	wait $rec
+	wait $server_pid
+}
+
 # 500 slow connections held open (half idle, half sending a head a byte a second, each made
 # again when the server drops it) while 20 scrapes each get a whole document, and the
 # recording under way loses no call of the ground truth.
@@ -270,6 +302,7 @@ else
 	fail "prometheus did not start: $(tail -2 "$SCRATCH/prometheus.log")"
 fi
 exit_scrapes
+sampled
 slow_clients
 bad_input
 listens_on "$BIND_PORT" "127.0.0.1:$BIND_PORT" no

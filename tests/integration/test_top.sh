@@ -155,6 +155,46 @@ sizes() {
 	wait $server_pid 2>/dev/null
 }
 
+# --sample 40ms/150ms recorded on specsim and replayed: the header says the duty cycle, the
+# share of the time launches were seen and the whole cycles, as the recording and its report
+# have them; the loop figures and the launch rate carry "~"; on an 80x24 screen and in
+# --batch at 80 columns the panels still fit
+sampled() {
+	local dir=$SCRATCH/sampled mode n
+	start_server "$dir" --cycles 3000 --plant stream@draft-verify/10 ||
+		{ fail "sampled: no server"; return; }
+	record_sampled "$dir" 40ms/150ms
+	if ! "$SPECPROBE" report --json "$dir/rec.sprb" >"$dir/report.json" 2>"$dir/report.err"
+	then
+		fail "sampled: report: $(head -1 "$dir/report.err")"
+		return
+	fi
+	"$SPECPROBE" top --replay "$dir/rec.sprb" --speed 0 --batch --width 80 >"$dir/batch" \
+		2>"$dir/batch.err"
+	tmux kill-session -t "$SESSION" 2>/dev/null
+	tmux new-session -d -s "$SESSION" -x 80 -y 24 \
+		"$SPECPROBE top --replay $dir/rec.sprb --speed 0 2>$dir/top.err; sleep 30"
+	for ((n = 0; n < 150; n++)); do
+		tmux capture-pane -p -J -t "$SESSION" >"$dir/screen"
+		grep -q '^ specprobe top  end' "$dir/screen" && grep -q '^ sampled ' "$dir/screen" &&
+			break
+		sleep 0.1
+	done
+	tmux send-keys -t "$SESSION" q
+	for mode in batch screen; do
+		if python3 "$CHECK" sampled "$mode" "$dir/$mode" "$dir/rec.sprb" "$dir/report.json" \
+			>"$dir/sampled-$mode.out" &&
+			python3 "$CHECK" fit "$mode" "$dir/$mode" 80 24 cuStreamSynchronize \
+				draft-verify plant >"$dir/fit-$mode.out"; then
+			pass "sampled $mode at 80 columns: $(cat "$dir/sampled-$mode.out")"
+		else
+			fail "sampled $mode: $(cat "$dir/sampled-$mode.out" "$dir/fit-$mode.out" |
+				head -3 | tr '\n' '|') ($dir)"
+		fi
+	done
+	tmux kill-session -t "$SESSION" 2>/dev/null
+}
+
 # frames NAME DIR INTERVAL: a batch replay makes a block per INTERVAL of the recording's span
 frames() {
 	local name=$1 dir=$2 interval=$3
@@ -421,6 +461,7 @@ real_gpu() {
 
 live_tmux
 sizes
+sampled
 batch_cmd
 batch_attach
 real_gpu

@@ -108,6 +108,25 @@ size_t sample__count(const struct sample_windows *s, __u64 last_ns)
 	return n;
 }
 
+void sample__figures(const struct sample_windows *s, __u64 first_ns, __u64 last_ns,
+		     struct sample_figures *f)
+{
+	size_t closes = 0;
+
+	*f = (struct sample_figures){ 0 };
+	if (!sample__on(s))
+		return;
+	f->on = true;
+	f->on_ms = s->on_ms;
+	f->every_ms = s->every_ms;
+	f->windows = s->nr;
+	for (size_t i = 0; i < s->nr; i++)
+		closes += s->w[i].close_ns != UINT64_MAX;
+	f->seen_share = sample__share(s, first_ns, last_ns);
+	f->attach_mean_ns = s->nr ? s->attach_ns / s->nr : 0;
+	f->detach_mean_ns = closes ? s->detach_ns / closes : 0;
+}
+
 void sample__free(struct sample_windows *s)
 {
 	for (size_t i = 0; i < s->sites.cap; i++)

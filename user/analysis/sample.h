@@ -52,6 +52,22 @@ __u64 sample__covered_ns(const struct sample_windows *s, __u64 first_ns, __u64 l
 double sample__share(const struct sample_windows *s, __u64 first_ns, __u64 last_ns);
 /* Windows that began before last_ns. */
 size_t sample__count(const struct sample_windows *s, __u64 last_ns);
+
+/* What the windows saw, as every output states it (on false for a recording made without). */
+struct sample_figures {
+	bool on;
+	__u32 on_ms, every_ms;
+	size_t windows;
+	double seen_share;		/* of the recording's time, launch probes in */
+	__u64 attach_mean_ns, detach_mean_ns;
+	size_t cycles_whole;		/* counted: whole inside a window */
+	size_t cycles_cut;		/* iterations a window's edge cut */
+	size_t cycles_scaled;		/* the run's, estimated: per-cycle costs divide by it */
+};
+
+/* The windows' part of f from first_ns to last_ns; the cycles are the caller's to add. */
+void sample__figures(const struct sample_windows *s, __u64 first_ns, __u64 last_ns,
+		     struct sample_figures *f);
 void sample__free(struct sample_windows *s);
 
 #endif /* __SAMPLE_H */

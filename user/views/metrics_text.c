@@ -16,6 +16,15 @@ static void family(FILE *out, const char *name, const char *type, const char *he
 	fprintf(out, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
 }
 
+/* --sample: a family whose values come from the windows only says so in its HELP. */
+static void family_sampled(FILE *out, const struct top_totals *t, const char *name,
+			   const char *type, const char *help)
+{
+	fprintf(out, "# HELP %s %s%s\n# TYPE %s %s\n", name, help,
+		t->sample.on ? " Sampled (--sample): only what its windows saw; a rate is over their time." : "", name,
+		type);
+}
+
 /* A label value with its backslashes, quotes and newlines escaped. */
 static void put_value(FILE *out, const char *v)
 {
@@ -55,19 +64,19 @@ static void put_loop(FILE *out, const char *name, const struct top_loop_total *l
 
 static void loops_counters(FILE *out, const struct top_totals *t)
 {
-	family(out, "specprobe_cycles_total", "counter",
+	family_sampled(out, t, "specprobe_cycles_total", "counter",
 	       "Decode-loop cycles completed, per process, rank and launching thread.");
 	for (size_t i = 0; i < t->nr_loops; i++) {
 		put_loop(out, "specprobe_cycles_total", &t->loops[i]);
 		fprintf(out, "} %llu\n", (unsigned long long)t->loops[i].cycles);
 	}
-	family(out, "specprobe_cycles_per_second", "gauge",
+	family_sampled(out, t, "specprobe_cycles_per_second", "gauge",
 	       "Cycles per second over the cycles that ended in the last window.");
 	for (size_t i = 0; i < t->nr_loops; i++) {
 		put_loop(out, "specprobe_cycles_per_second", &t->loops[i]);
 		fprintf(out, "} %.6g\n", t->loops[i].cycles_per_s);
 	}
-	family(out, "specprobe_phase_seconds_total", "counter",
+	family_sampled(out, t, "specprobe_phase_seconds_total", "counter",
 	       "Host time in each phase of the cycles (draft, verify, accept, extend, other).");
 	for (size_t i = 0; i < t->nr_loops; i++)
 		for (int p = 0; p < PHASE_NR; p++) {
@@ -75,7 +84,7 @@ static void loops_counters(FILE *out, const struct top_totals *t)
 			put_label(out, "phase", cycles__phase_name(p));
 			fprintf(out, "} %.9f\n", t->loops[i].phase_ns[p] / NS);
 		}
-	family(out, "specprobe_blocked_seconds_total", "counter",
+	family_sampled(out, t, "specprobe_blocked_seconds_total", "counter",
 	       "Host time the loop's thread spent blocked in synchronising calls within cycles.");
 	for (size_t i = 0; i < t->nr_loops; i++) {
 		put_loop(out, "specprobe_blocked_seconds_total", &t->loops[i]);
@@ -92,13 +101,13 @@ static void gpu_counters(FILE *out, const struct top_totals *t)
 		any |= t->loops[i].gpu_cycles > 0;
 	if (!any)
 		return;
-	family(out, "specprobe_gpu_cycles_total", "counter",
+	family_sampled(out, t, "specprobe_gpu_cycles_total", "counter",
 	       "Cycles with GPU figures (--gpu): every launch matched to its execution.");
 	for (size_t i = 0; i < t->nr_loops; i++) {
 		put_loop(out, "specprobe_gpu_cycles_total", &t->loops[i]);
 		fprintf(out, "} %llu\n", (unsigned long long)t->loops[i].gpu_cycles);
 	}
-	family(out, "specprobe_gpu_phase_seconds_total", "counter",
+	family_sampled(out, t, "specprobe_gpu_phase_seconds_total", "counter",
 	       "GPU busy time of each phase's executions, over the cycles with GPU figures.");
 	for (size_t i = 0; i < t->nr_loops; i++)
 		for (int p = 0; p < PHASE_NR; p++) {
@@ -106,7 +115,7 @@ static void gpu_counters(FILE *out, const struct top_totals *t)
 			put_label(out, "phase", cycles__phase_name(p));
 			fprintf(out, "} %.9f\n", t->loops[i].gpu_phase_ns[p] / NS);
 		}
-	family(out, "specprobe_gpu_idle_seconds_total", "counter",
+	family_sampled(out, t, "specprobe_gpu_idle_seconds_total", "counter",
 	       "Time the process's GPU ran none of its executions within the cycles' GPU windows.");
 	for (size_t i = 0; i < t->nr_loops; i++) {
 		put_loop(out, "specprobe_gpu_idle_seconds_total", &t->loops[i]);
@@ -176,7 +185,7 @@ static void server_figures(FILE *out, const struct top_server_total *s)
 
 static void cycle_histogram(FILE *out, const struct top_totals *t)
 {
-	family(out, "specprobe_cycle_seconds", "histogram",
+	family_sampled(out, t, "specprobe_cycle_seconds", "histogram",
 	       "Cycle time, first draft launch to the next cycle's.");
 	for (size_t i = 0; i < t->nr_loops; i++) {
 		const struct top_loop_total *l = &t->loops[i];
@@ -229,7 +238,10 @@ static void flagged_syncs(FILE *out, const struct top_totals *t)
 static void calls(FILE *out, const struct top_totals *t)
 {
 	family(out, "specprobe_calls_total", "counter",
-	       "Calls of each probed entry point (base name), nested calls included.");
+	       t->sample.on ? "Calls of each probed entry point (base name), nested calls "
+			      "included. Sampled (--sample): launches only what its windows saw, "
+			      "every other call all the time."
+			    : "Calls of each probed entry point (base name), nested calls included.");
 	for (size_t i = 0; i < t->nr_procs; i++)
 		for (int c = 0; c < catalog_len; c++) {
 			if (!t->procs[i].calls[c])
@@ -276,10 +288,35 @@ static void tracer(FILE *out, const struct metrics_input *in)
 		t ? (unsigned long long)t->drops_return : 0ull);
 }
 
+/* --sample only, so that output without it stays as it was. */
+static void sampling(FILE *out, const struct top_totals *t)
+{
+	const struct sample_figures *s = &t->sample;
+
+	if (!s->on)
+		return;
+	family(out, "specprobe_sample_on_seconds", "gauge",
+	       "--sample: how long each window keeps the launch probes in.");
+	fprintf(out, "specprobe_sample_on_seconds %.3f\n", s->on_ms / 1e3);
+	family(out, "specprobe_sample_every_seconds", "gauge",
+	       "--sample: a window opens this often.");
+	fprintf(out, "specprobe_sample_every_seconds %.3f\n", s->every_ms / 1e3);
+	family(out, "specprobe_sample_seen_ratio", "gauge",
+	       "--sample: share of the time traced that launch probes were in.");
+	fprintf(out, "specprobe_sample_seen_ratio %.6f\n", s->seen_share);
+	family(out, "specprobe_sample_windows_total", "counter", "--sample: windows opened.");
+	fprintf(out, "specprobe_sample_windows_total %zu\n", s->windows);
+	family(out, "specprobe_sample_whole_cycles_total", "counter",
+	       "--sample: cycles counted, each whole inside one window (the cycle families' "
+	       "sum).");
+	fprintf(out, "specprobe_sample_whole_cycles_total %zu\n", s->cycles_whole);
+}
+
 int metrics__render(FILE *out, const struct metrics_input *in)
 {
 	tracer(out, in);
 	if (in->totals) {
+		sampling(out, in->totals);
 		loops_counters(out, in->totals);
 		gpu_counters(out, in->totals);
 		server_figures(out, &in->totals->server);

@@ -5,6 +5,7 @@
  * gives them. Field numbers: docs/perfetto.md and tests/perfetto/perfetto_trace.proto.
  */
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -55,12 +56,14 @@ enum { CNT_CALLS, CNT_CYCLES, CNT_DROPS, CNT_NR };
 static const char *const counter_names[CNT_NR] = { "calls/s", "cycles/s", "drops/s" };
 /* --server-metrics: counter tracks after ours, described only when samples came. */
 enum { CNT_SRV_TOKENS = CNT_NR, CNT_SRV_ACCEPT };
+/* --sample: the windows' track; no kind bit is left, so it takes an id past the counters'. */
+#define SAMPLE_TRACK_ID 255
 
 /* Names after the catalogue's: iid = 1 + catalog_len + one of these. */
 enum fixed_name { FN_CYCLE, FN_PHASE0, FN_GRAPH0 = FN_PHASE0 + PHASE_OTHER,
-		  FN_UNKNOWN = FN_GRAPH0 + ROLE_NR, FN_NR };
+		  FN_UNKNOWN = FN_GRAPH0 + ROLE_NR, FN_WINDOW, FN_NR };
 /* Categories: iid = 1 + class, then these. */
-enum { CAT_CYCLE = SP_CLASS_NR, CAT_PHASE, CAT_GRAPH, CAT_FLAGGED, CAT_GPU, CAT_NR };
+enum { CAT_CYCLE = SP_CLASS_NR, CAT_PHASE, CAT_GRAPH, CAT_FLAGGED, CAT_GPU, CAT_SAMPLE, CAT_NR };
 
 /* Annotation names not taken from the catalogue: iid = 1 + one of these. */
 enum ann_name {
@@ -177,7 +180,8 @@ static const char *name_of(const struct perfetto_out *o, __u32 iid)
 
 static const char *category_of(int cat)
 {
-	static const char *const extra[] = { "cycle", "phase", "graph", "flagged-sync", "gpu" };
+	static const char *const extra[] = { "cycle", "phase", "graph", "flagged-sync", "gpu",
+						     "sample" };
 
 	return cat < SP_CLASS_NR ? catalog__class_name(cat) : extra[cat - SP_CLASS_NR];
 }
@@ -839,10 +843,29 @@ static void loop_tracks(struct perfetto_out *o, const struct loop *lp, __u64 ts)
 
 #define PERFETTO_MAX_WINDOWS (1u << 24)
 
+/* --sample: the windows; NULL for a recording made without. */
+static const struct sample_windows *sampled(const struct perfetto_out *o)
+{
+	struct pipeline_snapshot snap;
+
+	pipeline__snapshot(o->p, &snap);
+	return snap.model && sample__on(&snap.model->sample) ? &snap.model->sample : NULL;
+}
+
+/* Per one-second window of trace time; with --sample per window of its, which holds it whole. */
 static void count_cycle(struct perfetto_out *o, __u64 ts)
 {
+	const struct sample_windows *sw = sampled(o);
 	size_t w = ts > o->first_ts ? (ts - o->first_ts) / PERFETTO_TICK_NS : 0;
 	__u32 *n;
+
+	if (sw) {
+		size_t slot = sample__slot(sw, ts);
+
+		if (!(slot % 2))
+			return;
+		w = (slot - 1) / 2;
+	}
 
 	/* 194 days of one-second windows: past that the timestamps are corrupt */
 	if (w >= PERFETTO_MAX_WINDOWS) {
@@ -1013,6 +1036,37 @@ static void graph_roles(struct perfetto_out *o, const struct model_view *v, cons
 		o->w.err = -EIO;
 }
 
+/*
+ * --sample: one slice per window on a track that says what they mean, and
+ * cycles/s over each window alone, at its start: between windows no rate.
+ */
+static void sample_windows(struct perfetto_out *o, const struct model_view *v)
+{
+	const struct sample_windows *s = &v->sample;
+	__u64 track = track_uuid(TK_COUNTER, SAMPLE_TRACK_ID);
+	char name[128];
+
+	snprintf(name, sizeof(name), "launch probes (sampled, --sample %ums/%ums): launches and "
+		 "cycles only inside these windows", s->on_ms, s->every_ms);
+	track_custom(o, s->w[0].open_ns, track, 0, name);
+	track_counter(o, s->w[0].open_ns, CNT_CYCLES, "cycles/s (sampled: over windows only)",
+		      "/s");
+	for (size_t i = 0; i < s->nr && !o->w.err; i++) {
+		__u64 open = s->w[i].open_ns, close = s->w[i].close_ns;
+
+		if (close == UINT64_MAX || close > v->last_ns)
+			close = v->last_ns > open ? v->last_ns : open;
+		event_open(o, open, track, TYPE_BEGIN, name_iid_fixed(FN_WINDOW), CAT_SAMPLE);
+		ann_uint(o, AN(AN_INDEX), i);
+		event_close(o);
+		slice_end(o, close, track);
+		if (close > open)
+			counter_double(o, CNT_CYCLES, open,
+				       (i < o->nr_windows ? o->cycles_per_s[i] : 0) * 1e9 /
+					       (double)(close - open));
+	}
+}
+
 static int on_end(void *ctx, const struct results *res, const struct decode_stats *st)
 {
 	struct perfetto_out *o = ctx;
@@ -1026,7 +1080,9 @@ static int on_end(void *ctx, const struct results *res, const struct decode_stat
 
 		counter_value(o, CNT_CALLS, o->last_tick, (__s64)(o->window_calls / s));
 	}
-	for (size_t w = 0; w < o->nr_windows; w++)
+	if (v && sample__on(&v->sample))
+		sample_windows(o, v);
+	for (size_t w = 0; (!v || !sample__on(&v->sample)) && w < o->nr_windows; w++)
 		counter_value(o, CNT_CYCLES, o->first_ts + w * PERFETTO_TICK_NS, o->cycles_per_s[w]);
 	if (srvstats__each_interval(pipeline__server_samples(o->p), server_interval, o))
 		return o->w.err ? o->w.err : -EIO;
@@ -1103,6 +1159,7 @@ static int setup_names(struct perfetto_out *o)
 		snprintf(o->fixed[FN_GRAPH0 + r], sizeof(o->fixed[0]), "cuGraphLaunch %s",
 			 model__role_name(r));
 	snprintf(o->fixed[FN_UNKNOWN], sizeof(o->fixed[0]), "unknown call");
+	snprintf(o->fixed[FN_WINDOW], sizeof(o->fixed[0]), "launch probes in");
 	return setup_ann_names(o);
 }
 

@@ -10,19 +10,10 @@
 void report__sample_figures(const struct results *res, struct sample_figures *f)
 {
 	const struct model_view *v = model__view(res->model);
-	const struct sample_windows *s = &v->sample;
-	size_t closes = 0;
 
-	*f = (struct sample_figures){ 0 };
-	if (!sample__on(s))
+	sample__figures(&v->sample, v->first_ns, v->last_ns, f);
+	if (!f->on)
 		return;
-	f->on = true;
-	f->windows = s->nr;
-	for (size_t i = 0; i < s->nr; i++)
-		closes += s->w[i].close_ns != UINT64_MAX;
-	f->seen_share = sample__share(s, v->first_ns, v->last_ns);
-	f->attach_mean_ns = s->nr ? s->attach_ns / s->nr : 0;
-	f->detach_mean_ns = closes ? s->detach_ns / closes : 0;
 	for (size_t i = 0; i < res->cycles.nr_loops; i++) {
 		f->cycles_whole += res->cycles.loops[i].nr_cycles;
 		f->cycles_cut += res->cycles.loops[i].skipped_unsampled;

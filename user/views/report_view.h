@@ -24,17 +24,7 @@ void report__text(FILE *out, const struct results *res, const struct report_opts
 void report__json(FILE *out, const struct results *res, const struct decode_stats *input);
 /* --gpu: an agent's status as the JSON names it ("on", "no-cupti", ...). */
 const char *report__gpu_status_name(__u32 status);
-/* --sample: what the windows saw (on false for a recording made without). */
-struct sample_figures {
-	bool on;
-	size_t windows;
-	double seen_share;		/* of the recording's time, launch probes in */
-	__u64 attach_mean_ns, detach_mean_ns;
-	size_t cycles_whole;		/* counted: whole inside a window */
-	size_t cycles_cut;		/* iterations a window's edge cut */
-	size_t cycles_scaled;		/* the run's, estimated: per-cycle costs divide by it */
-};
-
+/* --sample: the windows' figures (sample.h) with the cycles the analyses counted. */
 void report__sample_figures(const struct results *res, struct sample_figures *f);
 /* The head's line under the first five; nothing when not sampled. */
 void report__sample_line(FILE *out, const struct results *res);

@@ -171,6 +171,9 @@ static void draw_header(const struct top_screen *s, const struct top_frame *f,
 	put_at(2, 1, line);
 	style_off(s, answer.site ? PAIR_ALERT : 0, 0);
 	draw_parts(s, parts, 5, 3);
+	/* --sample: the line above the loops, which is blank without it */
+	top__sample_line(line, sizeof(line), f, COLS - 1);
+	put_at(4, 1, line);
 }
 
 enum cell_style { ST_PLAIN, ST_ALERT, ST_ALERT_BOLD, ST_BLOCKED, ST_BAR };
@@ -325,6 +328,7 @@ static void fill_loops(struct top_table *t, const struct top_frame *f)
 	tt__init(t, loop_cols, NR(loop_cols) - (f->gpu ? 0 : LOOP_GPU_COLS), 1);
 	for (size_t i = 0; i < f->nr_loops; i++) {
 		const struct top_loop_row *r = &f->loops[i];
+		const char *m = top__mark(f);
 		int row = tt__add_row(t);
 
 		set_rank(t, row, r->rank);
@@ -336,12 +340,12 @@ static void fill_loops(struct top_table *t, const struct top_frame *f)
 			tt__set(t, row, 5, ST_PLAIN, "-");
 			tt__set(t, row, 6, ST_PLAIN, "-");
 		} else {
-			tt__set(t, row, 3, ST_PLAIN, "%.1f", r->cycles_per_s);
-			tt__set(t, row, 5, ST_PLAIN, "%.3f", r->p50_ns / 1e6);
-			tt__set(t, row, 6, ST_PLAIN, "%.3f", r->p99_ns / 1e6);
+			tt__set(t, row, 3, ST_PLAIN, "%s%.1f", m, r->cycles_per_s);
+			tt__set(t, row, 5, ST_PLAIN, "%s%.3f", m, r->p50_ns / 1e6);
+			tt__set(t, row, 6, ST_PLAIN, "%s%.3f", m, r->p99_ns / 1e6);
 		}
-		tt__set(t, row, 7, ST_PLAIN, "%llu", (unsigned long long)r->total);
-		tt__set(t, row, 9, r->share[PHASE_NR] > 0.05 ? ST_BLOCKED : ST_PLAIN, "%.0f%%",
+		tt__set(t, row, 7, ST_PLAIN, "%s%llu", m, (unsigned long long)r->total);
+		tt__set(t, row, 9, r->share[PHASE_NR] > 0.05 ? ST_BLOCKED : ST_PLAIN, "%s%.0f%%", m,
 			100 * r->share[PHASE_NR]);
 		if (f->gpu)
 			set_gpu(t, row, r);
@@ -447,7 +451,8 @@ static void draw_calls(const struct top_screen *s, struct top_table *t, const st
 		int row = tt__add_row(t);
 
 		tt__set(t, row, 0, ST_PLAIN, "%s", model__call_name(f->calls_top[i].name));
-		tt__set(t, row, 1, ST_PLAIN, "%.1f", f->calls_top[i].per_s);
+		tt__set(t, row, 1, ST_PLAIN, "%s%.1f", top__call_mark(f, f->calls_top[i].name),
+			f->calls_top[i].per_s);
 	}
 	tt__fit(t, COLS);
 	put_table(s, t, y, 0, rows);
@@ -464,6 +469,7 @@ static const char *const help_lines[] = {
 	"",
 	"phase bar: d draft, v verify, a accept, e extend, blank other (no phase);",
 	"BLK% time blocked in syncs",
+	"~  from --sample windows only, rates over their time: cycles, phases, launches",
 };
 
 static void draw_help(void)

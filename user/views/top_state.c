@@ -357,12 +357,26 @@ static int cmp_double(const void *a, const void *b)
 }
 
 /* Cycles that ended in the window: their rate over their own span, percentiles, shares. */
-static void loop_row(const struct loop_agg *a, __u64 now, double window_s, __u64 *scratch,
-		     struct top_loop_row *row)
+/* A window's time, or with --sample (sw not NULL) the part of it inside sw's windows. */
+static __u64 seen_ns(const struct sample_windows *sw, __u64 from, __u64 to)
+{
+	if (to <= from)
+		return 0;
+	return sw ? sample__covered_ns(sw, from, to) : to - from;
+}
+
+/* --sample: the windows, for rates over their time only; NULL when not sampled. */
+static const struct sample_windows *sampled(const struct model_view *v)
+{
+	return v && sample__on(&v->sample) ? &v->sample : NULL;
+}
+
+static void loop_row(const struct loop_agg *a, __u64 now, double window_s,
+		     const struct sample_windows *sw, __u64 *scratch, struct top_loop_row *row)
 {
 	__u64 from = now > window_s * NS ? now - (__u64)(window_s * NS) : 0;
 	__u64 first_start = ~0ull, last_end = 0, total_ns = 0, parts[PHASE_NR + 1] = { 0 };
-	__u64 gpu_draft = 0, gpu_verify = 0, gpu_idle = 0, gpu_window = 0;
+	__u64 gpu_draft = 0, gpu_verify = 0, gpu_idle = 0, gpu_window = 0, span;
 	size_t n = 0;
 
 	*row = (struct top_loop_row){ .tgid = a->tgid, .tid = a->tid, .rank = a->rank,
@@ -396,7 +410,8 @@ static void loop_row(const struct loop_agg *a, __u64 now, double window_s, __u64
 		row->gpu_verify_ns = (double)gpu_verify / row->gpu_cycles;
 		row->gpu_idle_share = gpu_window ? (double)gpu_idle / gpu_window : 0;
 	}
-	row->cycles_per_s = last_end > first_start ? n * 1e9 / (last_end - first_start) : 0;
+	span = seen_ns(sw, first_start, last_end);
+	row->cycles_per_s = span ? n * 1e9 / span : 0;
 	row->mean_ns = (double)total_ns / n;
 	qsort(scratch, n, sizeof(*scratch), cmp_u64);
 	row->p50_ns = scratch[(n - 1) / 2];
@@ -423,7 +438,7 @@ static int loop_row_cmp(const void *pa, const void *pb, void *psort)
 }
 
 static void frame_loops(struct top_state *t, __u64 now, const struct top_opts *o,
-			struct top_frame *f)
+			const struct sample_windows *sw, struct top_frame *f)
 {
 	static __u64 scratch[RING];
 	enum top_sort sort = o->sort;
@@ -432,7 +447,7 @@ static void frame_loops(struct top_state *t, __u64 now, const struct top_opts *o
 	for (size_t i = 0; i < t->nr_loops; i++) {
 		if (o->focus_rank >= 0 && t->loops[i]->rank != o->focus_rank)
 			continue;
-		loop_row(t->loops[i], now, o->window_s, scratch, &f->loops[f->nr_loops++]);
+		loop_row(t->loops[i], now, o->window_s, sw, scratch, &f->loops[f->nr_loops++]);
 	}
 	qsort_r(f->loops, f->nr_loops, sizeof(*f->loops), loop_row_cmp, &sort);
 }
@@ -647,7 +662,7 @@ int top__keep_open(struct top_state *t, const struct pipeline *p)
 }
 
 static void frame_calls(struct top_state *t, __u64 now, const struct top_opts *o,
-			struct top_frame *f)
+			const struct sample_windows *sw, struct top_frame *f)
 {
 	f->nr_calls = 0;
 	for (int i = 0; i < catalog_len; i++) {
@@ -658,6 +673,12 @@ static void frame_calls(struct top_state *t, __u64 now, const struct top_opts *o
 
 		if (!n)
 			continue;
+		/* launches were seen inside the windows only: their rate is over that time */
+		if (sw && catalog[i].cls == SP_CLASS_LAUNCH) {
+			__u64 in = seen_ns(sw, now - (__u64)(span * 1e9), now);
+
+			rate = in ? n * 1e9 / in : 0;
+		}
 		for (at = f->nr_calls; at > 0 && f->calls_top[at - 1].per_s < rate; at--)
 			;
 		if (at == TOP_MAX_CALLS)
@@ -708,6 +729,18 @@ static void frame_header(struct top_state *t, const struct pipeline *p,
 	f->records_per_s = t->records_per_s;
 }
 
+/* --sample: the windows so far, and the cycles counted whole inside them since the start. */
+static void frame_sample(const struct top_state *t, const struct model_view *v,
+			 struct sample_figures *out)
+{
+	*out = (struct sample_figures){ 0 };
+	if (!v)
+		return;
+	sample__figures(&v->sample, v->first_ns, v->last_ns, out);
+	for (size_t i = 0; out->on && i < t->nr_loops; i++)
+		out->cycles_whole += t->loops[i]->life.cycles;
+}
+
 void top__frame(struct top_state *t, const struct pipeline *p, __u64 now_ns,
 		const struct top_opts *opts, struct top_frame *out)
 {
@@ -724,10 +757,11 @@ void top__frame(struct top_state *t, const struct pipeline *p, __u64 now_ns,
 	out->gpu = t->gpu_seen;
 	out->server = pipeline__server_recent(p, &out->server_tok_s, &out->server_accept);
 	frame_header(t, p, &snap, now_ns, out);
-	frame_loops(t, settled, opts, out);
+	frame_sample(t, snap.model, &out->sample);
+	frame_loops(t, settled, opts, sampled(snap.model), out);
 	frame_sites(t, pipeline__callstacks(p), settled, opts, out);
 	out->sites_lost = t->sites_lost;
-	frame_calls(t, snap.last_ts, opts, out);
+	frame_calls(t, snap.last_ts, opts, sampled(snap.model), out);
 	hung.view = snap.model;
 	out->nr_hung = 0;
 	/* once finished the pipeline holds none open: those kept at its end stand for them */
@@ -737,7 +771,7 @@ void top__frame(struct top_state *t, const struct pipeline *p, __u64 now_ns,
 }
 
 static void totals_loops(struct top_state *t, __u64 settled, double window_s,
-			 struct top_totals *out)
+			 const struct sample_windows *sw, struct top_totals *out)
 {
 	static __u64 scratch[RING];
 	struct top_loop_row row;
@@ -747,7 +781,7 @@ static void totals_loops(struct top_state *t, __u64 settled, double window_s,
 		const struct loop_agg *a = t->loops[i];
 		struct top_loop_total *lt = &out->loops[i];
 
-		loop_row(a, settled, window_s, scratch, &row);
+		loop_row(a, settled, window_s, sw, scratch, &row);
 		lt->tgid = a->tgid;
 		lt->tid = a->tid;
 		lt->rank = a->rank;
@@ -807,7 +841,7 @@ void top__totals(struct top_state *t, const struct pipeline *p, double window_s,
 	pipeline__snapshot(p, &snap);
 	settled = snap.settled_ns && snap.settled_ns < snap.last_ts ? snap.settled_ns
 								    : snap.last_ts;
-	totals_loops(t, settled, window_s, out);
+	totals_loops(t, settled, window_s, sampled(snap.model), out);
 	out->nr_sites = t->nr_sites;
 	for (size_t i = 0; i < t->nr_sites; i++) {
 		const struct site_agg *s = &t->sites[i];
@@ -829,4 +863,5 @@ void top__totals(struct top_state *t, const struct pipeline *p, double window_s,
 	out->drops_return = snap.stats->counters[SP_CNT_DROP_RET];
 	out->probes = pipeline__header(p)->nr_probes;
 	totals_server(p, snap.model, &out->server);
+	frame_sample(t, snap.model, &out->sample);
 }

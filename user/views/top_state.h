@@ -13,6 +13,7 @@
 #include <linux/types.h>
 #include "cycles.h"
 #include "pipeline.h"
+#include "sample.h"
 #include "syncs.h"
 
 #define TOP_MAX_LOOPS 64
@@ -90,6 +91,8 @@ struct top_frame {
 	bool server;
 	double server_tok_s;	/* < 0: the server counts no generated tokens */
 	double server_accept;	/* mean accept length; 0: not known */
+	/* --sample: cycles, phases and launches are the windows' only; cycles_whole since the start */
+	struct sample_figures sample;
 };
 
 /* The header's answer (as report's first lines): the rates, where a cycle goes, what to fix. */
@@ -162,6 +165,7 @@ struct top_totals {
 	__u64 records, drops_call, drops_return;
 	int probes;
 	struct top_server_total server;
+	struct sample_figures sample;	/* as the frame's */
 };
 
 struct top_opts {

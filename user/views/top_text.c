@@ -31,6 +31,43 @@ static bool fits(const char *text, int width)
 	return width < 0 || (int)strlen(text) <= width;
 }
 
+const char *top__mark(const struct top_frame *f)
+{
+	return f->sample.on ? "~" : "";
+}
+
+/* Launch probes are the ones taken out between windows. */
+const char *top__call_mark(const struct top_frame *f, __u16 name)
+{
+	return name < catalog_len && catalog[name].cls == SP_CLASS_LAUNCH ? top__mark(f) : "";
+}
+
+/* 250 as 250ms, 2500 as 2.5s: as --sample takes them. */
+static void put_ms(char *buf, size_t size, __u32 ms)
+{
+	if (ms >= 1000 && ms % 100 == 0)
+		snprintf(buf, size, "%gs", ms / 1000.0);
+	else
+		snprintf(buf, size, "%ums", ms);
+}
+
+void top__sample_line(char *buf, size_t size, const struct top_frame *f, int width)
+{
+	const struct sample_figures *s = &f->sample;
+	char on[16], every[16];
+
+	buf[0] = '\0';
+	if (!s->on)
+		return;
+	put_ms(on, sizeof(on), s->on_ms);
+	put_ms(every, sizeof(every), s->every_ms);
+	snprintf(buf, size, "sampled %s/%s: launches seen %.0f %% of the time; ~ from %zu whole "
+		 "cycles", on, every, 100 * s->seen_share, s->cycles_whole);
+	if (!fits(buf, width))
+		snprintf(buf, size, "sampled %s/%s: launches %.0f%% of time; ~ %zu whole cycles", on,
+			 every, 100 * s->seen_share, s->cycles_whole);
+}
+
 void top__site_label(char *buf, size_t size, const char *label, int width)
 {
 	const char *dot = strstr(label, " \xc2\xb7 ");	/* python " · " native */
@@ -55,7 +92,8 @@ void top__site_label(char *buf, size_t size, const char *label, int width)
 }
 
 /* Each phase's share: words where they fit, else the phase bar's letters. */
-static void put_shares(char *buf, size_t size, const struct top_answer *a, bool letters)
+static void put_shares(char *buf, size_t size, const struct top_answer *a, bool letters,
+		       const char *mark)
 {
 	static const char *const marks[] = { "d", "v", "a", "e", "other" };
 	size_t len = strlen(buf);
@@ -63,9 +101,9 @@ static void put_shares(char *buf, size_t size, const struct top_answer *a, bool 
 	for (int p = 0; p < PHASE_NR && len < size; p++) {
 		if (p == PHASE_OTHER && a->share[p] < 0.005)
 			continue;
-		len += snprintf(buf + len, size - len, " %s%s%.0f%%",
+		len += snprintf(buf + len, size - len, " %s%s%s%.0f%%",
 				letters ? marks[p] : cycles__phase_name(p), letters ? "" : " ",
-				100 * a->share[p]);
+				mark, 100 * a->share[p]);
 	}
 	if (a->gpu_idle_share >= 0 && len < size)
 		snprintf(buf + len, size - len, "  GPU idle %.0f%%", 100 * a->gpu_idle_share);
@@ -83,15 +121,15 @@ void top__answer_line(char *buf, size_t size, const struct top_frame *f,
 	}
 	if (f->server && f->server_tok_s >= 0)
 		snprintf(tok, sizeof(tok), "%.1f", f->server_tok_s);
-	n = snprintf(buf, size, "%.1f cycles/s  %s tok/s  p50 %.3f ms ", a->cycles_per_s, tok,
-		     a->p50_ns / 1e6);
+	n = snprintf(buf, size, "%s%.1f cycles/s  %s tok/s  p50 %s%.3f ms ", top__mark(f),
+		     a->cycles_per_s, tok, top__mark(f), a->p50_ns / 1e6);
 	if (n < 0 || (size_t)n >= size)
 		return;
-	put_shares(buf, size, a, false);
+	put_shares(buf, size, a, false, top__mark(f));
 	if (fits(buf, width))
 		return;
 	buf[n] = '\0';
-	put_shares(buf, size, a, true);
+	put_shares(buf, size, a, true, top__mark(f));
 }
 
 void top__sync_line(char *buf, size_t size, const struct top_answer *a, int width)
@@ -220,6 +258,7 @@ static void print_loops(FILE *out, struct top_table *t, const struct top_frame *
 	tt__init(t, loop_cols, NR(loop_cols) - (f->gpu ? 0 : LOOP_GPU_COLS), 2);
 	for (size_t i = 0; i < f->nr_loops; i++) {
 		const struct top_loop_row *r = &f->loops[i];
+		const char *m = top__mark(f);
 		int row = tt__add_row(t);
 
 		set_rank(t, row, r->rank);
@@ -231,14 +270,14 @@ static void print_loops(FILE *out, struct top_table *t, const struct top_frame *
 			tt__set(t, row, 5, 0, "-");
 			tt__set(t, row, 6, 0, "-");
 		} else {
-			tt__set(t, row, 3, 0, "%.1f", r->cycles_per_s);
-			tt__set(t, row, 5, 0, "%.3f", r->p50_ns / 1e6);
-			tt__set(t, row, 6, 0, "%.3f", r->p99_ns / 1e6);
+			tt__set(t, row, 3, 0, "%s%.1f", m, r->cycles_per_s);
+			tt__set(t, row, 5, 0, "%s%.3f", m, r->p50_ns / 1e6);
+			tt__set(t, row, 6, 0, "%s%.3f", m, r->p99_ns / 1e6);
 		}
-		tt__set(t, row, 7, 0, "%llu", (unsigned long long)r->total);
+		tt__set(t, row, 7, 0, "%s%llu", m, (unsigned long long)r->total);
 		for (int p = PHASE_DRAFT; p <= PHASE_EXTEND; p++)
-			tt__set(t, row, 8 + p, 0, "%.0f%%", 100 * r->share[p]);
-		tt__set(t, row, 12, 0, "%.0f%%", 100 * r->share[PHASE_NR]);
+			tt__set(t, row, 8 + p, 0, "%s%.0f%%", m, 100 * r->share[p]);
+		tt__set(t, row, 12, 0, "%s%.0f%%", m, 100 * r->share[PHASE_NR]);
 		if (f->gpu)
 			set_gpu(t, row, r);
 	}
@@ -332,7 +371,8 @@ static void print_calls(FILE *out, struct top_table *t, const struct top_frame *
 		int row = tt__add_row(t);
 
 		tt__set(t, row, 0, 0, "%s", model__call_name(f->calls_top[i].name));
-		tt__set(t, row, 1, 0, "%.1f/s", f->calls_top[i].per_s);
+		tt__set(t, row, 1, 0, "%s%.1f/s", top__call_mark(f, f->calls_top[i].name),
+			f->calls_top[i].per_s);
 	}
 	fprintf(out, "CALLS\n");
 	print_table(out, t, width, false);
@@ -362,6 +402,9 @@ static void print_head(FILE *out, const struct top_frame *f, const struct top_ti
 	print_cut(out, line, width);
 	top__cost_line(line, sizeof(line), f->overhead_pct);
 	print_cut(out, line, width);
+	top__sample_line(line, sizeof(line), f, width);
+	if (line[0])
+		print_cut(out, line, width);
 }
 
 int top__print(FILE *out, const struct top_frame *f, const struct top_title *title)

@@ -64,4 +64,13 @@ const char *top__sort_name(enum top_sort sort);
 /* What the probes cost, as a share of the CPU time of the processes traced. */
 void top__cost_line(char *buf, size_t size, double overhead_pct);
 
+/*
+ * --sample: "~" before a figure read from the windows only (cycles, phases,
+ * launches); "" when not sampled. The header's line says what the windows saw.
+ */
+const char *top__mark(const struct top_frame *f);
+const char *top__call_mark(const struct top_frame *f, __u16 name);
+/* "" when not sampled. */
+void top__sample_line(char *buf, size_t size, const struct top_frame *f, int width);
+
 #endif /* __TOP_VIEW_H */
