@@ -556,6 +556,8 @@ struct sp_attach_rec {
  */
 enum sp_sample_flags {
 	SP_SAMPLE_OPEN = 1,	/* the window opens here; else it closes */
+	/* after a close: its launch probes are out, cost_ns is how long that took */
+	SP_SAMPLE_DETACHED = 2,
 };
 
 struct sp_sample_rec {
@@ -563,7 +565,7 @@ struct sp_sample_rec {
 	__u16 size;
 	__u32 flags;		/* enum sp_sample_flags */
 	__u64 ts;		/* open: every launch probe in from here; close: up to here */
-	__u64 cost_ns;		/* the attach (open) or detach (close), tracer's wall time */
+	__u64 cost_ns;		/* the attach (open) or detach (detached), tracer's wall time */
 	__u32 on_ms;		/* the duty cycle asked for */
 	__u32 every_ms;
 	__u32 probes;		/* launch probes put in or taken out */

@@ -17,7 +17,7 @@ import sys
 
 import recfile
 
-SAMPLE, OPEN, STACK = 72, 1, 26
+SAMPLE, OPEN, DETACHED, STACK = 72, 1, 2, 26
 
 
 def samples(paths):
@@ -38,6 +38,11 @@ def windows(paths, on_ms, every_ms):
         _, _, flags, ts, cost, on, every, probes, _ = struct.unpack_from("<HHIQQIIII", data, off)
         if (on, every) != (on_ms, every_ms):
             sys.exit(f"SAMPLE at {off} says {on}/{every} ms, asked {on_ms}/{every_ms}")
+        if flags == DETACHED:
+            # the detach's cost, after the close it follows, at that close's edge
+            if opened is not None or not out or ts != out[-1][1]:
+                sys.exit(f"SAMPLE detached at {off} follows no close at its ts")
+            continue
         if ts <= last_ts:
             sys.exit(f"SAMPLE at {off}: ts {ts} not after the last one's {last_ts}")
         last_ts = ts

@@ -34,6 +34,12 @@ void sample__note(struct sample_windows *s, const void *rec, size_t size)
 		return;
 	s->on_ms = r->on_ms;
 	s->every_ms = r->every_ms;
+	if (r->flags & SP_SAMPLE_DETACHED) {
+		s->detach_ns += r->cost_ns;
+		if (r->cost_ns > s->detach_max_ns)
+			s->detach_max_ns = r->cost_ns;
+		return;
+	}
 	if (r->flags & SP_SAMPLE_OPEN) {
 		s->probes = r->probes;
 		note_open(s, r);
@@ -43,6 +49,7 @@ void sample__note(struct sample_windows *s, const void *rec, size_t size)
 	if (!last || last->close_ns != UINT64_MAX || r->ts < last->open_ns)
 		return;		/* a close with no open window */
 	last->close_ns = r->ts;
+	/* a close that holds its detach's cost (a tool that cuts windows: 0) */
 	s->detach_ns += r->cost_ns;
 	if (r->cost_ns > s->detach_max_ns)
 		s->detach_max_ns = r->cost_ns;

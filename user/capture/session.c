@@ -478,14 +478,20 @@ int session__window_open(struct session *s, const struct targets *t, const struc
 	return last_err ? last_err : in;
 }
 
-int session__window_close(struct session *s, struct window_edge *e)
+void session__window_edge(struct session *s, struct window_edge *e)
 {
-	__u64 edge = mono_ns() + WINDOW_EDGE_AHEAD_NS, start;
-	int out = 0;
+	__u64 edge = mono_ns() + WINDOW_EDGE_AHEAD_NS;
 
 	__atomic_store_n(&s->skel->data->window_to_ns, edge, __ATOMIC_SEQ_CST);
 	e->ts = edge_passed(edge);
-	start = mono_ns();
+	e->cost_ns = 0;
+}
+
+int session__window_close(struct session *s, struct window_edge *e)
+{
+	__u64 start = mono_ns();
+	int out = 0;
+
 	s->window_open = false;
 	for (int lib = 0; lib < s->nr_launch; lib++) {
 		if (s->launch[lib].fd < 0)

@@ -67,7 +67,9 @@ struct window_edge {
  */
 int session__window_open(struct session *s, const struct targets *t, const struct probe_set *ps,
 			 struct window_edge *e);
-/* No launch recorded after e->ts; then the links go out. The number taken out. */
+/* No launch recorded after e->ts, which has passed. */
+void session__window_edge(struct session *s, struct window_edge *e);
+/* After the edge: the links go out (e->cost_ns: how long). The number taken out. */
 int session__window_close(struct session *s, struct window_edge *e);
 /*
  * Probe a dynamic loader's _dl_debug_state at offset: traced processes that

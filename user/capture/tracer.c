@@ -697,20 +697,30 @@ static void open_window(struct tracer *tr)
 		tr->sample.warned = true;
 	}
 	tr->sample.open = true;
+	tr->sample.probes_in = in;
 	tr->sample.next_ns = tr->sample.sched_ns + tr->sample.on_ns;
 	write_window(tr, SP_SAMPLE_OPEN, e.ts, e.cost_ns, in);
 }
 
-/* The ring is read first, so that the window's launches come before its close. */
+/*
+ * The close goes out as soon as its edge has passed, before the links come
+ * out (which can take long): readers know the window ended before the calls
+ * made after it, graph launches and syncs, reach them. The ring is read first,
+ * so the window's launches come before it. The detach's cost follows.
+ */
 static void close_window(struct tracer *tr)
 {
 	struct window_edge e;
-	int out = session__window_close(tr->session, &e);
-	__u64 now = tracer__now_ns();
+	int out = tr->sample.probes_in;
+	__u64 now;
 
+	session__window_edge(tr->session, &e);
 	tr->sample.open = false;
 	session__drain(tr->session);
-	write_window(tr, 0, e.ts, e.cost_ns, out);
+	write_window(tr, 0, e.ts, 0, out);
+	out = session__window_close(tr->session, &e);
+	write_window(tr, SP_SAMPLE_DETACHED, e.ts, e.cost_ns, out);
+	now = tracer__now_ns();
 	/* a window that should have opened meanwhile (a long stop) is skipped */
 	do
 		tr->sample.sched_ns += tr->sample.every_ns;

@@ -33,6 +33,7 @@ struct sampling {
 	__u64 next_ns;		/* the next edge: its close if open, else the next open */
 	bool open;
 	bool warned;		/* a launch link failed once: said once */
+	int probes_in;		/* launch probes the open window put in */
 };
 
 struct tracer {
