@@ -1054,7 +1054,8 @@ static void sample_windows(struct perfetto_out *o, const struct model_view *v)
 	for (size_t i = 0; i < s->nr && !o->w.err; i++) {
 		__u64 open = s->w[i].open_ns, close = s->w[i].close_ns;
 
-		if (close == UINT64_MAX || close > v->last_ns)
+		/* one still open where the recording was cut: up to its last call */
+		if (close == UINT64_MAX)
 			close = v->last_ns > open ? v->last_ns : open;
 		event_open(o, open, track, TYPE_BEGIN, name_iid_fixed(FN_WINDOW), CAT_SAMPLE);
 		ann_uint(o, AN(AN_INDEX), i);
