@@ -99,6 +99,14 @@ static void put_top_sync(FILE *out, const struct results *res, const struct call
 	const struct cs_site *at = cs ? callstacks__site(stacks, cs->site) : NULL;
 	const char *tail;
 
+	if (!res->syncs_err && !cs && !site && sy->verdicts_of[VERDICT_UNSEEN]) {
+		/* --sample: what no whole cycle showed was not judged, so not found clean */
+		fprintf(out, "  flagged syncs: none of %zu syncs judged\n    %zu at call sites no "
+			     "whole cycle in a window showed: not judged\n",
+			sy->sync_calls - sy->verdicts_of[VERDICT_UNSEEN],
+			sy->verdicts_of[VERDICT_UNSEEN]);
+		return;
+	}
 	if (res->syncs_err || (!cs && !site)) {
 		fprintf(out, "  flagged syncs: %s of %zu syncs\n    nothing the loop waits on "
 			     "beyond its own accept sync\n", res->syncs_err ? "?" : "none",
@@ -133,9 +141,18 @@ void report__head(FILE *out, const struct results *res)
 		put_rates(out, res);
 		put_split(out, &res->overall);
 	} else {
+		struct sample_figures f;
+
+		report__sample_figures(res, &f);
 		fprintf(out, "specprobe report: no cycles found (%zu loop(s))\n",
 			res->cycles.nr_loops);
-		fputs("  no rate, cycle time or phase split to give\n", out);
+		if (f.on && f.cycles_cut)
+			/* a cycle counts with the verify two before it and the next one in view */
+			fprintf(out, "  no cycle whole in a %u ms --sample window (%zu cut by an edge): "
+				     "a window must hold about four cycles; a longer ON\n",
+				v->sample.on_ms, f.cycles_cut);
+		else
+			fputs("  no rate, cycle time or phase split to give\n", out);
 	}
 	put_top_sync(out, res, v->stacks);
 	fprintf(out, "  host %s, kernel %s; %llu calls over %.3f s\n", v->host[0] ? v->host : "?",
