@@ -45,6 +45,14 @@ void sample__note(struct sample_windows *s, const void *rec, size_t size)
 		note_open(s, r);
 		return;
 	}
+	if (!s->nr) {
+		/* a ring's segment that begins inside a window: open since its start */
+		struct sp_sample_rec open = *r;
+
+		open.ts = 0;
+		open.cost_ns = 0;
+		note_open(s, &open);
+	}
 	last = s->nr ? &s->w[s->nr - 1] : NULL;
 	if (!last || last->close_ns != UINT64_MAX || r->ts < last->open_ns)
 		return;		/* a close with no open window */
