@@ -134,16 +134,25 @@ static void read_setup(const struct diff_input *in, struct diff_setup *st)
 	}
 }
 
+/*
+ * Cycle times the bootstrap keeps of a side's loops, together: beyond it, every
+ * stride-th cycle, evenly over the run, so memory stays bounded whatever the
+ * recording's length (8 bytes a cycle; an interval from a million cycles is
+ * already far inside the noise floor).
+ */
+#define BOOT_MAX_CYCLES (1u << 20)
+
 struct time_fill {
 	__u64 *v;
-	size_t k;
+	size_t k, seen, stride;
 };
 
 static int fill_time(void *ctx, const struct cycle *c)
 {
 	struct time_fill *f = ctx;
 
-	f->v[f->k++] = c->end_ns - c->start_ns;
+	if (f->seen++ % f->stride == 0)
+		f->v[f->k++] = c->end_ns - c->start_ns;
 	return 0;
 }
 
@@ -154,10 +163,16 @@ static int to_sample(const struct loop *const *loops, size_t nr, struct boot_sam
 	size_t *len = calloc(nr ? nr : 1, sizeof(*len));
 	int ret = -ENOMEM;
 
+	size_t total = 0, stride;
+
 	if (!group || !len)
 		goto fail;
+	for (size_t l = 0; l < nr; l++)
+		total += loops[l]->nr_cycles;
+	stride = total > BOOT_MAX_CYCLES ? (total + BOOT_MAX_CYCLES - 1) / BOOT_MAX_CYCLES : 1;
 	for (size_t l = 0; l < nr; l++) {
-		struct time_fill f = { malloc((loops[l]->nr_cycles + 1) * sizeof(*f.v)), 0 };
+		size_t keep = (loops[l]->nr_cycles + stride - 1) / stride;
+		struct time_fill f = { malloc((keep + 1) * sizeof(*f.v)), 0, 0, stride };
 
 		group[l] = f.v;
 		if (!f.v) {
@@ -167,7 +182,7 @@ static int to_sample(const struct loop *const *loops, size_t nr, struct boot_sam
 		ret = loop__each_cycle(loops[l], fill_time, &f);
 		if (ret)
 			goto fail;
-		len[l] = loops[l]->nr_cycles;
+		len[l] = f.k;
 	}
 	*s = (struct boot_sample){ group, len, nr };
 	return 0;
