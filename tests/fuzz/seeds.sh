@@ -39,6 +39,10 @@ if [ "$(id -u)" = 0 ] && [ -r /sys/kernel/btf/vmlinux ]; then
 		--plant ctx@draft-verify/2 --plant pageable-copy@accept
 	# a second and more of trace: the whole-run analysis (report, export) steps its windows
 	record sim-windows "$sim" -q --cycles 10 --host-us 30000
+	# --sample: windows of launch probes (SP_REC_SAMPLE), cycles counted only inside them
+	"$top/specprobe" record -o "$dir/recording/sim-sampled.sprb" --sample 40ms/80ms \
+		-- "$sim" -q --cycles 100 --host-us 500 --eager-loop >/dev/null 2>"$work/sampled.err" ||
+		echo "seeds: recording sim-sampled failed: $(tail -1 "$work/sampled.err")" >&2
 	port=$((20000 + RANDOM % 20000))
 	"$top/specprobe" record -o "$dir/recording/sim-srvmetrics.sprb" \
 		--server-metrics "http://127.0.0.1:$port/metrics" --server-metrics-interval 100ms \
