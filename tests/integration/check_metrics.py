@@ -463,7 +463,6 @@ WHOLE = ('specprobe_flagged_syncs_total', 'specprobe_records_total')
 def check_sampled(path, rec, report_path):
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     import recfile
-    import struct
     text = open(path).read()
     bad = parse_exposition(text)
     values, helps = collections.defaultdict(float), {}
@@ -475,13 +474,7 @@ def check_sampled(path, rec, report_path):
             m = SAMPLE.match(line)
             if m:
                 values[m.group(1)] += float(m.group(4))
-    data = open(rec, 'rb').read()
-    on = every = None
-    opens = 0
-    for off, kind, size in recfile.records(data):
-        if kind == 72 and size >= 40:
-            flags, _, _, on, every = struct.unpack_from('<IQQII', data, off + 4)
-            opens += flags & 1
+    on, every, opens = recfile.sample_duty(rec)
     sampling = json.load(open(report_path))['sampling']
     want = {'specprobe_sample_on_seconds': on / 1e3,
             'specprobe_sample_every_seconds': every / 1e3,

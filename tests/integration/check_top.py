@@ -423,16 +423,6 @@ SAMPLED = re.compile(r'^ ?sampled (\S+)/(\S+): launches seen (\d+) % of the time
                      r'(\d+) whole cycles$')
 
 
-def duty(path):
-    """(on_ms, every_ms, windows) of a recording's --sample records (SP_REC_SAMPLE)."""
-    data = open(path, 'rb').read()
-    on = every = None
-    opens = 0
-    for off, kind, size in recfile.records(data):
-        if kind == 72 and size >= 40:
-            flags, _, _, on, every = struct.unpack_from('<IQQII', data, off + 4)
-            opens += flags & 1
-    return on, every, opens
 
 
 def as_taken(ms):
@@ -446,7 +436,7 @@ def check_sampled(mode, capture, rec, report_path):
     no other call's rate."""
     lines = open(capture).read().rstrip('\n').split('\n')
     sampling = json.load(open(report_path))['sampling']
-    on, every, opens = duty(rec)
+    on, every, opens = recfile.sample_duty(rec)
     bad = []
     heads = [n for n, l in enumerate(lines) if SAMPLED.match(l)]
     if not heads:

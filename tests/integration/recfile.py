@@ -36,3 +36,18 @@ def returns(data):
             if seq:
                 out[(tgid, tid, seq)] = off
     return out
+
+
+SAMPLE, SAMPLE_OPEN = 72, 1
+
+
+def sample_duty(path):
+    """(on_ms, every_ms, windows opened) of a recording's --sample records (SP_REC_SAMPLE)."""
+    data = open(path, "rb").read()
+    on = every = None
+    opens = 0
+    for off, kind, size in records(data):
+        if kind == SAMPLE and size >= 40:
+            flags, _, _, on, every = struct.unpack_from("<IQQII", data, off + 4)
+            opens += flags & SAMPLE_OPEN
+    return on, every, opens
