@@ -18,6 +18,16 @@ static bool replicated(const struct diff *d)
 	return d->runs[0].nr > 1 || d->runs[1].nr > 1;
 }
 
+/* --sample: its cycles are those its windows held whole (docs/sampling.md). */
+static void put_sampled(FILE *out, struct model *m)
+{
+	const struct model_view *v = m ? model__view(m) : NULL;
+
+	if (v && sample__on(&v->sample))
+		fprintf(out, ", whole in --sample windows, %.0f %% of its time",
+			100 * sample__share(&v->sample, v->first_ns, v->last_ns));
+}
+
 /* A long path keeps its end, where the file name is; with replicates, each one's p50. */
 static void put_path(FILE *out, const struct diff *d, int s, size_t i)
 {
@@ -34,6 +44,7 @@ static void put_path(FILE *out, const struct diff *d, int s, size_t i)
 			d->runs[s].cycles[i]);
 	if (replicated(d))
 		fprintf(out, ", p50 %.3f ms", ms(d->runs[s].p50[i]));
+	put_sampled(out, d->runs[s].in[i].model);
 	fputs(")\n", out);
 }
 
