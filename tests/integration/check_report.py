@@ -12,7 +12,9 @@ Cycle and phase boundaries come from the truth's cycle_bounds lines where it has
 else they are derived from its call lines (their phase and cycle tags) by the same
 contract (docs/report-json.md, "Cycles and phases"). Checks:
 - per rank, the number of cycles equals the truth's cycles that start after the
-  recording's attach-complete mark and end before its last call;
+  recording's attach-complete mark and end before its last call (the first may go either
+  way where its draft began within the loop's longest gap between draft steps after the
+  mark, or the thread waited for a CPU then: a step of it may have come before);
 - every boundary the report gives lies inside the before/after bracket of the call
   that defines it; launches per phase are equal;
 - the graph inventory equals the truth's graph lines: every captured exec with its
@@ -126,6 +128,18 @@ class Checker:
             self.failures.append(what)
 
 
+def draft_gap(r):
+    """The longest time between two draft launches of one cycle, by the truth's calls."""
+    last, gap = {}, 0
+    for c in r["calls"]:
+        if c.get("phase") != "draft" or c["base"] not in LAUNCHES or c.get("cycle", -1) < 0:
+            continue
+        if c["cycle"] in last:
+            gap = max(gap, c["before"] - last[c["cycle"]])
+        last[c["cycle"]] = c["after"]
+    return gap
+
+
 def sampled_cycles(cycles, spans):
     """--sample: the cycles a window holds whole, from the verify two cycles before them
     (a window opening on a launch may cut its forward) to the next cycle's verify (want),
@@ -155,6 +169,9 @@ def check_cycles(ck, rep, r, tool_cycles):
     # a thread that waited for a CPU from the mark to its first record cannot tell a draft
     # begun before the mark from one begun after it: its first cycle may go either way
     late = any(lp.get("late_start_ns", 0) > 0 for lp in rep["loops"] if lp["pid"] == r["pid"])
+    # a draft begun within the loop's longest gap between draft steps after the mark may
+    # have had a step before it: the first such cycle may be counted or not
+    gap = draft_gap(r)
     for cy in cycles:
         acc = cy["accept"][1]
         refs = [cy["end"]] + ([acc] if acc else [])
@@ -162,8 +179,9 @@ def check_cycles(ck, rep, r, tool_cycles):
             continue
         # a call whose bracket straddles the end of the recording may or may not be in it
         whole = all(ref_["after"] <= last for ref_ in refs)
-        if cy["start"]["before"] >= attach and late:
+        if cy["start"]["before"] >= attach and (late or cy["start"]["before"] < attach + gap):
             late = False
+            gap = 0
             either.append(cy)
         elif cy["start"]["before"] >= attach and whole:
             want.append(cy)
