@@ -45,7 +45,6 @@ static void test_slots_and_spans(void **state)
 	assert_false(sample__inside(&s, 150, 550));	/* two windows, a gap between */
 	assert_false(sample__inside(&s, 300, 400));	/* a gap */
 	assert_int_equal(sample__covered_ns(&s, 0, 1000), 100 + 100 + 100);
-	assert_int_equal(sample__count(&s, 600), 2);
 	assert_int_equal(s.attach_ns, 18);
 	assert_int_equal(s.attach_max_ns, 7);
 	assert_int_equal(s.detach_max_ns, 30);

@@ -114,15 +114,6 @@ double sample__share(const struct sample_windows *s, __u64 first_ns, __u64 last_
 	return (double)sample__covered_ns(s, first_ns, last_ns) / (double)(last_ns - first_ns);
 }
 
-size_t sample__count(const struct sample_windows *s, __u64 last_ns)
-{
-	size_t n = 0;
-
-	while (n < s->nr && s->w[n].open_ns < last_ns)
-		n++;
-	return n;
-}
-
 void sample__figures(const struct sample_windows *s, __u64 first_ns, __u64 last_ns,
 		     struct sample_figures *f)
 {

@@ -24,7 +24,6 @@ struct sample_windows {
 	__u32 probes;			/* launch probes a window puts in (the last one) */
 	__u64 attach_ns, detach_ns;	/* summed over the windows */
 	__u64 attach_max_ns, detach_max_ns;
-	__u64 inside_ns;		/* summed window lengths up to last_ns */
 	/* verdicts by call site, learned inside windows: (site, call) -> struct sample_site */
 	struct hmap sites;
 	bool learn_settled;	/* windowed analyses: learn as syncs settle, not as judged */
@@ -50,8 +49,6 @@ bool sample__inside(const struct sample_windows *s, __u64 from, __u64 to);
 /* Time inside windows from first_ns to last_ns; the share of it, 1.0 when not sampled. */
 __u64 sample__covered_ns(const struct sample_windows *s, __u64 first_ns, __u64 last_ns);
 double sample__share(const struct sample_windows *s, __u64 first_ns, __u64 last_ns);
-/* Windows that began before last_ns. */
-size_t sample__count(const struct sample_windows *s, __u64 last_ns);
 
 /* What the windows saw, as every output states it (on false for a recording made without). */
 struct sample_figures {

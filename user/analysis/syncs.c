@@ -561,9 +561,9 @@ int syncs__learn_site(struct model_view *v, const struct sync_verdict *sv)
 }
 
 /* Its stack's (else its site's) most common verdict inside whole cycles, or unseen. */
-static void judge_by_site(const struct hmap *sites, const struct model_view *v,
-			  struct sync_verdict *sv)
+void syncs__judge_by_site(const struct model_view *v, struct sync_verdict *sv)
 {
+	const struct hmap *sites = &v->sample.sites;
 	const struct sample_site *ss = NULL;
 	enum verdict best = VERDICT_UNSEEN;
 	__u64 a[2], b[2];
@@ -593,11 +593,6 @@ static void judge_by_site(const struct hmap *sites, const struct model_view *v,
 	/* a copy whose wait no launch seen showed: as pageable as its site's were */
 	sv->is_sync = is_sync(sv) || (ss && ss->pageable && sv->sync->kind == SYNC_UNKNOWN_HOST);
 	sv->breaks_overlap = false;
-}
-
-void syncs__judge_by_site(const struct model_view *v, struct sync_verdict *sv)
-{
-	judge_by_site(&v->sample.sites, v, sv);
 }
 
 /* Counts, quiet calls and site tables for one judged sync; 0 or -ENOMEM. */
@@ -647,7 +642,7 @@ static int classify_all(struct syncs *out, struct model_view *v, const struct cy
 
 		if (!sv->by_site)
 			continue;
-		judge_by_site(&v->sample.sites, v, sv);
+		syncs__judge_by_site(v, sv);
 		if (file_verdict(out, v, sv))
 			return -ENOMEM;
 	}
