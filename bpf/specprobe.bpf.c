@@ -114,6 +114,8 @@ struct frame {
 struct thread_state {
 	__u32 next_seq;
 	__u32 depth;
+	__u32 after_launch;	/* its last probed call was a kernel launch */
+	__u32 pad;
 	struct frame frames[SP_MAX_DEPTH];
 };
 
@@ -527,7 +529,8 @@ static __always_inline bool emit_same(struct stack_scratch *s, __u32 n, __u64 id
  * one word. Written before the entry is submitted, so it lands right after
  * it in the ring. true if written.
  */
-static __always_inline bool emit_stack(struct pt_regs *ctx, __u64 id, __u32 seq, __u64 now)
+static __always_inline bool emit_stack(struct pt_regs *ctx, __u64 id, __u32 seq, __u64 now,
+				       bool whole)
 {
 	__u32 zero = 0, nr_native, nr_py, size, shift = 1, nr_key;
 	struct stack_scratch *s;
@@ -540,7 +543,7 @@ static __always_inline bool emit_stack(struct pt_regs *ctx, __u64 id, __u32 seq,
 		return false;
 	nr_key = stack_key_fill(ctx, s, (__u32)id);
 	seen = nr_key ? bpf_map_lookup_elem(&stack_seen, &s->key) : NULL;
-	if (seen && now - *seen < STACK_SAME_NS)
+	if (seen && now - *seen < STACK_SAME_NS && !whole)
 		return emit_same(s, nr_key, id, seq);
 	bytes = bpf_get_stack(ctx, &s->words[1], SP_STACK_NATIVE * 8, BPF_F_USER_STACK | 1);
 	nr_native = bytes > 0 ? (__u64)bytes / 8 : 0;
@@ -642,6 +645,38 @@ static __always_inline bool push_frame(struct thread_state *ts, __u32 depth, __u
 	return true;
 }
 
+/* When a handle's launch last took its stack (SP_PICK_BY_HANDLE). */
+struct pick_key {
+	__u64 handle;
+	__u32 tgid;
+	__u32 pad;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 4096);
+	__type(key, struct pick_key);
+	__type(value, __u64);
+} stack_picked SEC(".maps");
+
+/* Does this call of a probe with a stack_pick take its stack (enum sp_stack_pick)? */
+static __always_inline bool picked(const struct sp_probe_spec *spec, const struct thread_state *ts,
+				   __u32 tgid, __u64 handle, __u64 now)
+{
+	struct pick_key key = { .handle = handle, .tgid = tgid };
+	__u64 *last;
+
+	if (spec->stack_pick == SP_PICK_BURST_LEAD)
+		return !ts->after_launch && !(bpf_get_prandom_u32() % SP_PICK_LEAD_ONE_IN);
+	if (spec->stack_pick != SP_PICK_BY_HANDLE)
+		return false;
+	last = bpf_map_lookup_elem(&stack_picked, &key);
+	if (last && now - *last < SP_PICK_HANDLE_NS)
+		return false;
+	bpf_map_update_elem(&stack_picked, &key, &now, BPF_ANY);
+	return true;
+}
+
 /* The entry of a probed call; true when its return probe has a frame to pop. */
 static __always_inline bool entry_hit(struct pt_regs *ctx)
 {
@@ -697,8 +732,12 @@ static __always_inline bool entry_hit(struct pt_regs *ctx)
 		framed = push_frame(ts, depth, probe, rec->seq, ctx->sp,
 				    call_arg(args, spec->out_arg), ret_addr,
 				    pins ? call_arg(args, spec->host_arg) : 0);
-	if (!quiet && (spec->flags & SP_SPEC_STACK) && emit_stack(ctx, id, rec->seq, rec->ts))
+	if (!quiet && (spec->flags & SP_SPEC_STACK) && emit_stack(ctx, id, rec->seq, rec->ts, false))
 		rec->flags |= SP_PKT_HAS_STACK;
+	else if (spec->stack_pick && picked(spec, ts, tgid, call_arg(args, 0), rec->ts) &&
+		 emit_stack(ctx, id, rec->seq, rec->ts, true))
+		rec->flags |= SP_PKT_HAS_STACK;
+	ts->after_launch = spec->stack_pick == SP_PICK_BURST_LEAD;
 	bpf_ringbuf_submit(rec, submit_flags(rec->ts));
 	return framed;
 }

@@ -109,8 +109,22 @@ struct sp_probe_spec {
 	__u8 out_arg;		/* argument holding an output pointer read at return, or SP_NO_ARG */
 	__u8 nr_args;		/* arguments the catalogue names: 0..SP_MAX_ARGS */
 	__u8 host_arg;		/* an async copy's host pointer (SP_SPEC_PINS: the bytes), or SP_NO_ARG */
-	__u8 pad;
+	__u8 stack_pick;	/* enum sp_stack_pick: some calls' stacks without SP_SPEC_STACK */
 };
+
+/*
+ * Stacks taken at some calls of a probe, to tell where the program launches
+ * what, at a cost far below a stack at every launch. Always whole (never
+ * SP_STACK_SAME): launches from different places share their innermost frames.
+ */
+enum sp_stack_pick {
+	SP_PICK_NONE = 0,
+	SP_PICK_BY_HANDLE = 1,	/* once a second per process and argument 0 (a graph) */
+	SP_PICK_BURST_LEAD = 2,	/* a kernel launch after a call that was not one, one in
+				 * SP_PICK_LEAD_ONE_IN at random; marks the probe a launch */
+};
+#define SP_PICK_LEAD_ONE_IN	8
+#define SP_PICK_HANDLE_NS	1000000000ULL
 
 struct sp_rec_hdr {
 	__u16 type;		/* enum sp_rec_type */

@@ -72,6 +72,37 @@ mid_run() {
 	check "$name" "$dir" launched
 }
 
+# attach_cut NAME LEAD_ROLE [SERVER_ARGS...]: attached with -p to a server decoding for ever and
+# stopped before it is, as top -p or record -p --duration see one: neither the captures nor
+# the loop's start or end are seen; where the graphs are launched from tells the lead
+# (docs/report-json.md, Roles): every exec's role, phase and count as the truth has them
+# (lead_only set: the lead alone, for --torch, whose draft counts launches the truth does not)
+attach_cut() {
+	local name=$1 lead=$2 dir="$SCRATCH/$1" got
+	shift 2
+	start_server "$dir" --forever "$@" || { fail "$name: no server"; return; }
+	touch "$dir/go"
+	sleep 0.5
+	"$SPECPROBE" record -o "$dir/rec.sprb" -p "$target" --duration 1.5 2>"$dir/rec.err"
+	kill -INT $server_pid
+	wait $server_pid
+	if [ -z "$lead_only" ]; then
+		check "$name" "$dir" launched
+	else
+		"$SPECPROBE" report --json "$dir/rec.sprb" >"$dir/report.json" 2>"$dir/report.err"
+	fi
+	got=$(python3 -c '
+import json, sys
+loops = json.load(open(sys.argv[1]))["loops"]
+print(" ".join("%s/%s/%s" % (l["lead_role"], l["lead_from"], str(l["extend_unresolved"]).lower())
+               for l in loops))' "$dir/report.json" 2>&1)
+	if [ "$got" = "$lead/site/false" ]; then
+		pass "$name: the lead is $lead, told by where the graphs are launched from"
+	else
+		fail "$name: lead role/from/unresolved $got, want $lead/site/false ($dir)"
+	fi
+}
+
 # runq_waits NAME: an attach with -p keeps each thread's run-queue wait before the mark and
 # at its first hit; report's late_start_ns is the wait in between, 0 for a thread that made
 # a call before the mark (docs/recording-format.md, SP_REC_RUNQ)
@@ -177,6 +208,9 @@ from_init run-order --cycles 100 --draft-k 4 --capture-order run
 from_gate gate-one-graph-event --cycles 100 --draft-mode one-graph --accept-mode event
 mid_run mid-run-per-step --cycles 1500
 mid_run mid-run-two-ranks-deferred --cycles 1500 --ranks 2 --accept-mode deferred
+attach_cut attach-cut-extend extend
+attach_cut attach-cut-one-graph extend --draft-mode one-graph --accept-mode event
+lead_only=1 attach_cut attach-cut-torch draft --torch -k 5
 live live-one-graph-deferred --draft-mode one-graph --accept-mode deferred
 # loop variants of newer servers: eager drafts, extra draft steps, piecewise verify,
 # batch schedules, planted syncs

@@ -63,6 +63,7 @@ struct built {
 	struct cycles cy;
 	struct sp_runq_rec runq[2];	/* the thread's wait at the mark and at its first hit */
 	int nr_runq;
+	struct sp_exit_rec exit;	/* the process exits after its loop: the loop's end is seen */
 };
 
 static __u64 verify_exec(int b, int p)
@@ -300,6 +301,9 @@ static void build(struct built *bt, const struct loop_cfg *cfg)
 		stream_sync(s, 10000);
 	if (cfg->no_extend)
 		no_extend_ends(bt, cfg);
+	bt->exit = (struct sp_exit_rec){ .type = SP_REC_EXIT, .size = sizeof(bt->exit),
+					 .tgid = s->tgid, .ts = s->now };
+	model__record(s->m, &bt->exit, sizeof(bt->exit));
 }
 
 static void expect_cycle_equal(const struct cycle *a, const struct cycle *b)
@@ -420,8 +424,10 @@ static void expect_windows_agree(struct built *bt, size_t every)
 			if (!ret && (i + 1) % every == 0)
 				ret = wholerun__step(w, m, bt->s.calls[i].entry.ts, false, &res, &none);
 		}
-		if (!ret)
+		if (!ret) {
+			model__record(m, &bt->exit, sizeof(bt->exit));
 			ret = wholerun__step(w, m, bt->s.now, true, &res, &none);
+		}
 		if (ret != -EAGAIN)
 			assert_int_equal(ret, 0);
 		if (!ret && last)
@@ -950,6 +956,9 @@ static void build_eager(struct built *bt, int cycles, bool device_work, enum eag
 		bt->want[i].end = bt->want[i + 1].d;
 	bt->want[cycles - 1].end = bt->want[cycles - 1].x;
 	stream_sync(s, 10000);
+	bt->exit = (struct sp_exit_rec){ .type = SP_REC_EXIT, .size = sizeof(bt->exit),
+					 .tgid = s->tgid, .ts = s->now };
+	model__record(s->m, &bt->exit, sizeof(bt->exit));
 }
 
 static void test_eager_loop(void **state)

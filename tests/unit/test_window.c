@@ -138,6 +138,10 @@ static void build(struct recs *r, __u64 pace, int stall_at, __u64 stall_ns)
 		graph(r, EXTEND_EXEC);
 	}
 	call(r, "cuStreamSynchronize", 10000, 0, 1, MAIN_STREAM);
+	/* the process exits after its loop: the last cycle's end is seen */
+	put(r, &(struct sp_exit_rec){ .type = SP_REC_EXIT, .size = sizeof(struct sp_exit_rec),
+				      .tgid = 100, .ts = r->now },
+	    sizeof(struct sp_exit_rec));
 }
 
 static void recs_free(struct recs *r)

@@ -753,6 +753,20 @@ static size_t draft_end(const struct thread_ctx *tc, size_t from, size_t vs)
 }
 
 /* 0: cycle i is complete and filled in; 1: it is cut by the start or the end. */
+/*
+ * The loop's last cycle ends at its own last call only where the loop was
+ * seen to end there: its process exited, or the recording went on past it
+ * for as long again as the cycle lasted. A recording stopped while the loop
+ * ran (record -p --duration, a live window) cut it before its next draft.
+ */
+static bool loop_end_seen(const struct thread_ctx *tc, __u64 start_ns, __u64 end_ns)
+{
+	for (size_t k = 0; k < tc->v->nr_procs; k++)
+		if (tc->v->procs[k]->tgid == tc->t->tgid && tc->v->procs[k]->exit_ns)
+			return true;
+	return tc->v->last_ns > end_ns && tc->v->last_ns - end_ns >= end_ns - start_ns;
+}
+
 static int build_cycle(struct thread_ctx *tc, size_t i, struct cycle *c)
 {
 	const struct model_thread *t = tc->t;
@@ -776,7 +790,8 @@ static int build_cycle(struct thread_ctx *tc, size_t i, struct cycle *c)
 	} else {
 		return 1;
 	}
-	if ((acc && (acc->flags & LOOP_UNRETURNED)) || it->accept_cut)
+	if ((acc && (acc->flags & LOOP_UNRETURNED)) || it->accept_cut ||
+	    (last && !loop_end_seen(tc, c->start_ns, c->end_ns)))
 		return 1;
 	set_span(&c->phase[PHASE_DRAFT], c->start_ns, t->events[it->vs].ts);
 	set_span(&c->phase[PHASE_VERIFY], t->events[it->vs].ts, t->events[it->ve].ts_return);

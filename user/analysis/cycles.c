@@ -246,7 +246,7 @@ const char *cycles__phase_name(enum phase p)
 }
 
 static const char *const lead_from_names[LEAD_FROM_NR] = {
-	[LEAD_NONE] = "none",		[LEAD_STRUCTURE] = "structure",
+	[LEAD_NONE] = "none",		[LEAD_STRUCTURE] = "structure", [LEAD_SITE] = "site",
 	[LEAD_LOOP_END] = "loop-end",	[LEAD_LOOP_START] = "loop-start",
 	[LEAD_SHAPE] = "shape",
 };

@@ -78,6 +78,7 @@ struct cycle {
 enum lead_from {
 	LEAD_NONE,		/* the loop has no lead */
 	LEAD_STRUCTURE,		/* a draft graph replays, or captured kernels differ or match */
+	LEAD_SITE,		/* launched from the code the draft steps are, or from its own */
 	LEAD_LOOP_END,		/* the last cycle ends with it alone, or at its accept */
 	LEAD_LOOP_START,	/* the loop's first draft opens with it, or without it */
 	LEAD_SHAPE,		/* nothing seen tells: read from what follows it */

@@ -37,6 +37,8 @@ struct exec_stats {
 	__u32 site, site_launches;
 	/* eager bursts voted by the Python frames of the syncs around them (frames.c) */
 	__u32 frame_draft, frame_verify, frame_extend;
+	/* ... and first launches of its bursts by their own frames (sampled stacks) */
+	__u32 launch_draft, launch_verify, launch_extend;
 };
 
 /* A sync's stack against the loop's frames (frames.c). */
@@ -216,6 +218,7 @@ int frames__collect(struct thread_ctx *tc);
 struct model_exec *frames__anchor(const struct thread_ctx *tc);
 void frames__mark(struct thread_ctx *tc);
 void frames__count(const struct thread_ctx *tc, struct role_evidence *ev);
+void frames__launch_votes(struct thread_ctx *tc);
 
 /* leads.c */
 size_t leads__lead_of(const struct thread_ctx *tc, size_t i);
@@ -223,6 +226,7 @@ size_t leads__next_graph(const struct thread_ctx *tc, size_t from, size_t end);
 bool leads__is_lead(const struct exec_stats *st);
 bool leads__is_follower(const struct exec_stats *st);
 int leads__structure(const struct thread_ctx *tc, size_t i, size_t lead);
+int leads__site(const struct thread_ctx *tc, size_t i, size_t lead);
 int leads__at_loop_end(const struct thread_ctx *tc);
 enum opening leads__draft_opening(const struct thread_ctx *tc, size_t i, size_t *open);
 void leads__vote(struct thread_ctx *tc);

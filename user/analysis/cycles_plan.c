@@ -52,7 +52,7 @@ struct plan_thread {
 	__u64 done_vs;
 	size_t nr_iters;
 	size_t run_iters;		/* iterations of the whole run */
-	long structure_votes, shape_votes;
+	long structure_votes, site_votes, shape_votes;
 	int loop_end;
 	__u64 longest_period;
 	__u64 gap;			/* its longest draft gap (longest_draft_gap) */
@@ -326,6 +326,7 @@ static void leads_iter(struct thread_ctx *tc, struct plan_thread *pt, size_t i, 
 		if (next != NONE)
 			tc->stats[t->events[next].handle].follow++;
 		pt->structure_votes += leads__structure(tc, i, lead);
+		pt->site_votes += leads__site(tc, i, lead);
 		pt->shape_votes +=
 			next != NONE && leads__next_graph(tc, next, end) != NONE ? -1 : 1;
 	}
@@ -544,7 +545,7 @@ static void end_leads(struct cycles_plan *pl, const struct model_view *v)
 {
 	for (size_t k = 0; k < pl->nr_threads; k++) {
 		struct plan_thread *pt = &pl->threads[k];
-		int says[4];
+		int says[LEAD_FROM_NR - LEAD_STRUCTURE];
 		bool any = false;
 
 		pt->run_iters = pt->nr_iters;
@@ -554,11 +555,12 @@ static void end_leads(struct cycles_plan *pl, const struct model_view *v)
 			any = pt->stats[id].lead;
 		if (!pt->anchored || !any)
 			continue;
-		says[0] = sign(pt->structure_votes);
-		says[1] = pt->loop_end;
-		says[2] = loop_start_of(v->threads[k], pt);
-		says[3] = pt->shape_votes > 0 ? 1 : -1;
-		for (int r = 0; r < 4; r++)
+		says[LEAD_STRUCTURE - 1] = sign(pt->structure_votes);
+		says[LEAD_SITE - 1] = sign(pt->site_votes);
+		says[LEAD_LOOP_END - 1] = pt->loop_end;
+		says[LEAD_LOOP_START - 1] = loop_start_of(v->threads[k], pt);
+		says[LEAD_SHAPE - 1] = pt->shape_votes > 0 ? 1 : -1;
+		for (int r = 0; r < LEAD_FROM_NR - LEAD_STRUCTURE; r++)
 			if (says[r]) {
 				pt->lead_from = LEAD_STRUCTURE + r;
 				pt->lead_extends = says[r] > 0;

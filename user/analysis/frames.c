@@ -302,18 +302,100 @@ int frames__collect(struct thread_ctx *tc)
 	return ret;
 }
 
-static enum graph_role frame_role(const struct exec_stats *st)
+static bool exec_of_thread(const struct thread_ctx *tc, const struct model_exec *x)
 {
-	__u32 most = st->frame_draft;
+	return x->eager && x->tgid == tc->t->tgid && x->launch_tid == tc->t->tid;
+}
+
+/*
+ * The Python frames of the first launches of its bursts (the default stacks
+ * take some): a forward's own frames say whose it is, where the syncs around
+ * it only bracket it. Nested under the loop's generation, or run by the
+ * statement that drafts: the draft's. Of the loop's own statements, the one
+ * whose forwards run the most kernels calls the target's forward (the
+ * verify); the others trim and keep the books (extend). Frames lost or
+ * outside the loop's function vote nothing.
+ */
+void frames__launch_votes(struct thread_ctx *tc)
+{
+	const struct frame_loop *fl = &tc->frames;
+	__u64 verify_stmt = 0;
+	__u32 most = 0;
+
+	if (!fl->nested || !tc->v->stacks)
+		return;
+	for (int pass = 0; pass < 2; pass++) {
+		for (size_t id = 0; id < tc->v->nr_execs; id++) {
+			const struct model_exec *x = tc->v->execs[id];
+			struct exec_stats *st = &tc->stats[id];
+
+			if (!exec_of_thread(tc, x))
+				continue;
+			if (pass)
+				st->launch_draft = st->launch_verify = st->launch_extend = 0;
+			for (int k = 0; k < EXEC_STACKS && x->launch_stacks[k].stack; k++) {
+				const struct exec_stack *es = &x->launch_stacks[k];
+				const struct cs_stack *cs = stack_of(tc->v, es->stack);
+				enum frame_class cls = frames__class(fl, tc->v, es->stack, false);
+				__u64 stmt = cs ? statement_of(&fl->prefix, cs) : 0;
+
+				if (!pass && cls == FRAME_LOOP && x->eager_kernels > most) {
+					most = x->eager_kernels;
+					verify_stmt = stmt;
+				} else if (pass && cls == FRAME_NESTED) {
+					st->launch_draft += es->launches;
+				} else if (pass && cls == FRAME_LOOP) {
+					*(stmt == verify_stmt ? &st->launch_verify : &st->launch_extend) +=
+						es->launches;
+				}
+			}
+		}
+	}
+}
+
+static enum graph_role most_of(__u32 draft, __u32 verify, __u32 extend)
+{
+	__u32 most = draft;
 	enum graph_role role = ROLE_DRAFT;
 
-	if (st->frame_verify > most) {
-		most = st->frame_verify;
+	if (verify > most) {
+		most = verify;
 		role = ROLE_VERIFY;
 	}
-	if (st->frame_extend > most)
+	if (extend > most)
 		role = ROLE_EXTEND;
-	return most || st->frame_extend ? role : ROLE_UNKNOWN;
+	return most || extend ? role : ROLE_UNKNOWN;
+}
+
+/*
+ * The role its launches' frames give, where every one taken gives the same:
+ * a sequence of kernels run from several places (a small helper's) has no
+ * one role there.
+ */
+static enum graph_role launch_role(const struct exec_stats *st)
+{
+	int says = !!st->launch_draft + !!st->launch_verify + !!st->launch_extend;
+
+	return says == 1 ? most_of(st->launch_draft, st->launch_verify, st->launch_extend) :
+			   ROLE_UNKNOWN;
+}
+
+/*
+ * The syncs' frames vote on every burst, the launches' on a sample: the
+ * syncs decide where they voted, a forward's own launch frames where they
+ * did not (a forward no classed sync brackets).
+ */
+static bool by_launches(const struct exec_stats *st)
+{
+	return !(st->frame_draft || st->frame_verify || st->frame_extend) &&
+	       launch_role(st) != ROLE_UNKNOWN;
+}
+
+static enum graph_role frame_role(const struct exec_stats *st)
+{
+	if (by_launches(st))
+		return launch_role(st);
+	return most_of(st->frame_draft, st->frame_verify, st->frame_extend);
 }
 
 /*
@@ -348,7 +430,8 @@ void frames__mark(struct thread_ctx *tc)
 		enum graph_role role = frame_role(&tc->stats[id]);
 
 		if (x->eager && role != ROLE_UNKNOWN && x->role == ROLE_UNKNOWN)
-			set_role(x, role, ROLE_FROM_FRAMES);
+			set_role(x, role, by_launches(&tc->stats[id]) ? ROLE_FROM_LAUNCH_FRAMES :
+									ROLE_FROM_FRAMES);
 	}
 }
 
@@ -360,6 +443,14 @@ void frames__count(const struct thread_ctx *tc, struct role_evidence *ev)
 		ev->frame_draft += st->frame_draft;
 		ev->frame_verify += st->frame_verify;
 		ev->frame_extend += st->frame_extend;
+		ev->launch_draft += st->launch_draft;
+		ev->launch_verify += st->launch_verify;
+		ev->launch_extend += st->launch_extend;
+		if (launch_role(st) != ROLE_UNKNOWN &&
+		    (st->frame_draft || st->frame_verify || st->frame_extend))
+			*(launch_role(st) == most_of(st->frame_draft, st->frame_verify,
+						     st->frame_extend) ?
+				  &ev->launch_agreed : &ev->launch_disagreed) += 1;
 	}
 	ev->frames = tc->frames;
 }

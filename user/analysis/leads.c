@@ -4,6 +4,7 @@
  * graph or the first draft step, from the first rule that tells; and the
  * roles of the graphs between an accept and the next verify, by their votes.
  */
+#include "callstack.h"
 #include "cycles_int.h"
 
 /*
@@ -95,6 +96,83 @@ int leads__structure(const struct thread_ctx *tc, size_t i, size_t lead)
 	if (!x->capture || !n->capture)
 		return 0;
 	return model__same_kernels(x->capture, n->capture) ? -1 : 1;
+}
+
+/*
+ * The code path a stack was taken on: its Python frames and lines where it
+ * has any (the interpreter's own frames vary with nothing the program says),
+ * else its native return addresses; 0: none.
+ */
+static __u64 path_of(const struct cs_stack *st)
+{
+	__u64 h = 0;
+
+	for (__u32 k = 0; k < st->nr_py; k++)
+		h = (h << 9 | h >> 55) ^ st->py[k].code ^
+		    ((__u64)(st->py[k].line >= 0 ? (__u32)st->py[k].line : st->py[k].instr) << 17);
+	/* a frame in no mapping: the walk went past the frames (code without frame pointers) */
+	for (__u32 k = 0; !st->nr_py && k < st->nr_native && st->native[k].object; k++)
+		h = (h << 9 | h >> 55) ^ st->native[k].addr;
+	return h;
+}
+
+/* The path every launch of x whose stack was taken came from; 0: none, or several. */
+static __u64 exec_path(const struct thread_ctx *tc, const struct model_exec *x)
+{
+	__u64 path = 0;
+
+	if (!tc->v->stacks || x->launch_stacks_lost)
+		return 0;
+	for (int k = 0; k < EXEC_STACKS && x->launch_stacks[k].stack; k++) {
+		const struct cs_stack *st = callstacks__stack(tc->v->stacks,
+							      x->launch_stacks[k].stack);
+		__u64 p = st ? path_of(st) : 0;
+
+		if (!p || (path && p != path))
+			return 0;
+		path = p;
+	}
+	return path;
+}
+
+/*
+ * Where the program launches them (stacks of graph launches): the lead from
+ * the code the graphs after it are launched from, a draft step (-1); from
+ * code of its own while those after it share theirs, an extend (+1). A path
+ * not known, or graphs after it from several: nothing (0).
+ */
+int leads__site(const struct thread_ctx *tc, size_t i, size_t lead)
+{
+	const struct model_thread *t = tc->t;
+	size_t end = tc->iters[i].region_end;
+	__u64 lead_path = exec_path(tc, exec_of(tc, &t->events[lead])), after = 0;
+
+	if (!lead_path)
+		return 0;
+	for (size_t j = leads__next_graph(tc, lead, end); j != NONE;
+	     j = leads__next_graph(tc, j, end)) {
+		__u64 p = exec_path(tc, exec_of(tc, &t->events[j]));
+
+		if (p == lead_path)
+			return -1;
+		if (!p || (after && p != after))
+			return 0;
+		after = p;
+	}
+	return after ? 1 : 0;
+}
+
+static int lead_by_site(const struct thread_ctx *tc)
+{
+	long votes = 0;
+
+	for (size_t i = 0; i < tc->nr_iters; i++) {
+		size_t lead = leads__lead_of(tc, i);
+
+		if (lead != NONE)
+			votes += leads__site(tc, i, lead);
+	}
+	return sign(votes);
 }
 
 static int lead_by_structure(const struct thread_ctx *tc)
@@ -240,8 +318,9 @@ static int lead_by_shape(const struct thread_ctx *tc)
 /* Whether the leads extend, from the first rule that tells (enum lead_from order). */
 static void decide_lead(struct thread_ctx *tc)
 {
-	int (*const rules[])(const struct thread_ctx *) = {
-		lead_by_structure, leads__at_loop_end, lead_at_loop_start, lead_by_shape,
+	int (*const rules[LEAD_FROM_NR - LEAD_STRUCTURE])(const struct thread_ctx *) = {
+		lead_by_structure, lead_by_site, leads__at_loop_end, lead_at_loop_start,
+		lead_by_shape,
 	};
 	bool any = false;
 
@@ -250,7 +329,7 @@ static void decide_lead(struct thread_ctx *tc)
 		any = tc->stats[id].lead;
 	tc->lead_from = LEAD_NONE;
 	tc->lead_extends = false;
-	for (int r = 0; any && r < 4; r++) {
+	for (int r = 0; any && r < LEAD_FROM_NR - LEAD_STRUCTURE; r++) {
 		int says = rules[r](tc);
 
 		/* what an earlier window saw (the loop's start) outranks what this one guesses */

@@ -671,6 +671,7 @@ static const char *const role_sources[ROLE_FROM_NR] = {
 	[ROLE_FROM_EAGER] = "eager-launches", [ROLE_FROM_EAGER_STEPS] = "eager-steps",
 	[ROLE_FROM_EAGER_GRAPHS] = "eager-graphs", [ROLE_FROM_EAGER_SITES] = "eager-sites",
 	[ROLE_FROM_FRAMES] = "python-frames",
+	[ROLE_FROM_LAUNCH_FRAMES] = "launch-frames",
 };
 
 static const char *const sync_kind_names[SYNC_KIND_NR] = {

@@ -138,6 +138,7 @@ enum role_source {
 	ROLE_FROM_EAGER_GRAPHS,	/* eager verify beside graphs: larger than all, hands the result */
 	ROLE_FROM_EAGER_SITES,	/* eager verify: its syncs' call site, not the draft steps' */
 	ROLE_FROM_FRAMES,	/* eager: the Python frames of the syncs around its bursts */
+	ROLE_FROM_LAUNCH_FRAMES,	/* eager: the Python frames of its first launches */
 	ROLE_FROM_NR,
 };
 
@@ -173,6 +174,9 @@ struct model_capture {
 	__u32 copies, host_funcs, child_graphs;
 };
 
+/* Distinct launch stacks an exec keeps */
+#define EXEC_STACKS 4
+
 struct model_exec {
 	__u32 id;		/* index in model_view.execs */
 	__u32 tgid;
@@ -196,6 +200,15 @@ struct model_exec {
 	__u64 eager_funcs;	/* hash of the functions alone: one model at other sizes */
 	__u64 eager_first;	/* function of its first launch */
 	bool eager_layered;	/* a block of functions repeats, as a model's layers do */
+	/*
+	 * Stacks some of its launches were taken at (the default stacks take a
+	 * graph's once a second, an eager forward's first launch now and then),
+	 * most launches first; launches whose stack found no slot
+	 */
+	struct exec_stack {
+		__u32 stack, launches;
+	} launch_stacks[EXEC_STACKS];
+	__u32 launch_stacks_lost;
 };
 
 /* How a process's rank was learned, most trusted first (NCCL init seen wins). */
@@ -283,6 +296,7 @@ struct burst_launch {
 	__u64 dims;	/* hash of its grid and block */
 	__u64 prefix;	/* the burst's function hash up to and with this launch */
 	__u32 at;	/* its event, counted from the burst's first launch's */
+	__u32 stack;	/* its call's stack, 0: none taken */
 };
 
 /* Everything the analyses read, in creation order. */

@@ -102,6 +102,7 @@ int eager__launch(struct model *m, struct model_thread *t, const struct sp_call 
 	b->dims = launch_dims(c, pi);
 	b->prefix = prefix * FUNCS_BASE + mix(0, func);
 	b->at = t->burst_events++;
+	b->stack = c->stack;
 	return 0;
 }
 
@@ -219,6 +220,7 @@ static int mark_forward(struct model *m, struct model_thread *t, size_t head, si
 	if (!x)
 		return -ENOMEM;
 	mark_launch(t, head + t->burst[from].at, head + t->burst[to - 1].at, x);
+	graphs__launch_stack(x, t->burst[from].stack);
 	return 0;
 }
 

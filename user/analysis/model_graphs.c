@@ -217,6 +217,29 @@ int graphs__exec_update(struct model *m, const struct sp_call *c, const struct p
 	return 0;
 }
 
+void graphs__launch_stack(struct model_exec *x, __u32 stack)
+{
+	struct exec_stack *slot = NULL, held;
+
+	if (!stack)
+		return;
+	for (int i = 0; i < EXEC_STACKS && !slot; i++)
+		if (x->launch_stacks[i].stack == stack || !x->launch_stacks[i].stack)
+			slot = &x->launch_stacks[i];
+	if (!slot) {
+		x->launch_stacks_lost++;
+		return;
+	}
+	slot->stack = stack;
+	slot->launches++;
+	/* most launches first */
+	for (; slot > x->launch_stacks && slot[-1].launches < slot->launches; slot--) {
+		held = slot[-1];
+		slot[-1] = *slot;
+		*slot = held;
+	}
+}
+
 int graphs__graph_launch(struct model *m, struct model_proc *p, struct model_thread *t,
 			 const struct sp_call *c, const struct probe_info *pi)
 {
@@ -237,6 +260,7 @@ int graphs__graph_launch(struct model *m, struct model_proc *p, struct model_thr
 	}
 	if (!x->launches++)
 		x->launch_tid = t->tid;
+	graphs__launch_stack(x, c->stack);
 	inflight__launched(m, p, c, stream, WORK_GRAPH);
 	if (legacy__stream_order(m, p, t, c, pi, stream))
 		return -ENOMEM;

@@ -244,6 +244,8 @@ int graphs__loop_event(struct model *m, struct model_thread *t, const struct sp_
 		       const struct probe_info *pi, enum loop_kind kind, __u64 handle,
 		       __u64 stream, __u8 flags);
 struct model_exec *graphs__exec_new(struct model *m, struct model_proc *p, __u64 handle);
+/* One more launch of x taken at stack (0: none). */
+void graphs__launch_stack(struct model_exec *x, __u32 stack);
 /* model_eager.c: bursts of eager launches read as forwards (LOOP_EAGER) */
 int eager__launch(struct model *m, struct model_thread *t, const struct sp_call *c,
 		  const struct probe_info *pi, __u64 func, __u64 stream);

@@ -494,7 +494,7 @@ void roles__mark_verify(struct thread_ctx *tc, struct model_exec *anchor, enum r
 {
 	const struct exec_stats *ast = &tc->stats[anchor->id];
 
-	if (from == ROLE_FROM_FRAMES) {
+	if (from == ROLE_FROM_FRAMES || from == ROLE_FROM_LAUNCH_FRAMES) {
 		frames__mark(tc);
 		return;
 	}
@@ -550,7 +550,10 @@ struct model_exec *roles__choose(struct thread_ctx *tc, struct role_evidence *ev
 				 enum role_source *from)
 {
 	struct model_exec *kernels = roles__pick_anchor(tc, &ev->kernels_from);
-	struct model_exec *frames = frames__anchor(tc);
+	struct model_exec *frames;
+
+	frames__launch_votes(tc);
+	frames = frames__anchor(tc);
 
 	ev->kernels_said = kernels != NULL;
 	ev->kernels_verify = kernels ? kernels->id : 0;

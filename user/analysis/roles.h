@@ -45,6 +45,10 @@ struct role_evidence {
 	bool kernels_said;
 	/* the Python frames: eager bursts voted draft, verify and extend */
 	__u32 frame_draft, frame_verify, frame_extend;
+	/* ... and the sampled first launches of bursts, by their own frames */
+	__u32 launch_draft, launch_verify, launch_extend;
+	/* forwards both voted on: the launches' role the syncs' or not */
+	__u32 launch_agreed, launch_disagreed;
 	struct frame_loop frames;
 	enum role_source decided_by;	/* the piece that chose the verify */
 };

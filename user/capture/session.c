@@ -134,6 +134,8 @@ static int fill_specs(struct session *s, const struct probe_set *ps, int first)
 		if (s->stacks == STACKS_ALL ||
 		    (s->stacks == STACKS_SYNCS && catalog__stack_default(ps->probes[i].entry)))
 			spec.flags |= SP_SPEC_STACK;
+		else if (s->stacks == STACKS_SYNCS)
+			spec.stack_pick = catalog__stack_pick(ps->probes[i].entry);
 		if (bpf_map_update_elem(fd, &i, &spec, BPF_ANY))
 			return -errno;
 	}

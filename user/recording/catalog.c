@@ -287,6 +287,21 @@ bool catalog__stack_default(const struct catalog_entry *e)
 	return e->cls == SP_CLASS_COPY && e->completion;
 }
 
+/*
+ * Where a call's stack is taken now and then under the default stacks: a
+ * graph's launches once a second each (which code launches it tells an
+ * extend from a draft step), and some first kernels of a burst (which code
+ * runs a forward tells whose it is).
+ */
+enum sp_stack_pick catalog__stack_pick(const struct catalog_entry *e)
+{
+	if (e->cls == SP_CLASS_GRAPH && !strcmp(e->name, "cuGraphLaunch"))
+		return SP_PICK_BY_HANDLE;
+	if (e->cls == SP_CLASS_LAUNCH && strcmp(e->name, "cuLaunchHostFunc"))
+		return SP_PICK_BURST_LEAD;
+	return SP_PICK_NONE;
+}
+
 /* Arguments 1..7 all 32-bit: a launch's grid, block and shared memory, packed in the ring. */
 static bool launch_dims(const struct catalog_entry *e)
 {

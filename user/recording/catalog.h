@@ -70,6 +70,7 @@ void catalog__spec(const struct catalog_entry *e, struct sp_probe_spec *spec);
  * Launches and other calls that return at once are not.
  */
 bool catalog__stack_default(const struct catalog_entry *e);
+enum sp_stack_pick catalog__stack_pick(const struct catalog_entry *e);
 /* Number of argument positions the entry declares (0..SP_MAX_ARGS). */
 int catalog__nargs(const struct catalog_entry *e);
 /* Name and format of argument i; false if that position is skipped or absent. */

@@ -269,9 +269,13 @@ static void put_role_evidence(FILE *out, struct model *m, const struct role_evid
 	else
 		fputs("\"verify_exec\":null},", out);
 	fprintf(out, "\"python_frames\":{\"nested\":%s,\"draft_bursts\":%u,\"verify_bursts\":%u,"
-		     "\"extend_bursts\":%u}},",
+		     "\"extend_bursts\":%u},",
 		ev->frames.nested ? "true" : "false", ev->frame_draft, ev->frame_verify,
 		ev->frame_extend);
+	fprintf(out, "\"launch_frames\":{\"draft_launches\":%u,\"verify_launches\":%u,"
+		     "\"extend_launches\":%u,\"forwards_agreed\":%u,\"forwards_disagreed\":%u}},",
+		ev->launch_draft, ev->launch_verify, ev->launch_extend, ev->launch_agreed,
+		ev->launch_disagreed);
 }
 
 static void put_loop(FILE *out, struct model *m, const struct loop *lp,
