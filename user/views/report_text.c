@@ -853,6 +853,27 @@ static void put_callsite_row(FILE *out, const struct cs_site *site, size_t n, __
 		tail != label ? "..." : "", tail);
 }
 
+/*
+ * Why a site's syncs are flagged: where in the cycle the host waits (where
+ * the loop reads nothing back to decide by), how often and at what cost.
+ */
+static void put_callsite_why(FILE *out, const struct callsite_stat *cs, size_t cycles)
+{
+	static const char *const where[SPOS_NR] = {
+		[SPOS_DRAFT_VERIFY] = "between draft and verify",
+		[SPOS_VERIFY] = "inside a piecewise verify",
+		[SPOS_AFTER_VERIFY] = "after verify, before its result's copy",
+		[SPOS_ACCEPT] = "in accept, beside the loop's own read",
+		[SPOS_EXTEND] = "after the accept, before the next draft",
+		[SPOS_OUTSIDE] = "outside the loop",
+	};
+	double n = cycles ? (double)cycles : 1;
+
+	fprintf(out, "    why: %s; %.1f a cycle, blocked %.3f ms a cycle\n",
+		cs->flagged_pos < SPOS_NR && where[cs->flagged_pos] ? where[cs->flagged_pos] : "?",
+		cs->flagged / n, ms((double)cs->flagged_ns) / n);
+}
+
 /* Most of the syncs that are not flagged first. */
 static int by_others(const void *a, const void *b)
 {
@@ -907,16 +928,19 @@ static void put_callsites(FILE *out, const struct syncs *sy, const struct callst
 		if (!cs->flagged)
 			continue;
 		flagged_sites++;
-		if (shown++ < 5)
-			put_callsite_row(out, callstacks__site(stacks, cs->site), cs->flagged,
-					 cs->flagged_ns, "FLAGGED");
+		if (shown++ >= 5)
+			continue;
+		put_callsite_row(out, callstacks__site(stacks, cs->site), cs->flagged,
+				 cs->flagged_ns, "FLAGGED");
+		put_callsite_why(out, cs, sy->cycles);
 	}
 	if (flagged_sites > 5)
 		fprintf(out, "  ... %zu more flagged call sites (--json: call_sites[])\n",
 			flagged_sites - 5);
 	put_callsites_others(out, sy, stacks);
-	fputs("  (accept: the loop's own accept syncs and result copies; other: outside the loop, "
-	      "or\n  no wait seen; a site of both kinds has a row of each)\n", out);
+	fputs("  (FLAGGED: the host waited where the loop reads nothing back to decide by, why: where\n"
+	      "  and how much; accept: the loop's own accept syncs and result copies; other: outside\n"
+	      "  the loop, or no wait seen; a site of both kinds has a row of each)\n", out);
 }
 
 /* The probes' cost in one sentence: a share of the CPU time the traced processes used. */
