@@ -755,16 +755,32 @@ static size_t draft_end(const struct thread_ctx *tc, size_t from, size_t vs)
 /* 0: cycle i is complete and filled in; 1: it is cut by the start or the end. */
 /*
  * The loop's last cycle ends at its own last call only where the loop was
- * seen to end there: its process exited, or the recording went on past it
+ * seen to end there: its process exited, its thread went on with other calls
+ * (a device-wide sync after a generate()), or the recording went on past it
  * for as long again as the cycle lasted. A recording stopped while the loop
  * ran (record -p --duration, a live window) cut it before its next draft.
  */
-static bool loop_end_seen(const struct thread_ctx *tc, __u64 start_ns, __u64 end_ns)
+static bool loop_end_seen(const struct thread_ctx *tc, size_t end_idx, __u64 start_ns,
+			  __u64 end_ns)
 {
 	for (size_t k = 0; k < tc->v->nr_procs; k++)
 		if (tc->v->procs[k]->tgid == tc->t->tgid && tc->v->procs[k]->exit_ns)
 			return true;
+	if (end_idx < tc->t->nr_events)
+		return true;
 	return tc->v->last_ns > end_ns && tc->v->last_ns - end_ns >= end_ns - start_ns;
+}
+
+/* After the last iteration: the next cycle's first draft launch, where the recording has it. */
+static size_t draft_after(const struct thread_ctx *tc, size_t from)
+{
+	for (size_t j = from; j < tc->t->nr_events; j++) {
+		const struct loop_event *e = &tc->t->events[j];
+
+		if ((e->kind == LOOP_GRAPH || burst_head(tc, e)) && role_of(tc, e) == ROLE_DRAFT)
+			return j;
+	}
+	return NONE;
 }
 
 static int build_cycle(struct thread_ctx *tc, size_t i, struct cycle *c)
@@ -778,7 +794,11 @@ static int build_cycle(struct thread_ctx *tc, size_t i, struct cycle *c)
 
 	memset(c, 0, sizeof(*c));
 	c->start_ns = t->events[first].ts;
-	if (!last) {
+	/* the recording stopped in the next cycle's draft: this one ends where it began */
+	if (last && (end_idx = draft_after(tc, (it->xl != NONE ? it->xl : it->ve) + 1)) != NONE) {
+		next_start = c->end_ns = t->events[end_idx].ts;
+		last = false;
+	} else if (!last) {
 		end_idx = draft_or_verify(&tc->iters[i + 1]);
 		next_start = c->end_ns = t->events[end_idx].ts;
 	} else if (it->xl != NONE) {
@@ -791,7 +811,7 @@ static int build_cycle(struct thread_ctx *tc, size_t i, struct cycle *c)
 		return 1;
 	}
 	if ((acc && (acc->flags & LOOP_UNRETURNED)) || it->accept_cut ||
-	    (last && !loop_end_seen(tc, c->start_ns, c->end_ns)))
+	    (last && !loop_end_seen(tc, end_idx, c->start_ns, c->end_ns)))
 		return 1;
 	set_span(&c->phase[PHASE_DRAFT], c->start_ns, t->events[it->vs].ts);
 	set_span(&c->phase[PHASE_VERIFY], t->events[it->vs].ts, t->events[it->ve].ts_return);

@@ -845,12 +845,21 @@ struct stored_sync {
 	struct sync_verdict sv;
 };
 
+/*
+ * A launch or copy that could synchronise and did not is counted in its group
+ * (quiet) and not stored: the store grows with syncs, not with calls.
+ */
 int syncs__store(struct syncs *out, const struct sync_verdict *sv)
 {
 	struct stored_sync rec = { .sync = *sv->sync, .sv = *sv };
+	int ret;
 
+	if (!sv->is_sync)
+		return 0;
 	rec.sv.sync = NULL;
-	return spill__write(&out->store, &rec, sizeof(rec));
+	ret = spill__write(&out->store, &rec, sizeof(rec));
+	out->nr_stored += !ret;
+	return ret;
 }
 
 int syncs__end(struct syncs *out, size_t cycles, size_t by_span)
@@ -889,7 +898,7 @@ int syncs__each(const struct syncs *sy, const struct model_view *v,
 	}
 	if (fflush(sy->store) || fseek(sy->store, 0, SEEK_SET))
 		return -EIO;
-	for (size_t i = 0; i < sy->nr && !ret; i++) {
+	for (size_t i = 0; i < sy->nr_stored && !ret; i++) {
 		if (fread(&rec, sizeof(rec), 1, sy->store) != 1)
 			return -EIO;
 		rec.sv.sync = &rec.sync;

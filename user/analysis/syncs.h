@@ -130,6 +130,7 @@ struct quiet_table {
 struct syncs {
 	struct sync_verdict *verdicts;	/* one per model sync, in entry order */
 	size_t nr;
+	size_t nr_stored;	/* a whole run's: the syncs in its store (calls that only could not) */
 	size_t sync_calls;	/* blocking calls, and calls that could synchronise and did */
 	size_t legacy_work;	/* calls that put work on the legacy stream */
 	size_t legacy_synced;	/* ... of them, those that waited: syncs */
@@ -176,7 +177,10 @@ int syncs__store(struct syncs *out, const struct sync_verdict *sv);
  * loops' spans, cycles__run_estimate), then the sites' order; 0 or -ENOMEM.
  */
 int syncs__end(struct syncs *out, size_t cycles, size_t by_span);
-/* Each verdict in entry order (stored ones with their rank from v); 0, fn's return or -EIO. */
+/*
+ * Each verdict in entry order (stored ones with their rank from v; a whole run's
+ * store holds syncs only, not the calls that could have been); 0, fn's return or -EIO.
+ */
 int syncs__each(const struct syncs *sy, const struct model_view *v,
 		int (*fn)(void *ctx, const struct sync_verdict *sv), void *ctx);
 /*
