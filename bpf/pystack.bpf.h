@@ -254,7 +254,12 @@ static long py_frame_step(__u64 index, void *data)
 
 		out->code = f.code;
 		out->instr = py_frame_instr(cfg, &f);
-		out->pad = 0;
+		/*
+		 * the innermost frame's place in the thread's frame stack: deeper
+		 * call paths that end in the same frames (one model's code run
+		 * from two generations) are told apart by it
+		 */
+		out->depth_mark = w->n ? 0 : (__u32)w->frame;
 		w->n++;
 	}
 	w->frame = f.previous;

@@ -481,6 +481,7 @@ static __always_inline __u32 stack_key_fill(struct pt_regs *ctx, struct stack_sc
 			break;
 		k->py[i].code = s->words[PY_WORD + 2 * i];
 		k->py[i].instr = (__u32)s->words[PY_WORD + 2 * i + 1];
+		k->py[i].depth_mark = s->words[PY_WORD + 2 * i + 1] >> 32;
 	}
 	return n;
 }
@@ -513,7 +514,8 @@ static __always_inline bool emit_same(struct stack_scratch *s, __u32 n, __u64 id
 		if (i >= nr_py)
 			break;
 		s->words[n + 2 * i] = s->key.py[i].code;
-		s->words[n + 2 * i + 1] = s->key.py[i].instr;
+		s->words[n + 2 * i + 1] =
+			s->key.py[i].instr | (__u64)s->key.py[i].depth_mark << 32;
 	}
 	size = sizeof(*rec) + 8 * n + 16 * nr_py;
 	stack_head(rec, size, id, seq, n, nr_py, SP_STACK_SAME);

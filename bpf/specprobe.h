@@ -416,7 +416,7 @@ struct sp_rank_rec {
 struct sp_py_frame {
 	__u64 code;		/* the code object's address in the target */
 	__u32 instr;		/* byte offset of the current instruction in the code's bytecode */
-	__u32 pad;
+	__u32 depth_mark;	/* innermost frame: its address's low bits (how deep it runs); else 0 */
 };
 
 /*

@@ -217,6 +217,12 @@ if [ -n "$HF_PY" ]; then
 	hf_assisted hf-assisted-warm-sample --warmup --sample
 	hf_assisted hf-assisted-warm-sample-same --warmup --sample --same
 	hf_assisted hf-assisted-warm-sample-draftless --warmup --sample --seed 11 --new-tokens 30
+	# every forward reads its attention mask from the same model code, the draft's nested
+	# in the generation and the target's in the loop: their repeated stacks share their
+	# innermost frames and are told apart by how deep they run
+	hf_assisted hf-assisted-mask --mask-check
+	hf_assisted hf-assisted-mask-same --mask-check --same
+	hf_assisted hf-assisted-warm-sample-mask --warmup --sample --mask-check
 else
 	echo "test_syncs: no CPython 3.10-3.13 under ${PYTHONS:-/root/.pyenv/versions}: hf-assisted not run"
 fi

@@ -2,7 +2,7 @@
 """Assisted generation shaped as Hugging Face transformers runs it, on specsim's libcuda.
 
   python hf_assisted.py LIBCUDA TRUTH_JSON [--rounds-tokens N] [--same] [--seed S]
-                        [--sample] [--warmup]
+                        [--sample] [--warmup] [--mask-check]
 
 Eager forwards on the legacy stream, called from Python so that the syncs carry
 the frames a real program's do: the target's generate() runs the assisted loop;
@@ -14,7 +14,9 @@ cache trim reading each layer's length four times; the strategy's update and the
 loop's bookkeeping reads. A prefill of the target before the loop, the
 assistant's over the prompt in its first round; the draft length follows the
 assistant's schedule (+2 after all accepted, -1 after a rejection) and the last
-round drafts nothing when no token is left. --same: the assistant has the
+round drafts nothing when no token is left. --mask-check: every forward, the draft's and
+the target's, reads whether its attention mask is all ones after its first kernels (the
+same model code's sync in both). --same: the assistant has the
 target's kernels and layers (the target as its own draft). --sample: the
 accept is speculative sampling's, several reads under one statement of the loop
 with small kernels between. --warmup: as a program recorded from its start: the models' load (a recursive
@@ -39,6 +41,7 @@ ap.add_argument("--same", action="store_true")
 ap.add_argument("--seed", type=int, default=7)
 ap.add_argument("--sample", action="store_true")
 ap.add_argument("--warmup", action="store_true")
+ap.add_argument("--mask-check", action="store_true")
 args = ap.parse_args()
 
 lib = ctypes.CDLL(args.libcuda)
@@ -120,10 +123,18 @@ class Model:
     def forward(self, tokens, past):
         """Every layer's kernels, grids by the tokens run and the cache before them."""
         small(2)
+        if args.mask_check:
+            self._ignore_causal_mask()
         for _ in range(self.layers):
             for k, f in enumerate(self.fn):
                 launch(f, tokens if k != 2 else tokens * 64 + past)
         launch(self.head, tokens)
+
+
+    def _ignore_causal_mask(self):
+        """The attention mask checked for all ones: a read inside every forward, either model's."""
+        small(1)
+        item()
 
 
 class Module:
