@@ -116,6 +116,7 @@ struct thread_state {
 	__u32 depth;
 	__u32 after_launch;	/* its last probed call was a kernel launch */
 	__u32 pad;
+	__u64 lead_stack_ns;	/* when a burst's first launch last took its stack */
 	struct frame frames[SP_MAX_DEPTH];
 };
 
@@ -662,14 +663,19 @@ struct {
 } stack_picked SEC(".maps");
 
 /* Does this call of a probe with a stack_pick take its stack (enum sp_stack_pick)? */
-static __always_inline bool picked(const struct sp_probe_spec *spec, const struct thread_state *ts,
+static __always_inline bool picked(const struct sp_probe_spec *spec, struct thread_state *ts,
 				   __u32 tgid, __u64 handle, __u64 now)
 {
 	struct pick_key key = { .handle = handle, .tgid = tgid };
 	__u64 *last;
 
-	if (spec->stack_pick == SP_PICK_BURST_LEAD)
-		return !ts->after_launch && !(bpf_get_prandom_u32() % SP_PICK_LEAD_ONE_IN);
+	if (spec->stack_pick == SP_PICK_BURST_LEAD) {
+		if (ts->after_launch || now - ts->lead_stack_ns < SP_PICK_LEAD_GAP_NS ||
+		    bpf_get_prandom_u32() % SP_PICK_LEAD_ONE_IN)
+			return false;
+		ts->lead_stack_ns = now;
+		return true;
+	}
 	if (spec->stack_pick != SP_PICK_BY_HANDLE)
 		return false;
 	last = bpf_map_lookup_elem(&stack_picked, &key);

@@ -121,9 +121,11 @@ enum sp_stack_pick {
 	SP_PICK_NONE = 0,
 	SP_PICK_BY_HANDLE = 1,	/* once a second per process and argument 0 (a graph) */
 	SP_PICK_BURST_LEAD = 2,	/* a kernel launch after a call that was not one, one in
-				 * SP_PICK_LEAD_ONE_IN at random; marks the probe a launch */
+				 * SP_PICK_LEAD_ONE_IN at random, SP_PICK_LEAD_GAP_NS
+				 * apart at least on its thread; marks the probe a launch */
 };
 #define SP_PICK_LEAD_ONE_IN	8
+#define SP_PICK_LEAD_GAP_NS	20000000ULL
 #define SP_PICK_HANDLE_NS	1000000000ULL
 
 struct sp_rec_hdr {

@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 # The launch stacks the default --stacks takes as role evidence (docs/reference.md): each
 # graph's launch at most once a second and at least once a second it is launched in; one
-# in eight kernel launches that follow a call that was no kernel launch, none that follow
-# one; whole stacks, each naming the function that launched; none with --stacks none, every
+# in eight kernel launches that follow a call that was no kernel launch, 20 ms apart at
+# least on a thread, none that follow one; whole stacks, each naming the function that launched; none with --stacks none, every
 # launch with --stacks all. Counts from the recording's own calls (dump --json).
 source "$(dirname "$0")/lib.sh"
 
@@ -20,6 +20,7 @@ for c in calls:
 KERNEL = ("cuLaunchKernel", "cuLaunchKernelEx", "cuLaunchCooperativeKernel")
 leads = lead_stacks = follow_stacks = 0
 graph = collections.defaultdict(list)     # exec -> (ts, has stack)
+lead_ts = collections.defaultdict(list)   # tid -> entry times of first launches with a stack
 unnamed = 0
 for tid, cs in by_thread.items():
     cs.sort(key=lambda c: c["seq"])
@@ -33,6 +34,8 @@ for tid, cs in by_thread.items():
             lead = prev is None or prev not in KERNEL
             leads += lead
             lead_stacks += lead and has
+            if lead and has:
+                lead_ts[tid].append(c["ts_entry"])
             follow_stacks += (not lead) and has
         if c["name"] == "cuGraphLaunch":
             graph[c["args"]["exec"]].append((c["ts_entry"], has))
@@ -48,8 +51,14 @@ elif mode == "all":
 else:
     if follow_stacks:
         bad.append(f"{follow_stacks} kernel launches after a kernel launch took a stack")
-    if not leads or not (leads / 16 <= lead_stacks <= leads / 4):
-        bad.append(f"{lead_stacks} of {leads} first kernel launches took a stack, want about 1/8")
+    if not lead_stacks or lead_stacks * 4 > leads:
+        bad.append(f"{lead_stacks} of {leads} first kernel launches took a stack, want some, "
+                   f"about 1/8 at most")
+    for tid, ts in lead_ts.items():
+        gaps = [b - a for a, b in zip(ts, ts[1:])]
+        if gaps and min(gaps) < 20e6:
+            bad.append(f"thread {tid}: first-launch stacks {min(gaps) / 1e6:.3f} ms apart, "
+                       f"want 20 ms at least")
     for x, ls in graph.items():
         taken = [ts for ts, has in ls if has]
         span = (ls[-1][0] - ls[0][0]) / 1e9

@@ -54,7 +54,7 @@ static const struct argp_option recording_options[] = {
 	{ "stacks", OPT_STACKS, "WHICH", 0,
 	  "Call sites (native and Python stacks) of: syncs (blocking and implicitly "
 	  "synchronising calls, the default; and some launches: each graph's once a "
-	  "second, one in eight first kernels of a burst), all, none", 0 },
+	  "second, one in eight first kernels of a burst, 20 ms apart), all, none", 0 },
 	{ "gpu", OPT_GPU, NULL, 0,
 	  "The GPU's own start and end of every graph, kernel and copy, from CUPTI in the "
 	  "target: brought in at its start (-- CMD) or into it running (-p) "
