@@ -162,7 +162,9 @@ int leads__site(const struct thread_ctx *tc, size_t i, size_t lead)
 	return after ? 1 : 0;
 }
 
-static int lead_by_site(const struct thread_ctx *tc)
+/* The sign of a per-cycle rule's votes over every cycle with a lead. */
+static int votes_of(const struct thread_ctx *tc,
+		    int (*rule)(const struct thread_ctx *tc, size_t i, size_t lead))
 {
 	long votes = 0;
 
@@ -170,22 +172,19 @@ static int lead_by_site(const struct thread_ctx *tc)
 		size_t lead = leads__lead_of(tc, i);
 
 		if (lead != NONE)
-			votes += leads__site(tc, i, lead);
+			votes += rule(tc, i, lead);
 	}
 	return sign(votes);
 }
 
+static int lead_by_site(const struct thread_ctx *tc)
+{
+	return votes_of(tc, leads__site);
+}
+
 static int lead_by_structure(const struct thread_ctx *tc)
 {
-	long votes = 0;
-
-	for (size_t i = 0; i < tc->nr_iters; i++) {
-		size_t lead = leads__lead_of(tc, i);
-
-		if (lead != NONE)
-			votes += leads__structure(tc, i, lead);
-	}
-	return sign(votes);
+	return votes_of(tc, leads__structure);
 }
 
 /*
