@@ -585,7 +585,11 @@ struct sp_sample_rec {
 	__u32 on_ms;		/* the duty cycle asked for */
 	__u32 every_ms;
 	__u32 probes;		/* launch probes put in or taken out */
-	__u32 pad;
+	/*
+	 * µs the tracer set the edge late by (preempted): launches are all in only
+	 * from ts + late_us (open) or up to ts - late_us (close); 0 in older files
+	 */
+	__u32 late_us;
 };
 
 /* What an SP_REC_GPU ran. */

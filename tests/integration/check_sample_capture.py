@@ -30,12 +30,15 @@ def samples(paths):
 
 
 def windows(paths, on_ms, every_ms):
-    """[(open ts, close ts)], after checking that the records alternate and rise."""
+    """[(open ts, close ts, whole from, whole to)], after checking that the records alternate
+    and rise: where the tracer set an edge late (late_us), launches are all in only between
+    the whole bounds."""
     out, opened, last_ts = [], None, 0
     for data, off, size in samples(paths):
         if size != 40:
             sys.exit(f"SAMPLE record of {size} bytes at {off}")
-        _, _, flags, ts, cost, on, every, probes, _ = struct.unpack_from("<HHIQQIIII", data, off)
+        _, _, flags, ts, cost, on, every, probes, late = struct.unpack_from("<HHIQQIIII", data,
+                                                                            off)
         if (on, every) != (on_ms, every_ms):
             sys.exit(f"SAMPLE at {off} says {on}/{every} ms, asked {on_ms}/{every_ms}")
         if flags == DETACHED:
@@ -51,9 +54,9 @@ def windows(paths, on_ms, every_ms):
         if flags == OPEN:
             if not probes:
                 sys.exit(f"SAMPLE open at {off} put no launch probe in")
-            opened = ts
+            opened = (ts, ts + late * 1000)
         else:
-            out.append((opened, ts))
+            out.append((opened[0], ts, opened[1], ts - late * 1000))
             opened = None
     if opened is not None:
         sys.exit("the last window is not closed")
@@ -112,7 +115,7 @@ def main():
         sys.exit(f"{alone} stack records without their call")
     made_launches = [t for t in truth if t["base"] in launch_names]
     whole = sum(1 for t in made_launches
-                if (w := inside(wins, t["before"])) and t["after"] <= w[1])
+                if (w := inside(wins, t["before"])) and t["before"] >= w[2] and t["after"] <= w[3])
     touching = sum(1 for t in made_launches
                    if inside(wins, t["before"]) or inside(wins, t["after"]) or
                    any(t["before"] < w[0] and t["after"] > w[1] for w in wins))

@@ -19,7 +19,9 @@ static void note_open(struct sample_windows *s, const struct sp_sample_rec *r)
 		s->w = grown;
 		s->cap = cap;
 	}
-	s->w[s->nr++] = (struct sample_window){ .open_ns = r->ts, .close_ns = UINT64_MAX };
+	s->w[s->nr++] = (struct sample_window){ .open_ns = r->ts, .close_ns = UINT64_MAX,
+						.whole_from_ns = r->ts + r->late_us * 1000ull,
+						.whole_to_ns = UINT64_MAX };
 	s->attach_ns += r->cost_ns;
 	if (r->cost_ns > s->attach_max_ns)
 		s->attach_max_ns = r->cost_ns;
@@ -57,6 +59,7 @@ void sample__note(struct sample_windows *s, const void *rec, size_t size)
 	if (!last || last->close_ns != UINT64_MAX || r->ts < last->open_ns)
 		return;		/* a close with no open window */
 	last->close_ns = r->ts;
+	last->whole_to_ns = r->ts - (r->late_us * 1000ull < r->ts ? r->late_us * 1000ull : r->ts);
 	/* a close that holds its detach's cost (a tool that cuts windows: 0) */
 	s->detach_ns += r->cost_ns;
 	if (r->cost_ns > s->detach_max_ns)
@@ -83,12 +86,17 @@ size_t sample__slot(const struct sample_windows *s, __u64 ts)
 
 bool sample__inside(const struct sample_windows *s, __u64 from, __u64 to)
 {
+	const struct sample_window *w;
 	size_t slot;
 
 	if (!s->nr)
 		return true;
 	slot = sample__slot(s, from);
-	return slot % 2 && sample__slot(s, to) == slot;
+	if (!(slot % 2) || sample__slot(s, to) != slot)
+		return false;
+	/* where an edge was set late, only what lies past it was recorded whole */
+	w = &s->w[slot / 2];
+	return from >= w->whole_from_ns && to <= w->whole_to_ns;
 }
 
 __u64 sample__covered_ns(const struct sample_windows *s, __u64 first_ns, __u64 last_ns)

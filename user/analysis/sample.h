@@ -15,6 +15,8 @@
 
 struct sample_window {
 	__u64 open_ns, close_ns;	/* close_ns UINT64_MAX while it is open */
+	/* the tracer set an edge late: launches are all in only from whole_from to whole_to */
+	__u64 whole_from_ns, whole_to_ns;
 };
 
 struct sample_windows {

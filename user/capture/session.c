@@ -448,6 +448,14 @@ static __u64 mono_ns(void)
  */
 #define WINDOW_EDGE_AHEAD_NS 20000
 
+/* How long after edge a bound just stored took effect: 0 if before it. */
+static __u64 late_by(__u64 edge)
+{
+	__u64 now = mono_ns();
+
+	return now > edge ? now - edge : 0;
+}
+
 static __u64 edge_passed(__u64 edge)
 {
 	while (mono_ns() < edge)
@@ -473,9 +481,15 @@ int session__window_open(struct session *s, const struct targets *t, const struc
 	edge = mono_ns();
 	e->cost_ns = edge - start;
 	edge += WINDOW_EDGE_AHEAD_NS;
-	/* from first: until to is open again, nothing before the edge is recorded */
-	__atomic_store_n(&s->skel->data->window_from_ns, edge, __ATOMIC_SEQ_CST);
+	/*
+	 * Shut by from, open to, then one store of from opens it: no launch before
+	 * the edge is recorded. Where that store lands after the edge (the tracer
+	 * preempted), launches before it were dropped: the record says how late.
+	 */
+	__atomic_store_n(&s->skel->data->window_from_ns, ~0ull, __ATOMIC_SEQ_CST);
 	__atomic_store_n(&s->skel->data->window_to_ns, ~0ull, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&s->skel->data->window_from_ns, edge, __ATOMIC_SEQ_CST);
+	e->late_ns = late_by(edge);
 	e->ts = edge_passed(edge);
 	return last_err ? last_err : in;
 }
@@ -485,7 +499,12 @@ void session__window_edge(struct session *s, struct window_edge *e)
 	__u64 edge = mono_ns() + WINDOW_EDGE_AHEAD_NS;
 
 	__atomic_store_n(&s->skel->data->window_to_ns, edge, __ATOMIC_SEQ_CST);
-	e->ts = edge_passed(edge);
+	/*
+	 * landed late: launches up to the store were recorded past the edge,
+	 * later ones dropped; the close moves to after the store
+	 */
+	e->late_ns = late_by(edge);
+	e->ts = edge_passed(edge) + e->late_ns;
 	e->cost_ns = 0;
 }
 

@@ -57,6 +57,7 @@ int session__window_launches(struct session *s, const struct probe_set *ps);
 struct window_edge {
 	__u64 ts;		/* CLOCK_MONOTONIC ns, as the records' */
 	__u64 cost_ns;		/* wall time the links took to go in or out */
+	__u64 late_ns;		/* the bound landed that long after ts: launches whole only past it */
 };
 
 /*

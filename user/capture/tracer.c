@@ -669,14 +669,16 @@ void tracer__free_header(struct tf_header *hdr)
 	hdr->probes = NULL;
 }
 
-static void write_window(struct tracer *tr, __u32 flags, __u64 ts, __u64 cost_ns, int probes)
+static void write_window(struct tracer *tr, __u32 flags, const struct window_edge *e,
+			 __u64 cost_ns, int probes)
 {
 	struct sp_sample_rec rec = {
 		.type = SP_REC_SAMPLE,
 		.size = sizeof(rec),
 		.flags = flags,
-		.ts = ts,
+		.ts = e->ts,
 		.cost_ns = cost_ns,
+		.late_us = flags & SP_SAMPLE_DETACHED ? 0 : (__u32)((e->late_ns + 999) / 1000),
 		.on_ms = tr->sample.on_ns / 1000000,
 		.every_ms = tr->sample.every_ns / 1000000,
 		.probes = probes > 0 ? probes : 0,
@@ -699,7 +701,7 @@ static void open_window(struct tracer *tr)
 	tr->sample.open = true;
 	tr->sample.probes_in = in;
 	tr->sample.next_ns = tr->sample.sched_ns + tr->sample.on_ns;
-	write_window(tr, SP_SAMPLE_OPEN, e.ts, e.cost_ns, in);
+	write_window(tr, SP_SAMPLE_OPEN, &e, e.cost_ns, in);
 }
 
 /*
@@ -717,9 +719,9 @@ static void close_window(struct tracer *tr)
 	session__window_edge(tr->session, &e);
 	tr->sample.open = false;
 	session__drain(tr->session);
-	write_window(tr, 0, e.ts, 0, out);
+	write_window(tr, 0, &e, 0, out);
 	out = session__window_close(tr->session, &e);
-	write_window(tr, SP_SAMPLE_DETACHED, e.ts, e.cost_ns, out);
+	write_window(tr, SP_SAMPLE_DETACHED, &e, e.cost_ns, out);
 	now = tracer__now_ns();
 	/* a window that should have opened meanwhile (a long stop) is skipped */
 	do
