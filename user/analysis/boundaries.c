@@ -752,7 +752,6 @@ static size_t draft_end(const struct thread_ctx *tc, size_t from, size_t vs)
 	return graph != NONE ? graph : last;
 }
 
-/* 0: cycle i is complete and filled in; 1: it is cut by the start or the end. */
 /*
  * The loop's last cycle ends at its own last call only where the loop was
  * seen to end there: its process exited, its thread went on with other calls
@@ -783,6 +782,7 @@ static size_t draft_after(const struct thread_ctx *tc, size_t from)
 	return NONE;
 }
 
+/* 0: cycle i is complete and filled in; 1: it is cut by the start or the end. */
 static int build_cycle(struct thread_ctx *tc, size_t i, struct cycle *c)
 {
 	const struct model_thread *t = tc->t;

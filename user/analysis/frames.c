@@ -307,6 +307,16 @@ static bool exec_of_thread(const struct thread_ctx *tc, const struct model_exec 
 	return x->eager && x->tgid == tc->t->tgid && x->launch_tid == tc->t->tid;
 }
 
+/* A launch stack's class against the loop, and its loop statement (0: none). */
+static enum frame_class launch_class(const struct thread_ctx *tc, const struct exec_stack *es,
+				     __u64 *stmt)
+{
+	const struct cs_stack *cs = stack_of(tc->v, es->stack);
+
+	*stmt = cs ? statement_of(&tc->frames.prefix, cs) : 0;
+	return frames__class(&tc->frames, tc->v, es->stack, false);
+}
+
 /*
  * The Python frames of the first launches of its bursts (the default stacks
  * take some): a forward's own frames say whose it is, where the syncs around
@@ -318,37 +328,40 @@ static bool exec_of_thread(const struct thread_ctx *tc, const struct model_exec 
  */
 void frames__launch_votes(struct thread_ctx *tc)
 {
-	const struct frame_loop *fl = &tc->frames;
-	__u64 verify_stmt = 0;
+	__u64 verify_stmt = 0, stmt;
 	__u32 most = 0;
 
-	if (!fl->nested || !tc->v->stacks)
+	if (!tc->frames.nested || !tc->v->stacks)
 		return;
-	for (int pass = 0; pass < 2; pass++) {
-		for (size_t id = 0; id < tc->v->nr_execs; id++) {
-			const struct model_exec *x = tc->v->execs[id];
-			struct exec_stats *st = &tc->stats[id];
+	/* the loop statement whose forwards run the most kernels: the target's forward */
+	for (size_t id = 0; id < tc->v->nr_execs; id++) {
+		const struct model_exec *x = tc->v->execs[id];
 
-			if (!exec_of_thread(tc, x))
-				continue;
-			if (pass)
-				st->launch_draft = st->launch_verify = st->launch_extend = 0;
-			for (int k = 0; k < EXEC_STACKS && x->launch_stacks[k].stack; k++) {
-				const struct exec_stack *es = &x->launch_stacks[k];
-				const struct cs_stack *cs = stack_of(tc->v, es->stack);
-				enum frame_class cls = frames__class(fl, tc->v, es->stack, false);
-				__u64 stmt = cs ? statement_of(&fl->prefix, cs) : 0;
-
-				if (!pass && cls == FRAME_LOOP && x->eager_kernels > most) {
-					most = x->eager_kernels;
-					verify_stmt = stmt;
-				} else if (pass && cls == FRAME_NESTED) {
-					st->launch_draft += es->launches;
-				} else if (pass && cls == FRAME_LOOP) {
-					*(stmt == verify_stmt ? &st->launch_verify : &st->launch_extend) +=
-						es->launches;
-				}
+		for (int k = 0; exec_of_thread(tc, x) && k < EXEC_STACKS &&
+				x->launch_stacks[k].stack; k++)
+			if (launch_class(tc, &x->launch_stacks[k], &stmt) == FRAME_LOOP &&
+			    x->eager_kernels > most) {
+				most = x->eager_kernels;
+				verify_stmt = stmt;
 			}
+	}
+	for (size_t id = 0; id < tc->v->nr_execs; id++) {
+		const struct model_exec *x = tc->v->execs[id];
+		struct exec_stats *st = &tc->stats[id];
+
+		if (!exec_of_thread(tc, x))
+			continue;
+		st->launch_draft = st->launch_verify = st->launch_extend = 0;
+		for (int k = 0; k < EXEC_STACKS && x->launch_stacks[k].stack; k++) {
+			const struct exec_stack *es = &x->launch_stacks[k];
+			enum frame_class cls = launch_class(tc, es, &stmt);
+
+			if (cls == FRAME_NESTED)
+				st->launch_draft += es->launches;
+			else if (cls == FRAME_LOOP && stmt == verify_stmt)
+				st->launch_verify += es->launches;
+			else if (cls == FRAME_LOOP)
+				st->launch_extend += es->launches;
 		}
 	}
 }
@@ -380,6 +393,12 @@ static enum graph_role launch_role(const struct exec_stats *st)
 			   ROLE_UNKNOWN;
 }
 
+/* The role the syncs around its bursts voted; ROLE_UNKNOWN: none voted. */
+static enum graph_role sync_role(const struct exec_stats *st)
+{
+	return most_of(st->frame_draft, st->frame_verify, st->frame_extend);
+}
+
 /*
  * The syncs' frames vote on every burst, the launches' on a sample: the
  * syncs decide where they voted, a forward's own launch frames where they
@@ -387,15 +406,12 @@ static enum graph_role launch_role(const struct exec_stats *st)
  */
 static bool by_launches(const struct exec_stats *st)
 {
-	return !(st->frame_draft || st->frame_verify || st->frame_extend) &&
-	       launch_role(st) != ROLE_UNKNOWN;
+	return sync_role(st) == ROLE_UNKNOWN && launch_role(st) != ROLE_UNKNOWN;
 }
 
 static enum graph_role frame_role(const struct exec_stats *st)
 {
-	if (by_launches(st))
-		return launch_role(st);
-	return most_of(st->frame_draft, st->frame_verify, st->frame_extend);
+	return by_launches(st) ? launch_role(st) : sync_role(st);
 }
 
 /*
@@ -446,11 +462,9 @@ void frames__count(const struct thread_ctx *tc, struct role_evidence *ev)
 		ev->launch_draft += st->launch_draft;
 		ev->launch_verify += st->launch_verify;
 		ev->launch_extend += st->launch_extend;
-		if (launch_role(st) != ROLE_UNKNOWN &&
-		    (st->frame_draft || st->frame_verify || st->frame_extend))
-			*(launch_role(st) == most_of(st->frame_draft, st->frame_verify,
-						     st->frame_extend) ?
-				  &ev->launch_agreed : &ev->launch_disagreed) += 1;
+		if (launch_role(st) != ROLE_UNKNOWN && sync_role(st) != ROLE_UNKNOWN)
+			*(launch_role(st) == sync_role(st) ? &ev->launch_agreed :
+							     &ev->launch_disagreed) += 1;
 	}
 	ev->frames = tc->frames;
 }
